@@ -1,0 +1,53 @@
+# tsdb — build, run and test. `make run` and `make test` are all a newcomer needs.
+SHELL := /bin/bash
+
+# duckdb_arrow: the Arrow bindings of DuckDB (bulk Arrow → DuckDB conversion).
+export GOFLAGS := -buildvcs=false -tags=duckdb_arrow
+export CGO_ENABLED := 1
+
+GO      ?= go
+BIN     := bin/tsdb
+SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
+
+.PHONY: build run test test-unit test-e2e lint fmt deps clean
+
+build: $(BIN)
+
+$(BIN): $(SOURCES)
+	@mkdir -p bin
+	$(GO) build -o $(BIN) ./cmd/tsdb
+
+## run: build and start the server with embedded defaults (data in ./data,
+## PostgreSQL protocol on 127.0.0.1:5432, HTTP on 127.0.0.1:8086).
+run: $(BIN)
+	./$(BIN) serve
+
+## deps: what the tests need on a fresh Debian machine: the psql client.
+deps:
+	@command -v psql >/dev/null 2>&1 || { \
+		echo "installing postgresql-client (psql) for the end-to-end tests"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql-client >/dev/null; }
+	$(GO) mod download
+
+## test: vet and format check, unit tests of every package, then end-to-end
+## tests against the built binary with psql and pgx.
+test: deps lint build
+	$(GO) test -count=1 -timeout 15m ./...
+
+test-unit:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /tests)
+
+test-e2e: deps build
+	$(GO) test -count=1 -v ./tests/
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
+		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(find . -name '*.go' -not -path './bin/*')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything `tsdb serve` can be told.
+type config struct {
+	DataDir         string
+	PGAddr          string
+	HTTPAddr        string
+	BucketDuration  time.Duration
+	IdleFlush       time.Duration
+	FlushInterval   time.Duration
+	MemoryLimit     int64
+	EngineThreads   int
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+}
+
+// envName is the environment variable that sets a flag: --pg-addr → TSDB_PG_ADDR.
+func envName(flagName string) string {
+	return "TSDB_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseConfig reads flags; every flag's default comes from its TSDB_*
+// environment variable when set, so flags win over the environment.
+func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.FlagSet)) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("tsdb serve", flag.ContinueOnError)
+	fs.Usage = func() { usage(fs) }
+	str := func(p *string, name, def, help string) {
+		fs.StringVar(p, name, def, help+" (env "+envName(name)+")")
+	}
+	str(&c.DataDir, "data-dir", "./data", "directory for the WAL (wal/) and the Delta tables (tables/)")
+	str(&c.PGAddr, "pg-addr", "127.0.0.1:5432", "PostgreSQL protocol listen address")
+	str(&c.HTTPAddr, "http-addr", "127.0.0.1:8086", "HTTP listen address for /health and /metrics (empty: off)")
+	fs.DurationVar(&c.BucketDuration, "bucket-duration", 10*time.Minute, "width of an in-memory time bucket; a bucket becomes one Parquet file (env TSDB_BUCKET_DURATION)")
+	fs.DurationVar(&c.IdleFlush, "idle-flush", time.Minute, "flush a bucket whose time window has passed after this long without writes (env TSDB_IDLE_FLUSH)")
+	fs.DurationVar(&c.FlushInterval, "flush-interval", 0, "how often the flusher checks buckets; 0: a quarter of --idle-flush, at most 5s (env TSDB_FLUSH_INTERVAL)")
+	memDefault := defaultMemoryLimit()
+	var mem string
+	str(&mem, "memory-limit", formatBytes(memDefault), "memory budget (e.g. 512MiB, 4GiB); the query engine may use half of it")
+	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	str(&c.LogFormat, "log-format", "text", "text or json")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 2*time.Minute, "how long shutdown may take to flush buffered rows (env TSDB_SHUTDOWN_TIMEOUT)")
+
+	// Environment first, so that explicit flags override it.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := getenv(envName(f.Name)); v != "" && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	var err error
+	if c.MemoryLimit, err = parseBytes(mem); err != nil {
+		return nil, fmt.Errorf("--memory-limit: %w", err)
+	}
+	if c.BucketDuration < time.Second {
+		return nil, fmt.Errorf("--bucket-duration must be at least 1s, got %v", c.BucketDuration)
+	}
+	if c.IdleFlush < 0 {
+		return nil, fmt.Errorf("--idle-flush must not be negative")
+	}
+	return c, nil
+}
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
+}
+
+// parseBytes reads sizes such as 512MiB, 2GiB, 100MB or 1048576.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) {
+			num := strings.TrimSpace(s[:len(s)-len(u.suffix)])
+			f, err := strconv.ParseFloat(num, 64)
+			if err != nil || f < 0 {
+				return 0, fmt.Errorf("invalid size %q", s)
+			}
+			return int64(f * float64(u.mult)), nil
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 512MiB or 2GiB)", s)
+	}
+	return n, nil
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// defaultMemoryLimit is a quarter of the machine's memory, in whole MiB,
+// or 1GiB when it cannot be read.
+func defaultMemoryLimit() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					return kb * 1024 / 4 / (1 << 20) * (1 << 20)
+				}
+			}
+		}
+	}
+	return 1 << 30
+}

@@ -1,0 +1,198 @@
+// Command tsdb is a SQL-queryable time-series store: PostgreSQL protocol in
+// front, a badger WAL and an Arrow MemBuffer for recent rows, Delta Lake
+// tables of Parquet files for the rest, DuckDB to query both.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"tsdb/ingest"
+	"tsdb/pgwire"
+	"tsdb/planner"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+const usageText = `tsdb — a SQL-queryable time-series store
+
+Usage:
+  tsdb serve [flags]   start the server
+  tsdb help            show this help
+
+Flags of serve (each also read from the environment variable shown):
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	usage := func(fs *flag.FlagSet) {
+		fmt.Fprint(stderr, usageText)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		_, _ = parseConfig([]string{"-h"}, func(string) string { return "" }, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] != "serve" {
+		fmt.Fprintf(stderr, "tsdb: unknown command %q (try: tsdb serve)\n", args[0])
+		return 2
+	}
+	cfg, err := parseConfig(args[1:], getenv, usage)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb: %v\n", err)
+		return 2
+	}
+	logger, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb: %v\n", err)
+		return 2
+	}
+	if err := serve(ctx, cfg, logger); err != nil {
+		logger.Error("tsdb stopped with an error", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(cfg *config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(cfg.LogFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, got %q", cfg.LogFormat)
+}
+
+// serve runs the server until ctx is canceled (SIGINT/SIGTERM), then shuts
+// down in order: stop accepting and close client connections, flush every
+// buffered row to Delta, close the engine and release the data directory.
+func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	lock, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	start := time.Now()
+	store, err := ingest.Open(ctx, ingest.Options{
+		DataDir:        dataDir,
+		BucketDuration: cfg.BucketDuration,
+		IdleFlush:      cfg.IdleFlush,
+		FlushInterval:  cfg.FlushInterval,
+		Logger:         logger.With("component", "ingest"),
+		Registerer:     reg,
+	})
+	if err != nil {
+		return fmt.Errorf("open data dir %s: %w", dataDir, err)
+	}
+	shutdownStore := func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		return store.Close(sctx)
+	}
+	pl, err := planner.New(ctx, store, planner.EngineOptions{
+		TablesDir:   filepath.Join(dataDir, "tables"),
+		Threads:     cfg.EngineThreads,
+		MemoryLimit: cfg.MemoryLimit / 2,
+	}, logger.With("component", "planner"))
+	if err != nil {
+		shutdownStore()
+		return err
+	}
+	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg})
+	pgLn, err := net.Listen("tcp", cfg.PGAddr)
+	if err != nil {
+		pl.Close()
+		shutdownStore()
+		return fmt.Errorf("listen on --pg-addr %s: %w", cfg.PGAddr, err)
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- pg.Serve(pgLn) }()
+
+	var httpSrv *http.Server
+	httpAddr := ""
+	if cfg.HTTPAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprintln(w, "ok")
+		})
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		httpLn, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			pg.Close()
+			pl.Close()
+			shutdownStore()
+			return fmt.Errorf("listen on --http-addr %s: %w", cfg.HTTPAddr, err)
+		}
+		httpAddr = httpLn.Addr().String()
+		httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	logger.Info("tsdb ready", "pg_addr", pgLn.Addr().String(), "http_addr", httpAddr, "data_dir", dataDir,
+		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(), "startup", time.Since(start).Round(time.Millisecond).String())
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down: flushing buffered rows to Delta")
+	case serveErr = <-errc:
+		logger.Error("listener failed; shutting down", "err", serveErr)
+	}
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		httpSrv.Shutdown(sctx)
+		cancel()
+	}
+	pg.Close()
+	storeErr := shutdownStore()
+	pl.Close()
+	if storeErr != nil {
+		return fmt.Errorf("flush at shutdown (rows stay in the WAL and are replayed at the next start): %w", storeErr)
+	}
+	logger.Info("tsdb stopped")
+	return serveErr
+}

@@ -1,0 +1,99 @@
+package delta
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Protocol is the protocol action. tsdb writes (1, 2), readable by every
+// Delta reader.
+type Protocol struct {
+	MinReaderVersion int `json:"minReaderVersion"`
+	MinWriterVersion int `json:"minWriterVersion"`
+}
+
+// Format names the data file format of a table.
+type Format struct {
+	Provider string            `json:"provider"`
+	Options  map[string]string `json:"options"`
+}
+
+// Metadata is the metaData action.
+type Metadata struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Format           Format            `json:"format"`
+	SchemaString     string            `json:"schemaString"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Configuration    map[string]string `json:"configuration"`
+	CreatedTime      int64             `json:"createdTime"`
+}
+
+// Add is the add action: a data file that is part of the table.
+type Add struct {
+	Path             string            `json:"path"`
+	PartitionValues  map[string]string `json:"partitionValues"`
+	Size             int64             `json:"size"`
+	ModificationTime int64             `json:"modificationTime"`
+	DataChange       bool              `json:"dataChange"`
+	Stats            string            `json:"stats,omitempty"`
+}
+
+// Remove is the remove action: a data file that left the table.
+type Remove struct {
+	Path                 string            `json:"path"`
+	DeletionTimestamp    int64             `json:"deletionTimestamp"`
+	DataChange           bool              `json:"dataChange"`
+	ExtendedFileMetadata bool              `json:"extendedFileMetadata,omitempty"`
+	PartitionValues      map[string]string `json:"partitionValues,omitempty"`
+	Size                 int64             `json:"size,omitempty"`
+}
+
+// Txn is the txn (SetTransaction) action: the newest version an application
+// has committed. tsdb records which WAL entries a flush holds with it.
+type Txn struct {
+	AppID       string `json:"appId"`
+	Version     int64  `json:"version"`
+	LastUpdated int64  `json:"lastUpdated,omitempty"`
+}
+
+// CommitInfo is provenance information; readers ignore it.
+type CommitInfo struct {
+	Timestamp           int64             `json:"timestamp"`
+	Operation           string            `json:"operation"`
+	OperationParameters map[string]string `json:"operationParameters"`
+	EngineInfo          string            `json:"engineInfo"`
+	IsBlindAppend       bool              `json:"isBlindAppend"`
+}
+
+// Action is one line of a commit file: exactly one field is set.
+type Action struct {
+	Protocol   *Protocol   `json:"protocol,omitempty"`
+	MetaData   *Metadata   `json:"metaData,omitempty"`
+	Add        *Add        `json:"add,omitempty"`
+	Remove     *Remove     `json:"remove,omitempty"`
+	Txn        *Txn        `json:"txn,omitempty"`
+	CommitInfo *CommitInfo `json:"commitInfo,omitempty"`
+}
+
+// encodeCommit renders actions as newline-delimited JSON.
+func encodeCommit(actions []Action) ([]byte, error) {
+	var out []byte
+	for _, a := range actions {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("delta: encode action: %w", err)
+		}
+		out = append(out, b...)
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// Stats are the per-file statistics stored in add.stats.
+type Stats struct {
+	NumRecords int64          `json:"numRecords"`
+	MinValues  map[string]any `json:"minValues"`
+	MaxValues  map[string]any `json:"maxValues"`
+	NullCount  map[string]any `json:"nullCount"`
+}

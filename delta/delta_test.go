@@ -1,0 +1,141 @@
+package delta
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tsdb/internal/schema"
+)
+
+func testTable(t *testing.T) schema.Table {
+	t.Helper()
+	tbl, err := schema.New("cpu", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "host", Type: schema.Text}, {Name: "v", Type: schema.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func batch(t schema.Table, times []int64, hosts []string) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, t.ArrowSchema())
+	for i, ts := range times {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
+		b.Field(1).(*array.StringBuilder).Append(hosts[i])
+		if i%2 == 0 {
+			b.Field(2).(*array.Float64Builder).Append(float64(i))
+		} else {
+			b.Field(2).AppendNull()
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+func TestCreateWriteCommitReopen(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := testTable(t)
+	tbl, err := Create(ctx, store, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(ctx, store, sch); !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	b1 := batch(sch, []int64{3_000_500, 1_000_000}, []string{"b", "a"})
+	b2 := batch(sch, []int64{2_000_000}, []string{"c"})
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{b1, b2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	if err := json.Unmarshal([]byte(add.Stats), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.NumRecords != 3 || st.MinValues["time"] != "1970-01-01T00:00:01.000Z" || st.MaxValues["time"] != "1970-01-01T00:00:03.001Z" ||
+		st.MinValues["host"] != "a" || st.MaxValues["host"] != "c" || st.NullCount["v"] != float64(1) {
+		t.Fatalf("stats %s", add.Stats)
+	}
+	txn := &Txn{AppID: "app", Version: 7}
+	snap, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: txn}, {Add: &add}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version != 1 || len(snap.Files) != 1 || snap.Txns["app"] != 7 {
+		t.Fatalf("snapshot after commit: %+v", snap)
+	}
+	if f := snap.Files[0]; f.MinTime != 1_000_000 || f.MaxTime < 3_000_500 {
+		t.Fatalf("file time range %d..%d does not cover the rows", f.MinTime, f.MaxTime)
+	}
+	if _, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: &Txn{AppID: "app", Version: 7}}, {Add: &add}}); !errors.Is(err, ErrTxnAlreadyCommitted) {
+		t.Fatalf("replayed txn: %v", err)
+	}
+
+	// A second writer (another process) commits version 2 behind our back.
+	other, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Commit(ctx, "WRITE", []Action{{Remove: &Remove{Path: add.Path, DeletionTimestamp: time.Now().UnixMilli(), DataChange: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	add2, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{b2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err = tbl.Commit(ctx, "WRITE", []Action{{Add: &add2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version != 3 || len(snap.Files) != 1 || snap.Files[0].Path != add2.Path {
+		t.Fatalf("commit after conflict: version %d files %+v", snap.Version, snap.Files)
+	}
+
+	re, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := re.Snapshot()
+	if rs.Version != 3 || rs.Schema.TimeColumn().Name != "time" || rs.Schema.Columns[1].Type != schema.Text || rs.Schema.ID != sch.ID && sch.ID != "" {
+		t.Fatalf("reopened snapshot %+v", rs)
+	}
+	raw, err := os.ReadFile(filepath.Join(store.Root, "_delta_log", "00000000000000000000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"minReaderVersion":1`, `"minWriterVersion":2`, `\"type\":\"timestamp\"`, `"commitInfo"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("commit 0 lacks %s:\n%s", want, raw)
+		}
+	}
+}
+
+func TestOpenWithoutLog(t *testing.T) {
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), store, "x"); !errors.Is(err, ErrNotATable) {
+		t.Fatalf("open of empty dir: %v", err)
+	}
+}
+
+func TestFloorDiv(t *testing.T) {
+	for _, tt := range []struct{ a, b, want int64 }{{7, 2, 3}, {-7, 2, -4}, {-8, 2, -4}, {0, 3, 0}} {
+		if got := floorDiv(tt.a, tt.b); got != tt.want {
+			t.Errorf("floorDiv(%d,%d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

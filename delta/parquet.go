@@ -1,0 +1,227 @@
+package delta
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/google/uuid"
+
+	"tsdb/internal/arrowutil"
+	"tsdb/internal/schema"
+)
+
+// rowGroupRows bounds a Parquet row group. Files are time-sorted, so each row
+// group covers a narrow time range and DuckDB skips groups by their stats.
+const rowGroupRows = 128 * 1024
+
+// maxStringStat is the longest string kept as a max statistic: a truncated
+// maximum would be smaller than the real one and prune wrongly, so longer
+// maxima are left out.
+const maxStringStat = 64
+
+// WriteDataFile sorts the batches by the table's time column, writes them as
+// one Parquet file in the table's store and returns its add action with
+// statistics. The file is durable when it returns; it is part of the table
+// only once an add for it is committed.
+func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []arrow.RecordBatch) (Add, error) {
+	rec, err := sortedRecord(t, batches)
+	if err != nil {
+		return Add{}, err
+	}
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(rowGroupRows),
+		parquet.WithStats(true),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithVersion(parquet.V2_6),
+	)
+	w, err := pqarrow.NewFileWriter(t.ArrowSchema(), &buf, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return Add{}, fmt.Errorf("delta: parquet writer: %w", err)
+	}
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return Add{}, fmt.Errorf("delta: write parquet: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return Add{}, fmt.Errorf("delta: finish parquet: %w", err)
+	}
+	stats, err := computeStats(t, rec)
+	if err != nil {
+		return Add{}, err
+	}
+	path := fmt.Sprintf("part-%05d-%s.zstd.parquet", 0, uuid.NewString())
+	if err := store.Put(ctx, path, buf.Bytes()); err != nil {
+		return Add{}, err
+	}
+	return Add{
+		Path:             path,
+		PartitionValues:  map[string]string{},
+		Size:             int64(buf.Len()),
+		ModificationTime: time.Now().UnixMilli(),
+		DataChange:       true,
+		Stats:            stats,
+	}, nil
+}
+
+// sortedRecord concatenates the batches and orders the rows by time (stable,
+// so rows with equal time keep their insertion order).
+func sortedRecord(t schema.Table, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	var rows []arrowutil.RowRef
+	var times []int64
+	for bi, b := range batches {
+		ts, ok := b.Column(t.TimeIndex).(*array.Timestamp)
+		if !ok {
+			return nil, fmt.Errorf("delta: time column is %s, want timestamp", b.Column(t.TimeIndex).DataType())
+		}
+		for r := 0; r < ts.Len(); r++ {
+			rows = append(rows, arrowutil.RowRef{Rec: bi, Row: r})
+			times = append(times, int64(ts.Value(r)))
+		}
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return times[idx[i]] < times[idx[j]] })
+	ordered := make([]arrowutil.RowRef, len(rows))
+	for i, k := range idx {
+		ordered[i] = rows[k]
+	}
+	rec, err := arrowutil.Take(t.ArrowSchema(), batches, ordered)
+	if err != nil {
+		return nil, fmt.Errorf("delta: %w", err)
+	}
+	return rec, nil
+}
+
+// FormatTimestampStat renders micros the way Delta stats store timestamps:
+// ISO-8601 UTC with milliseconds.
+func FormatTimestampStat(micros int64) string {
+	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// computeStats returns add.stats: numRecords, nullCount for every column,
+// min/max for every column but booleans. Timestamp bounds are rounded outward
+// to whole milliseconds so that they stay valid bounds after Delta's
+// millisecond truncation.
+func computeStats(t schema.Table, rec arrow.RecordBatch) (string, error) {
+	s := Stats{NumRecords: rec.NumRows(), MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
+	for ci, c := range t.Columns {
+		col := rec.Column(ci)
+		s.NullCount[c.Name] = col.NullN()
+		if col.NullN() == col.Len() {
+			continue
+		}
+		switch a := col.(type) {
+		case *array.Timestamp:
+			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+			for i := 0; i < a.Len(); i++ {
+				if a.IsValid(i) {
+					v := int64(a.Value(i))
+					lo, hi = min(lo, v), max(hi, v)
+				}
+			}
+			lo = floorDiv(lo, 1000) * 1000
+			hi = -floorDiv(-hi, 1000) * 1000
+			s.MinValues[c.Name], s.MaxValues[c.Name] = FormatTimestampStat(lo), FormatTimestampStat(hi)
+		case *array.Int64:
+			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int64 { return a.Value(i) })
+			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+		case *array.Int32:
+			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int32 { return a.Value(i) })
+			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+		case *array.Int16:
+			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int16 { return a.Value(i) })
+			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+		case *array.Float64:
+			lo, hi, ok := floatMinMax(a.Len(), a.IsValid, func(i int) float64 { return a.Value(i) })
+			if ok {
+				s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			}
+		case *array.Float32:
+			lo, hi, ok := floatMinMax(a.Len(), a.IsValid, func(i int) float64 { return float64(a.Value(i)) })
+			if ok {
+				s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			}
+		case *array.String:
+			lo, hi := minMax(a.Len(), a.IsValid, func(i int) string { return a.Value(i) })
+			// A prefix of the minimum is still a lower bound.
+			if len(lo) > maxStringStat {
+				lo = truncateUTF8(lo, maxStringStat)
+			}
+			s.MinValues[c.Name] = lo
+			if len(hi) <= maxStringStat {
+				s.MaxValues[c.Name] = hi
+			}
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("delta: encode stats: %w", err)
+	}
+	return string(b), nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func minMax[T int64 | int32 | int16 | string](n int, valid func(int) bool, get func(int) T) (T, T) {
+	var lo, hi T
+	first := true
+	for i := 0; i < n; i++ {
+		if !valid(i) {
+			continue
+		}
+		v := get(i)
+		if first {
+			lo, hi, first = v, v, false
+			continue
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
+}
+
+// floatMinMax skips NaN; infinities cannot be written in JSON, so a column
+// holding one gets no bounds (readers then never prune it).
+func floatMinMax(n int, valid func(int) bool, get func(int) float64) (float64, float64, bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := 0; i < n; i++ {
+		if !valid(i) {
+			continue
+		}
+		v := get(i)
+		if math.IsNaN(v) {
+			continue
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+func truncateUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,87 @@
+package delta
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"tsdb/internal/schema"
+)
+
+// Keys tsdb keeps in the Delta metadata. Other readers ignore them.
+const (
+	confTimeColumn = "tsdb.timeColumn"
+	fieldTypeKey   = "tsdb.type"
+)
+
+type structType struct {
+	Type   string        `json:"type"`
+	Fields []structField `json:"fields"`
+}
+
+type structField struct {
+	Name     string         `json:"name"`
+	Type     string         `json:"type"`
+	Nullable bool           `json:"nullable"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// metadataFor builds the metaData action of a table: Spark's JSON schema with
+// Delta primitive types; the PostgreSQL type and the time column are kept in
+// field metadata and the table configuration.
+func metadataFor(t schema.Table) (*Metadata, error) {
+	st := structType{Type: "struct"}
+	for _, c := range t.Columns {
+		st.Fields = append(st.Fields, structField{
+			Name: c.Name, Type: c.Type.Delta(), Nullable: !c.NotNull,
+			Metadata: map[string]any{fieldTypeKey: c.Type.UDTName()},
+		})
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("delta: encode schema: %w", err)
+	}
+	return &Metadata{
+		ID:               t.ID,
+		Name:             t.Name,
+		Format:           Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     string(b),
+		PartitionColumns: []string{},
+		Configuration:    map[string]string{confTimeColumn: t.TimeColumn().Name},
+	}, nil
+}
+
+// deltaTypes maps Delta types to tsdb types for tables written by others.
+var deltaTypes = map[string]schema.Type{
+	"long": schema.Int64, "integer": schema.Int32, "short": schema.Int16,
+	"double": schema.Float64, "float": schema.Float32, "boolean": schema.Bool,
+	"string": schema.Text, "timestamp": schema.Timestamptz, "timestamp_ntz": schema.Timestamp,
+}
+
+func schemaFromMetadata(md Metadata) (schema.Table, error) {
+	var st structType
+	if err := json.Unmarshal([]byte(md.SchemaString), &st); err != nil {
+		return schema.Table{}, fmt.Errorf("parse schemaString: %w", err)
+	}
+	t := schema.Table{Name: md.Name, ID: md.ID, TimeIndex: -1}
+	timeCol := md.Configuration[confTimeColumn]
+	for _, f := range st.Fields {
+		var ty schema.Type
+		if udt, ok := f.Metadata[fieldTypeKey].(string); ok {
+			ty, _ = schema.TypeFromUDTName(udt)
+		}
+		if ty == schema.Invalid {
+			var ok bool
+			if ty, ok = deltaTypes[f.Type]; !ok {
+				return schema.Table{}, fmt.Errorf("column %q has unsupported type %q", f.Name, f.Type)
+			}
+		}
+		if (timeCol == f.Name || (timeCol == "" && t.TimeIndex < 0)) && ty.IsTimestamp() {
+			t.TimeIndex = len(t.Columns)
+		}
+		t.Columns = append(t.Columns, schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable})
+	}
+	if t.TimeIndex < 0 {
+		return schema.Table{}, fmt.Errorf("table has no timestamp column")
+	}
+	return t, nil
+}

@@ -1,0 +1,173 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ErrExists is returned by PutIfAbsent when the object already exists: for a
+// commit file it means another writer took that version first.
+var ErrExists = errors.New("delta: object already exists")
+
+// Store is where a Delta table's files live. Paths are slash-separated and
+// relative to the table root. Implementations: the local filesystem here;
+// S3-compatible object stores implement the same contract.
+type Store interface {
+	// Get returns an object's contents; a missing object is fs.ErrNotExist.
+	Get(ctx context.Context, path string) ([]byte, error)
+	// Put writes an object durably, replacing nothing: data files have
+	// unique names.
+	Put(ctx context.Context, path string, data []byte) error
+	// PutIfAbsent writes an object atomically unless it exists (ErrExists).
+	// Readers never see a partially written object.
+	PutIfAbsent(ctx context.Context, path string, data []byte) error
+	// List returns the names (not paths) of the objects directly under dir,
+	// sorted.
+	List(ctx context.Context, dir string) ([]string, error)
+	// Delete removes an object; a missing object is not an error.
+	Delete(ctx context.Context, path string) error
+	// LocalPath returns the absolute filesystem path of an object when the
+	// store is local (DuckDB reads such files directly), else "".
+	LocalPath(path string) string
+}
+
+// LocalStore is a Store on the local filesystem rooted at a directory.
+type LocalStore struct {
+	Root string
+}
+
+// NewLocalStore returns a store rooted at dir, which is created if missing.
+func NewLocalStore(dir string) (*LocalStore, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("delta: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("delta: create %s: %w", abs, err)
+	}
+	return &LocalStore{Root: abs}, nil
+}
+
+func (s *LocalStore) abs(p string) string { return filepath.Join(s.Root, filepath.FromSlash(p)) }
+
+// LocalPath implements Store.
+func (s *LocalStore) LocalPath(p string) string { return s.abs(p) }
+
+// Get implements Store.
+func (s *LocalStore) Get(_ context.Context, p string) ([]byte, error) {
+	b, err := os.ReadFile(s.abs(p))
+	if err != nil {
+		return nil, fmt.Errorf("delta: read %s: %w", p, err)
+	}
+	return b, nil
+}
+
+// writeTemp writes data to a fresh temporary file next to dst and fsyncs it.
+func writeTemp(dst string, data []byte) (string, error) {
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// syncDir makes a directory entry (a created or linked file) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Put implements Store. The data is written to a temporary file and renamed
+// into place, so a crash never leaves a truncated file under the final name.
+func (s *LocalStore) Put(_ context.Context, p string, data []byte) error {
+	dst := s.abs(p)
+	tmp, err := writeTemp(dst, data)
+	if err != nil {
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("delta: sync dir of %s: %w", p, err)
+	}
+	return nil
+}
+
+// PutIfAbsent implements Store. It writes a temporary file and hard-links it
+// to the final name: link(2) fails if the name exists, so a commit is never
+// overwritten and never visible half-written.
+func (s *LocalStore) PutIfAbsent(_ context.Context, p string, data []byte) error {
+	dst := s.abs(p)
+	tmp, err := writeTemp(dst, data)
+	if err != nil {
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("delta: %s: %w", p, ErrExists)
+		}
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("delta: sync dir of %s: %w", p, err)
+	}
+	return nil
+}
+
+// List implements Store.
+func (s *LocalStore) List(_ context.Context, dir string) ([]string, error) {
+	ents, err := os.ReadDir(s.abs(dir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("delta: list %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Delete implements Store.
+func (s *LocalStore) Delete(_ context.Context, p string) error {
+	if err := os.Remove(s.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delta: delete %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,367 @@
+// Package delta reads and writes Delta Lake tables: the transaction log
+// (_delta_log/%020d.json commits, written put-if-absent), snapshots of the
+// files that make up a table, and the Parquet data files with the statistics
+// the planner prunes by. It knows nothing about the WAL.
+package delta
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"tsdb/internal/schema"
+)
+
+const logDir = "_delta_log"
+
+// engineInfo is written into every commitInfo.
+const engineInfo = "tsdb"
+
+// ErrNotATable is returned by Open for a directory without a Delta log.
+var ErrNotATable = errors.New("delta: no transaction log")
+
+// ErrTxnAlreadyCommitted is returned by Commit when the log already holds the
+// commit's txn at the same or a newer version: the work is durable already.
+var ErrTxnAlreadyCommitted = errors.New("delta: transaction already committed")
+
+// LogError reports a commit file that cannot be parsed.
+type LogError struct {
+	Version int64
+	Line    int
+	Err     error
+}
+
+func (e *LogError) Error() string {
+	return fmt.Sprintf("delta: commit %d line %d: %v", e.Version, e.Line, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *LogError) Unwrap() error { return e.Err }
+
+// File is a data file of a snapshot with its parsed time range.
+type File struct {
+	Add
+	// MinTime and MaxTime bound the time column in UTC micros (from stats;
+	// full range if the file has no stats).
+	MinTime, MaxTime int64
+	NumRecords       int64
+}
+
+// Snapshot is an immutable view of a table at one version.
+type Snapshot struct {
+	Version  int64
+	Protocol Protocol
+	Metadata Metadata
+	Schema   schema.Table
+	Files    []File // sorted by path
+	Txns     map[string]int64
+}
+
+// Table is an open Delta table. It is safe for concurrent use; commits from
+// this process are serialised, commits from others are detected by the
+// put-if-absent of the commit file.
+type Table struct {
+	store Store
+	name  string
+
+	mu   sync.Mutex // serialises commits
+	snap *Snapshot  // guarded by mu for writes; read via Snapshot
+	smu  sync.RWMutex
+}
+
+func commitPath(v int64) string { return fmt.Sprintf("%s/%020d.json", logDir, v) }
+
+// Create writes version 0 of a new table: protocol, metaData, commitInfo.
+func Create(ctx context.Context, store Store, t schema.Table) (*Table, error) {
+	if t.ID == "" {
+		t.ID = uuid.NewString()
+	}
+	md, err := metadataFor(t)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	md.CreatedTime = now
+	actions := []Action{
+		{Protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{MetaData: md},
+		{CommitInfo: &CommitInfo{Timestamp: now, Operation: "CREATE TABLE", OperationParameters: map[string]string{}, EngineInfo: engineInfo, IsBlindAppend: true}},
+	}
+	data, err := encodeCommit(actions)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.PutIfAbsent(ctx, commitPath(0), data); err != nil {
+		return nil, err
+	}
+	return Open(ctx, store, t.Name)
+}
+
+// Open reads a table's log and returns it at its latest version.
+func Open(ctx context.Context, store Store, name string) (*Table, error) {
+	t := &Table{store: store, name: name}
+	snap, err := t.load(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.snap = snap
+	return t, nil
+}
+
+// Snapshot returns the latest snapshot this process knows.
+func (t *Table) Snapshot() *Snapshot {
+	t.smu.RLock()
+	defer t.smu.RUnlock()
+	return t.snap
+}
+
+// Store returns the table's store.
+func (t *Table) Store() Store { return t.store }
+
+// load replays the log from base (nil: from the start) to the newest commit.
+func (t *Table) load(ctx context.Context, base *Snapshot) (*Snapshot, error) {
+	names, err := t.store.List(ctx, logDir)
+	if err != nil {
+		return nil, err
+	}
+	var versions []int64
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".json") {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSuffix(n, ".json"), 10, 64)
+		if err != nil {
+			continue
+		}
+		versions = append(versions, v)
+	}
+	sort.Slice(versions, func(i, j int) bool { return versions[i] < versions[j] })
+	st := newState(base)
+	for _, v := range versions {
+		if base != nil && v <= base.Version {
+			continue
+		}
+		if v != st.version+1 {
+			return nil, &LogError{Version: v, Err: fmt.Errorf("commit %d is missing", st.version+1)}
+		}
+		data, err := t.store.Get(ctx, commitPath(v))
+		if err != nil {
+			return nil, err
+		}
+		if err := st.apply(v, data); err != nil {
+			return nil, err
+		}
+	}
+	if st.version < 0 {
+		return nil, fmt.Errorf("%w in %s", ErrNotATable, t.name)
+	}
+	return st.snapshot()
+}
+
+// state accumulates actions while replaying the log.
+type state struct {
+	version  int64
+	protocol Protocol
+	md       *Metadata
+	files    map[string]File
+	txns     map[string]int64
+}
+
+func newState(base *Snapshot) *state {
+	st := &state{version: -1, files: map[string]File{}, txns: map[string]int64{}}
+	if base != nil {
+		st.version = base.Version
+		st.protocol = base.Protocol
+		md := base.Metadata
+		st.md = &md
+		for _, f := range base.Files {
+			st.files[f.Path] = f
+		}
+		for k, v := range base.Txns {
+			st.txns[k] = v
+		}
+	}
+	return st
+}
+
+func (st *state) apply(v int64, data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var a Action
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			return &LogError{Version: v, Line: line, Err: err}
+		}
+		switch {
+		case a.Protocol != nil:
+			st.protocol = *a.Protocol
+		case a.MetaData != nil:
+			st.md = a.MetaData
+		case a.Add != nil:
+			f, err := fileFromAdd(*a.Add)
+			if err != nil {
+				return &LogError{Version: v, Line: line, Err: err}
+			}
+			st.files[a.Add.Path] = f
+		case a.Remove != nil:
+			delete(st.files, a.Remove.Path)
+		case a.Txn != nil:
+			st.txns[a.Txn.AppID] = a.Txn.Version
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &LogError{Version: v, Line: line, Err: err}
+	}
+	st.version = v
+	return nil
+}
+
+func (st *state) snapshot() (*Snapshot, error) {
+	if st.md == nil {
+		return nil, &LogError{Version: st.version, Err: errors.New("no metaData action")}
+	}
+	sch, err := schemaFromMetadata(*st.md)
+	if err != nil {
+		return nil, &LogError{Version: st.version, Err: err}
+	}
+	// The time column's stats key is only known now; refresh file ranges.
+	files := make([]File, 0, len(st.files))
+	for _, f := range st.files {
+		f.MinTime, f.MaxTime, f.NumRecords = timeRange(f.Stats, sch)
+		files = append(files, f)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	txns := make(map[string]int64, len(st.txns))
+	for k, v := range st.txns {
+		txns[k] = v
+	}
+	return &Snapshot{Version: st.version, Protocol: st.protocol, Metadata: *st.md, Schema: sch, Files: files, Txns: txns}, nil
+}
+
+func fileFromAdd(a Add) (File, error) {
+	if a.Path == "" {
+		return File{}, errors.New("add without path")
+	}
+	return File{Add: a}, nil
+}
+
+// timeRange reads the time column bounds from stats. Timestamp stats are
+// millisecond-truncated by the Delta convention, so the upper bound is
+// widened to the end of its millisecond.
+func timeRange(stats string, sch schema.Table) (int64, int64, int64) {
+	lo, hi := int64(-1<<63), int64(1<<63-1)
+	if stats == "" {
+		return lo, hi, -1
+	}
+	var s Stats
+	if err := json.Unmarshal([]byte(stats), &s); err != nil {
+		return lo, hi, -1
+	}
+	col := sch.TimeColumn().Name
+	if v, ok := s.MinValues[col].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			lo = t.UnixMicro()
+		}
+	}
+	if v, ok := s.MaxValues[col].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			hi = t.UnixMicro() + 999
+		}
+	}
+	return lo, hi, s.NumRecords
+}
+
+// Commit writes actions as the next version. A commitInfo is added. If the
+// actions hold a txn whose version the log already has (or exceeds), nothing
+// is written and ErrTxnAlreadyCommitted is returned. When another writer took
+// the version, the newer commits are read and the commit is retried.
+func (t *Table) Commit(ctx context.Context, operation string, actions []Action) (*Snapshot, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now().UnixMilli()
+	actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: now, Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo}})
+	data, err := encodeCommit(actions)
+	if err != nil {
+		return nil, err
+	}
+	base := t.Snapshot()
+	for attempt := 0; ; attempt++ {
+		for _, a := range actions {
+			if a.Txn != nil {
+				if v, ok := base.Txns[a.Txn.AppID]; ok && v >= a.Txn.Version {
+					return base, ErrTxnAlreadyCommitted
+				}
+			}
+		}
+		v := base.Version + 1
+		err := t.store.PutIfAbsent(ctx, commitPath(v), data)
+		if err == nil {
+			st := newState(base)
+			if err := st.apply(v, data); err != nil {
+				return nil, err
+			}
+			snap, err := st.snapshot()
+			if err != nil {
+				return nil, err
+			}
+			t.smu.Lock()
+			t.snap = snap
+			t.smu.Unlock()
+			return snap, nil
+		}
+		if !errors.Is(err, ErrExists) || attempt >= 100 {
+			return nil, err
+		}
+		// Another writer won this version: catch up and try the next one.
+		newer, lerr := t.load(ctx, base)
+		if lerr != nil {
+			return nil, lerr
+		}
+		t.smu.Lock()
+		t.snap = newer
+		t.smu.Unlock()
+		base = newer
+	}
+}
+
+// Refresh reads commits written since the last known version.
+func (t *Table) Refresh(ctx context.Context) (*Snapshot, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	snap, err := t.load(ctx, t.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	t.smu.Lock()
+	t.snap = snap
+	t.smu.Unlock()
+	return snap, nil
+}
+
+// Exists reports whether a table's log has a first commit.
+func Exists(ctx context.Context, store Store) (bool, error) {
+	_, err := store.Get(ctx, commitPath(0))
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}

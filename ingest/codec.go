@@ -1,0 +1,111 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tsdb/membuffer"
+)
+
+// WAL entry layout (version 1):
+//
+//	byte    format version (1)
+//	byte    kind (1 = rows)
+//	uvarint len, table name
+//	uvarint len, table id (Delta metaData.id)
+//	varint  bucket start, varint bucket end (UTC micros)
+//	rest    Arrow IPC stream with one record batch
+//
+// The bucket is stored rather than recomputed at replay, so a restart with
+// another --bucket-duration still matches each entry with the Delta txn that
+// records its flush.
+const (
+	entryVersion = 1
+	kindRows     = 1
+)
+
+type entry struct {
+	table   string
+	tableID string
+	key     membuffer.Key
+	rec     arrow.RecordBatch
+}
+
+func encodeEntry(e entry) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte(entryVersion)
+	buf.WriteByte(kindRows)
+	var tmp [binary.MaxVarintLen64]byte
+	for _, s := range []string{e.table, e.tableID} {
+		buf.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(s)))])
+		buf.WriteString(s)
+	}
+	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.Start)])
+	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.End)])
+	w := ipc.NewWriter(&buf, ipc.WithSchema(e.rec.Schema()))
+	if err := w.Write(e.rec); err != nil {
+		return nil, fmt.Errorf("encode wal entry: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("encode wal entry: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var errShortEntry = errors.New("entry truncated")
+
+// decodeHeader reads everything but the record, which replay only decodes
+// for entries it keeps.
+func decodeHeader(p []byte) (entry, []byte, error) {
+	var e entry
+	if len(p) < 2 {
+		return e, nil, errShortEntry
+	}
+	if p[0] != entryVersion || p[1] != kindRows {
+		return e, nil, fmt.Errorf("unknown entry version %d kind %d", p[0], p[1])
+	}
+	r := bytes.NewReader(p[2:])
+	var strs [2]string
+	for i := range strs {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(r.Len()) {
+			return e, nil, errShortEntry
+		}
+		b := make([]byte, n)
+		r.Read(b)
+		strs[i] = string(b)
+	}
+	start, err := binary.ReadVarint(r)
+	if err != nil {
+		return e, nil, errShortEntry
+	}
+	end, err := binary.ReadVarint(r)
+	if err != nil {
+		return e, nil, errShortEntry
+	}
+	e.table, e.tableID, e.key = strs[0], strs[1], membuffer.Key{Start: start, End: end}
+	return e, p[len(p)-r.Len():], nil
+}
+
+func decodeRecord(p []byte) (arrow.RecordBatch, error) {
+	rd, err := ipc.NewReader(bytes.NewReader(p), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, fmt.Errorf("decode wal record: %w", err)
+	}
+	defer rd.Release()
+	if !rd.Next() {
+		if rd.Err() != nil {
+			return nil, fmt.Errorf("decode wal record: %w", rd.Err())
+		}
+		return nil, errors.New("decode wal record: no batch")
+	}
+	rec := rd.RecordBatch()
+	rec.Retain()
+	return rec, nil
+}

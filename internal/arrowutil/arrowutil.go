@@ -1,0 +1,64 @@
+// Package arrowutil holds the few Arrow record operations tsdb needs on the
+// column types it stores: building a record from chosen rows of others.
+package arrowutil
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// RowRef names row Row of record Rec in a list of records.
+type RowRef struct {
+	Rec, Row int
+}
+
+// Take builds one record with the schema sch from the referenced rows, in
+// the order given. All records must have schema sch's column types.
+func Take(sch *arrow.Schema, recs []arrow.RecordBatch, rows []RowRef) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, sch.NumFields())
+	for ci, f := range sch.Fields() {
+		bld := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		bld.Reserve(len(rows))
+		for _, r := range rows {
+			if err := AppendValue(bld, recs[r.Rec].Column(ci), r.Row); err != nil {
+				bld.Release()
+				return nil, fmt.Errorf("column %s: %w", f.Name, err)
+			}
+		}
+		cols[ci] = bld.NewArray()
+		bld.Release()
+	}
+	return array.NewRecordBatch(sch, cols, int64(len(rows))), nil
+}
+
+// AppendValue copies row r of src into bld; both must have the same type.
+func AppendValue(bld array.Builder, src arrow.Array, r int) error {
+	if src.IsNull(r) {
+		bld.AppendNull()
+		return nil
+	}
+	switch b := bld.(type) {
+	case *array.TimestampBuilder:
+		b.Append(src.(*array.Timestamp).Value(r))
+	case *array.Int64Builder:
+		b.Append(src.(*array.Int64).Value(r))
+	case *array.Int32Builder:
+		b.Append(src.(*array.Int32).Value(r))
+	case *array.Int16Builder:
+		b.Append(src.(*array.Int16).Value(r))
+	case *array.Float64Builder:
+		b.Append(src.(*array.Float64).Value(r))
+	case *array.Float32Builder:
+		b.Append(src.(*array.Float32).Value(r))
+	case *array.BooleanBuilder:
+		b.Append(src.(*array.Boolean).Value(r))
+	case *array.StringBuilder:
+		b.Append(src.(*array.String).Value(r))
+	default:
+		return fmt.Errorf("unsupported arrow type %s", src.DataType())
+	}
+	return nil
+}

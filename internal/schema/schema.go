@@ -1,0 +1,223 @@
+// Package schema describes tsdb tables: their columns, the designated time
+// column and how each column type maps to PostgreSQL, Arrow, DuckDB and Delta.
+// It is shared by the planner, ingest, membuffer and delta packages so that a
+// type has one definition everywhere.
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Type is a column type tsdb can store.
+type Type int
+
+// The column types tsdb stores. Both timestamp kinds are stored as UTC
+// microseconds (Delta `timestamp`); Timestamp (without time zone) keeps its
+// wall-clock value as if it were UTC.
+const (
+	Invalid Type = iota
+	Timestamptz
+	Timestamp
+	Int64
+	Int32
+	Int16
+	Float64
+	Float32
+	Bool
+	Text
+)
+
+// TimestampArrowType is the Arrow type of every timestamp column.
+var timestampArrowType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+
+// typeInfo holds every name of a type in one place.
+type typeInfo struct {
+	pgName  string // PostgreSQL's canonical name as information_schema shows it
+	udtName string // PostgreSQL's internal name (pg_type.typname)
+	oid     uint32
+	duckdb  string
+	delta   string
+}
+
+var typeInfos = map[Type]typeInfo{
+	Timestamptz: {"timestamp with time zone", "timestamptz", 1184, "TIMESTAMPTZ", "timestamp"},
+	Timestamp:   {"timestamp without time zone", "timestamp", 1114, "TIMESTAMP", "timestamp"},
+	Int64:       {"bigint", "int8", 20, "BIGINT", "long"},
+	Int32:       {"integer", "int4", 23, "INTEGER", "integer"},
+	Int16:       {"smallint", "int2", 21, "SMALLINT", "short"},
+	Float64:     {"double precision", "float8", 701, "DOUBLE", "double"},
+	Float32:     {"real", "float4", 700, "FLOAT", "float"},
+	Bool:        {"boolean", "bool", 16, "BOOLEAN", "boolean"},
+	Text:        {"text", "text", 25, "VARCHAR", "string"},
+}
+
+// typeAliases maps the names a user may write in CREATE TABLE to a Type.
+var typeAliases = map[string]Type{
+	"timestamptz": Timestamptz, "timestamp with time zone": Timestamptz,
+	"timestamp": Timestamp, "timestamp without time zone": Timestamp,
+	"bigint": Int64, "int8": Int64,
+	"integer": Int32, "int": Int32, "int4": Int32,
+	"smallint": Int16, "int2": Int16,
+	"double precision": Float64, "float8": Float64, "double": Float64, "float": Float64,
+	"real": Float32, "float4": Float32,
+	"boolean": Bool, "bool": Bool,
+	"text": Text, "varchar": Text, "character varying": Text, "string": Text, "bpchar": Text, "char": Text, "character": Text,
+}
+
+// ParseType resolves a type name as written in SQL (case-insensitive,
+// modifiers such as varchar(20) ignored).
+func ParseType(name string) (Type, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if i := strings.IndexByte(n, '('); i >= 0 {
+		n = strings.TrimSpace(n[:i])
+	}
+	n = strings.TrimPrefix(n, "pg_catalog.")
+	if t, ok := typeAliases[n]; ok {
+		return t, nil
+	}
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text)", name)
+}
+
+// String returns PostgreSQL's canonical name of the type.
+func (t Type) String() string { return typeInfos[t].pgName }
+
+// UDTName returns PostgreSQL's internal type name (e.g. "timestamptz").
+func (t Type) UDTName() string { return typeInfos[t].udtName }
+
+// OID returns the PostgreSQL type OID.
+func (t Type) OID() uint32 { return typeInfos[t].oid }
+
+// DuckDB returns the DuckDB type name used in queries and casts.
+func (t Type) DuckDB() string { return typeInfos[t].duckdb }
+
+// Delta returns the Delta Lake primitive type name.
+func (t Type) Delta() string { return typeInfos[t].delta }
+
+// IsTimestamp reports whether the type can be a table's time column.
+func (t Type) IsTimestamp() bool { return t == Timestamptz || t == Timestamp }
+
+// Arrow returns the Arrow type the MemBuffer and Parquet files use.
+func (t Type) Arrow() arrow.DataType {
+	switch t {
+	case Timestamptz, Timestamp:
+		return timestampArrowType
+	case Int64:
+		return arrow.PrimitiveTypes.Int64
+	case Int32:
+		return arrow.PrimitiveTypes.Int32
+	case Int16:
+		return arrow.PrimitiveTypes.Int16
+	case Float64:
+		return arrow.PrimitiveTypes.Float64
+	case Float32:
+		return arrow.PrimitiveTypes.Float32
+	case Bool:
+		return arrow.FixedWidthTypes.Boolean
+	case Text:
+		return arrow.BinaryTypes.String
+	}
+	return nil
+}
+
+// TypeFromUDTName resolves the internal name stored in Delta column metadata.
+func TypeFromUDTName(udt string) (Type, bool) {
+	for t, info := range typeInfos {
+		if info.udtName == udt {
+			return t, true
+		}
+	}
+	return Invalid, false
+}
+
+// Column is one column of a table.
+type Column struct {
+	Name    string
+	Type    Type
+	NotNull bool
+}
+
+// Table is a table's schema. TimeIndex is the position of the designated time
+// column: the first column of type timestamptz or timestamp.
+type Table struct {
+	Name      string
+	ID        string // Delta metaData.id; changes when a table is dropped and created again
+	Columns   []Column
+	TimeIndex int
+}
+
+var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// ValidName reports whether name can be used for a table or column: tables are
+// directories on disk and in object stores, so names are restricted to
+// lower-case letters, digits and underscores (what unquoted identifiers fold to).
+func ValidName(name string) bool { return len(name) <= 63 && identRe.MatchString(name) }
+
+// New builds a table, choosing the time column and checking the rules: at
+// least one timestamp column, unique valid column names.
+func New(name string, cols []Column) (Table, error) {
+	if !ValidName(name) {
+		return Table{}, fmt.Errorf("invalid table name %q: use lower-case letters, digits and underscores", name)
+	}
+	t := Table{Name: name, TimeIndex: -1}
+	seen := map[string]bool{}
+	for _, c := range cols {
+		if !ValidName(c.Name) {
+			return Table{}, fmt.Errorf("invalid column name %q: use lower-case letters, digits and underscores", c.Name)
+		}
+		if c.Name == "_b" || strings.HasPrefix(c.Name, "_tsdb") {
+			return Table{}, fmt.Errorf("column name %q is reserved", c.Name)
+		}
+		if seen[c.Name] {
+			return Table{}, &DuplicateColumnError{Column: c.Name}
+		}
+		seen[c.Name] = true
+		if t.TimeIndex < 0 && c.Type.IsTimestamp() {
+			t.TimeIndex = len(t.Columns)
+			c.NotNull = true
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	if t.TimeIndex < 0 {
+		return Table{}, fmt.Errorf("table %q needs a time column: the first column of type timestamptz or timestamp is the table's time column", name)
+	}
+	return t, nil
+}
+
+// DuplicateColumnError reports a column named twice in CREATE TABLE.
+type DuplicateColumnError struct{ Column string }
+
+func (e *DuplicateColumnError) Error() string {
+	return fmt.Sprintf("column %q specified more than once", e.Column)
+}
+
+// TimeColumn returns the designated time column.
+func (t Table) TimeColumn() Column { return t.Columns[t.TimeIndex] }
+
+// ColumnIndex returns the position of the named column or -1.
+func (t Table) ColumnIndex(name string) int {
+	for i, c := range t.Columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ArrowSchema returns the Arrow schema of the table's rows.
+func (t Table) ArrowSchema() *arrow.Schema {
+	fields := make([]arrow.Field, len(t.Columns))
+	for i, c := range t.Columns {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type.Arrow(), Nullable: !c.NotNull}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// QuoteIdent quotes an identifier for DuckDB and PostgreSQL.
+func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// QuoteString quotes a string literal.
+func QuoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }

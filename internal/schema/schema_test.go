@@ -1,0 +1,60 @@
+package schema
+
+import "testing"
+
+func TestParseType(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Type
+		ok   bool
+	}{
+		{"TIMESTAMPTZ", Timestamptz, true},
+		{"timestamp with time zone", Timestamptz, true},
+		{"timestamp", Timestamp, true},
+		{"DOUBLE PRECISION", Float64, true},
+		{"float8", Float64, true},
+		{"BIGINT", Int64, true},
+		{"int", Int32, true},
+		{"varchar(20)", Text, true},
+		{"pg_catalog.int8", Int64, true},
+		{"boolean", Bool, true},
+		{"jsonb", Invalid, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseType(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseType(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestNewChoosesFirstTimestampAsTimeColumn(t *testing.T) {
+	tbl, err := New("cpu", []Column{{Name: "host", Type: Text}, {Name: "ts", Type: Timestamptz}, {Name: "t2", Type: Timestamp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.TimeIndex != 1 || !tbl.Columns[1].NotNull || tbl.Columns[2].NotNull {
+		t.Fatalf("time column %d, columns %+v", tbl.TimeIndex, tbl.Columns)
+	}
+	if _, err := New("cpu", []Column{{Name: "host", Type: Text}}); err == nil {
+		t.Fatal("table without timestamp column accepted")
+	}
+	if _, err := New("cpu", []Column{{Name: "t", Type: Timestamp}, {Name: "t", Type: Text}}); err == nil {
+		t.Fatal("duplicate column accepted")
+	}
+	if _, err := New("Bad-Name", []Column{{Name: "t", Type: Timestamp}}); err == nil {
+		t.Fatal("invalid name accepted")
+	}
+}
+
+func TestTypeNames(t *testing.T) {
+	for ty, info := range typeInfos {
+		if ty.OID() == 0 || ty.Arrow() == nil || ty.Delta() == "" || ty.DuckDB() == "" {
+			t.Errorf("%v incomplete: %+v", ty, info)
+		}
+		back, ok := TypeFromUDTName(ty.UDTName())
+		if !ok || back != ty {
+			t.Errorf("udt round trip of %v gave %v", ty, back)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package sqlerr carries SQLSTATE codes from where an error is understood
+// (planner, ingest) to where it is reported (pgwire), without either side
+// knowing the other.
+package sqlerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SQLSTATE codes tsdb reports.
+const (
+	SyntaxError           = "42601"
+	UndefinedTable        = "42P01"
+	UndefinedColumn       = "42703"
+	UndefinedFunction     = "42883"
+	DuplicateTable        = "42P07"
+	DuplicateColumn       = "42701"
+	InvalidName           = "42602"
+	DatatypeMismatch      = "42804"
+	InsufficientPrivilege = "42501"
+	FeatureNotSupported   = "0A000"
+	InvalidTextRep        = "22P02"
+	InvalidDatetimeFormat = "22007"
+	DatetimeOverflow      = "22008"
+	NumericOutOfRange     = "22003"
+	DivisionByZero        = "22012"
+	NotNullViolation      = "23502"
+	InvalidParameterValue = "22023"
+	UndefinedObject       = "42704"
+	QueryCanceled         = "57014"
+	OutOfMemory           = "53200"
+	InternalError         = "XX000"
+	IOError               = "58030"
+	ProtocolViolation     = "08P01"
+	ActiveSQLTransaction  = "25001"
+)
+
+// Error is an error with a SQLSTATE code and PostgreSQL-style fields.
+type Error struct {
+	Code    string
+	Message string
+	Detail  string
+	Hint    string
+	Err     error // the cause, if any
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil && e.Message == "" {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an Error with the given code and formatted message.
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an Error with the given code whose message is err's.
+func Wrap(code string, err error) *Error {
+	return &Error{Code: code, Message: err.Error(), Err: err}
+}
+
+// Code returns the SQLSTATE of err, or XX000 if it carries none.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return InternalError
+}

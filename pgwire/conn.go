@@ -1,0 +1,247 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"tsdb/internal/sqlerr"
+	"tsdb/planner"
+)
+
+// conn is one client connection.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	be     *pgproto3.Backend
+	pid    uint32
+	secret []byte
+	ctx    context.Context // canceled when the server closes
+	stop   context.CancelFunc
+
+	mu          sync.Mutex
+	queryCancel context.CancelFunc // of the running statement, if any
+}
+
+func (c *conn) cancelQuery() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queryCancel != nil {
+		c.queryCancel()
+	}
+}
+
+// startupParams that are connection metadata, not settings.
+var startupOnly = map[string]bool{"user": true, "database": true, "options": true, "replication": true}
+
+func (c *conn) serve() {
+	defer c.nc.Close()
+	defer c.stop()
+	log := c.srv.logger.With("remote", c.nc.RemoteAddr().String(), "pid", c.pid)
+	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	params, ok := c.startup()
+	if !ok {
+		return
+	}
+	sess, err := c.srv.planner.NewSession(c.ctx)
+	if err != nil {
+		c.sendError(err)
+		c.be.Flush()
+		log.Error("cannot open session", "err", err)
+		return
+	}
+	defer sess.Close()
+	for k, v := range params {
+		if startupOnly[k] {
+			continue
+		}
+		// Unknown or unsupported startup settings are ignored rather than
+		// refusing the connection: drivers send what they always send.
+		if err := sess.Settings().Set(k, v); err != nil {
+			log.Debug("startup parameter ignored", "name", k, "value", v, "err", err)
+		}
+	}
+	c.be.Send(&pgproto3.AuthenticationOk{})
+	for _, kv := range sess.Settings().Reported() {
+		c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+	}
+	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := c.be.Flush(); err != nil {
+		return
+	}
+	log.Debug("session started", "user", params["user"], "database", params["database"], "application", params["application_name"])
+	skipToSync := false
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
+				log.Debug("receive failed; closing", "err", err)
+				c.sendError(&sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf("invalid message: %v", err)})
+				c.be.Flush()
+			}
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			c.srv.metrics.statements.Inc()
+			c.simpleQuery(sess, m.String)
+		case *pgproto3.Terminate:
+			return
+		case *pgproto3.Sync:
+			skipToSync = false
+			c.ready(sess)
+		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
+			// The extended query protocol comes with a later issue. Answer
+			// once per pipeline and skip to Sync, as PostgreSQL does after an
+			// error, so the client sees an error and not a hang.
+			if !skipToSync {
+				c.sendError(sqlerr.New(sqlerr.FeatureNotSupported, "the extended query protocol is not supported yet; use the simple query protocol (pgx: QueryExecModeSimpleProtocol)"))
+				skipToSync = true
+			}
+			if _, ok := m.(*pgproto3.Flush); ok {
+				c.be.Flush()
+			}
+		default:
+			c.sendError(&sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf("unexpected message %T", msg)})
+			c.be.Flush()
+			return
+		}
+	}
+}
+
+// startup reads the startup packet, declining TLS and GSS encryption, and
+// handles CancelRequest connections.
+func (c *conn) startup() (map[string]string, bool) {
+	for {
+		msg, err := c.be.ReceiveStartupMessage()
+		if err != nil {
+			return nil, false
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+			if _, err := c.nc.Write([]byte{'N'}); err != nil {
+				return nil, false
+			}
+		case *pgproto3.CancelRequest:
+			c.srv.cancel(m.ProcessID, m.SecretKey)
+			return nil, false
+		case *pgproto3.StartupMessage:
+			return m.Parameters, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (c *conn) ready(sess *planner.Session) {
+	status := byte('I')
+	if sess.InTransaction() {
+		status = 'T'
+	}
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
+	c.be.Flush()
+}
+
+// flushEvery bounds how many DataRows are buffered before they are written.
+const flushEvery = 512
+
+func (c *conn) simpleQuery(sess *planner.Session, query string) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	c.queryCancel = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.queryCancel = nil
+		c.mu.Unlock()
+		cancel()
+	}()
+	loc := sess.Settings().Location()
+	err := sess.Execute(ctx, query, func(r *planner.Result) error {
+		if r.Empty {
+			c.be.Send(&pgproto3.EmptyQueryResponse{})
+			return nil
+		}
+		before := sess.Settings().Reported()
+		tag := r.Tag
+		if r.Columns != nil {
+			fields := make([]pgproto3.FieldDescription, len(r.Columns))
+			for i, col := range r.Columns {
+				fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: -1}
+			}
+			c.be.Send(&pgproto3.RowDescription{Fields: fields})
+		}
+		if r.Rows != nil {
+			n, err := c.sendRows(r.Rows, r.Columns, loc)
+			if cerr := r.Rows.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if tag == "SELECT" {
+				tag = fmt.Sprintf("SELECT %d", n)
+			}
+		}
+		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		if strings.HasPrefix(tag, "SET") || strings.HasPrefix(tag, "RESET") {
+			c.reportChanges(before, sess.Settings().Reported())
+			loc = sess.Settings().Location()
+		}
+		return nil
+	})
+	if err != nil {
+		c.sendError(err)
+	}
+	c.ready(sess)
+}
+
+func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Location) (int, error) {
+	n := 0
+	for rows.Next() {
+		vals := rows.Values()
+		out := make([][]byte, len(vals))
+		for i, v := range vals {
+			out[i] = encodeText(v, cols[i].OID, loc)
+		}
+		c.be.Send(&pgproto3.DataRow{Values: out})
+		n++
+		if n%flushEvery == 0 {
+			if err := c.be.Flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, rows.Err()
+}
+
+func (c *conn) reportChanges(before, after [][2]string) {
+	old := map[string]string{}
+	for _, kv := range before {
+		old[kv[0]] = kv[1]
+	}
+	for _, kv := range after {
+		if old[kv[0]] != kv[1] {
+			c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+		}
+	}
+}
+
+func (c *conn) sendError(err error) {
+	var se *sqlerr.Error
+	if !errors.As(err, &se) {
+		se = &sqlerr.Error{Code: sqlerr.InternalError, Message: err.Error()}
+		c.srv.logger.Error("internal error", "err", err)
+	}
+	c.srv.metrics.errors.WithLabelValues(se.Code).Inc()
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: se.Code, Message: se.Message, Detail: se.Detail, Hint: se.Hint})
+}

@@ -1,0 +1,59 @@
+package pgwire
+
+import (
+	"math"
+	"math/big"
+	"testing"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+func TestEncodeText(t *testing.T) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		v    any
+		oid  uint32
+		loc  *time.Location
+		want string
+		null bool
+	}{
+		{"null", nil, 25, nil, "", true},
+		{"bool true", true, 16, nil, "t", false},
+		{"bool false", false, 16, nil, "f", false},
+		{"int64", int64(-42), 20, nil, "-42", false},
+		{"float shortest", 0.1, 701, nil, "0.1", false},
+		{"float exponent", 1e20, 701, nil, "1e+20", false},
+		{"float small", 1.5e-7, 701, nil, "1.5e-07", false},
+		{"float whole", 3.0, 701, nil, "3", false},
+		{"nan", math.NaN(), 701, nil, "NaN", false},
+		{"inf", math.Inf(-1), 701, nil, "-Infinity", false},
+		{"float32", float32(0.1), 700, nil, "0.1", false},
+		{"timestamptz utc", ts, 1184, time.UTC, "2026-01-01 00:00:00+00", false},
+		{"timestamptz micros", ts.Add(123450 * time.Microsecond), 1184, time.UTC, "2026-01-01 00:00:00.12345+00", false},
+		{"timestamptz berlin", ts, 1184, berlin, "2026-01-01 01:00:00+01", false},
+		{"timestamptz half hour zone", ts, 1184, kolkata, "2026-01-01 05:30:00+05:30", false},
+		{"timestamp", ts.Add(time.Second), 1114, nil, "2026-01-01 00:00:01", false},
+		{"date", ts, 1082, nil, "2026-01-01", false},
+		{"bytea", []byte{0xde, 0xad}, 17, nil, `\xdead`, false},
+		{"decimal", duckdb.Decimal{Width: 5, Scale: 2, Value: big.NewInt(-12345)}, 1700, nil, "-123.45", false},
+		{"interval", duckdb.Interval{Months: 14, Days: 3, Micros: 4*3600e6 + 5*60e6 + 6.5e6}, 1186, nil, "1 year 2 mons 3 days 04:05:06.5", false},
+		{"interval zero", duckdb.Interval{}, 1186, nil, "00:00:00", false},
+		{"array", []any{int64(1), nil, "a b"}, 25, nil, `{1,NULL,"a b"}`, false},
+	}
+	for _, tt := range tests {
+		got := encodeText(tt.v, tt.oid, tt.loc)
+		if tt.null != (got == nil) || string(got) != tt.want {
+			t.Errorf("%s: encodeText(%v) = %q (nil=%v), want %q", tt.name, tt.v, got, got == nil, tt.want)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+// Package pgwire speaks the PostgreSQL v3 protocol: startup (SSLRequest and
+// GSSENCRequest declined, trust authentication), the simple query protocol,
+// CancelRequest, ParameterStatus, text encoding of values and SQLSTATE
+// errors. It hands statements to the planner and knows nothing about
+// Parquet, the WAL or buckets.
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"tsdb/planner"
+)
+
+// Options configure a Server.
+type Options struct {
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// MaxMessageSize bounds a client message; larger length prefixes are
+	// refused before anything is allocated. Zero means 64 MiB.
+	MaxMessageSize int
+}
+
+// Server accepts PostgreSQL connections.
+type Server struct {
+	planner *planner.Planner
+	opts    Options
+	logger  *slog.Logger
+	metrics *metrics
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	byPID   map[uint32]*conn
+	nextPID uint32
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// New returns a server that runs statements with p.
+func New(p *planner.Planner, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = 64 << 20
+	}
+	return &Server{planner: p, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
+		conns: map[*conn]struct{}{}, byPID: map[uint32]*conn{}}
+}
+
+// Serve accepts connections on ln until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("pgwire: server closed")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("pgwire: accept: %w", err)
+		}
+		c := s.newConn(nc)
+		if c == nil {
+			nc.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.removeConn(c)
+			c.serve()
+		}()
+	}
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.nextPID++
+	secret := make([]byte, 4)
+	rand.Read(secret)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{srv: s, nc: nc, pid: s.nextPID, secret: secret, ctx: ctx, stop: cancel}
+	s.conns[c] = struct{}{}
+	s.byPID[c.pid] = c
+	s.metrics.connections.Inc()
+	return c
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	delete(s.byPID, c.pid)
+	s.metrics.connections.Dec()
+}
+
+// cancel interrupts the running statement of the connection with this key.
+func (s *Server) cancel(pid uint32, secret []byte) {
+	s.mu.Lock()
+	c := s.byPID[pid]
+	s.mu.Unlock()
+	if c != nil && subtle.ConstantTimeCompare(c.secret, secret) == 1 {
+		c.cancelQuery()
+	}
+}
+
+// Close stops accepting, closes every connection (interrupting running
+// statements) and waits for their goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
+	for c := range s.conns {
+		c.stop()
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+type metrics struct {
+	connections prometheus.Gauge
+	statements  prometheus.Counter
+	errors      *prometheus.CounterVec
+}
+
+func newMetrics(r prometheus.Registerer) *metrics {
+	m := &metrics{
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_pgwire_connections", Help: "Open PostgreSQL connections."}),
+		statements:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_queries_total", Help: "Query messages received."}),
+		errors:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tsdb_pgwire_errors_total", Help: "Errors sent to clients, by SQLSTATE."}, []string{"sqlstate"}),
+	}
+	if r != nil {
+		r.MustRegister(m.connections, m.statements, m.errors)
+	}
+	return m
+}

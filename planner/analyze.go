@@ -1,0 +1,444 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"tsdb/internal/sqlerr"
+)
+
+// statement is one statement of a query string, parsed.
+type statement struct {
+	text string
+	// node is the PostgreSQL parse tree; nil when only DuckDB's parser
+	// understood the statement (a SELECT in DuckDB's dialect).
+	node *pg_query.Node
+}
+
+// splitStatements splits a query string into statements and parses each with
+// the PostgreSQL grammar. Empty and comment-only pieces are dropped.
+func splitStatements(query string) ([]statement, error) {
+	pieces, err := splitSQL(query)
+	if err != nil {
+		return nil, err
+	}
+	var out []statement
+	for _, p := range pieces {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		tree, err := pg_query.Parse(p)
+		if err != nil {
+			// Not PostgreSQL; DuckDB may still accept it as a SELECT.
+			out = append(out, statement{text: p})
+			continue
+		}
+		for _, rs := range tree.GetStmts() {
+			out = append(out, statement{text: p, node: rs.GetStmt()})
+		}
+	}
+	return out, nil
+}
+
+// splitSQL cuts a query string at top-level semicolons using PostgreSQL's
+// lexer, so semicolons in strings, quoted names and comments do not split.
+// (pg_query's own splitter silently drops statements that do not start with
+// a PostgreSQL keyword, such as DuckDB's PRAGMA.) Pieces holding only
+// comments are dropped.
+func splitSQL(query string) ([]string, error) {
+	res, err := pg_query.Scan(query)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s", err.Error())
+	}
+	var out []string
+	start, hasToken := 0, false
+	for _, t := range res.GetTokens() {
+		switch t.Token {
+		case pg_query.Token_ASCII_59:
+			if hasToken {
+				out = append(out, strings.TrimSpace(query[start:t.Start]))
+			}
+			start, hasToken = int(t.End), false
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+		default:
+			hasToken = true
+		}
+	}
+	if hasToken {
+		out = append(out, strings.TrimSpace(query[start:]))
+	}
+	return out, nil
+}
+
+// allowedTableFunctions may appear in FROM: they compute rows and touch no
+// file. Every other table function (read_csv, read_parquet, glob,
+// duckdb_settings…) is refused: the engine is sandboxed.
+var allowedTableFunctions = map[string]bool{
+	"generate_series": true, "range": true, "unnest": true, "generate_subscripts": true,
+}
+
+// refs are the relations a statement reads.
+type refs struct {
+	tables []string // tsdb tables, each once, in order of appearance
+}
+
+// walk calls fn for every message in the tree, depth first.
+func walk(m protoreflect.Message, fn func(proto.Message) error) error {
+	if err := fn(m.Interface()); err != nil {
+		return err
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = walk(l.Get(i).Message(), fn)
+			}
+		case fd.Kind() == protoreflect.MessageKind:
+			err = walk(v.Message(), fn)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// collectRefs finds the tsdb tables a parse tree reads and refuses what the
+// sandbox forbids: table functions that read files or engine state,
+// relations in internal schemas, and names that DuckDB would resolve to
+// files (replacement scans such as FROM 'x.parquet').
+func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
+	ctes := map[string]bool{}
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		if c, ok := m.(*pg_query.CommonTableExpr); ok {
+			ctes[c.Ctename] = true
+		}
+		return nil
+	})
+	var r refs
+	seen := map[string]bool{}
+	err := walk(node.ProtoReflect(), func(m proto.Message) error {
+		switch n := m.(type) {
+		case *pg_query.RangeVar:
+			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, known, seen)
+		case *pg_query.RangeFunction:
+			for _, f := range n.Functions {
+				for _, item := range f.GetList().GetItems() {
+					if fc := item.GetFuncCall(); fc != nil {
+						if name := lastName(fc.Funcname); !allowedTableFunctions[name] {
+							return sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool, known func(string) bool, seen map[string]bool) error {
+	switch strings.ToLower(schemaName) {
+	case "", "public", "main":
+	case "information_schema", "pg_catalog":
+		return nil
+	default:
+		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", schemaName, rel)
+	}
+	if catalog != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", catalog, schemaName, rel)
+	}
+	if schemaName == "" && ctes[rel] {
+		return nil
+	}
+	if !known(rel) {
+		if strings.ContainsAny(rel, "./'\\:") {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "reading files is not allowed: %q", rel)
+		}
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rel)
+	}
+	if schemaName != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "write %s without a schema: tsdb tables are referenced by their bare name", rel)
+	}
+	if !seen[rel] {
+		seen[rel] = true
+		r.tables = append(r.tables, rel)
+	}
+	return nil
+}
+
+func lastName(names []*pg_query.Node) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.ToLower(names[len(names)-1].GetString_().GetSval())
+}
+
+// duckdbRefs analyses a statement that only DuckDB's grammar accepts, using
+// DuckDB's own parser (json_serialize_sql, which accepts SELECT statements
+// only). It applies the same sandbox rules as collectRefs.
+func duckdbRefs(ctx context.Context, conn *sql.Conn, text string, known func(string) bool) (refs, error) {
+	var raw any
+	if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text).Scan(&raw); err != nil {
+		return refs{}, mapDuckError(err)
+	}
+	var tree map[string]any
+	switch v := raw.(type) {
+	case map[string]any:
+		tree = v
+	case string:
+		if err := json.Unmarshal([]byte(v), &tree); err != nil {
+			return refs{}, fmt.Errorf("planner: parse duckdb ast: %w", err)
+		}
+	default:
+		return refs{}, fmt.Errorf("planner: unexpected duckdb ast type %T", raw)
+	}
+	if isErr, _ := tree["error"].(bool); isErr {
+		msg, _ := tree["error_message"].(string)
+		return refs{}, sqlerr.New(sqlerr.SyntaxError, "%s", msg)
+	}
+	ctes := map[string]bool{}
+	jsonWalk(tree, func(m map[string]any) {
+		if cm, ok := m["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok {
+				for _, e := range entries {
+					if em, ok := e.(map[string]any); ok {
+						if k, ok := em["key"].(string); ok {
+							ctes[k] = true
+						}
+					}
+				}
+			}
+		}
+	})
+	var r refs
+	seen := map[string]bool{}
+	var err error
+	jsonWalk(tree, func(m map[string]any) {
+		if err != nil {
+			return
+		}
+		switch m["type"] {
+		case "BASE_TABLE":
+			cat, _ := m["catalog_name"].(string)
+			sch, _ := m["schema_name"].(string)
+			name, _ := m["table_name"].(string)
+			err = r.addRangeVar(cat, sch, name, ctes, known, seen)
+		case "TABLE_FUNCTION":
+			fn, _ := m["function"].(map[string]any)
+			name, _ := fn["function_name"].(string)
+			if !allowedTableFunctions[strings.ToLower(name)] {
+				err = sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
+			}
+		}
+	})
+	return r, err
+}
+
+func jsonWalk(v any, fn func(map[string]any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		fn(t)
+		for _, c := range t {
+			jsonWalk(c, fn)
+		}
+	case []any:
+		for _, c := range t {
+			jsonWalk(c, fn)
+		}
+	}
+}
+
+// forbiddenKeywords start statements that reach outside the sandbox. The
+// PostgreSQL grammar rejects most of them anyway; this gives a clear error
+// instead of a syntax error.
+var forbiddenKeywords = map[string]bool{
+	"attach": true, "detach": true, "install": true, "load": true, "pragma": true,
+	"export": true, "import": true, "call": true, "use": true, "force": true,
+}
+
+func firstKeyword(text string) string {
+	f := strings.Fields(strings.ToLower(text))
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.TrimRight(f[0], ";(")
+}
+
+// pgColumnNames returns the names PostgreSQL gives the result columns of a
+// SELECT: the alias, the column name, the function name, or ?column?. An
+// empty string means "use the engine's name" (star expansions). It returns
+// nil when the shape of the result cannot be predicted.
+func pgColumnNames(sel *pg_query.SelectStmt, ncols int) []string {
+	for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE {
+		sel = sel.Larg
+	}
+	if sel == nil || len(sel.ValuesLists) > 0 {
+		if sel != nil && len(sel.ValuesLists) > 0 {
+			names := make([]string, ncols)
+			for i := range names {
+				names[i] = fmt.Sprintf("column%d", i+1)
+			}
+			return names
+		}
+		return nil
+	}
+	var before, after []string
+	stars := 0
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if isStar(rt.Val) {
+			stars++
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name = figureColname(rt.Val)
+		}
+		if stars == 0 {
+			before = append(before, name)
+		} else {
+			after = append(after, name)
+		}
+	}
+	if stars > 1 {
+		return nil
+	}
+	middle := ncols - len(before) - len(after)
+	if middle < 0 || (stars == 0 && middle != 0) {
+		return nil
+	}
+	names := append([]string(nil), before...)
+	for i := 0; i < middle; i++ {
+		names = append(names, "")
+	}
+	return append(names, after...)
+}
+
+func isStar(n *pg_query.Node) bool {
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
+		return cr.Fields[len(cr.Fields)-1].GetAStar() != nil
+	}
+	return false
+}
+
+// figureColname follows PostgreSQL's FigureColname.
+func figureColname(n *pg_query.Node) string {
+	switch {
+	case n.GetColumnRef() != nil:
+		f := n.GetColumnRef().Fields
+		if s := f[len(f)-1].GetString_(); s != nil {
+			return s.Sval
+		}
+	case n.GetFuncCall() != nil:
+		return lastName(n.GetFuncCall().Funcname)
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		if name := figureColname(tc.Arg); name != "?column?" {
+			return name
+		}
+		if tc.TypeName != nil {
+			return pgTypeDisplayName(lastName(tc.TypeName.Names))
+		}
+	case n.GetCaseExpr() != nil:
+		return "case"
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce"
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
+			return "greatest"
+		}
+		return "least"
+	case n.GetNullIfExpr() != nil:
+		return "nullif"
+	case n.GetSqlvalueFunction() != nil:
+		return sqlValueFunctionName(n.GetSqlvalueFunction().Op)
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists"
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array"
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if sub := sl.Subselect.GetSelectStmt(); sub != nil && len(sub.TargetList) == 1 {
+				if rt := sub.TargetList[0].GetResTarget(); rt != nil {
+					if rt.Name != "" {
+						return rt.Name
+					}
+					return figureColname(rt.Val)
+				}
+			}
+		}
+	case n.GetAArrayExpr() != nil:
+		return "array"
+	case n.GetRowExpr() != nil:
+		return "row"
+	case n.GetAIndirection() != nil:
+		ind := n.GetAIndirection()
+		for i := len(ind.Indirection) - 1; i >= 0; i-- {
+			if s := ind.Indirection[i].GetString_(); s != nil {
+				return s.Sval
+			}
+		}
+		return figureColname(ind.Arg)
+	}
+	return "?column?"
+}
+
+// pgTypeDisplayName maps internal type names to what PostgreSQL shows as the
+// column name of a bare cast (SELECT 1::int8 is named int8).
+func pgTypeDisplayName(t string) string {
+	switch t {
+	case "timestamptz":
+		return "timestamptz"
+	}
+	return t
+}
+
+func sqlValueFunctionName(op pg_query.SQLValueFunctionOp) string {
+	switch op {
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return "current_date"
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N:
+		return "current_time"
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return "current_timestamp"
+	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:
+		return "localtime"
+	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return "localtimestamp"
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:
+		return "current_user"
+	case pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return "session_user"
+	case pg_query.SQLValueFunctionOp_SVFOP_USER:
+		return "user"
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return "current_catalog"
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return "current_schema"
+	}
+	return "?column?"
+}
+
+// deparse renders a parse tree node back to SQL. version is the parse
+// tree format version of the linked libpg_query.
+func deparse(version int32, n *pg_query.Node) (string, error) {
+	out, err := pg_query.Deparse(&pg_query.ParseResult{Version: version, Stmts: []*pg_query.RawStmt{{Stmt: n}}})
+	if err != nil {
+		return "", fmt.Errorf("planner: deparse: %w", err)
+	}
+	return out, nil
+}

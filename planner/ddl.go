@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"context"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// createTable creates a Delta table. Column constraints NOT NULL and NULL are
+// kept; the first timestamp column is the time column (always NOT NULL).
+func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Result, error) {
+	name, err := relationName(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if st.Relation.Relpersistence == "t" {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "temporary tables are not supported")
+	}
+	if len(st.InhRelations) > 0 || st.Partspec != nil || st.OfTypename != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "inheritance, partitioning and typed tables are not supported")
+	}
+	var cols []schema.Column
+	for _, elt := range st.TableElts {
+		cd := elt.GetColumnDef()
+		if cd == nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY) are not supported")
+		}
+		if cd.TypeName == nil || len(cd.TypeName.ArrayBounds) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
+		}
+		ty, err := schema.ParseType(typeNameString(cd.TypeName))
+		if err != nil {
+			return nil, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
+		}
+		col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
+		for _, c := range cd.Constraints {
+			con := c.GetConstraint()
+			switch con.GetContype() {
+			case pg_query.ConstrType_CONSTR_NOTNULL:
+				col.NotNull = true
+			case pg_query.ConstrType_CONSTR_NULL:
+			default:
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: only NOT NULL and NULL constraints are supported", cd.Colname)
+			}
+		}
+		cols = append(cols, col)
+	}
+	tbl, err := schema.New(name, cols)
+	if err != nil {
+		code := sqlerr.InvalidName
+		if _, ok := err.(*schema.DuplicateColumnError); ok {
+			code = sqlerr.DuplicateColumn
+		} else if strings.Contains(err.Error(), "time column") {
+			code = "42P16" // invalid_table_definition
+		}
+		return nil, &sqlerr.Error{Code: code, Message: err.Error()}
+	}
+	if _, err := s.p.store.CreateTable(ctx, tbl, st.IfNotExists); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "CREATE TABLE"}, nil
+}
+
+// typeNameString renders a parsed type name as the ParseType input:
+// pg_catalog.float8 → float8, timestamptz, varchar(20) → varchar.
+func typeNameString(tn *pg_query.TypeName) string {
+	var parts []string
+	for _, n := range tn.Names {
+		if s := n.GetString_(); s != nil {
+			parts = append(parts, s.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, error) {
+	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE is supported")
+	}
+	// CASCADE and RESTRICT are accepted alike: nothing depends on a table.
+	var names []string
+	for _, obj := range st.Objects {
+		var parts []string
+		for _, it := range obj.GetList().GetItems() {
+			parts = append(parts, it.GetString_().GetSval())
+		}
+		if len(parts) == 2 && strings.EqualFold(parts[0], "public") {
+			parts = parts[1:]
+		}
+		if len(parts) != 1 {
+			return nil, sqlerr.New(sqlerr.InvalidName, "tsdb tables live in schema public: %s", strings.Join(parts, "."))
+		}
+		names = append(names, parts[0])
+	}
+	// Check all first, so that a failing DROP of several tables drops none.
+	if !st.MissingOk {
+		for _, n := range names {
+			if !s.known(n) {
+				return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", n)
+			}
+		}
+	}
+	for _, n := range names {
+		tbl, ok := s.p.store.Table(n)
+		dropped, err := s.p.store.DropTable(ctx, n, st.MissingOk)
+		if err != nil {
+			return nil, err
+		}
+		if dropped && ok {
+			if err := s.p.mirror.drop(ctx, s.conn, tbl); err != nil {
+				s.p.logger.Warn("cannot drop mirror of dropped table", "table", n, "err", err)
+			}
+		}
+	}
+	return &Result{Tag: "DROP TABLE"}, nil
+}

@@ -1,0 +1,124 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tsdb/internal/sqlerr"
+)
+
+var (
+	reMissingTable  = regexp.MustCompile(`Table with name ([^ ]+) does not exist`)
+	reMissingColumn = regexp.MustCompile(`Referenced column "?([^" ]+)"? not found`)
+	reErrPrefix     = regexp.MustCompile(`^[A-Za-z ]+ Error: `)
+)
+
+// mapDuckError turns a DuckDB error into a SQL error with PostgreSQL's
+// SQLSTATE and, where PostgreSQL words it differently, its wording.
+func mapDuckError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement due to user request", Err: err}
+	}
+	var de *duckdb.Error
+	if !errors.As(err, &de) {
+		return &sqlerr.Error{Code: sqlerr.InternalError, Message: err.Error(), Err: err}
+	}
+	msg := reErrPrefix.ReplaceAllString(de.Msg, "")
+	detail := ""
+	if i := strings.Index(msg, "\n"); i >= 0 {
+		msg, detail = strings.TrimSpace(msg[:i]), strings.TrimSpace(msg[i+1:])
+	}
+	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
+	lower := strings.ToLower(msg)
+	if strings.Contains(lower, "division by zero") {
+		e.Code, e.Message, e.Detail = sqlerr.DivisionByZero, "division by zero", ""
+		return e
+	}
+	switch de.Type {
+	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
+		e.Code = sqlerr.SyntaxError
+	case duckdb.ErrorTypeCatalog:
+		switch {
+		case reMissingTable.MatchString(msg):
+			e.Code = sqlerr.UndefinedTable
+			e.Message = `relation "` + strings.Trim(reMissingTable.FindStringSubmatch(msg)[1], `"!`) + `" does not exist`
+		case strings.Contains(lower, "function"):
+			e.Code = sqlerr.UndefinedFunction
+		default:
+			e.Code = sqlerr.UndefinedObject
+		}
+	case duckdb.ErrorTypeBinder:
+		switch {
+		case reMissingColumn.MatchString(msg):
+			e.Code = sqlerr.UndefinedColumn
+			e.Message = `column "` + reMissingColumn.FindStringSubmatch(msg)[1] + `" does not exist`
+		case strings.Contains(lower, "no function matches"):
+			e.Code = sqlerr.UndefinedFunction
+		case strings.Contains(lower, "group by"):
+			e.Code = "42803"
+		case strings.Contains(lower, "columns available but") || strings.Contains(lower, "columns specified"):
+			e.Code = sqlerr.SyntaxError
+		default:
+			e.Code = "42000"
+		}
+	case duckdb.ErrorTypeConversion, duckdb.ErrorTypeInvalidInput:
+		e.Code = conversionCode(lower)
+	case duckdb.ErrorTypeOutOfRange:
+		e.Code = sqlerr.NumericOutOfRange
+		if strings.Contains(lower, "date") || strings.Contains(lower, "timestamp") {
+			e.Code = sqlerr.DatetimeOverflow
+		}
+	case duckdb.ErrorTypeDivideByZero:
+		e.Code = sqlerr.DivisionByZero
+		e.Message = "division by zero"
+	case duckdb.ErrorTypeInterrupt:
+		e.Code = sqlerr.QueryCanceled
+		e.Message = "canceling statement due to user request"
+	case duckdb.ErrorTypePermission:
+		e.Code = sqlerr.InsufficientPrivilege
+	case duckdb.ErrorTypeOutOfMemory:
+		e.Code = sqlerr.OutOfMemory
+	case duckdb.ErrorTypeNotImplemented:
+		e.Code = sqlerr.FeatureNotSupported
+	case duckdb.ErrorTypeMismatchType, duckdb.ErrorTypeInvalidType:
+		e.Code = sqlerr.DatatypeMismatch
+	case duckdb.ErrorTypeConstraint:
+		e.Code = "23000"
+		if strings.Contains(lower, "not null") {
+			e.Code = sqlerr.NotNullViolation
+		}
+	case duckdb.ErrorTypeIO:
+		e.Code = sqlerr.IOError
+	default:
+		e.Code = sqlerr.InternalError
+	}
+	return e
+}
+
+// conversionCode picks the SQLSTATE of a failed cast the way PostgreSQL
+// does: bad date/time text 22007, date/time out of range 22008, number out of
+// range 22003, any other unreadable value 22P02.
+func conversionCode(lower string) string {
+	isTime := strings.Contains(lower, "timestamp") || strings.Contains(lower, "date") || strings.Contains(lower, "time zone") || strings.Contains(lower, "timezone") || strings.Contains(lower, "interval")
+	outOfRange := strings.Contains(lower, "out of range") || strings.Contains(lower, "overflow")
+	switch {
+	case isTime && outOfRange:
+		return sqlerr.DatetimeOverflow
+	case isTime:
+		return sqlerr.InvalidDatetimeFormat
+	case outOfRange:
+		return sqlerr.NumericOutOfRange
+	}
+	return sqlerr.InvalidTextRep
+}

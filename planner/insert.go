@@ -1,0 +1,243 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// insert evaluates INSERT … VALUES / INSERT … SELECT with DuckDB — every
+// value cast to its column's type, so casts behave exactly as in queries —
+// builds one Arrow record with the table's schema and hands it to ingest.
+// Nothing lands unless every row converts.
+func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result, error) {
+	if st.OnConflictClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT is not supported")
+	}
+	if len(st.ReturningList) > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … RETURNING is not supported")
+	}
+	if st.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH … INSERT is not supported; put the WITH inside the SELECT")
+	}
+	name, err := relationName(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	tbl, ok := s.p.store.Table(name)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	// targets[i] is the table column that the i-th inserted value goes to.
+	var targets []int
+	if len(st.Cols) == 0 {
+		for i := range tbl.Columns {
+			targets = append(targets, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range st.Cols {
+			rt := c.GetResTarget()
+			if rt == nil || len(rt.Indirection) > 0 {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT into sub-fields is not supported")
+			}
+			idx := tbl.ColumnIndex(rt.Name)
+			if idx < 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, name)
+			}
+			if seen[idx] {
+				return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", rt.Name)
+			}
+			seen[idx] = true
+			targets = append(targets, idx)
+		}
+	}
+	if st.SelectStmt == nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … DEFAULT VALUES is not supported")
+	}
+	sel := st.SelectStmt.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "unsupported INSERT source")
+	}
+	var tables []string
+	if len(sel.ValuesLists) > 0 {
+		for _, row := range sel.ValuesLists {
+			items := row.GetList().GetItems()
+			if len(items) > len(targets) {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+			}
+			if len(items) < len(targets) {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+			}
+			for j, item := range items {
+				col := tbl.Columns[targets[j]]
+				if item.GetSetToDefault() != nil {
+					item = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+				}
+				// Cast every cell on its own: DuckDB cannot unify a VALUES
+				// column of text and timestamptz, PostgreSQL casts per cell.
+				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+					Arg:      item,
+					TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}},
+				}}}
+			}
+		}
+	}
+	r, err := collectRefs(sel, s.known)
+	if err != nil {
+		return nil, err
+	}
+	tables = r.tables
+	src, err := deparse(s.p.pgVersion, st.SelectStmt)
+	if err != nil {
+		return nil, err
+	}
+	aliases := make([]string, len(targets))
+	pos := map[int]int{}
+	for i, t := range targets {
+		aliases[i] = fmt.Sprintf("c%d", i)
+		pos[t] = i
+	}
+	exprs := make([]string, len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		if j, ok := pos[i]; ok {
+			exprs[i] = fmt.Sprintf("CAST(v.c%d AS %s)", j, c.Type.DuckDB())
+		} else {
+			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.Type.DuckDB())
+		}
+	}
+	q := fmt.Sprintf("SELECT %s FROM (%s) AS v(%s)", strings.Join(exprs, ", "), src, strings.Join(aliases, ", "))
+
+	b, err := s.bind(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.evaluate(ctx, tbl, q)
+	b.done()
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.p.store.Insert(ctx, name, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+}
+
+// evaluate runs q, whose columns are exactly tbl's, and collects the rows
+// into an Arrow record with the table's schema.
+func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arrow.RecordBatch, error) {
+	rows, err := s.conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, mapDuckError(err)
+	}
+	defer rows.Close()
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	vals := make([]any, len(tbl.Columns))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, mapDuckError(err)
+		}
+		for i, v := range vals {
+			if err := appendGo(bld.Field(i), v); err != nil {
+				return nil, sqlerr.New(sqlerr.DatatypeMismatch, "column %q: %v", tbl.Columns[i].Name, err)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapDuckError(err)
+	}
+	return bld.NewRecordBatch(), nil
+}
+
+// appendGo appends a value scanned from DuckDB to an Arrow builder.
+func appendGo(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	switch bb := b.(type) {
+	case *array.TimestampBuilder:
+		t, ok := v.(time.Time)
+		if !ok {
+			return fmt.Errorf("got %T, want time", v)
+		}
+		bb.Append(arrow.Timestamp(t.UnixMicro()))
+	case *array.Int64Builder:
+		x, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("got %T, want int64", v)
+		}
+		bb.Append(x)
+	case *array.Int32Builder:
+		x, ok := v.(int32)
+		if !ok {
+			return fmt.Errorf("got %T, want int32", v)
+		}
+		bb.Append(x)
+	case *array.Int16Builder:
+		x, ok := v.(int16)
+		if !ok {
+			return fmt.Errorf("got %T, want int16", v)
+		}
+		bb.Append(x)
+	case *array.Float64Builder:
+		x, ok := v.(float64)
+		if !ok {
+			return fmt.Errorf("got %T, want float64", v)
+		}
+		bb.Append(x)
+	case *array.Float32Builder:
+		x, ok := v.(float32)
+		if !ok {
+			return fmt.Errorf("got %T, want float32", v)
+		}
+		bb.Append(x)
+	case *array.BooleanBuilder:
+		x, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("got %T, want bool", v)
+		}
+		bb.Append(x)
+	case *array.StringBuilder:
+		x, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("got %T, want string", v)
+		}
+		bb.Append(x)
+	default:
+		return fmt.Errorf("unsupported column type %s", b.Type())
+	}
+	return nil
+}
+
+// relationName returns the table a RangeVar names; only the default schema
+// (public) holds tsdb tables.
+func relationName(rv *pg_query.RangeVar) (string, error) {
+	if rv == nil {
+		return "", sqlerr.New(sqlerr.SyntaxError, "missing table name")
+	}
+	switch strings.ToLower(rv.Schemaname) {
+	case "", "public":
+	default:
+		return "", sqlerr.New(sqlerr.InvalidName, "schema %q does not exist; tsdb tables live in schema public", rv.Schemaname)
+	}
+	if rv.Catalogname != "" {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented")
+	}
+	return rv.Relname, nil
+}

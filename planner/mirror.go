@@ -1,0 +1,296 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	bindings "github.com/duckdb/duckdb-go-bindings"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tsdb/ingest"
+	"tsdb/internal/schema"
+)
+
+// mirrorSchema is the DuckDB schema holding copies of buffered batches.
+const mirrorSchema = "_tsdb"
+
+// batchColumn tags each mirrored row with its MemBuffer batch ID.
+const batchColumn = "_b"
+
+// mirror keeps a DuckDB table per tsdb table with a copy of the buffered
+// batches, each handed to DuckDB once through the C API's bulk Arrow
+// conversion. Queries select the batches of their snapshot by batch ID, so a
+// batch that was flushed meanwhile is simply not selected; its rows are
+// deleted only when no running query can still need them (epochs).
+type mirror struct {
+	mu     sync.Mutex
+	tables map[string]*mirrorTable // by table ID
+	epochs epochs
+}
+
+type mirrorTable struct {
+	mu      sync.Mutex
+	name    string // quoted DuckDB name
+	created bool
+	have    map[uint64]bool
+	retired []retired
+}
+
+type retired struct {
+	id    uint64
+	epoch uint64
+}
+
+func newMirror() *mirror { return &mirror{tables: map[string]*mirrorTable{}} }
+
+func mirrorName(t schema.Table) string {
+	return mirrorSchema + "." + schema.QuoteIdent("m_"+strings.ReplaceAll(t.ID, "-", ""))
+}
+
+func (m *mirror) table(t schema.Table) *mirrorTable {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := m.tables[t.ID]
+	if mt == nil {
+		mt = &mirrorTable{name: mirrorName(t), have: map[uint64]bool{}}
+		m.tables[t.ID] = mt
+	}
+	return mt
+}
+
+// drop forgets a dropped table's mirror.
+func (m *mirror) drop(ctx context.Context, conn *sql.Conn, t schema.Table) error {
+	m.mu.Lock()
+	delete(m.tables, t.ID)
+	m.mu.Unlock()
+	_, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+mirrorName(t))
+	return err
+}
+
+// ensure makes every batch of snap present in the mirror, retires batches
+// that left the MemBuffer before snap was taken, and deletes retired batches
+// that no running query can see any more.
+func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapshot) error {
+	mt := m.table(snap.Table)
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if !mt.created {
+		var cols []string
+		for _, c := range snap.Table.Columns {
+			ty := c.Type.DuckDB()
+			if c.Type.IsTimestamp() {
+				ty = "TIMESTAMPTZ" // stored as UTC micros; the view casts
+			}
+			cols = append(cols, schema.QuoteIdent(c.Name)+" "+ty)
+		}
+		cols = append(cols, batchColumn+" UBIGINT")
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", mt.name, strings.Join(cols, ", "))); err != nil {
+			return fmt.Errorf("planner: create mirror of %s: %w", snap.Table.Name, err)
+		}
+		mt.created = true
+	}
+	inSnap := make(map[uint64]bool, len(snap.Batches))
+	var missing []arrow.RecordBatch
+	var missingIDs []uint64
+	for _, b := range snap.Batches {
+		inSnap[b.ID] = true
+		if !mt.have[b.ID] {
+			missing = append(missing, b.Rec)
+			missingIDs = append(missingIDs, b.ID)
+		}
+	}
+	if len(missing) > 0 {
+		if err := appendBatches(ctx, conn, snap.Table, mt, missing, missingIDs); err != nil {
+			return err
+		}
+		for _, id := range missingIDs {
+			mt.have[id] = true
+		}
+	}
+	// A mirrored batch missing from the snapshot with an ID the snapshot's
+	// MemBuffer had already handed out was released (flushed or dropped)
+	// before the snapshot: it never comes back. A larger ID was appended
+	// after the snapshot and is kept.
+	now := m.epochs.current()
+	for id := range mt.have {
+		if !inSnap[id] && id <= snap.MaxBatchID {
+			mt.retired = append(mt.retired, retired{id: id, epoch: now})
+			delete(mt.have, id)
+		}
+	}
+	oldest := m.epochs.oldest()
+	var gone []uint64
+	keep := mt.retired[:0]
+	for _, r := range mt.retired {
+		if r.epoch < oldest {
+			gone = append(gone, r.id)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	mt.retired = keep
+	if len(gone) > 0 {
+		q := fmt.Sprintf("DELETE FROM %s WHERE %s", mt.name, idPredicate(gone))
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			// The rows stay hidden by the batch filter; retry next time.
+			for _, id := range gone {
+				mt.retired = append(mt.retired, retired{id: id, epoch: 0})
+			}
+			return fmt.Errorf("planner: reclaim mirrored batches: %w", err)
+		}
+	}
+	return nil
+}
+
+// appendBatches appends records to the mirror table through the C API:
+// Arrow record → DuckDB DataChunk (bulk conversion) → appender. Each record
+// gets the batch ID column.
+func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirrorTable, recs []arrow.RecordBatch, ids []uint64) error {
+	fields := append(append([]arrow.Field(nil), t.ArrowSchema().Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64})
+	sch := arrow.NewSchema(fields, nil)
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("planner: unexpected driver connection %T", dc)
+		}
+		rc, err := rawConnection(c)
+		if err != nil {
+			return err
+		}
+		converted, ed := bindings.SchemaFromArrow(rc, sch)
+		if bindings.ErrorDataHasError(ed) {
+			defer bindings.DestroyErrorData(&ed)
+			return fmt.Errorf("planner: arrow schema for mirror: %s", bindings.ErrorDataMessage(ed))
+		}
+		bindings.DestroyErrorData(&ed)
+		defer bindings.DestroyArrowConvertedSchema(&converted)
+		parts := strings.SplitN(mt.name, ".", 2)
+		var app bindings.Appender
+		if bindings.AppenderCreate(rc, parts[0], strings.Trim(parts[1], `"`), &app) == bindings.StateError {
+			defer bindings.AppenderDestroy(&app)
+			return fmt.Errorf("planner: mirror appender: %s", bindings.AppenderError(app))
+		}
+		defer bindings.AppenderDestroy(&app)
+		for i, rec := range recs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			full := withBatchID(sch, rec, ids[i])
+			// DuckDB data chunks hold at most 2048 rows (the vector size).
+			for off := int64(0); off < full.NumRows(); off += 2048 {
+				n := min(2048, full.NumRows()-off)
+				slice := full.NewSlice(off, off+n)
+				chunk, ed := bindings.DataChunkFromArrow(rc, slice, converted)
+				if bindings.ErrorDataHasError(ed) {
+					msg := bindings.ErrorDataMessage(ed)
+					bindings.DestroyErrorData(&ed)
+					return fmt.Errorf("planner: convert batch %d: %s", ids[i], msg)
+				}
+				bindings.DestroyErrorData(&ed)
+				state := bindings.AppendDataChunk(app, chunk)
+				bindings.DestroyDataChunk(&chunk)
+				if state == bindings.StateError {
+					return fmt.Errorf("planner: append batch %d: %s", ids[i], bindings.AppenderError(app))
+				}
+			}
+		}
+		if bindings.AppenderClose(app) == bindings.StateError {
+			return fmt.Errorf("planner: commit mirrored batches: %s", bindings.AppenderError(app))
+		}
+		return nil
+	})
+}
+
+func withBatchID(sch *arrow.Schema, rec arrow.RecordBatch, id uint64) arrow.RecordBatch {
+	b := array.NewUint64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(int(rec.NumRows()))
+	for i := int64(0); i < rec.NumRows(); i++ {
+		b.UnsafeAppend(id)
+	}
+	cols := append(append([]arrow.Array(nil), rec.Columns()...), b.NewArray())
+	return array.NewRecordBatch(sch, cols, rec.NumRows())
+}
+
+// idPredicate renders a filter on the batch column for a set of IDs,
+// collapsing consecutive IDs into ranges.
+func idPredicate(ids []uint64) string {
+	if len(ids) == 0 {
+		return "false"
+	}
+	s := append([]uint64(nil), ids...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var parts []string
+	var singles []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if j-i >= 2 {
+			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", batchColumn, s[i], s[j]))
+		} else {
+			for k := i; k <= j; k++ {
+				singles = append(singles, fmt.Sprint(s[k]))
+			}
+		}
+		i = j + 1
+	}
+	if len(singles) > 0 {
+		parts = append(parts, fmt.Sprintf("%s IN (%s)", batchColumn, strings.Join(singles, ",")))
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// epochs tracks running queries so that mirrored rows are deleted only after
+// every query that might read them has finished.
+type epochs struct {
+	mu      sync.Mutex
+	counter uint64
+	active  map[uint64]int
+}
+
+// pin registers a query; it must happen before the query takes its snapshot.
+func (e *epochs) pin() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active == nil {
+		e.active = map[uint64]int{}
+	}
+	e.counter++
+	e.active[e.counter]++
+	return e.counter
+}
+
+func (e *epochs) unpin(x uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active[x]--; e.active[x] <= 0 {
+		delete(e.active, x)
+	}
+}
+
+func (e *epochs) current() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counter
+}
+
+// oldest returns the smallest pinned epoch, or one past the current epoch
+// when nothing is pinned.
+func (e *epochs) oldest() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := e.counter + 1
+	for x := range e.active {
+		o = min(o, x)
+	}
+	return o
+}

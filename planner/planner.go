@@ -1,0 +1,351 @@
+// Package planner turns SQL statements into work: SELECT over a consistent
+// snapshot of Delta files and MemBuffer batches executed by DuckDB, INSERT to
+// the ingest path, DDL, CHECKPOINT and session commands. It does not speak
+// the wire protocol.
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/ingest"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// Planner plans and runs statements for all sessions.
+type Planner struct {
+	store  *ingest.Store
+	db     *sql.DB
+	mirror *mirror
+	logger *slog.Logger
+	// pgVersion is the parse tree version of libpg_query, needed to deparse
+	// trees tsdb builds.
+	pgVersion int32
+}
+
+// New opens the embedded, sandboxed DuckDB and returns a planner over store.
+func New(ctx context.Context, store *ingest.Store, opts EngineOptions, logger *slog.Logger) (*Planner, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	tree, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return nil, fmt.Errorf("planner: sql parser: %w", err)
+	}
+	db, err := openEngine(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Planner{store: store, db: db, mirror: newMirror(), logger: logger, pgVersion: tree.Version}, nil
+}
+
+// Close closes DuckDB. Sessions must be closed first.
+func (p *Planner) Close() error { return p.db.Close() }
+
+// Session is one client's state: its DuckDB connection and settings. A
+// session runs one statement at a time.
+type Session struct {
+	p        *Planner
+	conn     *sql.Conn
+	settings *Settings
+	inTx     bool
+}
+
+// NewSession opens a session with its own DuckDB connection.
+func (p *Planner) NewSession(ctx context.Context) (*Session, error) {
+	conn, err := p.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("planner: open engine connection: %w", err)
+	}
+	return &Session{p: p, conn: conn, settings: NewSettings()}, nil
+}
+
+// Close releases the session's engine connection.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// Settings returns the session's settings (SET/SHOW).
+func (s *Session) Settings() *Settings { return s.settings }
+
+// InTransaction reports whether the client opened a transaction block with
+// BEGIN (reported in ReadyForQuery).
+func (s *Session) InTransaction() bool { return s.inTx }
+
+// Execute runs every statement of a query string in order and hands each
+// result to emit, which must consume and close its Rows. The first error
+// stops the remaining statements, as in PostgreSQL's simple query protocol.
+func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+	stmts, err := splitStatements(query)
+	if err != nil {
+		return err
+	}
+	if len(stmts) == 0 {
+		return emit(&Result{Empty: true})
+	}
+	for _, st := range stmts {
+		res, err := s.execute(ctx, st)
+		if err != nil {
+			return err
+		}
+		if err := emit(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) known(name string) bool {
+	_, ok := s.p.store.Table(name)
+	return ok
+}
+
+func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
+	if st.node == nil {
+		if forbiddenKeywords[firstKeyword(st.text)] {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
+		}
+		// Not PostgreSQL grammar: DuckDB's own dialect of SELECT.
+		r, err := duckdbRefs(ctx, s.conn, st.text, s.known)
+		if err != nil {
+			if sqlerr.Code(err) == sqlerr.SyntaxError {
+				// Report PostgreSQL's message, which names the position.
+				if _, perr := pg_query.Parse(st.text); perr != nil {
+					return nil, sqlerr.New(sqlerr.SyntaxError, "%s", perr.Error())
+				}
+			}
+			return nil, err
+		}
+		return s.query(ctx, st.text, r.tables, nil, "SELECT")
+	}
+	switch n := st.node.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		r, err := collectRefs(n.SelectStmt, s.known)
+		if err != nil {
+			return nil, err
+		}
+		if n.SelectStmt.IntoClause != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
+		}
+		return s.query(ctx, st.text, r.tables, n.SelectStmt, "SELECT")
+	case *pg_query.Node_ExplainStmt:
+		return s.explain(ctx, st, n.ExplainStmt)
+	case *pg_query.Node_InsertStmt:
+		return s.insert(ctx, n.InsertStmt)
+	case *pg_query.Node_CreateStmt:
+		return s.createTable(ctx, n.CreateStmt)
+	case *pg_query.Node_DropStmt:
+		return s.drop(ctx, n.DropStmt)
+	case *pg_query.Node_CheckPointStmt:
+		if err := s.p.store.Checkpoint(ctx); err != nil {
+			return nil, sqlerr.Wrap(sqlerr.IOError, err)
+		}
+		return &Result{Tag: "CHECKPOINT"}, nil
+	case *pg_query.Node_VariableSetStmt:
+		return s.set(n.VariableSetStmt)
+	case *pg_query.Node_VariableShowStmt:
+		return s.show(n.VariableShowStmt.Name)
+	case *pg_query.Node_TransactionStmt:
+		return s.transaction(n.TransactionStmt)
+	case *pg_query.Node_DeleteStmt:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE is not supported yet")
+	case *pg_query.Node_UpdateStmt:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE is not supported yet")
+	case *pg_query.Node_CopyStmt:
+		if n.CopyStmt.Filename != "" || n.CopyStmt.IsProgram {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "COPY to or from a file or program is not allowed; use COPY … FROM STDIN / TO STDOUT (psql: \\copy)")
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY is not supported yet")
+	case *pg_query.Node_LoadStmt:
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
+	case *pg_query.Node_CreateTableAsStmt:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE … AS is not supported; use CREATE TABLE and INSERT … SELECT")
+	}
+	tag := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", st.node.Node), "*pg_query.Node_"), "Stmt")
+	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
+}
+
+// bound is the engine state a statement reads: a temporary view per table
+// pinned to one snapshot, released by done.
+type bound struct {
+	s     *Session
+	epoch uint64
+	views []string
+	snaps []*ingest.Snapshot
+}
+
+// bind pins an epoch, takes a snapshot of each table, makes sure the
+// snapshot's buffered batches are in the mirror and creates, on the
+// session's connection, a temporary view per table that unions the snapshot's
+// Parquet files and its mirrored batches. Temporary views are private to the
+// connection and shadow nothing else: tsdb tables exist in DuckDB only as
+// these views.
+func (s *Session) bind(ctx context.Context, tables []string) (*bound, error) {
+	b := &bound{s: s, epoch: s.p.mirror.epochs.pin()}
+	for _, name := range tables {
+		snap, err := s.p.store.Snapshot(name)
+		if err != nil {
+			b.done()
+			return nil, err
+		}
+		if err := s.p.mirror.ensure(ctx, s.conn, snap); err != nil {
+			b.done()
+			return nil, mapDuckError(err)
+		}
+		if _, err := s.conn.ExecContext(ctx, viewSQL(snap)); err != nil {
+			b.done()
+			return nil, mapDuckError(err)
+		}
+		b.views = append(b.views, name)
+		b.snaps = append(b.snaps, snap)
+	}
+	return b, nil
+}
+
+// done drops the views and unpins the epoch.
+func (b *bound) done() {
+	for _, v := range b.views {
+		// A fresh context: cleanup must run even if the query was canceled.
+		if _, err := b.s.conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(v)); err != nil {
+			b.s.p.logger.Warn("cannot drop query view", "view", v, "err", err)
+		}
+	}
+	b.views = nil
+	b.s.p.mirror.epochs.unpin(b.epoch)
+}
+
+// viewSQL builds the view of one table snapshot: its files and its buffered
+// batches, each row exactly once (a row is either in a committed file or in
+// a batch of the snapshot, never both).
+func viewSQL(snap *ingest.Snapshot) string {
+	cols := make([]string, len(snap.Table.Columns))
+	for i, c := range snap.Table.Columns {
+		q := schema.QuoteIdent(c.Name)
+		if c.Type == schema.Timestamp {
+			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
+		} else {
+			cols[i] = q
+		}
+	}
+	list := strings.Join(cols, ", ")
+	var parts []string
+	if len(snap.FilePaths) > 0 {
+		paths := make([]string, len(snap.FilePaths))
+		for i, p := range snap.FilePaths {
+			paths[i] = schema.QuoteString(p)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", list, strings.Join(paths, ", ")))
+	}
+	ids := make([]uint64, len(snap.Batches))
+	for i, b := range snap.Batches {
+		ids[i] = b.ID
+	}
+	parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(ids)))
+	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
+}
+
+// query runs a row-returning statement over bound views.
+func (s *Session) query(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string) (*Result, error) {
+	b, err := s.bind(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.conn.QueryContext(ctx, text)
+	if err != nil {
+		b.done()
+		return nil, mapDuckError(err)
+	}
+	names, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		b.done()
+		return nil, mapDuckError(err)
+	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		b.done()
+		return nil, mapDuckError(err)
+	}
+	if sel != nil {
+		if pg := pgColumnNames(sel, len(names)); pg != nil {
+			for i, n := range pg {
+				if n != "" {
+					names[i] = n
+				}
+			}
+		}
+	}
+	cols := make([]Column, len(names))
+	for i := range names {
+		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
+	}
+	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), b.done)}, nil
+}
+
+// explain shows, per table, the layers a query reads, then DuckDB's plan.
+func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.ExplainStmt) (*Result, error) {
+	sel := ex.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN supports SELECT statements only")
+	}
+	r, err := collectRefs(sel, s.known)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := deparse(s.p.pgVersion, ex.Query)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.bind(ctx, r.tables)
+	if err != nil {
+		return nil, err
+	}
+	defer b.done()
+	var lines [][]any
+	for _, snap := range b.snaps {
+		var rows int64
+		for _, bt := range snap.Batches {
+			rows += bt.Rec.NumRows()
+		}
+		lines = append(lines,
+			[]any{fmt.Sprintf("Table %s: Delta version %d, %d files (%d kept, 0 pruned); MemBuffer %d batches, %d rows", snap.Table.Name, snap.DeltaVersion, len(snap.Files), len(snap.Files), len(snap.Batches), rows)})
+	}
+	rows, err := s.conn.QueryContext(ctx, "EXPLAIN "+inner)
+	if err != nil {
+		return nil, mapDuckError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, mapDuckError(err)
+		}
+		for _, l := range strings.Split(strings.TrimRight(v, "\n"), "\n") {
+			lines = append(lines, []any{l})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapDuckError(err)
+	}
+	return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(lines)}, nil
+}
+
+func (s *Session) transaction(t *pg_query.TransactionStmt) (*Result, error) {
+	switch t.Kind {
+	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		s.inTx = true
+		return &Result{Tag: "BEGIN"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+		s.inTx = false
+		return &Result{Tag: "COMMIT"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		s.inTx = false
+		return &Result{Tag: "ROLLBACK"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "savepoints and prepared transactions are not supported")
+}

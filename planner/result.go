@@ -1,0 +1,143 @@
+package planner
+
+import (
+	"database/sql"
+	"strings"
+)
+
+// Column describes one result column the PostgreSQL way.
+type Column struct {
+	Name string
+	// OID is the PostgreSQL type OID of the column's values.
+	OID uint32
+	// Size is pg_type.typlen (-1 for variable length).
+	Size int16
+}
+
+// Rows is a stream of result rows. Values are Go values as DuckDB returns
+// them (time.Time, int64, float64, string, bool, []byte, duckdb.Decimal,
+// duckdb.Interval, *big.Int, []any, map[string]any) or nil for NULL.
+type Rows interface {
+	Next() bool
+	Values() []any
+	Err() error
+	// Close releases the rows; it must be called exactly once.
+	Close() error
+}
+
+// Result is the outcome of one statement.
+type Result struct {
+	// Tag is the command tag. For row-returning statements it is "SELECT"
+	// (or "SHOW", "EXPLAIN") and the wire layer appends the row count where
+	// PostgreSQL does.
+	Tag string
+	// Columns and Rows are set for statements that return rows.
+	Columns []Column
+	Rows    Rows
+	// Empty marks an empty query (EmptyQueryResponse).
+	Empty bool
+}
+
+// NewStaticRows returns Rows over values held in memory.
+func NewStaticRows(rows [][]any) Rows { return &staticRows{rows: rows, i: -1} }
+
+type staticRows struct {
+	rows [][]any
+	i    int
+}
+
+func (s *staticRows) Next() bool    { s.i++; return s.i < len(s.rows) }
+func (s *staticRows) Values() []any { return s.rows[s.i] }
+func (s *staticRows) Err() error    { return nil }
+func (s *staticRows) Close() error  { return nil }
+
+// sqlRows streams rows of a DuckDB query and runs cleanup when closed.
+type sqlRows struct {
+	rows    *sql.Rows
+	vals    []any
+	ptrs    []any
+	err     error
+	cleanup func()
+	closed  bool
+}
+
+func newSQLRows(rows *sql.Rows, ncols int, cleanup func()) *sqlRows {
+	r := &sqlRows{rows: rows, vals: make([]any, ncols), ptrs: make([]any, ncols), cleanup: cleanup}
+	for i := range r.vals {
+		r.ptrs[i] = &r.vals[i]
+	}
+	return r
+}
+
+func (r *sqlRows) Next() bool {
+	if r.err != nil || !r.rows.Next() {
+		return false
+	}
+	if err := r.rows.Scan(r.ptrs...); err != nil {
+		r.err = err
+		return false
+	}
+	return true
+}
+
+func (r *sqlRows) Values() []any { return r.vals }
+
+func (r *sqlRows) Err() error {
+	if r.err != nil {
+		return mapDuckError(r.err)
+	}
+	return mapDuckError(r.rows.Err())
+}
+
+func (r *sqlRows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	err := r.rows.Close()
+	if r.cleanup != nil {
+		r.cleanup()
+	}
+	return err
+}
+
+// columnFor maps a DuckDB result type name to a PostgreSQL column.
+func columnFor(name, duckType string) Column {
+	t := strings.ToUpper(duckType)
+	if i := strings.IndexByte(t, '('); i >= 0 && !strings.Contains(t, "[") {
+		t = t[:i]
+	}
+	switch t {
+	case "BOOLEAN":
+		return Column{name, 16, 1}
+	case "TINYINT", "SMALLINT", "UTINYINT":
+		return Column{name, 21, 2}
+	case "INTEGER", "USMALLINT":
+		return Column{name, 23, 4}
+	case "BIGINT", "UINTEGER":
+		return Column{name, 20, 8}
+	case "HUGEINT", "UBIGINT", "UHUGEINT", "DECIMAL", "BIGNUM", "VARINT":
+		return Column{name, 1700, -1}
+	case "FLOAT", "REAL":
+		return Column{name, 700, 4}
+	case "DOUBLE":
+		return Column{name, 701, 8}
+	case "DATE":
+		return Column{name, 1082, 4}
+	case "TIME":
+		return Column{name, 1083, 8}
+	case "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
+		return Column{name, 1114, 8}
+	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return Column{name, 1184, 8}
+	case "INTERVAL":
+		return Column{name, 1186, 16}
+	case "UUID":
+		return Column{name, 2950, 16}
+	case "BLOB":
+		return Column{name, 17, -1}
+	case "JSON":
+		return Column{name, 114, -1}
+	}
+	return Column{name, 25, -1}
+}

@@ -1,0 +1,252 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/sqlerr"
+)
+
+// ServerVersion is the PostgreSQL version tsdb reports to clients. Drivers
+// and psql choose their catalog queries by it.
+const ServerVersion = "16.6"
+
+// setting is a session parameter clients may SET and SHOW.
+type setting struct {
+	def     string
+	reports bool // sent as ParameterStatus when it changes
+	check   func(string) (string, error)
+}
+
+var settingDefs = map[string]setting{
+	"application_name":                    {def: "", reports: true},
+	"client_encoding":                     {def: "UTF8", reports: true, check: checkEncoding},
+	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
+	"default_transaction_isolation":       {def: "read committed"},
+	"extra_float_digits":                  {def: "1"},
+	"integer_datetimes":                   {def: "on", reports: true, check: readOnly},
+	"intervalstyle":                       {def: "postgres", reports: true},
+	"is_superuser":                        {def: "on", reports: true, check: readOnly},
+	"search_path":                         {def: `"$user", public`},
+	"server_encoding":                     {def: "UTF8", reports: true, check: readOnly},
+	"server_version":                      {def: ServerVersion, reports: true, check: readOnly},
+	"server_version_num":                  {def: "160006", check: readOnly},
+	"standard_conforming_strings":         {def: "on", reports: true},
+	"statement_timeout":                   {def: "0"},
+	"timezone":                            {def: "UTC", reports: true, check: checkTimeZone},
+	"transaction_isolation":               {def: "read committed"},
+	"lock_timeout":                        {def: "0"},
+	"idle_in_transaction_session_timeout": {def: "0"},
+	"bytea_output":                        {def: "hex"},
+}
+
+// displayNames keeps PostgreSQL's capitalisation for ParameterStatus.
+var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+
+// DisplayName returns a setting's name as PostgreSQL spells it.
+func DisplayName(name string) string {
+	if d, ok := displayNames[name]; ok {
+		return d
+	}
+	return name
+}
+
+func readOnly(string) (string, error) {
+	return "", fmt.Errorf("parameter cannot be changed")
+}
+
+func checkEncoding(v string) (string, error) {
+	switch strings.ToUpper(strings.ReplaceAll(v, "-", "")) {
+	case "UTF8", "UNICODE":
+		return "UTF8", nil
+	}
+	return "", fmt.Errorf("only UTF8 is supported")
+}
+
+func checkDateStyle(v string) (string, error) {
+	if strings.Contains(strings.ToUpper(v), "ISO") {
+		return "ISO, MDY", nil
+	}
+	return "", fmt.Errorf("only the ISO date style is supported")
+}
+
+func checkTimeZone(v string) (string, error) {
+	if strings.EqualFold(v, "utc") || v == "Z" {
+		return "UTC", nil
+	}
+	if _, err := time.LoadLocation(v); err != nil {
+		return "", fmt.Errorf("invalid value for parameter \"TimeZone\": %q", v)
+	}
+	return v, nil
+}
+
+// Settings are a session's parameters. Safe for concurrent use (the wire
+// layer reads TimeZone while formatting).
+type Settings struct {
+	mu     sync.Mutex
+	values map[string]string
+	loc    *time.Location
+}
+
+// NewSettings returns the defaults.
+func NewSettings() *Settings {
+	s := &Settings{values: map[string]string{}, loc: time.UTC}
+	for k, d := range settingDefs {
+		s.values[k] = d.def
+	}
+	return s
+}
+
+// Set changes a parameter (as SET or a startup parameter does).
+func (s *Settings) Set(name, value string) error {
+	name = strings.ToLower(name)
+	def, ok := settingDefs[name]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if def.check != nil {
+		v, err := def.check(value)
+		if err != nil {
+			if value == s.Get(name) {
+				return nil // setting a read-only parameter to its value is fine
+			}
+			return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: fmt.Sprintf("invalid value for parameter %q: %v", DisplayName(name), err)}
+		}
+		value = v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values[name] = value
+	if name == "timezone" {
+		if loc, err := time.LoadLocation(value); err == nil {
+			s.loc = loc
+		}
+	}
+	return nil
+}
+
+// Get returns a parameter's value.
+func (s *Settings) Get(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.values[strings.ToLower(name)]
+}
+
+// Location returns the session time zone, used to print timestamptz values.
+func (s *Settings) Location() *time.Location {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loc
+}
+
+// Reported returns the parameters sent as ParameterStatus, sorted.
+func (s *Settings) Reported() [][2]string {
+	var out [][2]string
+	for k, d := range settingDefs {
+		if d.reports {
+			out = append(out, [2]string{DisplayName(k), s.Get(k)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// Reports tells whether a change of the named setting is sent to the client.
+func Reports(name string) bool { return settingDefs[strings.ToLower(name)].reports }
+
+func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
+	name := strings.ToLower(st.Name)
+	switch st.Kind {
+	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		for k, d := range settingDefs {
+			if d.check == nil || k == "timezone" || k == "datestyle" || k == "client_encoding" {
+				_ = s.settings.Set(k, d.def)
+			}
+		}
+		return &Result{Tag: "RESET"}, nil
+	case pg_query.VariableSetKind_VAR_RESET, pg_query.VariableSetKind_VAR_SET_DEFAULT:
+		d, ok := settingDefs[name]
+		if !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+		}
+		if err := s.settings.Set(name, d.def); err != nil {
+			return nil, err
+		}
+		if st.Kind == pg_query.VariableSetKind_VAR_RESET {
+			return &Result{Tag: "RESET"}, nil
+		}
+		return &Result{Tag: "SET"}, nil
+	case pg_query.VariableSetKind_VAR_SET_VALUE:
+	case pg_query.VariableSetKind_VAR_SET_MULTI:
+		// SET TRANSACTION … / SET SESSION CHARACTERISTICS: accepted, no effect.
+		return &Result{Tag: "SET"}, nil
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "this form of SET is not supported")
+	}
+	var vals []string
+	for _, a := range st.Args {
+		vals = append(vals, constString(a))
+	}
+	value := strings.Join(vals, ", ")
+	if err := s.settings.Set(name, value); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "SET"}, nil
+}
+
+// constString renders a SET argument: 'text', 42, 1.5, on.
+func constString(n *pg_query.Node) string {
+	if c := n.GetAConst(); c != nil {
+		switch v := c.Val.(type) {
+		case *pg_query.A_Const_Sval:
+			return v.Sval.Sval
+		case *pg_query.A_Const_Ival:
+			return fmt.Sprint(v.Ival.Ival)
+		case *pg_query.A_Const_Fval:
+			return v.Fval.Fval
+		case *pg_query.A_Const_Boolval:
+			if v.Boolval.Boolval {
+				return "on"
+			}
+			return "off"
+		}
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		return constString(tc.Arg)
+	}
+	if s := n.GetString_(); s != nil {
+		return s.Sval
+	}
+	return ""
+}
+
+func (s *Session) show(name string) (*Result, error) {
+	name = strings.ToLower(name)
+	if name == "all" {
+		var rows [][]any
+		keys := make([]string, 0, len(settingDefs))
+		for k := range settingDefs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			rows = append(rows, []any{DisplayName(k), s.settings.Get(k), ""})
+		}
+		return &Result{Tag: "SHOW", Columns: []Column{{"name", 25, -1}, {"setting", 25, -1}, {"description", 25, -1}}, Rows: NewStaticRows(rows)}, nil
+	}
+	if _, ok := settingDefs[name]; !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	col := name
+	if name == "timezone" {
+		col = "TimeZone"
+	} else if name == "datestyle" {
+		col = "DateStyle"
+	}
+	return &Result{Tag: "SHOW", Columns: []Column{{col, 25, -1}}, Rows: NewStaticRows([][]any{{s.settings.Get(name)}})}, nil
+}

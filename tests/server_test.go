@@ -1,0 +1,202 @@
+// Package tests holds end-to-end tests: they start the real tsdb binary on
+// free ports with a temporary data directory and talk to it with the real
+// psql binary and with pgx over 127.0.0.1.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// binary is the tsdb binary under test: $TSDB_BIN, else ../bin/tsdb (built
+// by `make test`), else built once here.
+var binary string
+
+func TestMain(m *testing.M) {
+	binary = os.Getenv("TSDB_BIN")
+	if binary == "" {
+		abs, _ := filepath.Abs("../bin/tsdb")
+		binary = abs
+	}
+	if _, err := os.Stat(binary); err != nil {
+		dir, err := os.MkdirTemp("", "tsdb-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		binary = filepath.Join(dir, "tsdb")
+		cmd := exec.Command("go", "build", "-tags=duckdb_arrow", "-o", binary, "../cmd/tsdb")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build tsdb:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+	}
+	code := m.Run()
+	os.Exit(code)
+}
+
+// server is a running tsdb process.
+type server struct {
+	t       *testing.T
+	dataDir string
+	pgAddr  string
+	cmd     *exec.Cmd
+	logs    *syncBuffer
+	done    chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServer starts tsdb on dataDir with free ports and waits until it
+// accepts connections. Extra args and env entries are passed through.
+func startServer(t *testing.T, dataDir string, args []string, env ...string) *server {
+	t.Helper()
+	s := &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
+	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)
+	s.cmd = exec.Command(binary, all...)
+	s.cmd.Env = append(os.Environ(), env...)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if strings.Contains(s.logs.String(), "tsdb ready") {
+			break
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("tsdb exited during start-up: %v\n%s", err, s.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.cmd.Process.Kill()
+			t.Fatalf("tsdb did not become ready:\n%s", s.logs.String())
+		}
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+		if t.Failed() {
+			t.Logf("tsdb log:\n%s", s.logs.String())
+		}
+	})
+	return s
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Fatalf("tsdb exited with %v after SIGTERM\n%s", err, s.logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		s.t.Fatal("tsdb did not stop within 60s of SIGTERM")
+	}
+}
+
+// kill9 kills the process without giving it a chance to flush.
+func (s *server) kill9() {
+	s.t.Helper()
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+}
+
+func (s *server) port() string {
+	_, p, _ := net.SplitHostPort(s.pgAddr)
+	return p
+}
+
+// connect opens a pgx connection using the simple query protocol.
+func (s *server) connect(ctx context.Context) *pgx.Conn {
+	s.t.Helper()
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		s.t.Fatalf("connect: %v", err)
+	}
+	s.t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// psql runs the real psql binary with a script on stdin and returns its
+// output; it fails the test if psql fails.
+func (s *server) psql(script string, extra ...string) string {
+	s.t.Helper()
+	out, err := s.psqlErr(script, extra...)
+	if err != nil {
+		s.t.Fatalf("psql: %v\n%s", err, out)
+	}
+	return out
+}
+
+func (s *server) psqlErr(script string, extra ...string) (string, error) {
+	args := append([]string{"-X", "-h", "127.0.0.1", "-p", s.port(), "-U", "tsdb", "-v", "ON_ERROR_STOP=1"}, extra...)
+	args = append(args, "tsdb")
+	cmd := exec.Command("psql", args...)
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PAGER=cat", "PGTZ=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func lines(s string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
