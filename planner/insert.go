@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -82,6 +83,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 				col := tbl.Columns[targets[j]]
 				if item.GetSetToDefault() != nil {
 					item = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+				}
+				if col.Type.IsTimestamp() {
+					item = normalizeTimestampLiteral(item)
 				}
 				// Cast every cell on its own: DuckDB cannot unify a VALUES
 				// column of text and timestamptz, PostgreSQL casts per cell.
@@ -164,7 +168,8 @@ func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arr
 	return bld.NewRecordBatch(), nil
 }
 
-// appendGo appends a value scanned from DuckDB to an Arrow builder.
+// appendGo appends a value scanned from DuckDB to an Arrow builder. The
+// query cast every column to its table type, so the Go type is known.
 func appendGo(b array.Builder, v any) error {
 	if v == nil {
 		b.AppendNull()
@@ -177,52 +182,55 @@ func appendGo(b array.Builder, v any) error {
 			return fmt.Errorf("got %T, want time", v)
 		}
 		bb.Append(arrow.Timestamp(t.UnixMicro()))
+		return nil
 	case *array.Int64Builder:
-		x, ok := v.(int64)
-		if !ok {
-			return fmt.Errorf("got %T, want int64", v)
-		}
-		bb.Append(x)
+		return appendAs[int64](bb, v)
 	case *array.Int32Builder:
-		x, ok := v.(int32)
-		if !ok {
-			return fmt.Errorf("got %T, want int32", v)
-		}
-		bb.Append(x)
+		return appendAs[int32](bb, v)
 	case *array.Int16Builder:
-		x, ok := v.(int16)
-		if !ok {
-			return fmt.Errorf("got %T, want int16", v)
-		}
-		bb.Append(x)
+		return appendAs[int16](bb, v)
 	case *array.Float64Builder:
-		x, ok := v.(float64)
-		if !ok {
-			return fmt.Errorf("got %T, want float64", v)
-		}
-		bb.Append(x)
+		return appendAs[float64](bb, v)
 	case *array.Float32Builder:
-		x, ok := v.(float32)
-		if !ok {
-			return fmt.Errorf("got %T, want float32", v)
-		}
-		bb.Append(x)
+		return appendAs[float32](bb, v)
 	case *array.BooleanBuilder:
-		x, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("got %T, want bool", v)
-		}
-		bb.Append(x)
+		return appendAs[bool](bb, v)
 	case *array.StringBuilder:
-		x, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("got %T, want string", v)
-		}
-		bb.Append(x)
-	default:
-		return fmt.Errorf("unsupported column type %s", b.Type())
+		return appendAs[string](bb, v)
 	}
+	return fmt.Errorf("unsupported column type %s", b.Type())
+}
+
+func appendAs[T any](b interface{ Append(T) }, v any) error {
+	x, ok := v.(T)
+	if !ok {
+		return fmt.Errorf("got %T, want %T", v, x)
+	}
+	b.Append(x)
 	return nil
+}
+
+// pgOffsetWithSpace matches a timestamp whose numeric UTC offset is
+// separated by a space ('… 20:16:22.646325 +0000'): PostgreSQL accepts it,
+// DuckDB reads the offset as an unknown time zone name.
+var pgOffsetWithSpace = regexp.MustCompile(`^(.*\d)\s+([+-]\d{2}(?::?\d{2})?)$`)
+
+// normalizeTimestampLiteral rewrites the string literals PostgreSQL accepts
+// for timestamps and DuckDB does not: a spaced numeric offset, and the
+// special value 'now'.
+func normalizeTimestampLiteral(n *pg_query.Node) *pg_query.Node {
+	c := n.GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return n
+	}
+	v := strings.TrimSpace(c.GetSval().Sval)
+	if strings.EqualFold(v, "now") {
+		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("now")}, nil, c.Location)
+	}
+	if m := pgOffsetWithSpace.FindStringSubmatch(v); m != nil {
+		return pg_query.MakeAConstStrNode(m[1]+m[2], c.Location)
+	}
+	return n
 }
 
 // relationName returns the table a RangeVar names; only the default schema

@@ -156,6 +156,20 @@ func TestQueriesOverBothLayers(t *testing.T) {
 	}
 }
 
+func TestInsertAcceptsPostgresTimestampForms(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE ts (time TIMESTAMPTZ, k TEXT)")
+	e.must(`INSERT INTO ts VALUES ('2026-01-01 20:16:22.646325 +0000', 'spaced'), ('2026-01-01 20:16:22 -05:30', 'spaced-minutes'),
+		('2026-01-01T10:00:00.5Z', 'iso'), ('2026-01-01', 'date'), ('now', 'now')`)
+	want := "2026-01-01 00:00:00|date;2026-01-01 10:00:00.5|iso;2026-01-01 20:16:22.646325|spaced;2026-01-02 01:46:22|spaced-minutes"
+	if got := e.rows("SELECT time, k FROM ts WHERE k <> 'now' ORDER BY time"); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := e.rows("SELECT count(*) FROM ts WHERE k = 'now' AND time > now() - INTERVAL '1 minute'"); got != "1" {
+		t.Fatalf("'now' row: %s", got)
+	}
+}
+
 func TestJoinAndPostgresColumnNames(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
