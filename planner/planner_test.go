@@ -178,11 +178,11 @@ func TestJoinAndPostgresColumnNames(t *testing.T) {
 		t.Fatalf("join: %s", got)
 	}
 	for q, want := range map[string]string{
-		"SELECT count(*), max(usage), min(time) FROM cpu":                        "count,max,min",
+		"SELECT count(*), max(usage), min(time) FROM cpu":                       "count,max,min",
 		"SELECT usage + 1, host AS h, n::int, 1, 'x'::text, * FROM cpu LIMIT 1": "?column?,h,n,?column?,text,time,host,usage,n",
-		"SELECT *, n * 2 FROM cpu LIMIT 1":                                       "time,host,usage,n,?column?",
-		"SELECT c.* FROM cpu c LIMIT 1":                                          "time,host,usage,n",
-		"SELECT coalesce(n, 0), CASE WHEN n > 1 THEN 1 END FROM cpu LIMIT 1":     "coalesce,case",
+		"SELECT *, n * 2 FROM cpu LIMIT 1":                                      "time,host,usage,n,?column?",
+		"SELECT c.* FROM cpu c LIMIT 1":                                         "time,host,usage,n",
+		"SELECT coalesce(n, 0), CASE WHEN n > 1 THEN 1 END FROM cpu LIMIT 1":    "coalesce,case",
 	} {
 		res := e.must(q)
 		if got := strings.Join(res[0].cols, ","); got != want {

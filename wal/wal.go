@@ -302,7 +302,15 @@ func newMetrics(r prometheus.Registerer) *metrics {
 // badgerLogger routes badger's log lines to slog.
 type badgerLogger struct{ l *slog.Logger }
 
-func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(fmt.Sprintf(f, a...), "component", "badger") }
-func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(fmt.Sprintf(f, a...), "component", "badger") }
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(fmt.Sprintf(f, a...), "component", "badger") }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(fmt.Sprintf(f, a...), "component", "badger") }
+func (b badgerLogger) Errorf(f string, a ...any) {
+	b.l.Error(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Warningf(f string, a ...any) {
+	b.l.Warn(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Infof(f string, a ...any) {
+	b.l.Debug(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Debugf(f string, a ...any) {
+	b.l.Debug(fmt.Sprintf(f, a...), "component", "badger")
+}
