@@ -1,0 +1,53 @@
+package arrowutil
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func TestTakeReordersAcrossRecordsAndKeepsNulls(t *testing.T) {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean},
+	}, nil)
+	mk := func(ts []int64, ss []string) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+		for i := range ts {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(ts[i]))
+			if ss[i] == "" {
+				b.Field(1).AppendNull()
+			} else {
+				b.Field(1).(*array.StringBuilder).Append(ss[i])
+			}
+			b.Field(2).(*array.BooleanBuilder).Append(i%2 == 0)
+		}
+		return b.NewRecordBatch()
+	}
+	r0 := mk([]int64{10, 20}, []string{"a", ""})
+	r1 := mk([]int64{5}, []string{"c"})
+	out, err := Take(sch, []arrow.RecordBatch{r0, r1}, []RowRef{{1, 0}, {0, 1}, {0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := out.Column(0).(*array.Timestamp)
+	ss := out.Column(1).(*array.String)
+	if out.NumRows() != 3 || ts.Value(0) != 5 || ts.Value(1) != 20 || ts.Value(2) != 10 {
+		t.Fatalf("times %v", ts)
+	}
+	if ss.Value(0) != "c" || !ss.IsNull(1) || ss.Value(2) != "a" {
+		t.Fatalf("strings %v", ss)
+	}
+}
+
+func TestAppendValueRejectsUnknownTypes(t *testing.T) {
+	b := array.NewBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+	src := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+	src.Append([]byte("x"))
+	if err := AppendValue(b, src.NewArray(), 0); err == nil {
+		t.Fatal("binary accepted")
+	}
+}
