@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,6 +26,7 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/arrowutil"
+	"tsdb/internal/fault"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
@@ -43,10 +45,64 @@ type Options struct {
 	// FlushInterval is how often the flusher looks for buckets to flush.
 	// Zero means a quarter of IdleFlush, between 10ms and 5s.
 	FlushInterval time.Duration
-	Logger        *slog.Logger
-	Registerer    prometheus.Registerer
+	// MaxBucketBytes: a bucket (open or not) this large is cut into a file.
+	MaxBucketBytes int64
+	// SmallFileBytes: idle buckets smaller than this are held back and
+	// merged into one file, up to LateMergeDelay after their first row.
+	SmallFileBytes int64
+	LateMergeDelay time.Duration
+	// MemoryLimit is the hard limit of the MemBuffer: writers wait for
+	// flushes there, up to WriteTimeout, then get SQLSTATE 53200.
+	MemoryLimit int64
+	// SoftMemoryLimit starts pressure flushes (largest buckets first).
+	SoftMemoryLimit int64
+	// MaxWALLag bounds WAL bytes not yet flushed to Delta; writers wait
+	// above it like above MemoryLimit.
+	MaxWALLag    int64
+	WriteTimeout time.Duration
+	// FlushConcurrency is how many tables flush at once.
+	FlushConcurrency int
+	// Faults injects failures for tests; nil in production.
+	Faults     *fault.Injector
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 	// Now returns the current time; nil means time.Now. Tests move it.
 	Now func() time.Time
+}
+
+// withDefaults fills in unset options.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = min(max(o.IdleFlush/4, 10*time.Millisecond), 5*time.Second)
+	}
+	if o.MaxBucketBytes <= 0 {
+		o.MaxBucketBytes = 128 << 20
+	}
+	if o.SmallFileBytes <= 0 {
+		o.SmallFileBytes = min(1<<20, o.MaxBucketBytes)
+	}
+	if o.LateMergeDelay <= 0 {
+		o.LateMergeDelay = 10 * time.Minute
+	}
+	if o.MemoryLimit <= 0 {
+		o.MemoryLimit = 1 << 30
+	}
+	if o.SoftMemoryLimit <= 0 || o.SoftMemoryLimit > o.MemoryLimit {
+		o.SoftMemoryLimit = o.MemoryLimit * 3 / 4
+	}
+	if o.MaxWALLag <= 0 {
+		o.MaxWALLag = 2 * o.MemoryLimit
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	if o.FlushConcurrency <= 0 {
+		o.FlushConcurrency = 4
+	}
+	return o
 }
 
 // Store owns the WAL, the MemBuffer and the Delta tables.
@@ -58,13 +114,44 @@ type Store struct {
 	buf       *membuffer.Buffer
 	seq       *sequencer
 	metrics   *metrics
+	faults    *fault.Injector
 
 	mu     sync.RWMutex // guards tables
 	tables map[string]*tableState
 
+	// gate holds writers back at the memory and WAL-lag limits.
+	gate gate
+	// walLag is the size of WAL entries not yet deleted after a flush.
+	walLag atomic.Int64
+
+	// Background flushing: the loop, its per-table goroutines and their
+	// context, canceled by Close.
+	bgCtx     context.Context
+	bgCancel  context.CancelFunc
+	kick      chan struct{}
+	flushSem  chan struct{}
+	flushWG   sync.WaitGroup
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+}
+
+// gate is where writers wait for memory. Waiters take the current channel
+// and are woken when it is closed (on every release of memory).
+type gate struct {
+	mu       sync.Mutex
+	reserved int64 // bytes admitted but not yet in the MemBuffer
+	waiting  int   // writers waiting for room
+	ch       chan struct{}
+}
+
+func (g *gate) notify() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+	}
+	g.ch = make(chan struct{})
 }
 
 // tableState is one table: its schema, its Delta table and the Delta
@@ -81,6 +168,17 @@ type tableState struct {
 	dropped   bool
 
 	flushMu sync.Mutex // one flush (or drop) of the table at a time
+
+	flushing atomic.Bool // a background flush of the table is running
+	schedMu  sync.Mutex  // guards failures and retryAt
+	failures int
+	retryAt  time.Time
+}
+
+func (ts *tableState) isDropped() bool {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return ts.dropped
 }
 
 // Snapshot is what a query of one table reads.
@@ -103,12 +201,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.BucketDuration <= 0 {
 		return nil, errors.New("ingest: bucket duration must be positive")
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.FlushInterval <= 0 {
-		opts.FlushInterval = min(max(opts.IdleFlush/4, 10*time.Millisecond), 5*time.Second)
-	}
+	opts = opts.withDefaults()
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -120,9 +213,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		buf:       membuffer.New(opts.Registerer),
 		tables:    map[string]*tableState{},
 		metrics:   newMetrics(opts.Registerer),
+		faults:    opts.Faults,
+		kick:      make(chan struct{}, 1),
+		flushSem:  make(chan struct{}, opts.FlushConcurrency),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	s.gate.notify()
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if err := os.MkdirAll(s.tablesDir, 0o755); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
@@ -186,10 +284,13 @@ func (s *Store) loadTables(ctx context.Context) error {
 
 func appID(k membuffer.Key) string { return fmt.Sprintf("tsdb-bucket-%d-%d", k.Start, k.End) }
 
-// replay re-applies WAL entries that no Delta commit holds yet.
+// replay re-applies WAL entries that no Delta commit holds yet. Entries that
+// cannot be read are reported, quarantined by the WAL and skipped.
 func (s *Store) replay(ctx context.Context) error {
+	start := time.Now()
 	var stale []uint64
-	replayed, rows := 0, int64(0)
+	replayed, corrupt, rows := 0, 0, int64(0)
+	lastLog := start
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
 		e, body, err := decodeHeader(p)
 		if err != nil {
@@ -212,10 +313,18 @@ func (s *Store) replay(ctx context.Context) error {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
 		lo, hi := timeBounds(rec, ts.schema.TimeIndex)
-		s.buf.Append(e.table, membuffer.Batch{Seq: seq, Key: e.key, Rec: rec, MinTime: lo, MaxTime: hi}, s.opts.Now())
+		s.buf.Append(e.table, membuffer.Batch{Seq: seq, Key: e.key, Rec: rec, MinTime: lo, MaxTime: hi, WALBytes: int64(len(p))}, s.opts.Now())
+		s.walLag.Add(int64(len(p)))
 		replayed++
 		rows += rec.NumRows()
+		if time.Since(lastLog) >= 2*time.Second {
+			lastLog = time.Now()
+			s.logger.Info("replaying wal", "entries", replayed, "rows", rows, "rows_per_sec", int64(float64(rows)/time.Since(start).Seconds()))
+		}
 		return nil
+	}, func(ce *wal.CorruptionError) {
+		corrupt++
+		s.logger.Error("wal entry cannot be replayed; quarantined and skipped", "seq", ce.Seq, "err", ce.Err)
 	})
 	if err != nil {
 		return fmt.Errorf("ingest: replay: %w", err)
@@ -225,7 +334,11 @@ func (s *Store) replay(ctx context.Context) error {
 			return fmt.Errorf("ingest: drop flushed wal entries: %w", err)
 		}
 	}
-	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale))
+	d := time.Since(start)
+	s.metrics.replaySeconds.Set(d.Seconds())
+	s.metrics.walLag.Set(float64(s.walLag.Load()))
+	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
+		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
 	return nil
 }
 
@@ -328,14 +441,19 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 	// WAL entries of the table are useless now; replay would skip them too
 	// (their table id no longer exists), so a failure here only wastes space.
 	seqs := make([]uint64, 0, len(batches))
+	var walBytes int64
 	for _, b := range batches {
 		seqs = append(seqs, b.Seq)
+		walBytes += b.WALBytes
 	}
 	if len(seqs) > 0 {
 		if err := s.wal.Delete(ctx, seqs); err != nil {
 			s.logger.Warn("cannot delete wal entries of dropped table", "table", name, "err", err)
+		} else {
+			s.walLag.Add(-walBytes)
 		}
 	}
+	s.gate.notify()
 	s.logger.Info("table dropped", "table", name)
 	return true, nil
 }
@@ -410,17 +528,30 @@ func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) 
 		return 0, err
 	}
 	payloads := make([][]byte, len(parts))
+	var need int64
 	for i, p := range parts {
 		if payloads[i], err = encodeEntry(entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}); err != nil {
 			return 0, err
 		}
+		need += membuffer.RecordBytes(p.rec)
 	}
+	// Wait for room before the WAL append: a statement rejected here
+	// leaves no trace, neither in the WAL nor in the MemBuffer.
+	release, err := s.admit(ctx, need)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	first, err := s.wal.Append(ctx, payloads)
 	if first == 0 {
 		return 0, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	if err != nil {
 		s.seq.run(first, len(parts), func() {})
+		var tl *wal.TooLargeError
+		if errors.As(err, &tl) {
+			return 0, &sqlerr.Error{Code: "54000", Message: tl.Error(), Err: err}
+		}
 		return 0, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	now := s.opts.Now()
@@ -431,9 +562,20 @@ func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) 
 			return
 		}
 		for i, p := range parts {
-			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi}, now)
+			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: int64(len(payloads[i]))}, now)
+			s.walLag.Add(int64(len(payloads[i])))
 		}
 	})
+	s.metrics.walLag.Set(float64(s.walLag.Load()))
+	for _, p := range parts {
+		if membuffer.RecordBytes(p.rec) >= s.opts.MaxBucketBytes {
+			s.kickFlusher()
+			break
+		}
+	}
+	if s.buf.Bytes() > s.opts.SoftMemoryLimit {
+		s.kickFlusher()
+	}
 	s.metrics.rows.Add(float64(rec.NumRows()))
 	return rec.NumRows(), nil
 }
@@ -475,12 +617,98 @@ func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, er
 // BufferedBytes returns the memory held by the MemBuffer.
 func (s *Store) BufferedBytes() int64 { return s.buf.Bytes() }
 
+// overLimit reports why a write of need bytes must wait, or "".
+func (s *Store) overLimit(need int64) string {
+	used := s.buf.Bytes() + s.gate.reserved
+	if used > 0 && used+need > s.opts.MemoryLimit {
+		return fmt.Sprintf("the MemBuffer holds %s of its %s limit (--memory-limit)", mib(used), mib(s.opts.MemoryLimit))
+	}
+	if lag := s.walLag.Load(); lag > s.opts.MaxWALLag {
+		return fmt.Sprintf("%s of WAL are not yet flushed to Delta (limit %s, --max-wal-lag)", mib(lag), mib(s.opts.MaxWALLag))
+	}
+	return ""
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// admit waits until need bytes fit under the memory and WAL-lag limits and
+// reserves them; release gives the reservation back once the rows are in
+// the MemBuffer (or were not written). After WriteTimeout the write is
+// refused with SQLSTATE 53200.
+func (s *Store) admit(ctx context.Context, need int64) (release func(), err error) {
+	if need > s.opts.MemoryLimit {
+		return nil, sqlerr.New(sqlerr.OutOfMemory, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
+	}
+	var timer *time.Timer
+	waited := false
+	for {
+		s.gate.mu.Lock()
+		why := s.overLimit(need)
+		if why == "" {
+			s.gate.reserved += need
+			s.gate.mu.Unlock()
+			if waited {
+				s.metrics.admitted.Inc()
+			}
+			return func() {
+				s.gate.mu.Lock()
+				s.gate.reserved -= need
+				s.gate.mu.Unlock()
+				s.gate.notify()
+			}, nil
+		}
+		ch := s.gate.ch
+		s.gate.mu.Unlock()
+		if !waited {
+			waited = true
+			s.metrics.waits.Inc()
+			timer = time.NewTimer(s.opts.WriteTimeout)
+			defer timer.Stop()
+			s.gate.mu.Lock()
+			s.gate.waiting++
+			s.gate.mu.Unlock()
+			defer func() {
+				s.gate.mu.Lock()
+				s.gate.waiting--
+				s.gate.mu.Unlock()
+			}()
+		}
+		s.kickFlusher()
+		select {
+		case <-ch:
+		case <-timer.C:
+			s.metrics.rejections.Inc()
+			return nil, &sqlerr.Error{Code: sqlerr.OutOfMemory,
+				Message: fmt.Sprintf("write refused after waiting %v: %s and flushes cannot keep up", s.opts.WriteTimeout, why),
+				Hint:    "retry later, write smaller batches, or raise --memory-limit"}
+		case <-ctx.Done():
+			return nil, &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement while it waited for memory", Err: ctx.Err()}
+		}
+	}
+}
+
+// AcceptingWrites reports whether writes are admitted now, and why not:
+// not while writers wait for room or the MemBuffer is within 1/16 of its
+// hard limit.
+func (s *Store) AcceptingWrites() (bool, string) {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	if why := s.overLimit(s.opts.MemoryLimit / 16); why != "" {
+		return false, why
+	}
+	if s.gate.waiting > 0 {
+		return false, fmt.Sprintf("%d writes are waiting for memory", s.gate.waiting)
+	}
+	return true, ""
+}
+
 // Close stops the flusher, flushes every buffered row to Delta and closes
 // the WAL. Rows that cannot be flushed stay in the WAL for the next start.
 func (s *Store) Close(ctx context.Context) error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.stop)
+		s.bgCancel()
 		<-s.done
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
@@ -494,23 +722,38 @@ func (s *Store) Close(ctx context.Context) error {
 }
 
 type metrics struct {
-	rows         prometheus.Counter
-	flushes      prometheus.Counter
-	flushErrors  prometheus.Counter
-	flushedRows  prometheus.Counter
-	flushSeconds prometheus.Histogram
+	rows            prometheus.Counter
+	flushes         prometheus.Counter
+	flushErrors     prometheus.Counter
+	flushedRows     prometheus.Counter
+	flushedBytes    prometheus.Counter
+	flushSeconds    prometheus.Histogram
+	pressureFlushes prometheus.Counter
+	waits           prometheus.Counter
+	admitted        prometheus.Counter
+	rejections      prometheus.Counter
+	walLag          prometheus.Gauge
+	replaySeconds   prometheus.Gauge
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
-		rows:         prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_ingest_rows_total", Help: "Rows acknowledged by the write path."}),
-		flushes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flushes_total", Help: "Buckets flushed to Delta."}),
-		flushErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flush_errors_total", Help: "Bucket flushes that failed and will be retried."}),
-		flushedRows:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flushed_rows_total", Help: "Rows written to Delta by flushes."}),
-		flushSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_flush_duration_seconds", Help: "Time to write and commit one bucket.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		rows:            prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_ingest_rows_total", Help: "Rows acknowledged by the write path."}),
+		flushes:         prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flushes_total", Help: "Parquet files flushed and committed to Delta."}),
+		flushErrors:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flush_errors_total", Help: "Flushes that failed and will be retried."}),
+		flushedRows:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flushed_rows_total", Help: "Rows written to Delta by flushes."}),
+		flushedBytes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_flushed_bytes_total", Help: "Parquet bytes written by flushes."}),
+		flushSeconds:    prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_flush_duration_seconds", Help: "Time to write and commit one file.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		pressureFlushes: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pressure_flushes_total", Help: "Buckets flushed because the MemBuffer was above its soft limit."}),
+		waits:           prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_backpressure_waits_total", Help: "Writes that had to wait for memory or WAL lag."}),
+		admitted:        prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_backpressure_admitted_after_wait_total", Help: "Writes admitted after waiting."}),
+		rejections:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_backpressure_rejections_total", Help: "Writes refused with SQLSTATE 53200 after --write-timeout."}),
+		walLag:          prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_unflushed_bytes", Help: "WAL bytes whose rows are not yet in Delta."}),
+		replaySeconds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_replay_seconds", Help: "Duration of the WAL replay at start-up."}),
 	}
 	if r != nil {
-		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushSeconds)
+		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
+			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds)
 	}
 	return m
 }

@@ -28,6 +28,7 @@ func openStore(t *testing.T, dir string) *Store {
 func (s *Store) crash() {
 	s.closeOnce.Do(func() {
 		close(s.stop)
+		s.bgCancel()
 		<-s.done
 		s.wal.Close()
 	})
@@ -126,7 +127,7 @@ func TestReplaySkipsEntriesWhoseFlushCommitted(t *testing.T) {
 		t.Fatalf("sealed %d buckets", len(sealed))
 	}
 	seqs := sealed[0].Seqs()
-	if err := s.flushBucket(ctx, ts, sealed[0]); err != nil {
+	if err := s.flushGroup(ctx, ts, sealed); err != nil {
 		t.Fatal(err)
 	}
 	// Undo the WAL deletion by writing the same entry back under its seq is

@@ -47,12 +47,16 @@ type Batch struct {
 	MinTime int64 // micros, of the table's time column
 	MaxTime int64
 	Bytes   int64
+	// WALBytes is the size of the WAL entry holding the batch: flush lag
+	// is counted in it.
+	WALBytes int64
 }
 
 type bucket struct {
 	key       Key
 	batches   []Batch
 	sealed    bool
+	created   time.Time
 	lastWrite time.Time
 	bytes     int64
 	rows      int64
@@ -69,8 +73,13 @@ type BucketInfo struct {
 	Key       Key
 	Rows      int64
 	Bytes     int64
+	Created   time.Time
 	LastWrite time.Time
 	Sealed    bool
+}
+
+func (bk *bucket) info(table string) BucketInfo {
+	return BucketInfo{Table: table, Key: bk.key, Rows: bk.rows, Bytes: bk.bytes, Created: bk.created, LastWrite: bk.lastWrite, Sealed: bk.sealed}
 }
 
 // Sealed is a bucket that takes no more rows and waits to be flushed.
@@ -88,6 +97,18 @@ func (s *Sealed) MaxSeq() uint64 {
 		m = max(m, b.Seq)
 	}
 	return m
+}
+
+// Bytes returns the memory the sealed batches hold.
+func (s *Sealed) Bytes() int64 { return s.b.bytes }
+
+// WALBytes returns the WAL bytes of the sealed batches.
+func (s *Sealed) WALBytes() int64 {
+	var n int64
+	for _, b := range s.Batches {
+		n += b.WALBytes
+	}
+	return n
 }
 
 // Seqs returns the WAL sequences of the sealed batches.
@@ -127,7 +148,7 @@ func (b *Buffer) Append(tableName string, bt Batch, now time.Time) uint64 {
 	}
 	bk := t.open[bt.Key]
 	if bk == nil {
-		bk = &bucket{key: bt.Key}
+		bk = &bucket{key: bt.Key, created: now}
 		t.open[bt.Key] = bk
 		t.buckets = append(t.buckets, bk)
 	}
@@ -139,8 +160,7 @@ func (b *Buffer) Append(tableName string, bt Batch, now time.Time) uint64 {
 	bk.rows += bt.Rec.NumRows()
 	b.bytes += bt.Bytes
 	b.rows += bt.Rec.NumRows()
-	b.metrics.bytes.Set(float64(b.bytes))
-	b.metrics.rows.Set(float64(b.rows))
+	b.metrics.add(tableName, bt.Rec.NumRows(), bt.Bytes)
 	return bt.ID
 }
 
@@ -172,7 +192,7 @@ func (b *Buffer) Buckets(tableName string) []BucketInfo {
 	}
 	out := make([]BucketInfo, 0, len(t.buckets))
 	for _, bk := range t.buckets {
-		out = append(out, BucketInfo{Table: tableName, Key: bk.key, Rows: bk.rows, Bytes: bk.bytes, LastWrite: bk.lastWrite, Sealed: bk.sealed})
+		out = append(out, bk.info(tableName))
 	}
 	return out
 }
@@ -191,7 +211,7 @@ func (b *Buffer) Seal(tableName string, pick func(BucketInfo) bool) []*Sealed {
 	}
 	var out []*Sealed
 	for _, bk := range t.buckets {
-		if !bk.sealed && pick(BucketInfo{Table: tableName, Key: bk.key, Rows: bk.rows, Bytes: bk.bytes, LastWrite: bk.lastWrite}) {
+		if !bk.sealed && pick(bk.info(tableName)) {
 			bk.sealed = true
 			delete(t.open, bk.key)
 		}
@@ -215,14 +235,16 @@ func (b *Buffer) Release(s *Sealed) {
 			t.buckets = append(t.buckets[:i], t.buckets[i+1:]...)
 			b.bytes -= bk.bytes
 			b.rows -= bk.rows
+			b.metrics.add(s.Table, -bk.rows, -bk.bytes)
 			break
 		}
 	}
 	if len(t.buckets) == 0 {
+		// Nothing is kept for a table without buffered rows: the next
+		// row recreates its state.
 		delete(b.tables, s.Table)
+		b.metrics.forget(s.Table)
 	}
-	b.metrics.bytes.Set(float64(b.bytes))
-	b.metrics.rows.Set(float64(b.rows))
 }
 
 // DropTable forgets every bucket of the table.
@@ -236,10 +258,10 @@ func (b *Buffer) DropTable(tableName string) {
 	for _, bk := range t.buckets {
 		b.bytes -= bk.bytes
 		b.rows -= bk.rows
+		b.metrics.add(tableName, -bk.rows, -bk.bytes)
 	}
 	delete(b.tables, tableName)
-	b.metrics.bytes.Set(float64(b.bytes))
-	b.metrics.rows.Set(float64(b.rows))
+	b.metrics.forget(tableName)
 }
 
 // Tables returns the names of tables with buffered rows, sorted.
@@ -262,19 +284,35 @@ func (b *Buffer) Bytes() int64 {
 }
 
 type metrics struct {
-	bytes prometheus.Gauge
-	rows  prometheus.Gauge
+	bytes      prometheus.Gauge
+	rows       prometheus.Gauge
+	tableBytes *prometheus.GaugeVec
+	tableRows  *prometheus.GaugeVec
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
-		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_membuffer_bytes", Help: "Bytes of Arrow data buffered in memory."}),
-		rows:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_membuffer_rows", Help: "Rows buffered in memory."}),
+		bytes:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_membuffer_bytes", Help: "Bytes of Arrow data buffered in memory."}),
+		rows:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_membuffer_rows", Help: "Rows buffered in memory."}),
+		tableBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tsdb_membuffer_table_bytes", Help: "Bytes buffered in memory, per table."}, []string{"table"}),
+		tableRows:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tsdb_membuffer_table_rows", Help: "Rows buffered in memory, per table."}, []string{"table"}),
 	}
 	if r != nil {
-		r.MustRegister(m.bytes, m.rows)
+		r.MustRegister(m.bytes, m.rows, m.tableBytes, m.tableRows)
 	}
 	return m
+}
+
+func (m *metrics) add(table string, rows, bytes int64) {
+	m.bytes.Add(float64(bytes))
+	m.rows.Add(float64(rows))
+	m.tableBytes.WithLabelValues(table).Add(float64(bytes))
+	m.tableRows.WithLabelValues(table).Add(float64(rows))
+}
+
+func (m *metrics) forget(table string) {
+	m.tableBytes.DeleteLabelValues(table)
+	m.tableRows.DeleteLabelValues(table)
 }
 
 // RecordBytes returns the memory held by a record's buffers.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"time"
 	"unsafe"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -21,6 +22,9 @@ type EngineOptions struct {
 	Threads int
 	// MemoryLimit for DuckDB in bytes; zero keeps DuckDB's default.
 	MemoryLimit int64
+	// ReaperTimeout frees the engine's copy of a table's buffer after this
+	// long without buffered rows and queries. Zero means five minutes.
+	ReaperTimeout time.Duration
 }
 
 // openEngine opens an in-memory DuckDB and locks it down before any client

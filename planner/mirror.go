@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,11 +37,13 @@ type mirror struct {
 }
 
 type mirrorTable struct {
-	mu      sync.Mutex
-	name    string // quoted DuckDB name
-	created bool
-	have    map[uint64]bool
-	retired []retired
+	mu       sync.Mutex
+	name     string // quoted DuckDB name
+	created  bool
+	reaped   bool // dropped by the reaper; callers must look up anew
+	lastUsed time.Time
+	have     map[uint64]bool
+	retired  []retired
 }
 
 type retired struct {
@@ -78,9 +81,17 @@ func (m *mirror) drop(ctx context.Context, conn *sql.Conn, t schema.Table) error
 // that left the MemBuffer before snap was taken, and deletes retired batches
 // that no running query can see any more.
 func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapshot) error {
-	mt := m.table(snap.Table)
-	mt.mu.Lock()
+	var mt *mirrorTable
+	for {
+		mt = m.table(snap.Table)
+		mt.mu.Lock()
+		if !mt.reaped {
+			break
+		}
+		mt.mu.Unlock()
+	}
 	defer mt.mu.Unlock()
+	mt.lastUsed = time.Now()
 	if !mt.created {
 		var cols []string
 		for _, c := range snap.Table.Columns {
@@ -147,6 +158,33 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 		}
 	}
 	return nil
+}
+
+// reap drops the DuckDB tables of mirrors that hold no batches and were not
+// used for idle: state kept for idle tables is freed and recreated by the
+// next query. It returns how many were dropped.
+func (m *mirror) reap(ctx context.Context, conn *sql.Conn, idle time.Duration) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, mt := range m.tables {
+		if !mt.mu.TryLock() {
+			continue // in use
+		}
+		if len(mt.have) == 0 && len(mt.retired) == 0 && time.Since(mt.lastUsed) >= idle {
+			if mt.created {
+				if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+mt.name); err != nil {
+					mt.mu.Unlock()
+					return n, err
+				}
+			}
+			mt.reaped = true
+			delete(m.tables, id)
+			n++
+		}
+		mt.mu.Unlock()
+	}
+	return n, nil
 }
 
 // appendBatches appends records to the mirror table through the C API:

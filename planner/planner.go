@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -27,6 +28,9 @@ type Planner struct {
 	// pgVersion is the parse tree version of libpg_query, needed to deparse
 	// trees tsdb builds.
 	pgVersion int32
+
+	stop chan struct{}
+	done chan struct{}
 }
 
 // New opens the embedded, sandboxed DuckDB and returns a planner over store.
@@ -42,11 +46,51 @@ func New(ctx context.Context, store *ingest.Store, opts EngineOptions, logger *s
 	if err != nil {
 		return nil, err
 	}
-	return &Planner{store: store, db: db, mirror: newMirror(), logger: logger, pgVersion: tree.Version}, nil
+	p := &Planner{store: store, db: db, mirror: newMirror(), logger: logger, pgVersion: tree.Version,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	reap := opts.ReaperTimeout
+	if reap <= 0 {
+		reap = 5 * time.Minute
+	}
+	go p.reapLoop(reap)
+	return p, nil
 }
 
-// Close closes DuckDB. Sessions must be closed first.
-func (p *Planner) Close() error { return p.db.Close() }
+// reapLoop frees the engine state of tables that had no buffered rows and no
+// queries for the reaper timeout, until Close.
+func (p *Planner) reapLoop(timeout time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(min(max(timeout/2, 10*time.Millisecond), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		conn, err := p.db.Conn(ctx)
+		if err == nil {
+			var n int
+			n, err = p.mirror.reap(ctx, conn, timeout)
+			conn.Close()
+			if n > 0 {
+				p.logger.Debug("reaped idle table state", "tables", n)
+			}
+		}
+		cancel()
+		if err != nil {
+			p.logger.Warn("reaper failed", "err", err)
+		}
+	}
+}
+
+// Close stops the reaper and closes DuckDB. Sessions must be closed first.
+func (p *Planner) Close() error {
+	close(p.stop)
+	<-p.done
+	return p.db.Close()
+}
 
 // Session is one client's state: its DuckDB connection and settings. A
 // session runs one statement at a time.

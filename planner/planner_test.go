@@ -21,13 +21,18 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvReaper(t, time.Hour)
+}
+
+func newEnvReaper(t *testing.T, reaper time.Duration) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(ctx, store, EngineOptions{TablesDir: filepath.Join(dir, "tables"), Threads: 2}, nil)
+	p, err := New(ctx, store, EngineOptions{TablesDir: filepath.Join(dir, "tables"), Threads: 2, ReaperTimeout: reaper}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,6 +321,35 @@ func TestMirrorReclaimsFlushedBatches(t *testing.T) {
 	}
 	if got := e.rows("SELECT count(*) FROM cpu"); got != "4" {
 		t.Fatalf("count %s", got)
+	}
+}
+
+// Once a table's buffer is flushed and nobody queries it, its engine copy is
+// dropped; the next rows recreate it.
+func TestReaperFreesIdleMirrors(t *testing.T) {
+	e := newEnvReaper(t, 50*time.Millisecond)
+	e.must(setup)
+	e.must("SELECT count(*) FROM cpu")
+	e.must("CHECKPOINT")
+	e.must("SELECT count(*) FROM cpu")
+	e.must("SELECT count(*) FROM cpu")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := e.s.conn.QueryRowContext(context.Background(), "SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_tsdb'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle mirror never reaped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.must("INSERT INTO cpu VALUES ('2026-03-01 00:00:00+00', 'z', 1, 1)")
+	if got := e.rows("SELECT count(*), max(host) FROM cpu"); got != "5|z" {
+		t.Fatalf("after reaping: %s", got)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -50,12 +51,24 @@ type WAL struct {
 	logger  *slog.Logger
 	metrics *metrics
 
-	mu     sync.Mutex // guards next and closed
-	next   uint64     // sequence of the next entry
+	// requests carries appends to the commit loop, which owns next.
+	requests chan *request
+	next     atomic.Uint64 // sequence of the next entry; written only by commitLoop after Open
+
+	mu     sync.Mutex // guards closed
 	closed bool
 
-	stop chan struct{}
-	done chan struct{}
+	stop       chan struct{}
+	commitDone chan struct{}
+	gcDone     chan struct{}
+}
+
+// request is one Append waiting for the commit loop.
+type request struct {
+	payloads [][]byte
+	first    uint64
+	err      error
+	done     chan struct{}
 }
 
 // CorruptionError reports an entry that cannot be read back as it was written.
@@ -98,18 +111,20 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
-	w := &WAL{db: db, logger: logger, metrics: newMetrics(opts.Registerer), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &WAL{db: db, logger: logger, metrics: newMetrics(opts.Registerer), requests: make(chan *request, 1024),
+		stop: make(chan struct{}), commitDone: make(chan struct{}), gcDone: make(chan struct{})}
 	last, err := w.lastSeq()
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	w.next = last + 1
+	w.next.Store(last + 1)
 	interval := opts.GCInterval
 	if interval <= 0 {
 		interval = time.Minute
 	}
 	go w.gcLoop(interval)
+	go w.commitLoop()
 	return w, nil
 }
 
@@ -140,59 +155,194 @@ func key(seq uint64) []byte {
 
 // Append writes the payloads as consecutive entries in one atomic, fsynced
 // batch and returns the sequence of the first. Either all entries are durable
-// when it returns nil, or none is visible.
+// when it returns nil, or none is visible. Concurrent appends share one
+// badger commit and one fsync (group commit).
+//
+// A non-zero sequence is returned whenever sequences were assigned, also
+// with an error: callers that apply entries in sequence order must skip it.
 func (w *WAL) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 	if len(payloads) == 0 {
 		return 0, errors.New("wal: append of no entries")
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
+	req := &request{payloads: payloads, done: make(chan struct{})}
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
 		return 0, ErrClosed
 	}
-	first := w.next
-	w.next += uint64(len(payloads))
-	w.mu.Unlock()
+	select {
+	case w.requests <- req:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-w.stop:
+		return 0, ErrClosed
+	}
+	// Once queued the outcome is decided by the commit loop: waiting for it
+	// (not for ctx) keeps "acknowledged" and "durable" the same thing.
+	select {
+	case <-req.done:
+		return req.first, req.err
+	case <-w.commitDone:
+		// The loop stopped; it finished every request it took.
+		select {
+		case <-req.done:
+			return req.first, req.err
+		default:
+			return 0, ErrClosed
+		}
+	}
+}
 
+// maxGroupBytes bounds the payload bytes committed together.
+const maxGroupBytes = 8 << 20
+
+// commitLoop takes every queued request, assigns sequences in queue order,
+// writes them in one badger transaction (one fsync) and wakes the writers.
+// While a group is being fsynced, the next one queues up.
+func (w *WAL) commitLoop() {
+	defer close(w.commitDone)
+	for {
+		var first *request
+		select {
+		case first = <-w.requests:
+		case <-w.stop:
+			// Fail what is still queued: nothing of it was written.
+			for {
+				select {
+				case r := <-w.requests:
+					r.err = ErrClosed
+					close(r.done)
+				default:
+					return
+				}
+			}
+		}
+		group := []*request{first}
+		size := payloadBytes(first)
+	drain:
+		for size < maxGroupBytes {
+			select {
+			case r := <-w.requests:
+				group = append(group, r)
+				size += payloadBytes(r)
+			default:
+				break drain
+			}
+		}
+		w.commitGroup(group)
+	}
+}
+
+func payloadBytes(r *request) int {
+	n := 0
+	for _, p := range r.payloads {
+		n += len(p) + headerSize
+	}
+	return n
+}
+
+// commitGroup writes a group of requests. Each request lands in exactly one
+// badger transaction; a request that does not fit with the others gets a
+// transaction of its own.
+func (w *WAL) commitGroup(group []*request) {
 	start := time.Now()
+	for _, r := range group {
+		r.first = w.next.Add(uint64(len(r.payloads))) - uint64(len(r.payloads))
+	}
+	var pending []*request
 	txn := w.db.NewTransaction(true)
-	defer txn.Discard()
-	var bytes int
-	for i, p := range payloads {
+	commit := func() {
+		err := txn.Commit()
+		w.metrics.fsyncs.Inc()
+		for _, r := range pending {
+			r.err = err
+		}
+		pending = nil
+		txn = w.db.NewTransaction(true)
+	}
+	for _, r := range group {
+		err := w.setAll(txn, r)
+		if errors.Is(err, badger.ErrTxnTooBig) && len(pending) > 0 {
+			// Commit what fits so far, then retry this request alone.
+			txn.Discard()
+			txn = w.db.NewTransaction(true)
+			for _, p := range pending {
+				if err := w.setAll(txn, p); err != nil {
+					p.err = err
+				}
+			}
+			commit()
+			err = w.setAll(txn, r)
+		}
+		if err != nil {
+			if errors.Is(err, badger.ErrTxnTooBig) {
+				err = &TooLargeError{Bytes: payloadBytes(r)}
+			}
+			r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(len(r.payloads))-1, err)
+			// The transaction may hold part of r: drop it and re-add the others.
+			txn.Discard()
+			txn = w.db.NewTransaction(true)
+			for _, p := range pending {
+				if err := w.setAll(txn, p); err != nil {
+					p.err = err
+				}
+			}
+			continue
+		}
+		pending = append(pending, r)
+	}
+	if len(pending) > 0 {
+		commit()
+	}
+	txn.Discard()
+	for _, r := range group {
+		if r.err != nil {
+			w.metrics.failures.Inc()
+		} else {
+			w.metrics.appends.Add(float64(len(r.payloads)))
+			w.metrics.bytes.Add(float64(payloadBytes(r)))
+		}
+		close(r.done)
+	}
+	w.metrics.groupSize.Observe(float64(len(group)))
+	w.metrics.latency.Observe(time.Since(start).Seconds())
+}
+
+func (w *WAL) setAll(txn *badger.Txn, r *request) error {
+	for i, p := range r.payloads {
 		v := make([]byte, headerSize+len(p))
 		binary.BigEndian.PutUint32(v, crc32.Checksum(p, castagnoli))
 		copy(v[headerSize:], p)
-		if err := txn.Set(key(first+uint64(i)), v); err != nil {
-			w.metrics.failures.Inc()
-			return first, fmt.Errorf("wal: append entry %d: %w", first+uint64(i), err)
+		if err := txn.Set(key(r.first+uint64(i)), v); err != nil {
+			return err
 		}
-		bytes += len(v)
 	}
-	if err := txn.Commit(); err != nil {
-		w.metrics.failures.Inc()
-		return first, fmt.Errorf("wal: commit entries %d..%d: %w", first, first+uint64(len(payloads))-1, err)
-	}
-	w.metrics.appends.Add(float64(len(payloads)))
-	w.metrics.bytes.Add(float64(bytes))
-	w.metrics.latency.Observe(time.Since(start).Seconds())
-	return first, nil
+	return nil
 }
 
-// NextSeq returns the sequence the next appended entry will get.
-func (w *WAL) NextSeq() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.next
+// TooLargeError reports a single append larger than one WAL transaction.
+type TooLargeError struct{ Bytes int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("a single write of %d bytes is too large for one WAL transaction; split it into smaller statements", e.Bytes)
 }
 
-// Replay calls fn for every entry in sequence order. An entry whose checksum
-// does not match stops the replay with a *CorruptionError.
-func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error) error {
-	return w.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: []byte{keyPrefix}})
+// NextSeq returns the sequence the first appended entry will get. It is
+// meant for start-up, before any Append.
+func (w *WAL) NextSeq() uint64 { return w.next.Load() }
+
+// Replay calls fn for every entry in sequence order. An entry that cannot be
+// read back (badger error, checksum mismatch) is reported to onCorrupt,
+// moved out of the log into a quarantine key range (kept for inspection,
+// never replayed again) and skipped, so that one bad entry does not keep
+// the server from starting. fn may also return a *CorruptionError for an
+// entry it cannot decode; it is quarantined the same way. Any other error
+// from fn stops the replay.
+func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error, onCorrupt func(*CorruptionError)) error {
+	var bad []uint64
+	err := w.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: []byte{keyPrefix}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			if err := ctx.Err(); err != nil {
@@ -200,23 +350,67 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			}
 			item := it.Item()
 			seq := binary.BigEndian.Uint64(item.Key()[1:])
+			corrupt := func(cause error) {
+				ce := &CorruptionError{Dir: w.db.Opts().Dir, Seq: seq, Err: cause}
+				w.metrics.corrupt.Inc()
+				if onCorrupt != nil {
+					onCorrupt(ce)
+				}
+				bad = append(bad, seq)
+			}
 			v, err := item.ValueCopy(nil)
 			if err != nil {
-				return &CorruptionError{Dir: w.db.Opts().Dir, Seq: seq, Err: err}
+				corrupt(err)
+				continue
 			}
 			if len(v) < headerSize {
-				return &CorruptionError{Dir: w.db.Opts().Dir, Seq: seq, Err: fmt.Errorf("entry of %d bytes is shorter than its header", len(v))}
+				corrupt(fmt.Errorf("entry of %d bytes is shorter than its header", len(v)))
+				continue
 			}
 			p := v[headerSize:]
 			if want, got := binary.BigEndian.Uint32(v), crc32.Checksum(p, castagnoli); want != got {
-				return &CorruptionError{Dir: w.db.Opts().Dir, Seq: seq, Err: fmt.Errorf("checksum %08x, want %08x", got, want)}
+				corrupt(fmt.Errorf("checksum %08x, want %08x", got, want))
+				continue
 			}
 			if err := fn(seq, p); err != nil {
+				var ce *CorruptionError
+				if errors.As(err, &ce) {
+					corrupt(ce.Err)
+					continue
+				}
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return w.quarantine(bad)
+}
+
+// quarantineKeyPrefix holds entries that could not be replayed.
+const quarantineKeyPrefix = 'q'
+
+func (w *WAL) quarantine(seqs []uint64) error {
+	for _, seq := range seqs {
+		err := w.db.Update(func(txn *badger.Txn) error {
+			var v []byte
+			if item, err := txn.Get(key(seq)); err == nil {
+				v, _ = item.ValueCopy(nil) // a value badger cannot read is quarantined empty
+			}
+			qk := key(seq)
+			qk[0] = quarantineKeyPrefix
+			if err := txn.Set(qk, v); err != nil {
+				return err
+			}
+			return txn.Delete(key(seq))
+		})
+		if err != nil {
+			return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+		}
+	}
+	return nil
 }
 
 // Delete removes entries whose contents are durable elsewhere. Deleting an
@@ -238,7 +432,7 @@ func (w *WAL) Delete(ctx context.Context, seqs []uint64) error {
 
 // gcLoop reclaims value-log space of deleted entries until Close.
 func (w *WAL) gcLoop(interval time.Duration) {
-	defer close(w.done)
+	defer close(w.gcDone)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -269,7 +463,8 @@ func (w *WAL) Close() error {
 	w.closed = true
 	w.mu.Unlock()
 	close(w.stop)
-	<-w.done
+	<-w.commitDone
+	<-w.gcDone
 	if err := w.db.Close(); err != nil {
 		return fmt.Errorf("wal: close: %w", err)
 	}
@@ -280,8 +475,11 @@ type metrics struct {
 	appends  prometheus.Counter
 	bytes    prometheus.Counter
 	deletes  prometheus.Counter
-	failures prometheus.Counter
-	latency  prometheus.Histogram
+	failures  prometheus.Counter
+	fsyncs    prometheus.Counter
+	corrupt   prometheus.Counter
+	latency   prometheus.Histogram
+	groupSize prometheus.Histogram
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -290,11 +488,15 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		bytes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_bytes_appended_total", Help: "Bytes appended to the WAL."}),
 		deletes:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_entries_deleted_total", Help: "WAL entries deleted after their rows became durable in Delta."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_append_failures_total", Help: "WAL appends that failed."}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_wal_append_duration_seconds", Help: "Time to append and fsync a WAL batch.",
+		fsyncs:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_fsyncs_total", Help: "WAL commits (each one fsync), shared by the appends of a group."}),
+		corrupt:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_corrupt_entries_total", Help: "WAL entries that could not be replayed and were quarantined."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_wal_commit_duration_seconds", Help: "Time to write and fsync one group of appends.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_wal_group_appends", Help: "Appends committed together by one fsync.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 	}
 	if r != nil {
-		r.MustRegister(m.appends, m.bytes, m.deletes, m.failures, m.latency)
+		r.MustRegister(m.appends, m.bytes, m.deletes, m.failures, m.fsyncs, m.corrupt, m.latency, m.groupSize)
 	}
 	return m
 }

@@ -1,12 +1,35 @@
 package wal
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
+
+func replayAll(t *testing.T, w *WAL) ([]string, []*CorruptionError) {
+	t.Helper()
+	var got []string
+	var bad []*CorruptionError
+	err := w.Replay(context.Background(), func(seq uint64, p []byte) error {
+		got = append(got, fmt.Sprintf("%d=%s", seq, p))
+		return nil
+	}, func(ce *CorruptionError) { bad = append(bad, ce) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, bad
+}
 
 func TestAppendReplayDeleteAcrossReopen(t *testing.T) {
 	ctx := context.Background()
@@ -38,64 +61,56 @@ func TestAppendReplayDeleteAcrossReopen(t *testing.T) {
 	if got := w.NextSeq(); got != 4 {
 		t.Fatalf("next seq after reopen = %d, want 4", got)
 	}
-	var got []string
-	if err := w.Replay(ctx, func(seq uint64, p []byte) error {
-		got = append(got, fmt.Sprintf("%d=%s", seq, p))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if want := "[1=a 3=c]"; fmt.Sprint(got) != want {
-		t.Fatalf("replay = %v, want %v", got, want)
+	if got, _ := replayAll(t, w); fmt.Sprint(got) != "[1=a 3=c]" {
+		t.Fatalf("replay = %v", got)
 	}
 }
 
-func TestConcurrentAppendsGetDistinctSequences(t *testing.T) {
+// Concurrent appends share fsyncs, get distinct sequences, and replay in order.
+func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	w, err := Open(ctx, t.TempDir(), Options{})
+	reg := prometheus.NewRegistry()
+	w, err := Open(ctx, t.TempDir(), Options{Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	const writers, each = 8, 20
+	const writers, each = 32, 20
 	var mu sync.Mutex
-	seen := map[uint64]bool{}
+	var seqs []uint64
 	var wg sync.WaitGroup
 	for i := 0; i < writers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := 0; j < each; j++ {
-				s, err := w.Append(ctx, [][]byte{[]byte("x")})
+				s, err := w.Append(ctx, [][]byte{[]byte("x"), []byte("y")})
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				mu.Lock()
-				if seen[s] {
-					t.Errorf("sequence %d handed out twice", s)
-				}
-				seen[s] = true
+				seqs = append(seqs, s)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	n := 0
-	var last uint64
-	if err := w.Replay(ctx, func(seq uint64, p []byte) error {
-		if seq <= last {
-			t.Errorf("replay out of order: %d after %d", seq, last)
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	for i, s := range seqs {
+		if s != uint64(1+2*i) {
+			t.Fatalf("sequences %v are not consecutive pairs", seqs[:i+1])
 		}
-		last = seq
-		n++
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
-	if n != writers*each {
-		t.Fatalf("replayed %d entries, want %d", n, writers*each)
+	got, _ := replayAll(t, w)
+	if len(got) != 2*writers*each {
+		t.Fatalf("replayed %d entries, want %d", len(got), 2*writers*each)
 	}
+	fsyncs := testutil.ToFloat64(w.metrics.fsyncs)
+	if fsyncs >= writers*each {
+		t.Fatalf("%v fsyncs for %d appends: no group commit", fsyncs, writers*each)
+	}
+	t.Logf("%d appends, %v fsyncs", writers*each, fsyncs)
 }
 
 func TestAppendAfterCloseFails(t *testing.T) {
@@ -107,6 +122,117 @@ func TestAppendAfterCloseFails(t *testing.T) {
 	w.Close()
 	if _, err := w.Append(ctx, [][]byte{[]byte("x")}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("append after close: %v", err)
+	}
+}
+
+// An entry whose checksum does not match is reported with its sequence,
+// quarantined and skipped; the entries around it are replayed.
+func TestCorruptEntryIsQuarantined(t *testing.T) {
+	ctx := context.Background()
+	w, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, p := range []string{"a", "b", "c"} {
+		if _, err := w.Append(ctx, [][]byte{[]byte(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Garble entry 2 behind the WAL's back.
+	if err := w.db.Update(func(txn *badger.Txn) error {
+		v := make([]byte, headerSize+1)
+		binary.BigEndian.PutUint32(v, 12345)
+		v[headerSize] = 'b'
+		return txn.Set(key(2), v)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, bad := replayAll(t, w)
+	if fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 1 || bad[0].Seq != 2 {
+		t.Fatalf("replay %v, corrupt %v", got, bad)
+	}
+	got, bad = replayAll(t, w)
+	if fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 0 {
+		t.Fatalf("second replay %v, corrupt %v: quarantined entry came back", got, bad)
+	}
+}
+
+// A crash can leave the last entry of badger's log torn. The WAL opens,
+// drops the torn tail and keeps every intact entry before it.
+func TestTornTailIsDropped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := w.Append(ctx, [][]byte{[]byte(fmt.Sprintf("entry-%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Copy the files as a crash would leave them (badger still open), then
+	// cut the end of the memtable log in the copy.
+	crashed := t.TempDir()
+	copyDir(t, dir, crashed)
+	w.Close()
+	mems, _ := filepath.Glob(filepath.Join(crashed, "*.mem"))
+	if len(mems) == 0 {
+		t.Fatal("no memtable log found")
+	}
+	for _, m := range mems {
+		fi, err := os.Stat(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The log file is preallocated; find the end of the written data
+		// (the last non-zero byte) and cut three bytes off it.
+		end := len(bytes.TrimRight(data, "\x00"))
+		if end < 4 {
+			continue
+		}
+		data = data[:end-3]
+		if err := os.WriteFile(m, append(data, make([]byte, int(fi.Size())-len(data))...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w2, err := Open(ctx, crashed, Options{})
+	if err != nil {
+		t.Fatalf("open after torn tail: %v", err)
+	}
+	defer w2.Close()
+	got, _ := replayAll(t, w2)
+	if len(got) != 9 || got[8] != "9=entry-8" {
+		t.Fatalf("replay after torn tail: %v", got)
+	}
+	// New appends continue after the surviving entries.
+	if s, err := w2.Append(ctx, [][]byte{[]byte("new")}); err != nil || s != 10 {
+		t.Fatalf("append after recovery: %d %v", s, err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
