@@ -232,6 +232,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.wal = w
+	// Sequences must stay above every version a flush recorded, or new
+	// entries would look flushed already (belt and braces: the WAL keeps
+	// its own high-water mark too).
+	var maxTxn uint64
+	for _, ts := range s.tables {
+		for _, v := range ts.published.Txns {
+			maxTxn = max(maxTxn, uint64(v))
+		}
+	}
+	if err := w.EnsureNextSeq(maxTxn + 1); err != nil {
+		w.Close()
+		return nil, err
+	}
 	if err := s.replay(ctx); err != nil {
 		w.Close()
 		return nil, err

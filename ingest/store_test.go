@@ -143,6 +143,38 @@ func TestReplaySkipsEntriesWhoseFlushCommitted(t *testing.T) {
 	}
 }
 
+// After everything was flushed and the WAL is empty, rows written after a
+// restart must not be mistaken for flushed ones at the next restart.
+func TestRowsAfterFullFlushAndRestartSurvive(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	tbl := cpuTable(t)
+	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		if _, err := s.Insert(ctx, "cpu", rows(tbl, ts, ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.crash()
+	s = openStore(t, dir)
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, ts)); err != nil { // same bucket key
+		t.Fatal(err)
+	}
+	s.crash()
+	s = openStore(t, dir)
+	defer s.Close(ctx)
+	if f, b := count(t, s); f+int(b) != 7 {
+		t.Fatalf("%d rows in files + %d buffered, want 7", f, b)
+	}
+}
+
 func TestInsertRejectsNullTimeAndUnknownTable(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())

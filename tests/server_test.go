@@ -91,7 +91,17 @@ func freeAddr(t *testing.T) string {
 // accepts connections. Extra args and env entries are passed through.
 func startServer(t *testing.T, dataDir string, args []string, env ...string) *server {
 	t.Helper()
-	s := &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
+	s, died := launch(t, dataDir, args, env...)
+	if died != nil {
+		t.Fatalf("tsdb exited during start-up: %v\n%s", died, s.logs.String())
+	}
+	return s
+}
+
+// launch starts tsdb and waits until it is ready or has exited (died).
+func launch(t *testing.T, dataDir string, args []string, env ...string) (s *server, died error) {
+	t.Helper()
+	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
 	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)
 	s.cmd = exec.Command(binary, all...)
 	s.cmd.Env = append(os.Environ(), env...)
@@ -107,7 +117,10 @@ func startServer(t *testing.T, dataDir string, args []string, env ...string) *se
 		}
 		select {
 		case err := <-s.done:
-			t.Fatalf("tsdb exited during start-up: %v\n%s", err, s.logs.String())
+			if err == nil {
+				err = fmt.Errorf("exit status 0")
+			}
+			return s, err
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -124,7 +137,7 @@ func startServer(t *testing.T, dataDir string, args []string, env ...string) *se
 			t.Logf("tsdb log:\n%s", s.logs.String())
 		}
 	})
-	return s
+	return s, nil
 }
 
 // stop sends SIGTERM and waits for a clean exit.
@@ -158,17 +171,27 @@ func (s *server) port() string {
 // connect opens a pgx connection using the simple query protocol.
 func (s *server) connect(ctx context.Context) *pgx.Conn {
 	s.t.Helper()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	c, err := s.tryConnect(ctx)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("connect: %v", err)
+	}
+	return c
+}
+
+// tryConnect is connect for goroutines other than the test's, which must not
+// call t.Fatal; the server may be gone.
+func (s *server) tryConnect(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable&connect_timeout=10", s.pgAddr))
+	if err != nil {
+		return nil, err
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		s.t.Fatalf("connect: %v", err)
+		return nil, err
 	}
 	s.t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return c, nil
 }
 
 // psql runs the real psql binary with a script on stdin and returns its

@@ -27,6 +27,13 @@ import (
 // so badger's key order is sequence order.
 const keyPrefix = 'e'
 
+// nextSeqKey holds the sequence the next entry gets. It is written in every
+// commit, so sequences keep increasing across restarts even when every
+// entry has been deleted: callers compare sequences with what they recorded
+// elsewhere (the Delta txn versions), and a reused sequence would look
+// already flushed.
+var nextSeqKey = []byte("m/next")
+
 // headerSize is the CRC32-C that precedes every payload. badger checksums its
 // own files, but the CRC also catches a payload that was written wrongly by
 // us and makes corruption reportable with the entry's sequence.
@@ -131,12 +138,22 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 func (w *WAL) lastSeq() (uint64, error) {
 	var last uint64
 	err := w.db.View(func(txn *badger.Txn) error {
+		if item, err := txn.Get(nextSeqKey); err == nil {
+			if err := item.Value(func(v []byte) error {
+				if len(v) == 8 {
+					last = binary.BigEndian.Uint64(v) - 1
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{keyPrefix}})
 		defer it.Close()
 		// Seek past the largest possible key of the prefix.
 		it.Seek([]byte{keyPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 		if it.Valid() {
-			last = binary.BigEndian.Uint64(it.Item().Key()[1:])
+			last = max(last, binary.BigEndian.Uint64(it.Item().Key()[1:]))
 		}
 		return nil
 	})
@@ -253,7 +270,12 @@ func (w *WAL) commitGroup(group []*request) {
 	var pending []*request
 	txn := w.db.NewTransaction(true)
 	commit := func() {
-		err := txn.Commit()
+		var next [8]byte
+		binary.BigEndian.PutUint64(next[:], w.next.Load())
+		err := txn.Set(nextSeqKey, next[:])
+		if err == nil {
+			err = txn.Commit()
+		}
 		w.metrics.fsyncs.Inc()
 		for _, r := range pending {
 			r.err = err
@@ -331,6 +353,22 @@ func (e *TooLargeError) Error() string {
 // NextSeq returns the sequence the first appended entry will get. It is
 // meant for start-up, before any Append.
 func (w *WAL) NextSeq() uint64 { return w.next.Load() }
+
+// EnsureNextSeq raises the next sequence to at least seq and makes that
+// durable. Callers use it at start-up with the largest sequence their other
+// records (Delta txn versions) mention, before any Append.
+func (w *WAL) EnsureNextSeq(seq uint64) error {
+	if w.next.Load() >= seq {
+		return nil
+	}
+	w.next.Store(seq)
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], seq)
+	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(nextSeqKey, v[:]) }); err != nil {
+		return fmt.Errorf("wal: persist next sequence: %w", err)
+	}
+	return nil
+}
 
 // Replay calls fn for every entry in sequence order. An entry that cannot be
 // read back (badger error, checksum mismatch) is reported to onCorrupt,

@@ -66,6 +66,44 @@ func TestAppendReplayDeleteAcrossReopen(t *testing.T) {
 	}
 }
 
+// Sequences never go back, also when every entry was deleted before a
+// restart: a reused sequence would look already flushed.
+func TestSequencesSurviveDeletingEverything(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := w.Append(ctx, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Delete(ctx, []uint64{first, first + 1, first + 2}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.NextSeq(); got != 4 {
+		t.Fatalf("next sequence after deleting everything = %d, want 4", got)
+	}
+	if err := w.EnsureNextSeq(100); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if s, err := w.Append(ctx, [][]byte{[]byte("d")}); err != nil || s != 100 {
+		t.Fatalf("append after EnsureNextSeq(100): %d %v", s, err)
+	}
+}
+
 // Concurrent appends share fsyncs, get distinct sequences, and replay in order.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()

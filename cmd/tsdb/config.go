@@ -18,7 +18,16 @@ type config struct {
 	IdleFlush       time.Duration
 	FlushInterval   time.Duration
 	MemoryLimit     int64
+	SoftMemoryLimit int64
+	MaxBucketBytes  int64
+	SmallFileBytes  int64
+	LateMergeDelay  time.Duration
+	MaxWALLag       int64
+	WriteTimeout    time.Duration
+	ReaperTimeout   time.Duration
+	EngineMemory    int64
 	EngineThreads   int
+	Faults          string
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
@@ -45,12 +54,21 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.IdleFlush, "idle-flush", time.Minute, "flush a bucket whose time window has passed after this long without writes (env TSDB_IDLE_FLUSH)")
 	fs.DurationVar(&c.FlushInterval, "flush-interval", 0, "how often the flusher checks buckets; 0: a quarter of --idle-flush, at most 5s (env TSDB_FLUSH_INTERVAL)")
 	memDefault := defaultMemoryLimit()
-	var mem string
-	str(&mem, "memory-limit", formatBytes(memDefault), "memory budget (e.g. 512MiB, 4GiB); the query engine may use half of it")
+	var mem, soft, maxBucket, small, walLag, engineMem string
+	str(&mem, "memory-limit", formatBytes(memDefault), "hard limit of buffered rows in memory (e.g. 512MiB, 4GiB); writers wait there, then get SQLSTATE 53200")
+	str(&soft, "memory-soft-limit", "", "buffered bytes above which the largest buckets are flushed early (default: 3/4 of --memory-limit)")
+	str(&maxBucket, "max-bucket-bytes", "128MiB", "a bucket this large is cut into a file, also while it still receives rows")
+	str(&small, "small-file-bytes", "1MiB", "idle buckets smaller than this are held back and merged into one file")
+	fs.DurationVar(&c.LateMergeDelay, "late-merge-delay", 10*time.Minute, "longest time a small idle bucket is held back for merging (env TSDB_LATE_MERGE_DELAY)")
+	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", 30*time.Second, "how long a write waits for memory before SQLSTATE 53200 (env TSDB_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.ReaperTimeout, "reaper-timeout", 5*time.Minute, "free the per-table state of tables without buffered rows after this long idle (env TSDB_REAPER_TIMEOUT)")
+	str(&engineMem, "engine-memory-limit", "", "memory limit of the query engine (default: 2x --memory-limit, at least 512MiB); it also holds a copy of buffered rows")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 2*time.Minute, "how long shutdown may take to flush buffered rows (env TSDB_SHUTDOWN_TIMEOUT)")
+	str(&c.Faults, "faults", "", "fault injection for tests only, e.g. flush.after-commit=crash")
 
 	// Environment first, so that explicit flags override it.
 	var envErr error
@@ -70,9 +88,30 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	var err error
-	if c.MemoryLimit, err = parseBytes(mem); err != nil {
-		return nil, fmt.Errorf("--memory-limit: %w", err)
+	sizes := []struct {
+		name string
+		in   string
+		out  *int64
+	}{
+		{"memory-limit", mem, &c.MemoryLimit}, {"memory-soft-limit", soft, &c.SoftMemoryLimit},
+		{"max-bucket-bytes", maxBucket, &c.MaxBucketBytes}, {"small-file-bytes", small, &c.SmallFileBytes},
+		{"max-wal-lag", walLag, &c.MaxWALLag}, {"engine-memory-limit", engineMem, &c.EngineMemory},
+	}
+	for _, sz := range sizes {
+		if sz.in == "" {
+			continue
+		}
+		v, err := parseBytes(sz.in)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", sz.name, err)
+		}
+		*sz.out = v
+	}
+	if c.MemoryLimit <= 0 {
+		return nil, fmt.Errorf("--memory-limit must be positive")
+	}
+	if c.EngineMemory == 0 {
+		c.EngineMemory = max(2*c.MemoryLimit, 512<<20)
 	}
 	if c.BucketDuration < time.Second {
 		return nil, fmt.Errorf("--bucket-duration must be at least 1s, got %v", c.BucketDuration)

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"tsdb/ingest"
+	"tsdb/internal/fault"
 	"tsdb/pgwire"
 	"tsdb/planner"
 )
@@ -98,10 +100,19 @@ func newLogger(cfg *config, w io.Writer) (*slog.Logger, error) {
 // serve runs the server until ctx is canceled (SIGINT/SIGTERM), then shuts
 // down in order: stop accepting and close client connections, flush every
 // buffered row to Delta, close the engine and release the data directory.
+// /health answers 503 until the WAL is replayed and while writes would wait
+// for memory.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	dataDir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return err
+	}
+	faults, err := fault.Parse(cfg.Faults)
+	if err != nil {
+		return fmt.Errorf("--faults: %w", err)
+	}
+	if faults != nil {
+		logger.Warn("fault injection is on: this server will fail on purpose", "faults", cfg.Faults)
 	}
 	lock, err := lockDataDir(dataDir)
 	if err != nil {
@@ -111,15 +122,45 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var ready atomic.Pointer[ingest.Store]
+	errc := make(chan error, 2)
+	var httpSrv *http.Server
+	httpAddr := ""
+	if cfg.HTTPAddr != "" {
+		httpLn, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("listen on --http-addr %s: %w", cfg.HTTPAddr, err)
+		}
+		httpAddr = httpLn.Addr().String()
+		httpSrv = &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			httpSrv.Shutdown(sctx)
+			cancel()
+		}()
+	}
 
 	start := time.Now()
 	store, err := ingest.Open(ctx, ingest.Options{
-		DataDir:        dataDir,
-		BucketDuration: cfg.BucketDuration,
-		IdleFlush:      cfg.IdleFlush,
-		FlushInterval:  cfg.FlushInterval,
-		Logger:         logger.With("component", "ingest"),
-		Registerer:     reg,
+		DataDir:         dataDir,
+		BucketDuration:  cfg.BucketDuration,
+		IdleFlush:       cfg.IdleFlush,
+		FlushInterval:   cfg.FlushInterval,
+		MaxBucketBytes:  cfg.MaxBucketBytes,
+		SmallFileBytes:  cfg.SmallFileBytes,
+		LateMergeDelay:  cfg.LateMergeDelay,
+		MemoryLimit:     cfg.MemoryLimit,
+		SoftMemoryLimit: cfg.SoftMemoryLimit,
+		MaxWALLag:       cfg.MaxWALLag,
+		WriteTimeout:    cfg.WriteTimeout,
+		Faults:          faults,
+		Logger:          logger.With("component", "ingest"),
+		Registerer:      reg,
 	})
 	if err != nil {
 		return fmt.Errorf("open data dir %s: %w", dataDir, err)
@@ -130,9 +171,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return store.Close(sctx)
 	}
 	pl, err := planner.New(ctx, store, planner.EngineOptions{
-		TablesDir:   filepath.Join(dataDir, "tables"),
-		Threads:     cfg.EngineThreads,
-		MemoryLimit: cfg.MemoryLimit / 2,
+		TablesDir:     filepath.Join(dataDir, "tables"),
+		Threads:       cfg.EngineThreads,
+		MemoryLimit:   cfg.EngineMemory,
+		ReaperTimeout: cfg.ReaperTimeout,
 	}, logger.With("component", "planner"))
 	if err != nil {
 		shutdownStore()
@@ -145,35 +187,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		shutdownStore()
 		return fmt.Errorf("listen on --pg-addr %s: %w", cfg.PGAddr, err)
 	}
-	errc := make(chan error, 2)
 	go func() { errc <- pg.Serve(pgLn) }()
-
-	var httpSrv *http.Server
-	httpAddr := ""
-	if cfg.HTTPAddr != "" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/plain")
-			fmt.Fprintln(w, "ok")
-		})
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		httpLn, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			pg.Close()
-			pl.Close()
-			shutdownStore()
-			return fmt.Errorf("listen on --http-addr %s: %w", cfg.HTTPAddr, err)
-		}
-		httpAddr = httpLn.Addr().String()
-		httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
-			}
-		}()
-	}
+	ready.Store(store)
 	logger.Info("tsdb ready", "pg_addr", pgLn.Addr().String(), "http_addr", httpAddr, "data_dir", dataDir,
-		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(), "startup", time.Since(start).Round(time.Millisecond).String())
+		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(),
+		"memory_limit", formatBytes(cfg.MemoryLimit), "startup", time.Since(start).Round(time.Millisecond).String())
 
 	var serveErr error
 	select {
@@ -182,11 +200,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	case serveErr = <-errc:
 		logger.Error("listener failed; shutting down", "err", serveErr)
 	}
-	if httpSrv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		httpSrv.Shutdown(sctx)
-		cancel()
-	}
+	ready.Store(nil)
 	pg.Close()
 	storeErr := shutdownStore()
 	pl.Close()
@@ -195,4 +209,27 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	logger.Info("tsdb stopped")
 	return serveErr
+}
+
+// httpHandler serves /health and /metrics. /health is 200 only while the
+// server accepts writes.
+func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store]) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		store := ready.Load()
+		if store == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready: starting (replaying the WAL) or stopping")
+			return
+		}
+		if ok, why := store.AcceptingWrites(); !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not accepting writes:", why)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
 }
