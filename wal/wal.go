@@ -510,9 +510,9 @@ func (w *WAL) Close() error {
 }
 
 type metrics struct {
-	appends  prometheus.Counter
-	bytes    prometheus.Counter
-	deletes  prometheus.Counter
+	appends   prometheus.Counter
+	bytes     prometheus.Counter
+	deletes   prometheus.Counter
 	failures  prometheus.Counter
 	fsyncs    prometheus.Counter
 	corrupt   prometheus.Counter
