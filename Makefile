@@ -9,7 +9,7 @@ GO      ?= go
 BIN     := bin/tsdb
 SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 
-.PHONY: build run test test-unit test-e2e lint fmt deps clean
+.PHONY: build run test test-unit test-e2e bench lint fmt deps clean
 
 build: $(BIN)
 
@@ -40,6 +40,13 @@ test-unit:
 
 test-e2e: deps build
 	$(GO) test -count=1 -v ./tests/
+
+## bench: speed and memory goals (not part of `make test`): group commit
+## (acknowledged rows/s from 1 and 32 connections against the real server)
+## and WAL replay rate.
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 5000x ./tests/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/
 
 lint:
 	$(GO) vet ./...

@@ -37,6 +37,19 @@ func openWith(t *testing.T, dir string, o Options) *Store {
 	return s
 }
 
+func tableB(b *testing.B, s *Store) schema.Table {
+	b.Helper()
+	tbl, err := schema.New("cpu", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Int64}, {Name: "pad", Type: schema.Text}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.CreateTable(context.Background(), tbl, false); err != nil {
+		b.Fatal(err)
+	}
+	tbl, _ = s.Table("cpu")
+	return tbl
+}
+
 func table(t *testing.T, s *Store, name string) schema.Table {
 	t.Helper()
 	tbl, err := schema.New(name, []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Int64}, {Name: "pad", Type: schema.Text}})

@@ -72,21 +72,30 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	var tables []string
 	if len(sel.ValuesLists) > 0 {
 		for _, row := range sel.ValuesLists {
-			items := row.GetList().GetItems()
-			if len(items) > len(targets) {
-				return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
-			}
-			if len(items) < len(targets) {
+			if n := len(row.GetList().GetItems()); n != len(targets) {
+				if n > len(targets) {
+					return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+				}
 				return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 			}
+			for j, item := range row.GetList().GetItems() {
+				if item.GetSetToDefault() != nil {
+					row.GetList().Items[j] = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+				}
+			}
+		}
+		if rec, ok := literalValues(tbl, targets, sel.ValuesLists); ok {
+			n, err := s.p.store.Insert(ctx, name, rec)
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+		}
+		for _, row := range sel.ValuesLists {
+			items := row.GetList().GetItems()
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
-				if item.GetSetToDefault() != nil {
-					item = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
-				}
-				if col.Type.IsTimestamp() {
-					item = normalizeTimestampLiteral(item)
-				}
+				item = normalizeLiteral(col.Type, item)
 				// Cast every cell on its own: DuckDB cannot unify a VALUES
 				// column of text and timestamptz, PostgreSQL casts per cell.
 				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
@@ -214,6 +223,25 @@ func appendAs[T any](b interface{ Append(T) }, v any) error {
 // separated by a space ('… 20:16:22.646325 +0000'): PostgreSQL accepts it,
 // DuckDB reads the offset as an unknown time zone name.
 var pgOffsetWithSpace = regexp.MustCompile(`^(.*\d)\s+([+-]\d{2}(?::?\d{2})?)$`)
+
+// normalizeLiteral rewrites string literals that PostgreSQL accepts for a
+// column type and DuckDB does not.
+func normalizeLiteral(ty schema.Type, n *pg_query.Node) *pg_query.Node {
+	switch {
+	case ty.IsTimestamp():
+		return normalizeTimestampLiteral(n)
+	case ty == schema.Bool:
+		if c := n.GetAConst(); c != nil && c.GetSval() != nil {
+			switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
+			case "on", "yes", "y":
+				return pg_query.MakeAConstStrNode("true", c.Location)
+			case "off", "no", "n":
+				return pg_query.MakeAConstStrNode("false", c.Location)
+			}
+		}
+	}
+	return n
+}
 
 // normalizeTimestampLiteral rewrites the string literals PostgreSQL accepts
 // for timestamps and DuckDB does not: a spaced numeric offset, and the

@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 
 // server is a running tsdb process.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	dataDir string
 	pgAddr  string
 	cmd     *exec.Cmd
@@ -77,7 +77,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,6 +85,16 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// startServerB is startServer for benchmarks.
+func startServerB(b *testing.B, dataDir string, args ...string) *server {
+	b.Helper()
+	s, died := launch(b, dataDir, args)
+	if died != nil {
+		b.Fatalf("tsdb exited during start-up: %v\n%s", died, s.logs.String())
+	}
+	return s
 }
 
 // startServer starts tsdb on dataDir with free ports and waits until it
@@ -99,7 +109,7 @@ func startServer(t *testing.T, dataDir string, args []string, env ...string) *se
 }
 
 // launch starts tsdb and waits until it is ready or has exited (died).
-func launch(t *testing.T, dataDir string, args []string, env ...string) (s *server, died error) {
+func launch(t testing.TB, dataDir string, args []string, env ...string) (s *server, died error) {
 	t.Helper()
 	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
 	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)

@@ -1,0 +1,286 @@
+package planner
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/schema"
+)
+
+// literalValues converts INSERT … VALUES whose cells are all plain literals
+// straight into an Arrow record, without a round trip through DuckDB (which
+// costs a query plan per statement). It only takes conversions whose result
+// is unambiguous; for anything else (expressions, function calls, casts to
+// other types, values that need rounding or a time zone) it returns false
+// and the statement goes through DuckDB, so the result is the same either
+// way.
+func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node) (arrow.RecordBatch, bool) {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	pos := make([]int, len(tbl.Columns))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for j, t := range targets {
+		pos[t] = j
+	}
+	for _, row := range rows {
+		items := row.GetList().GetItems()
+		if len(items) != len(targets) {
+			return nil, false
+		}
+		for ci, col := range tbl.Columns {
+			if pos[ci] < 0 {
+				bld.Field(ci).AppendNull()
+				continue
+			}
+			if !appendLiteral(bld.Field(ci), col.Type, items[pos[ci]]) {
+				return nil, false
+			}
+		}
+	}
+	return bld.NewRecordBatch(), true
+}
+
+// literal is a constant cell: its kind and text.
+type literal struct {
+	kind byte // 'i' integer, 'f' decimal, 's' string, 'b' boolean, 'n' null
+	text string
+	b    bool
+	i    int64
+}
+
+func constOf(n *pg_query.Node) (literal, bool) {
+	c := n.GetAConst()
+	if c == nil {
+		// 'x'::type where the type is the column's own is a plain literal
+		// too; casts to other types are left to DuckDB.
+		return literal{}, false
+	}
+	if c.Isnull {
+		return literal{kind: 'n'}, true
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		return literal{kind: 'i', i: int64(v.Ival.Ival), text: strconv.FormatInt(int64(v.Ival.Ival), 10)}, true
+	case *pg_query.A_Const_Fval:
+		return literal{kind: 'f', text: v.Fval.Fval}, true
+	case *pg_query.A_Const_Sval:
+		return literal{kind: 's', text: v.Sval.Sval}, true
+	case *pg_query.A_Const_Boolval:
+		return literal{kind: 'b', b: v.Boolval.Boolval}, true
+	}
+	return literal{}, false
+}
+
+func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
+	lit, ok := constOf(n)
+	if !ok {
+		return false
+	}
+	if lit.kind == 'n' {
+		b.AppendNull()
+		return true
+	}
+	switch ty {
+	case schema.Int64, schema.Int32, schema.Int16:
+		var v int64
+		switch lit.kind {
+		case 'i':
+			v = lit.i
+		case 'f':
+			// A decimal literal can still be a whole number out of int32
+			// range ("9007199254740993"); fractions need rounding rules.
+			x, err := strconv.ParseInt(lit.text, 10, 64)
+			if err != nil {
+				return false
+			}
+			v = x
+		case 's':
+			x, err := strconv.ParseInt(strings.TrimSpace(lit.text), 10, 64)
+			if err != nil {
+				return false
+			}
+			v = x
+		default:
+			return false
+		}
+		switch bb := b.(type) {
+		case *array.Int64Builder:
+			bb.Append(v)
+		case *array.Int32Builder:
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				return false
+			}
+			bb.Append(int32(v))
+		case *array.Int16Builder:
+			if v < math.MinInt16 || v > math.MaxInt16 {
+				return false
+			}
+			bb.Append(int16(v))
+		default:
+			return false
+		}
+	case schema.Float64, schema.Float32:
+		var f float64
+		switch lit.kind {
+		case 'i':
+			if lit.i > 1<<53 || lit.i < -(1<<53) {
+				return false
+			}
+			f = float64(lit.i)
+		case 'f', 's':
+			x, ok := parseFloat(lit.text)
+			if !ok {
+				return false
+			}
+			f = x
+		default:
+			return false
+		}
+		switch bb := b.(type) {
+		case *array.Float64Builder:
+			bb.Append(f)
+		case *array.Float32Builder:
+			if !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+				return false
+			}
+			bb.Append(float32(f))
+		default:
+			return false
+		}
+	case schema.Bool:
+		var v bool
+		switch lit.kind {
+		case 'b':
+			v = lit.b
+		case 's':
+			switch strings.ToLower(strings.TrimSpace(lit.text)) {
+			case "t", "true", "yes", "y", "on", "1":
+				v = true
+			case "f", "false", "no", "n", "off", "0":
+				v = false
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+		b.(*array.BooleanBuilder).Append(v)
+	case schema.Text:
+		if lit.kind != 's' {
+			return false
+		}
+		b.(*array.StringBuilder).Append(lit.text)
+	case schema.Timestamptz, schema.Timestamp:
+		if lit.kind != 's' {
+			return false
+		}
+		micros, hasZone, ok := parseTimestamp(lit.text)
+		// A zone on a timestamp without time zone is ignored by PostgreSQL
+		// and interpreted by DuckDB: leave that to DuckDB.
+		if !ok || (ty == schema.Timestamp && hasZone) {
+			return false
+		}
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(micros))
+	default:
+		return false
+	}
+	return true
+}
+
+// parseFloat reads decimal text, NaN and ±Infinity as PostgreSQL does.
+func parseFloat(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "nan":
+		return math.NaN(), true
+	case "infinity", "+infinity", "inf", "+inf":
+		return math.Inf(1), true
+	case "-infinity", "-inf":
+		return math.Inf(-1), true
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r == '.' || r == '-' || r == '+' || r == 'e' || r == 'E') {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+// parseTimestamp reads the ISO forms clients send: YYYY-MM-DD, optionally
+// followed by [T ]HH:MM[:SS[.ffffff]] and a zone (Z, ±HH, ±HHMM, ±HH:MM),
+// interpreted in UTC when no zone is given (tsdb's engine runs in UTC).
+// More than microsecond precision, other zones and other forms are left to
+// DuckDB.
+func parseTimestamp(s string) (micros int64, hasZone, ok bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false, false
+	}
+	offset := 0
+	if rest := s[10:]; len(rest) > 0 {
+		if strings.HasSuffix(rest, "Z") || strings.HasSuffix(rest, "z") {
+			s, hasZone = strings.TrimRight(s[:len(s)-1], " "), true
+		} else if i := strings.LastIndexAny(rest, "+-"); i >= 0 {
+			zone := strings.ReplaceAll(rest[i+1:], ":", "")
+			if len(zone) != 2 && len(zone) != 4 {
+				return 0, false, false
+			}
+			hh, err1 := strconv.Atoi(zone[:2])
+			mm := 0
+			var err2 error
+			if len(zone) == 4 {
+				mm, err2 = strconv.Atoi(zone[2:])
+			}
+			if err1 != nil || err2 != nil || hh > 15 || mm > 59 {
+				return 0, false, false
+			}
+			offset = (hh*60 + mm) * 60
+			if rest[i] == '-' {
+				offset = -offset
+			}
+			s, hasZone = strings.TrimRight(s[:10+i], " "), true
+		}
+	}
+	var layout string
+	switch {
+	case len(s) == 10:
+		layout = "2006-01-02"
+	case len(s) >= 16 && (s[10] == ' ' || s[10] == 'T'):
+		if s[10] == 'T' {
+			s = s[:10] + " " + s[11:]
+		}
+		layout = "2006-01-02 15:04"
+		if len(s) >= 19 {
+			layout = "2006-01-02 15:04:05"
+			if len(s) > 19 {
+				if s[19] != '.' || len(s) > 26 || len(s) == 20 {
+					return 0, false, false
+				}
+				for _, r := range s[20:] {
+					if r < '0' || r > '9' {
+						return 0, false, false
+					}
+				}
+			}
+		} else if len(s) != 16 {
+			return 0, false, false
+		}
+	default:
+		return 0, false, false
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil || t.Year() < 1 {
+		return 0, false, false
+	}
+	return t.UnixMicro() - int64(offset)*1_000_000, hasZone, true
+}
