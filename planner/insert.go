@@ -130,12 +130,12 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	}
 	q := fmt.Sprintf("SELECT %s FROM (%s) AS v(%s)", strings.Join(exprs, ", "), src, strings.Join(aliases, ", "))
 
-	b, err := s.bind(ctx, tables)
+	b, err := s.bind(ctx, tables, sel)
 	if err != nil {
 		return nil, err
 	}
 	rec, err := s.evaluate(ctx, tbl, q)
-	b.done()
+	b.done(err == nil)
 	if err != nil {
 		return nil, err
 	}

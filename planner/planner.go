@@ -14,6 +14,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"google.golang.org/protobuf/proto"
+
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -213,59 +215,100 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
 }
 
-// bound is the engine state a statement reads: a temporary view per table
-// pinned to one snapshot, released by done.
+// bound is the engine state a statement reads: a transaction on the
+// session's connection and a temporary view per table pinned to one
+// snapshot, released by done.
 type bound struct {
-	s     *Session
-	epoch uint64
-	views []string
-	snaps []*ingest.Snapshot
+	s      *Session
+	epoch  uint64
+	inTx   bool
+	views  []string
+	pruned []*pruned
 }
 
 // bind pins an epoch, takes a snapshot of each table, makes sure the
-// snapshot's buffered batches are in the mirror and creates, on the
-// session's connection, a temporary view per table that unions the snapshot's
-// Parquet files and its mirrored batches. Temporary views are private to the
-// connection and shadow nothing else: tsdb tables exist in DuckDB only as
-// these views.
-func (s *Session) bind(ctx context.Context, tables []string) (*bound, error) {
+// snapshot's buffered batches are in the mirror, opens a transaction,
+// computes the time range the statement (root, may be nil) needs of each
+// table, and creates a temporary view per table over the snapshot's files
+// and mirrored batches in that range. Temporary views are private to the
+// connection: tsdb tables exist in DuckDB only as these views.
+func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
 	b := &bound{s: s, epoch: s.p.mirror.epochs.pin()}
+	snaps := make([]*ingest.Snapshot, 0, len(tables))
+	schemas := map[string]schema.Table{}
 	for _, name := range tables {
 		snap, err := s.p.store.Snapshot(name)
 		if err != nil {
-			b.done()
+			b.done(false)
 			return nil, err
 		}
+		// Mirroring happens outside the query's transaction: what one
+		// session appends must be committed before others rely on it.
 		if err := s.p.mirror.ensure(ctx, s.conn, snap); err != nil {
-			b.done()
+			b.done(false)
 			return nil, mapDuckError(err)
 		}
-		if _, err := s.conn.ExecContext(ctx, viewSQL(snap)); err != nil {
-			b.done()
+		snaps = append(snaps, snap)
+		schemas[name] = snap.Table
+	}
+	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		b.done(false)
+		return nil, mapDuckError(err)
+	}
+	b.inTx = true
+	ranges := map[string]interval{}
+	if root != nil && len(snaps) > 0 {
+		var err error
+		ranges, err = planTimeRanges(root, schemas).evaluate(ctx, s.conn, s.p.pgVersion, schemas)
+		if err != nil {
+			b.done(false)
+			return nil, err
+		}
+	}
+	for _, snap := range snaps {
+		r, ok := ranges[snap.Table.Name]
+		if !ok {
+			r = fullRange
+		}
+		pr := prune(snap, r)
+		if _, err := s.conn.ExecContext(ctx, viewSQL(pr)); err != nil {
+			b.done(false)
 			return nil, mapDuckError(err)
 		}
-		b.views = append(b.views, name)
-		b.snaps = append(b.snaps, snap)
+		b.views = append(b.views, snap.Table.Name)
+		b.pruned = append(b.pruned, pr)
 	}
 	return b, nil
 }
 
-// done drops the views and unpins the epoch.
-func (b *bound) done() {
+// done drops the views, ends the transaction and unpins the epoch.
+func (b *bound) done(commit bool) {
+	// A fresh context: cleanup must run even if the query was canceled.
+	ctx := context.Background()
 	for _, v := range b.views {
-		// A fresh context: cleanup must run even if the query was canceled.
-		if _, err := b.s.conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(v)); err != nil {
-			b.s.p.logger.Warn("cannot drop query view", "view", v, "err", err)
+		if _, err := b.s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(v)); err != nil {
+			commit = false
 		}
 	}
 	b.views = nil
+	if b.inTx {
+		end := "ROLLBACK"
+		if commit {
+			end = "COMMIT"
+		}
+		if _, err := b.s.conn.ExecContext(ctx, end); err != nil && commit {
+			b.s.conn.ExecContext(ctx, "ROLLBACK")
+		}
+		b.inTx = false
+	}
 	b.s.p.mirror.epochs.unpin(b.epoch)
 }
 
-// viewSQL builds the view of one table snapshot: its files and its buffered
-// batches, each row exactly once (a row is either in a committed file or in
-// a batch of the snapshot, never both).
-func viewSQL(snap *ingest.Snapshot) string {
+// viewSQL builds the view of one pruned table snapshot: its files and its
+// buffered batches in range, each row exactly once (a row is either in a
+// committed file or in a batch of the snapshot, never both).
+func viewSQL(p *pruned) string {
+	snap := p.snap
 	cols := make([]string, len(snap.Table.Columns))
 	for i, c := range snap.Table.Columns {
 		q := schema.QuoteIdent(c.Name)
@@ -277,42 +320,42 @@ func viewSQL(snap *ingest.Snapshot) string {
 	}
 	list := strings.Join(cols, ", ")
 	var parts []string
-	if len(snap.FilePaths) > 0 {
-		paths := make([]string, len(snap.FilePaths))
-		for i, p := range snap.FilePaths {
-			paths[i] = schema.QuoteString(p)
+	if len(p.files) > 0 {
+		paths := make([]string, len(p.files))
+		for i, f := range p.files {
+			paths[i] = schema.QuoteString(f)
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", list, strings.Join(paths, ", ")))
 	}
-	ids := make([]uint64, len(snap.Batches))
-	for i, b := range snap.Batches {
-		ids[i] = b.ID
-	}
-	parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(ids)))
+	parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(p.batchIDs)))
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
 }
 
 // query runs a row-returning statement over bound views.
 func (s *Session) query(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string) (*Result, error) {
-	b, err := s.bind(ctx, tables)
+	var root proto.Message
+	if sel != nil {
+		root = sel
+	}
+	b, err := s.bind(ctx, tables, root)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.conn.QueryContext(ctx, text)
 	if err != nil {
-		b.done()
+		b.done(false)
 		return nil, mapDuckError(err)
 	}
 	names, err := rows.Columns()
 	if err != nil {
 		rows.Close()
-		b.done()
+		b.done(false)
 		return nil, mapDuckError(err)
 	}
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		rows.Close()
-		b.done()
+		b.done(false)
 		return nil, mapDuckError(err)
 	}
 	if sel != nil {
@@ -328,7 +371,7 @@ func (s *Session) query(ctx context.Context, text string, tables []string, sel *
 	for i := range names {
 		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
 	}
-	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), b.done)}, nil
+	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), func() { b.done(true) })}, nil
 }
 
 // explain shows, per table, the layers a query reads, then DuckDB's plan.
@@ -345,19 +388,31 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.bind(ctx, r.tables)
+	b, err := s.bind(ctx, r.tables, sel)
 	if err != nil {
 		return nil, err
 	}
-	defer b.done()
+	defer b.done(true)
 	var lines [][]any
-	for _, snap := range b.snaps {
+	for _, p := range b.pruned {
 		var rows int64
-		for _, bt := range snap.Batches {
+		for _, bt := range p.snap.Batches {
 			rows += bt.Rec.NumRows()
 		}
+		layers := []string{}
+		if len(p.files) > 0 {
+			layers = append(layers, "Delta files")
+		}
+		if len(p.batchIDs) > 0 {
+			layers = append(layers, "MemBuffer")
+		}
+		if len(layers) == 0 {
+			layers = append(layers, "none")
+		}
 		lines = append(lines,
-			[]any{fmt.Sprintf("Table %s: Delta version %d, %d files (%d kept, 0 pruned); MemBuffer %d batches, %d rows", snap.Table.Name, snap.DeltaVersion, len(snap.Files), len(snap.Files), len(snap.Batches), rows)})
+			[]any{fmt.Sprintf("tsdb table %s: time range %s; reads %s", p.snap.Table.Name, formatRange(p.rng), strings.Join(layers, " + "))},
+			[]any{fmt.Sprintf("  Delta version %d: %d files kept, %d pruned", p.snap.DeltaVersion, len(p.files), p.filesPruned)},
+			[]any{fmt.Sprintf("  MemBuffer: %d buckets kept, %d pruned (%d of %d batches, %d rows buffered)", p.bucketsKept, p.bucketsPruned, len(p.batchIDs), len(p.snap.Batches), rows)})
 	}
 	rows, err := s.conn.QueryContext(ctx, "EXPLAIN "+inner)
 	if err != nil {

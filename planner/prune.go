@@ -1,0 +1,411 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"tsdb/ingest"
+	"tsdb/internal/schema"
+)
+
+// interval is an inclusive range of UTC micros.
+type interval struct{ lo, hi int64 }
+
+var fullRange = interval{math.MinInt64, math.MaxInt64}
+
+func (a interval) intersect(b interval) interval { return interval{max(a.lo, b.lo), min(a.hi, b.hi)} }
+func (a interval) hull(b interval) interval      { return interval{min(a.lo, b.lo), max(a.hi, b.hi)} }
+func (a interval) overlaps(lo, hi int64) bool    { return lo <= a.hi && hi >= a.lo }
+func (a interval) empty() bool                   { return a.lo > a.hi }
+
+// constraint is what a WHERE clause says about one table reference's time
+// column, before its constant expressions are evaluated.
+type constraint interface{}
+
+type (
+	cAnd []constraint
+	cOr  []constraint
+	cCmp struct {
+		op   string
+		expr int
+	} // time <op> exprs[expr]
+	cIn      []int
+	cBetween struct {
+		lo, hi    int
+		symmetric bool
+	}
+	cAny struct{} // says nothing usable
+)
+
+// timePlan collects the constraints of every reference to a tsdb table and
+// the constant expressions they need.
+type timePlan struct {
+	exprs []*pg_query.Node
+	refs  map[string][]constraint // table → one constraint per reference
+}
+
+// planTimeRanges walks every SELECT in the tree. For each FROM item naming a
+// tsdb table it records what that SELECT's WHERE says about the table's
+// time column. A table referenced anywhere without such a bound is read in
+// full. The ranges only decide which files and buffered batches a query
+// reads; DuckDB still evaluates the WHERE on every row, so a range that is
+// too wide costs time, never correctness.
+func planTimeRanges(root proto.Message, tables map[string]schema.Table) *timePlan {
+	p := &timePlan{refs: map[string][]constraint{}}
+	_ = walk(root.ProtoReflect(), func(m proto.Message) error {
+		sel, ok := m.(*pg_query.SelectStmt)
+		if !ok {
+			return nil
+		}
+		type ref struct {
+			table, alias string
+		}
+		var direct []ref
+		others := 0
+		var visit func(n *pg_query.Node)
+		visit = func(n *pg_query.Node) {
+			switch {
+			case n.GetRangeVar() != nil:
+				rv := n.GetRangeVar()
+				if t, ok := tables[rv.Relname]; ok && (rv.Schemaname == "" || strings.EqualFold(rv.Schemaname, "public")) {
+					alias := rv.Relname
+					if rv.Alias != nil && rv.Alias.Aliasname != "" {
+						alias = rv.Alias.Aliasname
+					}
+					direct = append(direct, ref{t.Name, alias})
+				} else {
+					others++
+				}
+			case n.GetJoinExpr() != nil:
+				visit(n.GetJoinExpr().Larg)
+				visit(n.GetJoinExpr().Rarg)
+			default:
+				others++
+			}
+		}
+		for _, f := range sel.FromClause {
+			visit(f)
+		}
+		for _, r := range direct {
+			t := tables[r.table]
+			col := t.TimeColumn().Name
+			// An unqualified column name is only this table's when nothing
+			// else in FROM could have a column of that name.
+			unqualifiedOK := others == 0
+			for _, o := range direct {
+				if o != r {
+					if ot := tables[o.table]; ot.ColumnIndex(col) >= 0 {
+						unqualifiedOK = false
+					}
+				}
+			}
+			var c constraint = cAny{}
+			if sel.WhereClause != nil {
+				c = p.constraintOf(sel.WhereClause, r.alias, col, unqualifiedOK)
+			}
+			p.refs[r.table] = append(p.refs[r.table], c)
+		}
+		return nil
+	})
+	return p
+}
+
+// isTimeColumn reports whether n names the reference's time column.
+func isTimeColumn(n *pg_query.Node, alias, col string, unqualifiedOK bool) bool {
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return false
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return false
+		}
+		parts = append(parts, s.Sval)
+	}
+	switch len(parts) {
+	case 1:
+		return unqualifiedOK && parts[0] == col
+	case 2:
+		return parts[0] == alias && parts[1] == col
+	}
+	return false
+}
+
+// stableFunctions may appear in a bound: their value does not change within
+// a statement (DuckDB's now() is the transaction's start).
+var stableFunctions = map[string]bool{
+	"now": true, "to_timestamp": true, "date_trunc": true, "time_bucket": true, "make_timestamp": true,
+	"make_timestamptz": true, "timezone": true, "current_timestamp": true, "epoch_ms": true,
+}
+
+// isConstant reports whether an expression can be evaluated once, before
+// the query: literals, casts, interval arithmetic and stable functions of
+// those.
+func isConstant(n *pg_query.Node) bool {
+	switch {
+	case n.GetAConst() != nil:
+		return true
+	case n.GetTypeCast() != nil:
+		return isConstant(n.GetTypeCast().Arg)
+	case n.GetSqlvalueFunction() != nil:
+		return true
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		if !stableFunctions[lastName(fc.Funcname)] || fc.AggStar || fc.Over != nil {
+			return false
+		}
+		for _, a := range fc.Args {
+			if !isConstant(a) {
+				return false
+			}
+		}
+		return true
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			return false
+		}
+		op := lastName(e.Name)
+		if op != "+" && op != "-" && op != "*" && op != "/" {
+			return false
+		}
+		return (e.Lexpr == nil || isConstant(e.Lexpr)) && isConstant(e.Rexpr)
+	}
+	return false
+}
+
+var flipOp = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+
+func (p *timePlan) addExpr(n *pg_query.Node) int {
+	p.exprs = append(p.exprs, n)
+	return len(p.exprs) - 1
+}
+
+func (p *timePlan) constraintOf(n *pg_query.Node, alias, col string, unqualifiedOK bool) constraint {
+	switch {
+	case n.GetBoolExpr() != nil:
+		b := n.GetBoolExpr()
+		var parts []constraint
+		for _, a := range b.Args {
+			parts = append(parts, p.constraintOf(a, alias, col, unqualifiedOK))
+		}
+		switch b.Boolop {
+		case pg_query.BoolExprType_AND_EXPR:
+			return cAnd(parts)
+		case pg_query.BoolExprType_OR_EXPR:
+			return cOr(parts)
+		}
+		return cAny{}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		op := lastName(e.Name)
+		switch e.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_OP:
+			if _, ok := flipOp[op]; !ok {
+				return cAny{}
+			}
+			if isTimeColumn(e.Lexpr, alias, col, unqualifiedOK) && isConstant(e.Rexpr) {
+				return cCmp{op: op, expr: p.addExpr(e.Rexpr)}
+			}
+			if isTimeColumn(e.Rexpr, alias, col, unqualifiedOK) && e.Lexpr != nil && isConstant(e.Lexpr) {
+				return cCmp{op: flipOp[op], expr: p.addExpr(e.Lexpr)}
+			}
+		case pg_query.A_Expr_Kind_AEXPR_IN:
+			if op != "=" || !isTimeColumn(e.Lexpr, alias, col, unqualifiedOK) {
+				return cAny{}
+			}
+			var in cIn
+			for _, it := range e.Rexpr.GetList().GetItems() {
+				if !isConstant(it) {
+					return cAny{}
+				}
+				in = append(in, p.addExpr(it))
+			}
+			if len(in) == 0 {
+				return cAny{}
+			}
+			return in
+		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM:
+			items := e.Rexpr.GetList().GetItems()
+			if !isTimeColumn(e.Lexpr, alias, col, unqualifiedOK) || len(items) != 2 || !isConstant(items[0]) || !isConstant(items[1]) {
+				return cAny{}
+			}
+			return cBetween{lo: p.addExpr(items[0]), hi: p.addExpr(items[1]), symmetric: e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM}
+		}
+	}
+	return cAny{}
+}
+
+// evaluate computes the constant expressions in one engine query, on the
+// connection and inside the transaction the query itself runs in, so that
+// now() has the same value in both.
+func (p *timePlan) evaluate(ctx context.Context, conn *sql.Conn, version int32, tables map[string]schema.Table) (map[string]interval, error) {
+	out := map[string]interval{}
+	if len(p.refs) == 0 {
+		return out, nil
+	}
+	vals := make([]int64, len(p.exprs))
+	if len(p.exprs) > 0 {
+		var cols []string
+		for _, e := range p.exprs {
+			txt, err := deparseExpr(version, e)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, fmt.Sprintf("epoch_us(CAST((%s) AS TIMESTAMPTZ))", txt))
+		}
+		dest := make([]any, len(vals))
+		for i := range vals {
+			dest[i] = &sql.NullInt64{}
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT "+strings.Join(cols, ", ")).Scan(dest...); err != nil {
+			// Bounds are an optimisation: if they cannot be computed the
+			// query reads everything and reports its own errors.
+			for t := range p.refs {
+				out[t] = fullRange
+			}
+			return out, nil
+		}
+		for i, d := range dest {
+			n := d.(*sql.NullInt64)
+			if !n.Valid {
+				for t := range p.refs {
+					out[t] = fullRange
+				}
+				return out, nil
+			}
+			vals[i] = n.Int64
+		}
+	}
+	for t, cs := range p.refs {
+		r := interval{math.MaxInt64, math.MinInt64}
+		for _, c := range cs {
+			r = r.hull(rangeOf(c, vals))
+		}
+		out[t] = r
+	}
+	return out, nil
+}
+
+func rangeOf(c constraint, vals []int64) interval {
+	switch c := c.(type) {
+	case cAnd:
+		r := fullRange
+		for _, x := range c {
+			r = r.intersect(rangeOf(x, vals))
+		}
+		return r
+	case cOr:
+		r := interval{math.MaxInt64, math.MinInt64}
+		for _, x := range c {
+			r = r.hull(rangeOf(x, vals))
+		}
+		return r
+	case cCmp:
+		v := vals[c.expr]
+		switch c.op {
+		case "<":
+			return interval{math.MinInt64, v - 1}
+		case "<=":
+			return interval{math.MinInt64, v}
+		case ">":
+			return interval{v + 1, math.MaxInt64}
+		case ">=":
+			return interval{v, math.MaxInt64}
+		case "=":
+			return interval{v, v}
+		}
+	case cIn:
+		r := interval{math.MaxInt64, math.MinInt64}
+		for _, i := range c {
+			r = r.hull(interval{vals[i], vals[i]})
+		}
+		return r
+	case cBetween:
+		lo, hi := vals[c.lo], vals[c.hi]
+		if c.symmetric && lo > hi {
+			lo, hi = hi, lo
+		}
+		return interval{lo, hi}
+	}
+	return fullRange
+}
+
+// deparseExpr renders one expression as SQL (by deparsing SELECT expr).
+func deparseExpr(version int32, n *pg_query.Node) (string, error) {
+	sel := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{
+		TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: n}}}},
+	}}}
+	s, err := deparse(version, sel)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(s, "SELECT "), nil
+}
+
+// pruned is a snapshot reduced to the files and batches a time range needs.
+type pruned struct {
+	snap                       *ingest.Snapshot
+	files                      []string
+	batchIDs                   []uint64
+	filesPruned, batchesPruned int
+	bucketsKept, bucketsPruned int
+	rng                        interval
+}
+
+func prune(snap *ingest.Snapshot, r interval) *pruned {
+	p := &pruned{snap: snap, rng: r}
+	for i, f := range snap.Files {
+		if r.overlaps(f.MinTime, f.MaxTime) {
+			p.files = append(p.files, snap.FilePaths[i])
+		} else {
+			p.filesPruned++
+		}
+	}
+	buckets := map[[2]int64]bool{}
+	for _, b := range snap.Batches {
+		k := [2]int64{b.Key.Start, b.Key.End}
+		if r.overlaps(b.MinTime, b.MaxTime) {
+			p.batchIDs = append(p.batchIDs, b.ID)
+			buckets[k] = true
+		} else {
+			p.batchesPruned++
+			if _, seen := buckets[k]; !seen {
+				buckets[k] = false
+			}
+		}
+	}
+	for _, kept := range buckets {
+		if kept {
+			p.bucketsKept++
+		} else {
+			p.bucketsPruned++
+		}
+	}
+	return p
+}
+
+func formatRange(r interval) string {
+	f := func(v int64) string {
+		switch v {
+		case math.MinInt64:
+			return "-infinity"
+		case math.MaxInt64:
+			return "infinity"
+		}
+		return time.UnixMicro(v).UTC().Format("2006-01-02 15:04:05.999999+00")
+	}
+	if r == fullRange {
+		return "all time"
+	}
+	return "[" + f(r.lo) + ", " + f(r.hi) + "]"
+}
