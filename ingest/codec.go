@@ -28,7 +28,53 @@ import (
 const (
 	entryVersion = 1
 	kindRows     = 1
+	kindDML      = 2
 )
+
+// A DML entry (kind 2) holds, after the version and kind bytes: uvarint
+// len + table name, uvarint len + table id, uvarint len + operation
+// (DELETE/UPDATE), uvarint len + the statement's SQL with now() already
+// replaced by the statement's time, so that replay is deterministic.
+type dmlEntry struct {
+	table, tableID, op, sql string
+}
+
+func encodeDMLEntry(e dmlEntry) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte(entryVersion)
+	buf.WriteByte(kindDML)
+	var tmp [binary.MaxVarintLen64]byte
+	for _, s := range []string{e.table, e.tableID, e.op, e.sql} {
+		buf.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(s)))])
+		buf.WriteString(s)
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeDMLEntry(p []byte) (dmlEntry, error) {
+	if len(p) < 2 || p[0] != entryVersion || p[1] != kindDML {
+		return dmlEntry{}, errors.New("not a DML entry")
+	}
+	r := bytes.NewReader(p[2:])
+	var strs [4]string
+	for i := range strs {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(r.Len()) {
+			return dmlEntry{}, errShortEntry
+		}
+		b := make([]byte, n)
+		r.Read(b)
+		strs[i] = string(b)
+	}
+	return dmlEntry{table: strs[0], tableID: strs[1], op: strs[2], sql: strs[3]}, nil
+}
+
+func entryKind(p []byte) byte {
+	if len(p) < 2 {
+		return 0
+	}
+	return p[1]
+}
 
 type entry struct {
 	table   string

@@ -314,9 +314,14 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 		return err
 	}
 	store := ts.delta.Store()
-	add, err := delta.WriteDataFile(ctx, store, ts.schema, recs)
-	if err != nil {
-		return err
+	// Batches emptied by DELETE still carry their WAL entries: a group
+	// without rows commits only its txns.
+	var add delta.Add
+	if rows > 0 {
+		var err error
+		if add, err = delta.WriteDataFile(ctx, store, ts.schema, recs); err != nil {
+			return err
+		}
 	}
 	actions := make([]delta.Action, 0, len(versions)+1)
 	ids := make([]string, 0, len(versions))
@@ -327,24 +332,32 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 	for _, id := range ids {
 		actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: id, Version: versions[id], LastUpdated: time.Now().UnixMilli()}})
 	}
-	actions = append(actions, delta.Action{Add: &add})
+	if rows > 0 {
+		actions = append(actions, delta.Action{Add: &add})
+	}
 	s.faults.Hit(fault.FlushAfterParquet, name)
 	if err := s.faults.Hit(fault.FlushCommit, name); err != nil {
-		store.Delete(ctx, add.Path)
+		if add.Path != "" {
+			store.Delete(ctx, add.Path)
+		}
 		return err
 	}
 	snap, err := ts.delta.Commit(ctx, "WRITE", actions)
 	if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
 		// An earlier attempt committed but failed afterwards: the rows are
 		// in Delta already; the file just written is not needed.
-		if derr := store.Delete(ctx, add.Path); derr != nil {
-			s.logger.Warn("cannot remove unneeded data file", "path", add.Path, "err", derr)
+		if add.Path != "" {
+			if derr := store.Delete(ctx, add.Path); derr != nil {
+				s.logger.Warn("cannot remove unneeded data file", "path", add.Path, "err", derr)
+			}
 		}
 		snap, err = ts.delta.Snapshot(), nil
 	}
 	if err != nil {
-		if derr := store.Delete(ctx, add.Path); derr != nil {
-			s.logger.Warn("cannot remove data file of failed commit", "path", add.Path, "err", derr)
+		if add.Path != "" {
+			if derr := store.Delete(ctx, add.Path); derr != nil {
+				s.logger.Warn("cannot remove data file of failed commit", "path", add.Path, "err", derr)
+			}
 		}
 		return err
 	}
@@ -365,6 +378,7 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 		s.gate.notify()
 	}
 	s.faults.Hit(fault.FlushAfterWALDrop, name)
+	s.dropObsoleteDML(ctx, ts)
 	s.metrics.flushes.Inc()
 	s.metrics.flushedRows.Add(float64(rows))
 	s.metrics.flushedBytes.Add(float64(add.Size))

@@ -62,6 +62,9 @@ type Options struct {
 	WriteTimeout time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
+	// CompileDML turns logged DELETE/UPDATE statements back into work at
+	// replay. Without it a WAL holding DML cannot be replayed.
+	CompileDML DMLCompiler
 	// Faults injects failures for tests; nil in production.
 	Faults     *fault.Injector
 	Logger     *slog.Logger
@@ -170,9 +173,12 @@ type tableState struct {
 	flushMu sync.Mutex // one flush (or drop) of the table at a time
 
 	flushing atomic.Bool // a background flush of the table is running
-	schedMu  sync.Mutex  // guards failures and retryAt
+	schedMu  sync.Mutex  // guards failures, retryAt and pendingDML
 	failures int
 	retryAt  time.Time
+	// pendingDML are logged DELETE/UPDATE entries that a replay may still
+	// need (inserts logged before them are not all flushed).
+	pendingDML []uint64
 }
 
 func (ts *tableState) isDropped() bool {
@@ -305,6 +311,9 @@ func (s *Store) replay(ctx context.Context) error {
 	replayed, corrupt, rows := 0, 0, int64(0)
 	lastLog := start
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
+		if entryKind(p) == kindDML {
+			return s.replayDML(ctx, seq, p, &stale)
+		}
 		e, body, err := decodeHeader(p)
 		if err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
@@ -347,11 +356,41 @@ func (s *Store) replay(ctx context.Context) error {
 			return fmt.Errorf("ingest: drop flushed wal entries: %w", err)
 		}
 	}
+	for _, ts := range s.tables {
+		s.dropObsoleteDML(ctx, ts)
+	}
 	d := time.Since(start)
 	s.metrics.replaySeconds.Set(d.Seconds())
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
 		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
+	return nil
+}
+
+// replayDML re-applies a logged DELETE/UPDATE in its place among the
+// inserts: to the replayed buffered rows, and to the Delta files unless
+// the table's dml txn shows that part was committed.
+func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]uint64) error {
+	e, err := decodeDMLEntry(p)
+	if err != nil {
+		return &wal.CorruptionError{Seq: seq, Err: err}
+	}
+	ts := s.tables[e.table]
+	if ts == nil || ts.schema.ID != e.tableID {
+		*stale = append(*stale, seq)
+		return nil
+	}
+	if s.opts.CompileDML == nil {
+		return fmt.Errorf("wal entry %d is a %s but no DML compiler is configured", seq, e.op)
+	}
+	dml, err := s.opts.CompileDML(ctx, ts.schema, e.sql)
+	if err != nil {
+		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
+	}
+	if _, err := s.applyDML(ctx, ts, seq, e.op, dml, true); err != nil {
+		return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
+	}
+	ts.addPendingDML(seq)
 	return nil
 }
 

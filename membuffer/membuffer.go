@@ -222,6 +222,44 @@ func (b *Buffer) Seal(tableName string, pick func(BucketInfo) bool) []*Sealed {
 	return out
 }
 
+// Replace swaps batches for new records (after a DELETE or UPDATE): each
+// replaced batch gets a new ID (readers holding the old one keep seeing the
+// old rows) and keeps its bucket and WAL sequence. A record may have no
+// rows: the batch stays so that its WAL entry is dropped at the flush.
+// bounds computes a record's time range.
+func (b *Buffer) Replace(tableName string, recs map[uint64]arrow.RecordBatch, bounds func(arrow.RecordBatch) (int64, int64)) {
+	if len(recs) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.tables[tableName]
+	if t == nil {
+		return
+	}
+	for _, bk := range t.buckets {
+		for i, old := range bk.batches {
+			rec, ok := recs[old.ID]
+			if !ok {
+				continue
+			}
+			nb := old
+			b.nextID++
+			nb.ID = b.nextID
+			nb.Rec = rec
+			nb.Bytes = RecordBytes(rec)
+			nb.MinTime, nb.MaxTime = bounds(rec)
+			bk.batches[i] = nb
+			dRows, dBytes := rec.NumRows()-old.Rec.NumRows(), nb.Bytes-old.Bytes
+			bk.rows += dRows
+			bk.bytes += dBytes
+			b.rows += dRows
+			b.bytes += dBytes
+			b.metrics.add(tableName, dRows, dBytes)
+		}
+	}
+}
+
 // Release removes a flushed bucket from the buffer.
 func (b *Buffer) Release(s *Sealed) {
 	b.mu.Lock()

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strings"
@@ -149,7 +150,57 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 // evaluate runs q, whose columns are exactly tbl's, and collects the rows
 // into an Arrow record with the table's schema.
 func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arrow.RecordBatch, error) {
-	rows, err := s.conn.QueryContext(ctx, q)
+	return scanRecord(ctx, s.conn, tbl, q)
+}
+
+// scanSplit runs q, whose columns are tbl's followed by a batch ID, and
+// collects the rows into one record per batch ID.
+func scanSplit(ctx context.Context, conn *sql.Conn, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, mapDuckError(err)
+	}
+	defer rows.Close()
+	builders := map[uint64]*array.RecordBuilder{}
+	vals := make([]any, len(tbl.Columns)+1)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, mapDuckError(err)
+		}
+		id, ok := vals[len(vals)-1].(uint64)
+		if !ok {
+			return nil, fmt.Errorf("planner: batch id is %T", vals[len(vals)-1])
+		}
+		bld := builders[id]
+		if bld == nil {
+			bld = array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+			builders[id] = bld
+		}
+		for i := range tbl.Columns {
+			if err := appendGo(bld.Field(i), vals[i]); err != nil {
+				return nil, sqlerr.New(sqlerr.DatatypeMismatch, "column %q: %v", tbl.Columns[i].Name, err)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapDuckError(err)
+	}
+	out := make(map[uint64]arrow.RecordBatch, len(builders))
+	for id, b := range builders {
+		out[id] = b.NewRecordBatch()
+		b.Release()
+	}
+	return out, nil
+}
+
+// scanRecord runs q, whose columns are exactly tbl's, and collects the rows
+// into an Arrow record with the table's schema.
+func scanRecord(ctx context.Context, conn *sql.Conn, tbl schema.Table, q string) (arrow.RecordBatch, error) {
+	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return nil, mapDuckError(err)
 	}

@@ -93,16 +93,7 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	defer mt.mu.Unlock()
 	mt.lastUsed = time.Now()
 	if !mt.created {
-		var cols []string
-		for _, c := range snap.Table.Columns {
-			ty := c.Type.DuckDB()
-			if c.Type.IsTimestamp() {
-				ty = "TIMESTAMPTZ" // stored as UTC micros; the view casts
-			}
-			cols = append(cols, schema.QuoteIdent(c.Name)+" "+ty)
-		}
-		cols = append(cols, batchColumn+" UBIGINT")
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", mt.name, strings.Join(cols, ", "))); err != nil {
+		if err := createMirrorTable(ctx, conn, snap.Table, mt.name); err != nil {
 			return fmt.Errorf("planner: create mirror of %s: %w", snap.Table.Name, err)
 		}
 		mt.created = true
@@ -158,6 +149,22 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 		}
 	}
 	return nil
+}
+
+// createMirrorTable creates a DuckDB table for a tsdb table's rows plus the
+// batch ID column.
+func createMirrorTable(ctx context.Context, conn *sql.Conn, t schema.Table, name string) error {
+	var cols []string
+	for _, c := range t.Columns {
+		ty := c.Type.DuckDB()
+		if c.Type.IsTimestamp() {
+			ty = "TIMESTAMPTZ" // stored as UTC micros; views cast
+		}
+		cols = append(cols, schema.QuoteIdent(c.Name)+" "+ty)
+	}
+	cols = append(cols, batchColumn+" UBIGINT")
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", name, strings.Join(cols, ", ")))
+	return err
 }
 
 // reap drops the DuckDB tables of mirrors that hold no batches and were not

@@ -21,22 +21,20 @@ import (
 	"tsdb/internal/sqlerr"
 )
 
-// Planner plans and runs statements for all sessions.
-type Planner struct {
-	store  *ingest.Store
+// Engine is the embedded, sandboxed DuckDB. It exists before the store is
+// opened, because replaying the WAL re-applies logged DELETE/UPDATE
+// statements through it (CompileDML).
+type Engine struct {
 	db     *sql.DB
-	mirror *mirror
+	opts   EngineOptions
 	logger *slog.Logger
 	// pgVersion is the parse tree version of libpg_query, needed to deparse
 	// trees tsdb builds.
 	pgVersion int32
-
-	stop chan struct{}
-	done chan struct{}
 }
 
-// New opens the embedded, sandboxed DuckDB and returns a planner over store.
-func New(ctx context.Context, store *ingest.Store, opts EngineOptions, logger *slog.Logger) (*Planner, error) {
+// NewEngine opens DuckDB and locks it down.
+func NewEngine(ctx context.Context, opts EngineOptions, logger *slog.Logger) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -48,9 +46,33 @@ func New(ctx context.Context, store *ingest.Store, opts EngineOptions, logger *s
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{store: store, db: db, mirror: newMirror(), logger: logger, pgVersion: tree.Version,
+	return &Engine{db: db, opts: opts, logger: logger, pgVersion: tree.Version}, nil
+}
+
+// Close closes DuckDB; the planner using it must be closed first.
+func (e *Engine) Close() error { return e.db.Close() }
+
+// Planner plans and runs statements for all sessions.
+type Planner struct {
+	store     *ingest.Store
+	engine    *Engine
+	db        *sql.DB
+	mirror    *mirror
+	logger    *slog.Logger
+	pgVersion int32
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a planner that runs statements over store with engine.
+func New(ctx context.Context, engine *Engine, store *ingest.Store, logger *slog.Logger) (*Planner, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Planner{store: store, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	reap := opts.ReaperTimeout
+	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
 		reap = 5 * time.Minute
 	}
@@ -87,11 +109,12 @@ func (p *Planner) reapLoop(timeout time.Duration) {
 	}
 }
 
-// Close stops the reaper and closes DuckDB. Sessions must be closed first.
+// Close stops the reaper. Sessions must be closed first; the engine is
+// closed by its owner.
 func (p *Planner) Close() error {
 	close(p.stop)
 	<-p.done
-	return p.db.Close()
+	return nil
 }
 
 // Session is one client's state: its DuckDB connection and settings. A
@@ -198,9 +221,9 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	case *pg_query.Node_TransactionStmt:
 		return s.transaction(n.TransactionStmt)
 	case *pg_query.Node_DeleteStmt:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE is not supported yet")
+		return s.dml(ctx, st.node)
 	case *pg_query.Node_UpdateStmt:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE is not supported yet")
+		return s.dml(ctx, st.node)
 	case *pg_query.Node_CopyStmt:
 		if n.CopyStmt.Filename != "" || n.CopyStmt.IsProgram {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "COPY to or from a file or program is not allowed; use COPY … FROM STDIN / TO STDOUT (psql: \\copy)")

@@ -13,6 +13,7 @@ import (
 )
 
 type env struct {
+	dir   string
 	t     *testing.T
 	store *ingest.Store
 	p     *Planner
@@ -28,11 +29,15 @@ func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour})
+	engine, err := NewEngine(ctx, EngineOptions{TablesDir: filepath.Join(dir, "tables"), Threads: 2, ReaperTimeout: reaper}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(ctx, store, EngineOptions{TablesDir: filepath.Join(dir, "tables"), Threads: 2, ReaperTimeout: reaper}, nil)
+	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour, CompileDML: engine.CompileDML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(ctx, engine, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +49,9 @@ func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 		s.Close()
 		p.Close()
 		store.Close(ctx)
+		engine.Close()
 	})
-	return &env{t: t, store: store, p: p, s: s}
+	return &env{dir: dir, t: t, store: store, p: p, s: s}
 }
 
 type result struct {
@@ -369,3 +375,5 @@ func TestIDPredicate(t *testing.T) {
 		}
 	}
 }
+
+func (e *env) storeDir() string { return e.dir }

@@ -147,6 +147,18 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 
 	start := time.Now()
+	// The engine comes first: replaying the WAL re-applies logged
+	// DELETE/UPDATE statements through it.
+	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
+		TablesDir:     filepath.Join(dataDir, "tables"),
+		Threads:       cfg.EngineThreads,
+		MemoryLimit:   cfg.EngineMemory,
+		ReaperTimeout: cfg.ReaperTimeout,
+	}, logger.With("component", "engine"))
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
 	store, err := ingest.Open(ctx, ingest.Options{
 		DataDir:         dataDir,
 		BucketDuration:  cfg.BucketDuration,
@@ -159,6 +171,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		SoftMemoryLimit: cfg.SoftMemoryLimit,
 		MaxWALLag:       cfg.MaxWALLag,
 		WriteTimeout:    cfg.WriteTimeout,
+		CompileDML:      engine.CompileDML,
 		Faults:          faults,
 		Logger:          logger.With("component", "ingest"),
 		Registerer:      reg,
@@ -171,12 +184,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer cancel()
 		return store.Close(sctx)
 	}
-	pl, err := planner.New(ctx, store, planner.EngineOptions{
-		TablesDir:     filepath.Join(dataDir, "tables"),
-		Threads:       cfg.EngineThreads,
-		MemoryLimit:   cfg.EngineMemory,
-		ReaperTimeout: cfg.ReaperTimeout,
-	}, logger.With("component", "planner"))
+	pl, err := planner.New(ctx, engine, store, logger.With("component", "planner"))
 	if err != nil {
 		shutdownStore()
 		return err

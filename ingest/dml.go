@@ -1,0 +1,230 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"tsdb/delta"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
+)
+
+// dmlAppID is the Delta txn appId that records the newest DELETE/UPDATE
+// (by WAL sequence) applied to a table's files.
+const dmlAppID = "tsdb-dml"
+
+// DML is a DELETE or UPDATE compiled for one table. Ingest decides where it
+// applies (which batches and files, in which order with inserts) and how the
+// result becomes durable; the DML only computes new rows.
+type DML interface {
+	// TimeRange bounds the rows the statement may change (inclusive UTC
+	// micros): batches and files outside are not opened.
+	TimeRange() (lo, hi int64)
+	// ApplyBatches evaluates the statement over buffered batches. It
+	// returns the new records of the batches it changed (a record may have
+	// no rows) and the number of rows deleted or updated.
+	ApplyBatches(ctx context.Context, batches []membuffer.Batch) (map[uint64]arrow.RecordBatch, int64, error)
+	// ApplyFile evaluates the statement over a Parquet file; changed == 0
+	// means the file is left as it is.
+	ApplyFile(ctx context.Context, path string) (rec arrow.RecordBatch, changed int64, err error)
+}
+
+// DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
+// (at execution and at WAL replay).
+type DMLCompiler func(ctx context.Context, table schema.Table, sql string) (DML, error)
+
+// ExecDML logs a DELETE or UPDATE in the WAL and applies it to buffered rows
+// and Delta files, in WAL order with inserts: rows inserted before it are
+// changed, rows inserted after it are not, also when the WAL is replayed
+// after a crash. It returns the number of rows deleted or updated. A
+// statement that fails changes nothing and is removed from the WAL.
+func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML) (int64, error) {
+	ts, err := s.state(table)
+	if err != nil {
+		return 0, err
+	}
+	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.schema.ID, op: op, sql: sqlText})
+	if err != nil {
+		return 0, err
+	}
+	first, err := s.wal.Append(ctx, [][]byte{payload})
+	if first == 0 {
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	if err != nil {
+		s.seq.run(first, 1, func() {})
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	var n int64
+	var applyErr error
+	s.seq.run(first, 1, func() {
+		n, applyErr = s.applyDML(ctx, ts, first, op, dml, false)
+	})
+	if applyErr != nil {
+		// Nothing was published; the entry must not be replayed.
+		if err := s.wal.Delete(context.Background(), []uint64{first}); err != nil {
+			s.logger.Error("cannot remove failed DML from the WAL; it would be replayed", "seq", first, "err", err)
+		}
+		return 0, applyErr
+	}
+	ts.addPendingDML(first)
+	s.dropObsoleteDML(ctx, ts)
+	return n, nil
+}
+
+func (ts *tableState) addPendingDML(seq uint64) {
+	ts.schedMu.Lock()
+	defer ts.schedMu.Unlock()
+	ts.pendingDML = append(ts.pendingDML, seq)
+}
+
+// dropObsoleteDML deletes logged DML entries that no replay can need any
+// more: every insert logged before them is flushed.
+func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
+	batches, _ := s.buf.Snapshot(ts.schema.Name)
+	minSeq := uint64(1<<64 - 1)
+	for _, b := range batches {
+		minSeq = min(minSeq, b.Seq)
+	}
+	ts.schedMu.Lock()
+	var drop, keep []uint64
+	for _, q := range ts.pendingDML {
+		if q < minSeq {
+			drop = append(drop, q)
+		} else {
+			keep = append(keep, q)
+		}
+	}
+	ts.pendingDML = keep
+	ts.schedMu.Unlock()
+	if len(drop) > 0 {
+		if err := s.wal.Delete(ctx, drop); err != nil {
+			s.logger.Warn("cannot delete obsolete DML entries; replay will re-check them", "err", err)
+		}
+	}
+}
+
+// applyDML changes the buffered batches and the Delta files the statement
+// may touch, then publishes both at once. During replay the Delta part is
+// skipped when the table's dml txn shows it was committed already. Files
+// that cannot match (by their time statistics) are not opened.
+func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op string, dml DML, replay bool) (int64, error) {
+	ts.flushMu.Lock()
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.schema.Name)
+	}
+	name := ts.schema.Name
+	lo, hi := dml.TimeRange()
+	batches, _ := s.buf.Snapshot(name)
+	var cand []membuffer.Batch
+	for _, b := range batches {
+		if b.Rec.NumRows() > 0 && b.MinTime <= hi && b.MaxTime >= lo {
+			cand = append(cand, b)
+		}
+	}
+	var changed int64
+	newRecs := map[uint64]arrow.RecordBatch{}
+	if len(cand) > 0 {
+		recs, n, err := dml.ApplyBatches(ctx, cand)
+		if err != nil {
+			return 0, err
+		}
+		for id, r := range recs {
+			if err := s.validate(ts.schema, r); err != nil {
+				return 0, err
+			}
+			newRecs[id] = r
+		}
+		changed += n
+	}
+
+	ts.mu.RLock()
+	published := ts.published
+	ts.mu.RUnlock()
+	snap := published
+	if v, ok := published.Txns[dmlAppID]; !replay || !ok || uint64(v) < seq {
+		store := ts.delta.Store()
+		var actions []delta.Action
+		var written []string
+		cleanup := func() {
+			for _, p := range written {
+				store.Delete(context.Background(), p)
+			}
+		}
+		now := time.Now().UnixMilli()
+		for _, f := range published.Files {
+			if f.MaxTime < lo || f.MinTime > hi {
+				continue
+			}
+			rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path))
+			if err != nil {
+				cleanup()
+				return 0, err
+			}
+			if n == 0 {
+				continue
+			}
+			changed += n
+			actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+			if rec != nil && rec.NumRows() > 0 {
+				if err := s.validate(ts.schema, rec); err != nil {
+					cleanup()
+					return 0, err
+				}
+				add, err := delta.WriteDataFile(ctx, store, ts.schema, []arrow.RecordBatch{rec})
+				if err != nil {
+					cleanup()
+					return 0, err
+				}
+				written = append(written, add.Path)
+				actions = append(actions, delta.Action{Add: &add})
+			}
+		}
+		// The txn is committed even when no file changed: a replay must
+		// never apply this statement to files flushed after it.
+		actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: dmlAppID, Version: int64(seq), LastUpdated: now}})
+		var err error
+		snap, err = ts.delta.Commit(ctx, op, actions)
+		if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
+			cleanup()
+			snap, err = ts.delta.Snapshot(), nil
+		}
+		if err != nil {
+			cleanup()
+			return 0, err
+		}
+	}
+	ts.mu.Lock()
+	ts.published = snap
+	s.buf.Replace(name, newRecs, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.schema.TimeIndex) })
+	ts.mu.Unlock()
+	s.gate.notify()
+	return changed, nil
+}
+
+// validate checks a record produced by a DML against the table.
+func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
+	if err := checkSchema(t, rec); err != nil {
+		return sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+	}
+	for i, c := range t.Columns {
+		if c.NotNull && rec.Column(i).NullN() > 0 {
+			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
+				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
+		}
+	}
+	return nil
+}
+
+func timeBoundsOrEmpty(rec arrow.RecordBatch, idx int) (int64, int64) {
+	if rec.NumRows() == 0 {
+		return 1, 0 // an empty range overlaps nothing
+	}
+	return timeBounds(rec, idx)
+}

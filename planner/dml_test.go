@@ -1,0 +1,98 @@
+package planner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tsdb/internal/sqlerr"
+)
+
+func tags(res []result) string {
+	var t []string
+	for _, r := range res {
+		t = append(t, r.tag)
+	}
+	return strings.Join(t, ",")
+}
+
+func TestDeleteAndUpdateOnBothLayers(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	// Two flushed files (hour 0 and hour 1), then buffered rows in hour 1 and 2.
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 00:00:00+00', 'a', 1), ('2026-01-01 00:10:00+00', 'b', 2)")
+	e.must("CHECKPOINT")
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 01:00:00+00', 'a', 3), ('2026-01-01 01:10:00+00', 'b', 4)")
+	e.must("CHECKPOINT")
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 01:20:00+00', 'a', 5), ('2026-01-01 02:00:00+00', 'b', 6)")
+
+	if got := tags(e.must("DELETE FROM cpu WHERE host = 'b' AND time >= '2026-01-01 01:00:00+00'")); got != "DELETE 2" {
+		t.Fatalf("delete tag %s", got)
+	}
+	if got := e.rows("SELECT host, v FROM cpu ORDER BY time"); got != "a|1;b|2;a|3;a|5" {
+		t.Fatalf("after delete: %s", got)
+	}
+	// The file of hour 0 could not match and was not rewritten.
+	logDir := filepath.Join(e.storeDir(), "tables", "cpu", "_delta_log")
+	last, _ := os.ReadFile(filepath.Join(logDir, "00000000000000000003.json"))
+	if strings.Count(string(last), `"remove"`) != 1 || !strings.Contains(string(last), `"appId":"tsdb-dml"`) {
+		t.Fatalf("DELETE commit should remove exactly the hour-1 file and record its txn:\n%s", last)
+	}
+	if got := tags(e.must("UPDATE cpu SET v = v * 10, host = upper(host) WHERE host = 'a'")); got != "UPDATE 3" {
+		t.Fatalf("update tag %s", got)
+	}
+	if got := e.rows("SELECT host, v FROM cpu ORDER BY time"); got != "A|10;b|2;A|30;A|50" {
+		t.Fatalf("after update: %s", got)
+	}
+	// Moving rows in time, across buckets and layers.
+	if got := tags(e.must("UPDATE cpu SET time = time + INTERVAL '1 day' WHERE v = 10 OR v = 50")); got != "UPDATE 2" {
+		t.Fatalf("time update tag %s", got)
+	}
+	if got := e.rows("SELECT count(*) FROM cpu WHERE time >= '2026-01-02'"); got != "2" {
+		t.Fatalf("moved rows found by a pruned query: %s", got)
+	}
+	if got := e.rows("SELECT count(*), sum(v) FROM cpu"); got != "4|92" {
+		t.Fatalf("totals: %s", got)
+	}
+	if got := tags(e.must("DELETE FROM cpu WHERE v > 1000")); got != "DELETE 0" {
+		t.Fatalf("no-op delete: %s", got)
+	}
+	e.must("CHECKPOINT")
+	if got := e.rows("SELECT host, v FROM cpu ORDER BY time"); got != "b|2;A|30;A|10;A|50" {
+		t.Fatalf("after checkpoint: %s", got)
+	}
+	if got := tags(e.must("DELETE FROM cpu")); got != "DELETE 4" {
+		t.Fatalf("delete all: %s", got)
+	}
+	if got := e.rows("SELECT count(*) FROM cpu"); got != "0" {
+		t.Fatalf("after delete all: %s", got)
+	}
+}
+
+func TestFailingDMLChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 00:00:00+00', 'a', 1)")
+	e.must("CHECKPOINT")
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 00:00:01+00', 'b', 2)")
+	tests := []struct{ q, code string }{
+		{"UPDATE cpu SET time = NULL", sqlerr.NotNullViolation},
+		{"UPDATE cpu SET nope = 1", sqlerr.UndefinedColumn},
+		{"DELETE FROM cpu WHERE nope = 1", sqlerr.UndefinedColumn},
+		{"UPDATE cpu SET v = 'abc'", sqlerr.InvalidTextRep},
+		{"DELETE FROM cpu WHERE host IN (SELECT host FROM cpu)", sqlerr.FeatureNotSupported},
+		{"DELETE FROM cpu WHERE random() < 0.5", sqlerr.FeatureNotSupported},
+		{"DELETE FROM nope", sqlerr.UndefinedTable},
+		{"DELETE FROM cpu RETURNING *", sqlerr.FeatureNotSupported},
+	}
+	for _, tt := range tests {
+		_, err := e.run(tt.q)
+		if got := sqlerr.Code(err); got != tt.code {
+			t.Errorf("%s: %s (%v), want %s", tt.q, got, err, tt.code)
+		}
+	}
+	if got := e.rows("SELECT host, v FROM cpu ORDER BY time"); got != "a|1;b|2" {
+		t.Fatalf("failed statements changed rows: %s", got)
+	}
+}
