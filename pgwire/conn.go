@@ -80,6 +80,7 @@ func (c *conn) serve() {
 	}
 	log.Debug("session started", "user", params["user"], "database", params["database"], "application", params["application_name"])
 	skipToSync := false
+	ext := newExtended()
 	for {
 		msg, err := c.be.Receive()
 		if err != nil {
@@ -98,17 +99,26 @@ func (c *conn) serve() {
 			return
 		case *pgproto3.Sync:
 			skipToSync = false
+			// The unnamed portal lives until the end of the implicit
+			// transaction, which Sync ends.
+			if !sess.InTransaction() {
+				delete(ext.portals, "")
+			}
 			c.ready(sess)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
-			// The extended query protocol comes with a later issue. Answer
-			// once per pipeline and skip to Sync, as PostgreSQL does after an
-			// error, so the client sees an error and not a hang.
-			if !skipToSync {
-				c.sendError(sqlerr.New(sqlerr.FeatureNotSupported, "the extended query protocol is not supported yet; use the simple query protocol (pgx: QueryExecModeSimpleProtocol)"))
-				skipToSync = true
+			// After an error PostgreSQL ignores everything up to Sync.
+			if skipToSync {
+				if _, ok := m.(*pgproto3.Flush); ok {
+					c.be.Flush()
+				}
+				continue
 			}
-			if _, ok := m.(*pgproto3.Flush); ok {
-				c.be.Flush()
+			if _, ok := m.(*pgproto3.Execute); ok {
+				c.srv.metrics.statements.Inc()
+			}
+			if err := c.handleExtended(sess, ext, msg); err != nil {
+				c.sendError(err)
+				skipToSync = true
 			}
 		default:
 			c.sendError(&sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf("unexpected message %T", msg)})

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -55,5 +56,60 @@ func TestEncodeText(t *testing.T) {
 		if tt.null != (got == nil) || string(got) != tt.want {
 			t.Errorf("%s: encodeText(%v) = %q (nil=%v), want %q", tt.name, tt.v, got, got == nil, tt.want)
 		}
+	}
+}
+
+func TestNumericBinary(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []uint16 // ndigits, weight, sign, dscale, digits...
+	}{
+		{"0", []uint16{0, 0, 0, 0}},
+		{"1", []uint16{1, 0, 0, 0, 1}},
+		{"12345.678", []uint16{3, 1, 0, 3, 1, 2345, 6780}},
+		{"-0.5", []uint16{1, 0xFFFF, 0x4000, 1, 5000}},
+		{"10000", []uint16{1, 1, 0, 0, 1}},
+		{"3298534883331", []uint16{4, 3, 0, 0, 3, 2985, 3488, 3331}},
+	}
+	for _, tt := range tests {
+		b, err := encodeNumeric(tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		var got []uint16
+		for i := 0; i+1 < len(b); i += 2 {
+			got = append(got, uint16(b[i])<<8|uint16(b[i+1]))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("encodeNumeric(%s) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDecodeParamBinary(t *testing.T) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 5000, time.UTC)
+	raw, err := encodeBinary(ts, 1184)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := decodeParam(raw, 1, 1184)
+	if err != nil || !v.(time.Time).Equal(ts.Truncate(time.Microsecond)) {
+		t.Fatalf("timestamptz round trip: %v %v", v, err)
+	}
+	for _, tt := range []struct {
+		v   any
+		oid uint32
+	}{{int64(-5), 20}, {int64(7), 23}, {int64(3), 21}, {1.25, 701}, {true, 16}} {
+		raw, err := encodeBinary(tt.v, tt.oid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeParam(raw, 1, tt.oid)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.v) {
+			t.Errorf("oid %d: %v -> %v (%v)", tt.oid, tt.v, got, err)
+		}
+	}
+	if _, err := decodeParam([]byte{1, 2, 3}, 1, 20); err == nil {
+		t.Error("short int8 accepted")
 	}
 }

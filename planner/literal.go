@@ -57,11 +57,17 @@ type literal struct {
 	i    int64
 }
 
-func constOf(n *pg_query.Node) (literal, bool) {
+func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 	c := n.GetAConst()
-	if c == nil {
+	if tc := n.GetTypeCast(); tc != nil && tc.TypeName != nil {
 		// 'x'::type where the type is the column's own is a plain literal
-		// too; casts to other types are left to DuckDB.
+		// too (bound parameters look like that); casts to other types are
+		// left to DuckDB.
+		if t, err := schema.ParseType(typeNameString(tc.TypeName)); err == nil && t == ty {
+			c = tc.Arg.GetAConst()
+		}
+	}
+	if c == nil {
 		return literal{}, false
 	}
 	if c.Isnull {
@@ -81,7 +87,7 @@ func constOf(n *pg_query.Node) (literal, bool) {
 }
 
 func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
-	lit, ok := constOf(n)
+	lit, ok := constOf(n, ty)
 	if !ok {
 		return false
 	}

@@ -1,0 +1,250 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// PostgreSQL's binary timestamps count microseconds from 2000-01-01.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// decodeParam turns a Bind parameter into a Go value for the planner:
+// text-format values stay strings (the planner casts them by type), binary
+// ones are decoded by their type OID.
+func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if format == 0 {
+		return string(raw), nil
+	}
+	switch oid {
+	case 16:
+		if len(raw) != 1 {
+			return nil, fmt.Errorf("bool parameter of %d bytes", len(raw))
+		}
+		return raw[0] != 0, nil
+	case 21:
+		if len(raw) != 2 {
+			return nil, fmt.Errorf("int2 parameter of %d bytes", len(raw))
+		}
+		return int64(int16(binary.BigEndian.Uint16(raw))), nil
+	case 23:
+		if len(raw) != 4 {
+			return nil, fmt.Errorf("int4 parameter of %d bytes", len(raw))
+		}
+		return int64(int32(binary.BigEndian.Uint32(raw))), nil
+	case 20:
+		if len(raw) != 8 {
+			return nil, fmt.Errorf("int8 parameter of %d bytes", len(raw))
+		}
+		return int64(binary.BigEndian.Uint64(raw)), nil
+	case 700:
+		if len(raw) != 4 {
+			return nil, fmt.Errorf("float4 parameter of %d bytes", len(raw))
+		}
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(raw))), nil
+	case 701:
+		if len(raw) != 8 {
+			return nil, fmt.Errorf("float8 parameter of %d bytes", len(raw))
+		}
+		return math.Float64frombits(binary.BigEndian.Uint64(raw)), nil
+	case 1114, 1184:
+		if len(raw) != 8 {
+			return nil, fmt.Errorf("timestamp parameter of %d bytes", len(raw))
+		}
+		us := int64(binary.BigEndian.Uint64(raw))
+		return pgEpoch.Add(time.Duration(us) * time.Microsecond), nil
+	case 1082:
+		if len(raw) != 4 {
+			return nil, fmt.Errorf("date parameter of %d bytes", len(raw))
+		}
+		return pgEpoch.AddDate(0, 0, int(int32(binary.BigEndian.Uint32(raw)))), nil
+	case 25, 1043, 18, 19, 114, 0:
+		return string(raw), nil
+	}
+	return nil, fmt.Errorf("binary parameters of type %d are not supported; send them as text", oid)
+}
+
+// encodeBinary renders a value in PostgreSQL's binary format for the
+// column's type OID.
+func encodeBinary(v any, oid uint32) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch oid {
+	case 16:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("bool column holds %T", v)
+		}
+		if b {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	case 21, 23, 20:
+		n, ok := toInt64(v)
+		if !ok {
+			return nil, fmt.Errorf("integer column holds %T", v)
+		}
+		switch oid {
+		case 21:
+			return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
+		case 23:
+			return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+		}
+		return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+	case 700, 701:
+		f, ok := toFloat64(v)
+		if !ok {
+			return nil, fmt.Errorf("float column holds %T", v)
+		}
+		if oid == 700 {
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(f))), nil
+		}
+		return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)), nil
+	case 1114, 1184:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("timestamp column holds %T", v)
+		}
+		us := t.UnixMicro() - pgEpoch.UnixMicro()
+		return binary.BigEndian.AppendUint64(nil, uint64(us)), nil
+	case 1082:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("date column holds %T", v)
+		}
+		days := int32(t.UTC().Sub(pgEpoch).Hours() / 24)
+		if t.UTC().Before(pgEpoch) && t.UTC().Sub(pgEpoch)%(24*time.Hour) != 0 {
+			days--
+		}
+		return binary.BigEndian.AppendUint32(nil, uint32(days)), nil
+	case 1186:
+		iv, ok := v.(duckdb.Interval)
+		if !ok {
+			return nil, fmt.Errorf("interval column holds %T", v)
+		}
+		b := binary.BigEndian.AppendUint64(nil, uint64(iv.Micros))
+		b = binary.BigEndian.AppendUint32(b, uint32(iv.Days))
+		return binary.BigEndian.AppendUint32(b, uint32(iv.Months)), nil
+	case 1700:
+		return encodeNumeric(string(encodeText(v, oid, nil)))
+	case 2950:
+		if u, ok := v.(duckdb.UUID); ok {
+			return u[:], nil
+		}
+	}
+	// text, varchar, json, bytea and everything rendered as text: the
+	// binary format of these types is their bytes.
+	if b, ok := v.([]byte); ok {
+		return b, nil
+	}
+	return encodeText(v, oid, time.UTC), nil
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func toFloat64(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	if n, ok := toInt64(v); ok {
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// encodeNumeric writes a decimal string in PostgreSQL's binary numeric
+// format: base-10000 digits with a weight, sign and display scale.
+func encodeNumeric(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	const nanSign, negSign = 0xC000, 0x4000
+	if s == "NaN" {
+		return []byte{0, 0, 0, 0, 0xC0, 0, 0, 0}, nil
+	}
+	sign := uint16(0)
+	if strings.HasPrefix(s, "-") {
+		sign, s = negSign, s[1:]
+	}
+	if strings.ContainsAny(s, "eE") {
+		f, ok := new(big.Float).SetString(s)
+		if !ok {
+			return nil, fmt.Errorf("numeric %q", s)
+		}
+		s = f.Text('f', -1)
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	dscale := len(frac)
+	for _, r := range intPart + frac {
+		if r < '0' || r > '9' {
+			return nil, fmt.Errorf("numeric %q", s)
+		}
+	}
+	// Pad to whole groups of four digits on both sides of the point.
+	if pad := (4 - len(intPart)%4) % 4; pad > 0 {
+		intPart = strings.Repeat("0", pad) + intPart
+	}
+	if pad := (4 - len(frac)%4) % 4; pad > 0 {
+		frac += strings.Repeat("0", pad)
+	}
+	var digits []uint16
+	for i := 0; i < len(intPart); i += 4 {
+		d, _ := strconv.Atoi(intPart[i : i+4])
+		digits = append(digits, uint16(d))
+	}
+	weight := len(digits) - 1
+	for i := 0; i < len(frac); i += 4 {
+		d, _ := strconv.Atoi(frac[i : i+4])
+		digits = append(digits, uint16(d))
+	}
+	// Strip leading and trailing zero groups.
+	for len(digits) > 0 && digits[0] == 0 {
+		digits = digits[1:]
+		weight--
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == 0 {
+		digits = digits[:len(digits)-1]
+	}
+	if len(digits) == 0 {
+		weight, sign = 0, 0
+	}
+	b := binary.BigEndian.AppendUint16(nil, uint16(len(digits)))
+	b = binary.BigEndian.AppendUint16(b, uint16(int16(weight)))
+	b = binary.BigEndian.AppendUint16(b, sign)
+	b = binary.BigEndian.AppendUint16(b, uint16(dscale))
+	for _, d := range digits {
+		b = binary.BigEndian.AppendUint16(b, d)
+	}
+	return b, nil
+}

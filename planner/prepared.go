@@ -1,0 +1,437 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// PostgreSQL type OIDs of parameters.
+const (
+	oidUnknown     = 0
+	oidBool        = 16
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+	oidDate        = 1082
+	oidNumeric     = 1700
+	oidVarchar     = 1043
+)
+
+// Prepared is a statement of the extended query protocol: parsed once,
+// described, executed with parameters many times (each execution reads a
+// fresh snapshot).
+type Prepared struct {
+	// ParamOIDs are the parameters' types: what the client declared, else
+	// what tsdb infers from the context ($1 compared with a timestamptz
+	// column is a timestamptz), else text.
+	ParamOIDs []uint32
+	// Columns describe the result rows; nil if the statement returns none.
+	Columns []Column
+	// Empty is an empty query.
+	Empty bool
+	stmt  statement
+}
+
+// Prepare parses one statement, infers its parameter types and describes
+// its result columns without running it.
+func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) (*Prepared, error) {
+	stmts, err := splitStatements(query)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) == 0 {
+		return &Prepared{Empty: true}, nil
+	}
+	if len(stmts) > 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	p := &Prepared{stmt: stmts[0]}
+	if p.stmt.node == nil {
+		// DuckDB's dialect: no parameters, described by running DESCRIBE.
+		if strings.Contains(p.stmt.text, "$") {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameters are supported in PostgreSQL syntax only")
+		}
+	} else {
+		p.ParamOIDs = s.inferParams(p.stmt.node, declared)
+	}
+	if err := s.describe(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// returnsRows reports whether a statement sends result rows.
+func returnsRows(n *pg_query.Node) bool {
+	if n == nil {
+		return true
+	}
+	switch n.Node.(type) {
+	case *pg_query.Node_SelectStmt, *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt:
+		return true
+	}
+	return false
+}
+
+// describe fills in the result columns: DuckDB's DESCRIBE over the bound
+// views with the parameters as typed NULLs, names by PostgreSQL's rules.
+func (s *Session) describe(ctx context.Context, p *Prepared) error {
+	if !returnsRows(p.stmt.node) {
+		return nil
+	}
+	switch n := p.stmt.node.GetNode().(type) {
+	case *pg_query.Node_VariableShowStmt:
+		res, err := s.show(n.VariableShowStmt.Name)
+		if err != nil {
+			return err
+		}
+		p.Columns = res.Columns
+		return nil
+	case *pg_query.Node_ExplainStmt:
+		p.Columns = []Column{{Name: "QUERY PLAN", OID: oidText, Size: -1}}
+		return nil
+	}
+	text := p.stmt.text
+	var tables []string
+	var sel *pg_query.SelectStmt
+	if p.stmt.node != nil {
+		nulls := make([]any, len(p.ParamOIDs))
+		node, err := substituteParams(p.stmt.node, p.ParamOIDs, nulls)
+		if err != nil {
+			return err
+		}
+		if text, err = deparse(s.p.pgVersion, node); err != nil {
+			return err
+		}
+		sel = node.GetSelectStmt()
+		r, err := collectRefs(sel, s.known)
+		if err != nil {
+			return err
+		}
+		tables = r.tables
+	} else {
+		r, err := duckdbRefs(ctx, s.conn, text, s.known)
+		if err != nil {
+			return err
+		}
+		tables = r.tables
+	}
+	b, err := s.bind(ctx, tables, nil)
+	if err != nil {
+		return err
+	}
+	defer b.done(true)
+	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+text)
+	if err != nil {
+		return mapDuckError(err)
+	}
+	defer rows.Close()
+	var names, types []string
+	for rows.Next() {
+		vals := make([]any, 6)
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		cols, _ := rows.Columns()
+		if err := rows.Scan(ptrs[:len(cols)]...); err != nil {
+			return mapDuckError(err)
+		}
+		names = append(names, fmt.Sprint(vals[0]))
+		types = append(types, fmt.Sprint(vals[1]))
+	}
+	if err := rows.Err(); err != nil {
+		return mapDuckError(err)
+	}
+	if sel != nil {
+		if pg := pgColumnNames(sel, len(names)); pg != nil {
+			for i, n := range pg {
+				if n != "" {
+					names[i] = n
+				}
+			}
+		}
+	}
+	p.Columns = make([]Column, len(names))
+	for i := range names {
+		p.Columns[i] = columnFor(names[i], types[i])
+	}
+	return nil
+}
+
+// inferParams finds $n parameters and their types.
+func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
+	n := 0
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		if pr, ok := m.(*pg_query.ParamRef); ok && int(pr.Number) > n {
+			n = int(pr.Number)
+		}
+		return nil
+	})
+	n = max(n, len(declared))
+	oids := make([]uint32, n)
+	for i := range oids {
+		if i < len(declared) && declared[i] != oidUnknown {
+			oids[i] = declared[i]
+		}
+	}
+	set := func(ref *pg_query.Node, oid uint32) {
+		if pr := paramOf(ref); pr > 0 && pr <= n && oids[pr-1] == oidUnknown {
+			oids[pr-1] = oid
+		}
+	}
+	// Columns of every table the statement names, by bare and qualified name.
+	cols := map[string]schema.Type{}
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		if rv, ok := m.(*pg_query.RangeVar); ok {
+			if t, ok := s.p.store.Table(rv.Relname); ok {
+				alias := rv.Relname
+				if rv.Alias != nil && rv.Alias.Aliasname != "" {
+					alias = rv.Alias.Aliasname
+				}
+				for _, c := range t.Columns {
+					cols[c.Name] = c.Type
+					cols[alias+"."+c.Name] = c.Type
+				}
+			}
+		}
+		return nil
+	})
+	colType := func(e *pg_query.Node) (schema.Type, bool) {
+		cr := e.GetColumnRef()
+		if cr == nil {
+			return schema.Invalid, false
+		}
+		var parts []string
+		for _, f := range cr.Fields {
+			if s := f.GetString_(); s != nil {
+				parts = append(parts, s.Sval)
+			}
+		}
+		t, ok := cols[strings.Join(parts, ".")]
+		return t, ok
+	}
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		switch x := m.(type) {
+		case *pg_query.A_Expr:
+			if t, ok := colType(x.Lexpr); ok {
+				set(x.Rexpr, t.OID())
+				for _, it := range x.Rexpr.GetList().GetItems() {
+					set(it, t.OID())
+				}
+			}
+			if x.Lexpr != nil {
+				if t, ok := colType(x.Rexpr); ok {
+					set(x.Lexpr, t.OID())
+				}
+			}
+		case *pg_query.TypeCast:
+			if x.TypeName != nil {
+				if t, err := schema.ParseType(typeNameString(x.TypeName)); err == nil {
+					set(x.Arg, t.OID())
+				}
+			}
+		case *pg_query.SelectStmt:
+			set(x.LimitCount, oidInt8)
+			set(x.LimitOffset, oidInt8)
+		case *pg_query.InsertStmt:
+			tbl, ok := s.p.store.Table(x.Relation.GetRelname())
+			if !ok {
+				return nil
+			}
+			targets := insertTargets(tbl, x)
+			for _, row := range x.SelectStmt.GetSelectStmt().GetValuesLists() {
+				for j, it := range row.GetList().GetItems() {
+					if j < len(targets) {
+						set(it, tbl.Columns[targets[j]].Type.OID())
+					}
+				}
+			}
+		case *pg_query.UpdateStmt:
+			tbl, ok := s.p.store.Table(x.Relation.GetRelname())
+			if !ok {
+				return nil
+			}
+			for _, t := range x.TargetList {
+				rt := t.GetResTarget()
+				if i := tbl.ColumnIndex(rt.Name); i >= 0 {
+					set(rt.Val, tbl.Columns[i].Type.OID())
+				}
+			}
+		}
+		return nil
+	})
+	for i := range oids {
+		if oids[i] == oidUnknown {
+			oids[i] = oidText
+		}
+	}
+	return oids
+}
+
+func paramOf(n *pg_query.Node) int {
+	if n == nil {
+		return 0
+	}
+	if pr := n.GetParamRef(); pr != nil {
+		return int(pr.Number)
+	}
+	return 0
+}
+
+// insertTargets lists the table columns an INSERT's values go to (-1 for
+// unknown names, reported later by insert).
+func insertTargets(tbl schema.Table, st *pg_query.InsertStmt) []int {
+	if len(st.Cols) == 0 {
+		out := make([]int, len(tbl.Columns))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	var out []int
+	for _, c := range st.Cols {
+		i := tbl.ColumnIndex(c.GetResTarget().GetName())
+		if i < 0 {
+			i = 0
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// ExecutePrepared runs a prepared statement with parameter values (Go
+// values decoded by the wire layer: nil, string, int64, float64, bool,
+// time.Time). Parameters become typed literals in the statement, so every
+// path (the INSERT fast path, DML logging, pruning) sees constants.
+func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {
+	if p.Empty {
+		return emit(&Result{Empty: true})
+	}
+	st := p.stmt
+	if st.node != nil && len(p.ParamOIDs) > 0 {
+		if len(params) != len(p.ParamOIDs) {
+			return sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(p.ParamOIDs))
+		}
+		node, err := substituteParams(st.node, p.ParamOIDs, params)
+		if err != nil {
+			return err
+		}
+		text, err := deparse(s.p.pgVersion, node)
+		if err != nil {
+			return err
+		}
+		st = statement{text: text, node: node}
+	}
+	res, err := s.execute(ctx, st)
+	if err != nil {
+		return err
+	}
+	return emit(res)
+}
+
+// substituteParams returns a copy of node with every $n replaced by a
+// literal of its type (NULL for nil).
+func substituteParams(node *pg_query.Node, oids []uint32, params []any) (*pg_query.Node, error) {
+	out := proto.Clone(node).(*pg_query.Node)
+	var ferr error
+	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+		pr := n.GetParamRef()
+		if pr == nil {
+			return nil
+		}
+		i := int(pr.Number) - 1
+		if i < 0 || i >= len(params) {
+			ferr = sqlerr.New(sqlerr.UndefinedObject, "there is no parameter $%d", pr.Number)
+			return nil
+		}
+		lit, err := literalNode(params[i], oids[i])
+		if err != nil {
+			ferr = err
+			return nil
+		}
+		return lit
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	return out, nil
+}
+
+// typeNames maps parameter OIDs to the type a literal is cast to.
+var typeNames = map[uint32]string{
+	oidBool: "bool", oidInt2: "int2", oidInt4: "int4", oidInt8: "int8", oidFloat4: "float4", oidFloat8: "float8",
+	oidTimestamp: "timestamp", oidTimestamptz: "timestamptz", oidDate: "date", oidNumeric: "numeric",
+}
+
+// literalNode renders one parameter value as a literal. Text parameters
+// stay untyped string literals, which the engine casts by context as
+// PostgreSQL does with unknown-typed literals; others are cast to their type
+// so that result types do not depend on the values.
+func literalNode(v any, oid uint32) (*pg_query.Node, error) {
+	var text string
+	switch x := v.(type) {
+	case nil:
+		if name, ok := typeNames[oid]; ok {
+			return castNode(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, name), nil
+		}
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, nil
+	case string:
+		text = x
+	case []byte:
+		text = string(x)
+	case bool:
+		text = strconv.FormatBool(x)
+	case int64:
+		text = strconv.FormatInt(x, 10)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			text = "NaN"
+		case math.IsInf(x, 1):
+			text = "Infinity"
+		case math.IsInf(x, -1):
+			text = "-Infinity"
+		default:
+			text = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case time.Time:
+		if oid == oidDate {
+			text = x.UTC().Format("2006-01-02")
+		} else {
+			text = x.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+			if oid == oidTimestamp {
+				text = x.UTC().Format("2006-01-02 15:04:05.999999")
+			}
+		}
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameter of Go type %T", v)
+	}
+	str := pg_query.MakeAConstStrNode(text, -1)
+	name, typed := typeNames[oid]
+	if !typed {
+		return str, nil
+	}
+	return castNode(str, name), nil
+}
+
+func castNode(arg *pg_query.Node, typeName string) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+		Arg:      arg,
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typeName)}},
+	}}}
+}

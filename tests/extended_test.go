@@ -1,0 +1,115 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// pgx in its default mode: prepared statements cached per connection,
+// parameters and results in binary, batches pipelined.
+func TestPgxDefaultMode(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION, n BIGINT, i INTEGER, s SMALLINT, r REAL, b BOOLEAN)"); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 123456000, time.UTC)
+	insert := "INSERT INTO m VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+	for i := 0; i < 3; i++ {
+		tag, err := c.Exec(ctx, insert, t0.Add(time.Duration(i)*time.Minute), fmt.Sprintf("h%d", i), 1.5*float64(i), int64(1)<<40+int64(i), int32(-i), int16(i), float32(0.25), i%2 == 0)
+		if err != nil {
+			t.Fatalf("parameterised insert: %v", err)
+		}
+		if tag.String() != "INSERT 0 1" {
+			t.Fatalf("tag %q", tag)
+		}
+	}
+	if _, err := c.Exec(ctx, insert, t0.Add(time.Hour), nil, nil, nil, nil, nil, nil, nil); err != nil {
+		t.Fatalf("insert of NULLs: %v", err)
+	}
+	// A batch is one pipeline of Bind/Execute messages.
+	batch := &pgx.Batch{}
+	for i := 0; i < 50; i++ {
+		batch.Queue(insert, t0.Add(time.Duration(100+i)*time.Second), "batch", float64(i), int64(i), int32(i), int16(i), float32(i), true)
+	}
+	if err := c.SendBatch(ctx, batch).Close(); err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM m WHERE host = $1", "batch").Scan(&n); err != nil || n != 50 {
+		t.Fatalf("batch rows: %d %v", n, err)
+	}
+	// Every type back in binary, parameters of every type in WHERE.
+	var (
+		ts   time.Time
+		host *string
+		v    *float64
+		big  *int64
+		i4   *int32
+		i2   *int16
+		r    *float32
+		b    *bool
+	)
+	err = c.QueryRow(ctx, "SELECT time, host, v, n, i, s, r, b FROM m WHERE time = $1 AND host = $2 AND v >= $3 AND n > $4 AND b = $5",
+		t0.Add(2*time.Minute), "h2", 2.9, int64(1)<<40, true).Scan(&ts, &host, &v, &big, &i4, &i2, &r, &b)
+	if err != nil {
+		t.Fatalf("select with parameters: %v", err)
+	}
+	if !ts.Equal(t0.Add(2*time.Minute)) || *host != "h2" || *v != 3 || *big != 1<<40+2 || *i4 != -2 || *i2 != 2 || *r != 0.25 || !*b {
+		t.Fatalf("row: %v %v %v %v %v %v %v %v", ts, *host, *v, *big, *i4, *i2, *r, *b)
+	}
+	if err := c.QueryRow(ctx, "SELECT host, v FROM m WHERE time = $1", t0.Add(time.Hour)).Scan(&host, &v); err != nil || host != nil || v != nil {
+		t.Fatalf("NULLs: %v %v %v", host, v, err)
+	}
+	// Aggregates come back in binary too (numeric, float8, int8).
+	var sum, avg float64
+	var cnt int64
+	if err := c.QueryRow(ctx, "SELECT sum(n), avg(v), count(*) FROM m WHERE host LIKE $1", "h%").Scan(&sum, &avg, &cnt); err != nil {
+		t.Fatalf("aggregates: %v", err)
+	}
+	if cnt != 3 || math.Abs(avg-1.5) > 1e-9 || sum != float64(3*(int64(1)<<40)+3) {
+		t.Fatalf("aggregates %v %v %v", sum, avg, cnt)
+	}
+	// UPDATE and DELETE with parameters.
+	tag, err := c.Exec(ctx, "UPDATE m SET v = v + $1 WHERE host = $2", 10.0, "batch")
+	if err != nil || tag.String() != "UPDATE 50" {
+		t.Fatalf("update: %q %v", tag, err)
+	}
+	tag, err = c.Exec(ctx, "DELETE FROM m WHERE time < $1 AND host = $2", t0.Add(125*time.Second), "batch")
+	if err != nil || tag.String() != "DELETE 25" {
+		t.Fatalf("delete: %q %v", tag, err)
+	}
+	// An error, then the same connection keeps working.
+	_, err = c.Exec(ctx, "SELECT * FROM nope WHERE x = $1", 1)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42P01" {
+		t.Fatalf("error: %v", err)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM m").Scan(&n); err != nil || n != 29 {
+		t.Fatalf("after error: %d %v", n, err)
+	}
+	// Rows streamed through pgx.Rows with a time-range parameter.
+	rows, err := c.Query(ctx, "SELECT time, v FROM m WHERE time BETWEEN $1 AND $2 ORDER BY time", t0, t0.Add(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for rows.Next() {
+		got++
+	}
+	if rows.Err() != nil || got != 28 { // 3 h* rows and the 25 batch rows left
+		t.Fatalf("range rows %d %v", got, rows.Err())
+	}
+}
