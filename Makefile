@@ -22,12 +22,22 @@ $(BIN): $(SOURCES)
 run: $(BIN)
 	./$(BIN) serve
 
-## deps: what the tests need on a fresh Debian machine: the psql client.
+## deps: what the tests need on a fresh Debian machine: psql, and the
+## client libraries the end-to-end tests drive tsdb with (psycopg2, pgJDBC,
+## node-postgres). Installed only when missing.
 deps:
-	@command -v psql >/dev/null 2>&1 || { \
-		echo "installing postgresql-client (psql) for the end-to-end tests"; \
+	@missing=""; \
+	command -v psql >/dev/null 2>&1 || missing="$$missing postgresql-client"; \
+	/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || missing="$$missing python3 python3-psycopg2"; \
+	[ -f /usr/share/java/postgresql.jar ] || missing="$$missing libpostgresql-jdbc-java"; \
+	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages for the tests:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql-client >/dev/null; }
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@[ -d tests/clients/node/node_modules/pg ] || (cd tests/clients/node && npm ci --no-audit --no-fund --loglevel=error)
 	$(GO) mod download
 
 ## test: vet and format check, unit tests of every package, then end-to-end
