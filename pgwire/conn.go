@@ -181,6 +181,22 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 			c.be.Send(&pgproto3.EmptyQueryResponse{})
 			return nil
 		}
+		if r.CopyIn != nil {
+			tag, err := c.copyIn(ctx, r.CopyIn)
+			if err != nil {
+				return err
+			}
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return nil
+		}
+		if r.CopyOut != nil {
+			tag, err := c.copyOut(r.CopyOut, loc)
+			if err != nil {
+				return err
+			}
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return nil
+		}
 		before := sess.Settings().Reported()
 		tag := r.Tag
 		if r.Columns != nil {

@@ -225,10 +225,7 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	case *pg_query.Node_UpdateStmt:
 		return s.dml(ctx, st.node)
 	case *pg_query.Node_CopyStmt:
-		if n.CopyStmt.Filename != "" || n.CopyStmt.IsProgram {
-			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "COPY to or from a file or program is not allowed; use COPY … FROM STDIN / TO STDOUT (psql: \\copy)")
-		}
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY is not supported yet")
+		return s.copy(ctx, n.CopyStmt)
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:

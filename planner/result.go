@@ -36,6 +36,9 @@ type Result struct {
 	Rows    Rows
 	// Empty marks an empty query (EmptyQueryResponse).
 	Empty bool
+	// CopyIn and CopyOut start the COPY sub-protocol.
+	CopyIn  *CopyIn
+	CopyOut *CopyOut
 }
 
 // NewStaticRows returns Rows over values held in memory.

@@ -1,0 +1,80 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// psql's \copy in text and CSV, COPY TO STDOUT, and pgx's binary CopyFrom.
+func TestCopy(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	s.psql("CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION, n BIGINT);")
+
+	dir := t.TempDir()
+	text := filepath.Join(dir, "m.txt")
+	os.WriteFile(text, []byte("2026-01-01 00:00:00+00\ta\t1.5\t1\n2026-01-01 00:00:01+00\t\\N\t\\N\t2\n2026-01-01 00:00:02.5+00\tc\\tx\tNaN\t3\n"), 0o644)
+	csvFile := filepath.Join(dir, "m.csv")
+	os.WriteFile(csvFile, []byte("time;host;v;n\n2026-01-02T00:00:00Z;\"semi;colon\";2.5;10\n2026-01-02 00:00:01 +0000;;;11\n"), 0o644)
+	out := s.psql(fmt.Sprintf("\\copy m FROM '%s'\n\\copy m (time, host, v, n) FROM '%s' WITH (FORMAT csv, HEADER, DELIMITER ';')\nSELECT count(*), count(host), count(v) FROM m;\n", text, csvFile), "-A", "-t")
+	if !strings.Contains(out, "COPY 3") || !strings.Contains(out, "COPY 2") || !strings.Contains(out, "5|3|3") {
+		t.Fatalf("psql \\copy:\n%s", out)
+	}
+	// A bad line fails the whole COPY, names the line, and nothing lands.
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("2026-01-03 00:00:00+00\tok\t1\t1\n2026-01-03 00:00:01+00\tbad\tnot-a-number\t2\n"), 0o644)
+	out, err := s.psqlErr(fmt.Sprintf("\\copy m FROM '%s'\n", bad))
+	if err == nil || !strings.Contains(out, "line 2") {
+		t.Fatalf("bad COPY: %v\n%s", err, out)
+	}
+	// COPY TO STDOUT as CSV with a header.
+	out = s.psql("COPY (SELECT host, n FROM m WHERE n < 3 ORDER BY n) TO STDOUT WITH (FORMAT csv, HEADER);\n")
+	if !strings.Contains(out, "host,n\na,1\n,2\n") {
+		t.Fatalf("COPY TO STDOUT:\n%q", out)
+	}
+	out = s.psql("\\copy (SELECT host FROM m WHERE n = 3) TO STDOUT\n")
+	if !strings.Contains(out, `c\tx`) {
+		t.Fatalf("text COPY TO escapes:\n%q", out)
+	}
+
+	// pgx CopyFrom uses the binary format.
+	c := s.connect(ctx)
+	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	var rows [][]any
+	for i := 0; i < 1000; i++ {
+		var host any = fmt.Sprintf("h%d", i%7)
+		if i%100 == 0 {
+			host = nil
+		}
+		rows = append(rows, []any{t0.Add(time.Duration(i) * time.Second), host, float64(i) / 8, int64(i)})
+	}
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"m"}, []string{"time", "host", "v", "n"}, pgx.CopyFromRows(rows))
+	if err != nil || n != 1000 {
+		t.Fatalf("CopyFrom: %d %v", n, err)
+	}
+	var cnt, nulls int64
+	var sum float64
+	if err := c.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE host IS NULL), sum(v) FROM m WHERE time >= '2026-02-01'").Scan(&cnt, &nulls, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if cnt != 1000 || nulls != 10 || sum != 999*1000/2/8.0 {
+		t.Fatalf("after CopyFrom: %d rows, %d NULL hosts, sum %v", cnt, nulls, sum)
+	}
+	// COPY into an unknown column and a file path are refused.
+	var pe *pgconn.PgError
+	if _, err := c.Exec(ctx, "COPY m (nope) FROM STDIN"); !errors.As(err, &pe) || pe.Code != "42703" {
+		t.Fatalf("unknown column: %v", err)
+	}
+	if _, err := c.Exec(ctx, "COPY m FROM '/etc/passwd'"); !errors.As(err, &pe) || pe.Code != "42501" {
+		t.Fatalf("COPY from a file: %v", err)
+	}
+}
