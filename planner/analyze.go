@@ -94,6 +94,11 @@ var allowedTableFunctions = map[string]bool{
 	"generate_series": true, "range": true, "unnest": true, "generate_subscripts": true,
 }
 
+// scalarInFrom are scalar functions PostgreSQL lets a query call in FROM
+// (one row, the value as a column named by the alias); tsdb rewrites them
+// into a subquery because DuckDB does not.
+var scalarInFrom = map[string]bool{"string_to_array": true, "regexp_split_to_array": true, "current_setting": true}
+
 // refs are the relations a statement reads.
 type refs struct {
 	tables []string // tsdb tables, each once, in order of appearance
@@ -143,7 +148,7 @@ func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
 			for _, f := range n.Functions {
 				for _, item := range f.GetList().GetItems() {
 					if fc := item.GetFuncCall(); fc != nil {
-						if name := lastName(fc.Funcname); !allowedTableFunctions[name] {
+						if name := lastName(fc.Funcname); !allowedTableFunctions[name] && !scalarInFrom[name] {
 							return sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
 						}
 					}
@@ -156,10 +161,13 @@ func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
 }
 
 func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool, known func(string) bool, seen map[string]bool) error {
+	if catalogName(&pg_query.RangeVar{Schemaname: schemaName, Relname: rel}) != "" {
+		return nil // answered by tsdb's catalog views
+	}
 	switch strings.ToLower(schemaName) {
 	case "", "public", "main":
 	case "information_schema", "pg_catalog":
-		return nil
+		return sqlerr.New(sqlerr.FeatureNotSupported, "catalog relation %s.%s is not supported yet", schemaName, rel)
 	default:
 		return sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", schemaName, rel)
 	}

@@ -123,7 +123,8 @@ func checkDeterministic(n *pg_query.Node) error {
 }
 
 // replaceNodes replaces, depth first, every node for which fn returns a
-// replacement.
+// replacement, and then looks inside the replacement too (fn must not
+// return a node it would replace again).
 func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
@@ -134,6 +135,7 @@ func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node
 				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
 					if r := fn(n); r != nil {
 						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
+						replaceNodes(r.ProtoReflect(), fn)
 						continue
 					}
 				}
@@ -143,6 +145,7 @@ func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node
 			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
 				if r := fn(n); r != nil {
 					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
+					replaceNodes(r.ProtoReflect(), fn)
 					return true
 				}
 			}

@@ -37,14 +37,14 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		return nil, fmt.Errorf("planner: open duckdb: %w", err)
 	}
 	db := sql.OpenDB(connector)
-	setup := []string{
+	setup := append([]string{
 		"CREATE SCHEMA " + mirrorSchema,
 		"SET integer_division = true",
 		"SET TimeZone = 'UTC'",
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-	}
+	}, engineMacros...)
 	if opts.Threads > 0 {
 		setup = append(setup, fmt.Sprintf("SET threads = %d", opts.Threads))
 	}

@@ -200,7 +200,14 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		if n.SelectStmt.IntoClause != nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
 		}
-		return s.query(ctx, st.text, r.tables, n.SelectStmt, "SELECT")
+		text, sel, catalog := st.text, n.SelectStmt, []string(nil)
+		if rewritten, used := s.rewriteSession(st.node); rewritten != nil {
+			if text, err = deparse(s.p.pgVersion, rewritten); err != nil {
+				return nil, err
+			}
+			sel, catalog = rewritten.GetSelectStmt(), used
+		}
+		return s.queryCatalog(ctx, text, r.tables, sel, "SELECT", catalog)
 	case *pg_query.Node_ExplainStmt:
 		return s.explain(ctx, st, n.ExplainStmt)
 	case *pg_query.Node_InsertStmt:
@@ -353,12 +360,21 @@ func viewSQL(p *pruned) string {
 
 // query runs a row-returning statement over bound views.
 func (s *Session) query(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string) (*Result, error) {
+	return s.queryCatalog(ctx, text, tables, sel, tag, nil)
+}
+
+// queryCatalog is query with catalog views bound as well.
+func (s *Session) queryCatalog(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string, catalog []string) (*Result, error) {
 	var root proto.Message
 	if sel != nil {
 		root = sel
 	}
 	b, err := s.bind(ctx, tables, root)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.bindCatalog(ctx, b, catalog); err != nil {
+		b.done(false)
 		return nil, err
 	}
 	rows, err := s.conn.QueryContext(ctx, text)

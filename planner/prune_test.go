@@ -39,8 +39,9 @@ func TestTimePruning(t *testing.T) {
 		e.must("CHECKPOINT")
 	}
 	// Buffered: two recent rows in the current bucket, one late row for 01:xx.
-	now := time.Now().UTC()
-	e.must(fmt.Sprintf("INSERT INTO cpu VALUES ('%s', 'now', 1), ('%s', 'now', 2)", now.Add(-time.Minute).Format(time.RFC3339Nano), now.Add(-2*time.Minute).Format(time.RFC3339Nano)))
+	// Both in the current 10-minute bucket, whatever the clock says.
+	start := time.Now().UTC().Truncate(10 * time.Minute)
+	e.must(fmt.Sprintf("INSERT INTO cpu VALUES ('%s', 'now', 1), ('%s', 'now', 2)", start.Format(time.RFC3339Nano), start.Add(time.Microsecond).Format(time.RFC3339Nano)))
 	e.must("INSERT INTO cpu VALUES ('2026-01-01 01:05:00+00', 'late', 99)")
 
 	tests := []struct {
