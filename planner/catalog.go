@@ -93,6 +93,10 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string)
 	var used []string
 	seen := map[string]bool{}
 	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+		if r, ok := rewritePG(n); ok {
+			changed = true
+			return r
+		}
 		switch {
 		case n.GetRangeFunction() != nil:
 			rf := n.GetRangeFunction()

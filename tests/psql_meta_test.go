@@ -1,0 +1,32 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// psql's meta-commands read pg_catalog; tsdb answers them for its tables.
+func TestPsqlMetaCommands(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	s.psql("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, n BIGINT);\nCREATE TABLE mem (ts TIMESTAMP, free INTEGER);\n")
+	tests := []struct {
+		cmd  string
+		want []string
+	}{
+		{`\dt`, []string{"public | cpu  | table | tsdb", "public | mem  | table | tsdb", "(2 rows)"}},
+		{`\d cpu`, []string{`Table "public.cpu"`, "time   | timestamp with time zone |           | not null |", "usage  | double precision", "n      | bigint"}},
+		{`\d+ mem`, []string{`Table "public.mem"`, "ts     | timestamp without time zone", "free   | integer", "Access method: heap"}},
+		{`\dn`, []string{"public | tsdb"}},
+		{`\l`, []string{"tsdb | tsdb  | UTF8"}},
+		{`\conninfo`, []string{`You are connected to database "tsdb" as user "tsdb"`}},
+		{"\\timing on\nSELECT 1;", []string{"Timing is on.", "Time:"}},
+	}
+	for _, tt := range tests {
+		out := s.psql(tt.cmd + "\n")
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.cmd, w, out)
+			}
+		}
+	}
+}
