@@ -164,8 +164,29 @@ func (c *conn) ready(sess *planner.Session) {
 // flushEvery bounds how many DataRows are buffered before they are written.
 const flushEvery = 512
 
+// statementContext is the context of one statement: canceled by a
+// CancelRequest, by the server closing, or after statement_timeout.
+func (c *conn) statementContext(sess *planner.Session) (context.Context, context.CancelFunc) {
+	if d := sess.Settings().StatementTimeout(); d > 0 {
+		ctx, cancel := context.WithTimeoutCause(c.ctx, d, errStatementTimeout)
+		return ctx, cancel
+	}
+	return context.WithCancel(c.ctx)
+}
+
+var errStatementTimeout = errors.New("canceling statement due to statement timeout")
+
+// timeoutError turns an error of a statement that ran out of time into
+// PostgreSQL's 57014 with its message.
+func timeoutError(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errStatementTimeout) {
+		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: errStatementTimeout.Error(), Err: err}
+	}
+	return err
+}
+
 func (c *conn) simpleQuery(sess *planner.Session, query string) {
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := c.statementContext(sess)
 	c.mu.Lock()
 	c.queryCancel = cancel
 	c.mu.Unlock()
@@ -226,7 +247,7 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 		return nil
 	})
 	if err != nil {
-		c.sendError(err)
+		c.sendError(timeoutError(ctx, err))
 	}
 	c.ready(sess)
 }

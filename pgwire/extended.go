@@ -148,7 +148,7 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
 		return nil
 	}
-	qctx, cancel := context.WithCancel(ctx)
+	qctx, cancel := c.statementContext(sess)
 	c.mu.Lock()
 	c.queryCancel = cancel
 	c.mu.Unlock()
@@ -218,7 +218,7 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 		})
 		if err != nil {
 			pt.done = true
-			return err
+			return timeoutError(qctx, err)
 		}
 		if pt.stmt.Empty {
 			pt.done = true

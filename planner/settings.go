@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,6 +143,23 @@ func (s *Settings) Location() *time.Location {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.loc
+}
+
+// StatementTimeout returns statement_timeout (0: none). Like PostgreSQL it
+// takes milliseconds or a value with a unit (500ms, 2s, 1min).
+func (s *Settings) StatementTimeout() time.Duration {
+	v := strings.TrimSpace(s.Get("statement_timeout"))
+	if v == "" || v == "0" {
+		return 0
+	}
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(ms) * time.Millisecond
+	}
+	v = strings.Replace(strings.ReplaceAll(v, " ", ""), "min", "m", 1)
+	if d, err := time.ParseDuration(v); err == nil {
+		return d
+	}
+	return 0
 }
 
 // Reported returns the parameters sent as ParameterStatus, sorted.

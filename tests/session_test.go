@@ -62,3 +62,29 @@ COMMIT;
 		t.Error("invalid time zone accepted")
 	}
 }
+
+// statement_timeout stops a long query with 57014 and its PostgreSQL message.
+func TestStatementTimeout(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	if _, err := c.Exec(ctx, "SET statement_timeout = '300ms'"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := c.Exec(ctx, "SELECT count(*) FROM range(1000000000000) a")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" || pe.Message != "canceling statement due to statement timeout" {
+		t.Fatalf("long query under statement_timeout: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("timeout took %v", d)
+	}
+	if _, err := c.Exec(ctx, "RESET statement_timeout"); err != nil {
+		t.Fatal(err)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
