@@ -66,7 +66,7 @@ func encodeText(v any, oid uint32, loc *time.Location) []byte {
 	case *big.Int:
 		return []byte(x.String())
 	case duckdb.Decimal:
-		return []byte(x.String())
+		return []byte(formatDecimal(x))
 	case duckdb.Interval:
 		return []byte(formatInterval(x))
 	case duckdb.UUID:
@@ -194,4 +194,25 @@ func formatArray(xs []any, loc *time.Location) string {
 	}
 	sb.WriteByte('}')
 	return sb.String()
+}
+
+// formatDecimal prints a decimal with all its scale digits, as PostgreSQL
+// prints numeric (1.50, not 1.5).
+func formatDecimal(d duckdb.Decimal) string {
+	if d.Value == nil {
+		return "0"
+	}
+	s := new(big.Int).Abs(d.Value).String()
+	sign := ""
+	if d.Value.Sign() < 0 {
+		sign = "-"
+	}
+	scale := int(d.Scale)
+	if scale == 0 {
+		return sign + s
+	}
+	if len(s) <= scale {
+		s = strings.Repeat("0", scale-len(s)+1) + s
+	}
+	return sign + s[:len(s)-scale] + "." + s[len(s)-scale:]
 }

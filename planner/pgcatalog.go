@@ -155,6 +155,9 @@ func init() {
 		`CREATE MACRO _tsdb_false0() AS false`,
 		`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
 		`CREATE MACRO _tsdb_size_pretty(x) AS format_bytes(CAST(x AS BIGINT))`,
+		`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
+		`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
+			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
 		`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric' ELSE CAST(t AS VARCHAR) END`,
@@ -177,6 +180,13 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		return n.GetCollateClause().Arg, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
+		if t, err := schema.ParseType(typeNameString(tc.TypeName)); err == nil && t.IsTimestamp() && tc.Arg.GetAConst().GetSval() != nil {
+			// '… +0000'::timestamptz: PostgreSQL's spaced offset.
+			if norm := normalizeTimestampLiteral(tc.Arg); norm != tc.Arg && norm.GetAConst() != nil {
+				tc.Arg = norm
+				return nil, true
+			}
+		}
 		switch lastName(tc.TypeName.GetNames()) {
 		case "regclass", "regtype", "regproc", "regnamespace", "oid", "regrole", "name", "regconfig":
 			return tc.Arg, true
