@@ -1,0 +1,123 @@
+package tests
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// rawSession speaks the protocol message by message, for what drivers do
+// not expose: Execute row limits and error recovery inside a pipeline.
+func rawSession(t *testing.T, s *server) (*pgproto3.Frontend, func(...pgproto3.BackendMessage) []pgproto3.BackendMessage) {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.pgAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	fe := pgproto3.NewFrontend(nc, nc)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "tsdb", "database": "tsdb"}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// readUntilReady collects messages up to ReadyForQuery.
+	read := func(...pgproto3.BackendMessage) []pgproto3.BackendMessage {
+		var out []pgproto3.BackendMessage
+		for {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				return out
+			}
+			// Receive reuses message structs: keep a description.
+			out = append(out, m)
+			switch x := m.(type) {
+			case *pgproto3.DataRow:
+				vals := make([][]byte, len(x.Values))
+				for i, v := range x.Values {
+					vals[i] = append([]byte(nil), v...)
+				}
+				out[len(out)-1] = &pgproto3.DataRow{Values: vals}
+			case *pgproto3.CommandComplete:
+				out[len(out)-1] = &pgproto3.CommandComplete{CommandTag: append([]byte(nil), x.CommandTag...)}
+			case *pgproto3.ErrorResponse:
+				e := *x
+				out[len(out)-1] = &e
+			}
+		}
+	}
+	read()
+	return fe, read
+}
+
+func kinds(msgs []pgproto3.BackendMessage) string {
+	s := ""
+	for _, m := range msgs {
+		switch x := m.(type) {
+		case *pgproto3.DataRow:
+			s += fmt.Sprintf("D(%s) ", x.Values[0])
+		case *pgproto3.CommandComplete:
+			s += fmt.Sprintf("C(%s) ", x.CommandTag)
+		case *pgproto3.ErrorResponse:
+			s += fmt.Sprintf("E(%s) ", x.Code)
+		default:
+			s += fmt.Sprintf("%T ", m)[len("*pgproto3."):]
+		}
+	}
+	return s
+}
+
+func TestExtendedProtocolRowLimitsAndErrors(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	fe, read := rawSession(t, s)
+	// Portal suspension: Execute with a row limit, twice, then the rest.
+	fe.Send(&pgproto3.Parse{Name: "q", Query: "SELECT i FROM range(0, 5) t(i) WHERE i >= $1 ORDER BY i", ParameterOIDs: []uint32{20}})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "q", Parameters: [][]byte{[]byte("0")}})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Execute{Portal: "p"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	want := "ParseComplete BindComplete D(0) D(1) PortalSuspended D(2) D(3) PortalSuspended D(4) C(SELECT 5) "
+	if got := kinds(read()); got != want {
+		t.Fatalf("row limits:\n got  %s\n want %s", got, want)
+	}
+	// An error inside a pipeline skips everything up to Sync.
+	fe.Send(&pgproto3.Parse{Query: "SELECT * FROM nope"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Send(&pgproto3.Parse{Query: "SELECT 42"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	if got := kinds(read()); got != "E(42P01) " {
+		t.Fatalf("error pipeline: %s", got)
+	}
+	if got := kinds(read()); got != "ParseComplete BindComplete D(42) C(SELECT 1) " {
+		t.Fatalf("after the error: %s", got)
+	}
+	// Describe of a statement reports inferred parameter types.
+	fe.Send(&pgproto3.Parse{Name: "ins", Query: "SELECT $1::text, $2 + 1 FROM range(1) t WHERE now() > $3"})
+	fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: "ins"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	msgs := read()
+	if len(msgs) < 2 {
+		t.Fatalf("describe: %s", kinds(msgs))
+	}
+	pd, ok := msgs[1].(*pgproto3.ParameterDescription)
+	// $1::text is text; the others have no typed context and default to
+	// text (PostgreSQL would infer int4 for $2 + 1; tsdb lets the engine
+	// cast the text value instead).
+	if !ok || fmt.Sprint(pd.ParameterOIDs) != "[25 25 25]" {
+		t.Fatalf("parameter description: %s", kinds(msgs))
+	}
+}
