@@ -67,8 +67,22 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 			return nil, fmt.Errorf("date parameter of %d bytes", len(raw))
 		}
 		return pgEpoch.AddDate(0, 0, int(int32(binary.BigEndian.Uint32(raw)))), nil
+	case 1700:
+		return decodeNumeric(raw)
+	case 1186:
+		if len(raw) != 16 {
+			return nil, fmt.Errorf("interval parameter of %d bytes", len(raw))
+		}
+		us := int64(binary.BigEndian.Uint64(raw))
+		days := int32(binary.BigEndian.Uint32(raw[8:]))
+		months := int32(binary.BigEndian.Uint32(raw[12:]))
+		return fmt.Sprintf("%d months %d days %d microseconds", months, days, us), nil
 	case 25, 1043, 18, 19, 114, 0:
 		return string(raw), nil
+	case 3802: // jsonb: a version byte, then the text
+		if len(raw) > 0 && raw[0] == 1 {
+			return string(raw[1:]), nil
+		}
 	}
 	return nil, fmt.Errorf("binary parameters of type %d are not supported; send them as text", oid)
 }
@@ -247,4 +261,53 @@ func encodeNumeric(s string) ([]byte, error) {
 		b = binary.BigEndian.AppendUint16(b, d)
 	}
 	return b, nil
+}
+
+// decodeNumeric reads PostgreSQL's binary numeric into its decimal text.
+func decodeNumeric(raw []byte) (any, error) {
+	if len(raw) < 8 {
+		return nil, fmt.Errorf("numeric parameter of %d bytes", len(raw))
+	}
+	n := int(binary.BigEndian.Uint16(raw))
+	weight := int(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	dscale := int(binary.BigEndian.Uint16(raw[6:]))
+	if sign == 0xC000 {
+		return "NaN", nil
+	}
+	if len(raw) != 8+2*n {
+		return nil, fmt.Errorf("numeric parameter with %d digits in %d bytes", n, len(raw))
+	}
+	var intPart, frac strings.Builder
+	for i := 0; i <= weight; i++ {
+		d := 0
+		if i < n {
+			d = int(binary.BigEndian.Uint16(raw[8+2*i:]))
+		}
+		if intPart.Len() == 0 {
+			if d != 0 {
+				intPart.WriteString(strconv.Itoa(d))
+			}
+		} else {
+			fmt.Fprintf(&intPart, "%04d", d)
+		}
+	}
+	if intPart.Len() == 0 {
+		intPart.WriteString("0")
+	}
+	for i := weight + 1; frac.Len() < dscale; i++ {
+		d := 0
+		if i >= 0 && i < n {
+			d = int(binary.BigEndian.Uint16(raw[8+2*i:]))
+		}
+		fmt.Fprintf(&frac, "%04d", d)
+	}
+	s := intPart.String()
+	if dscale > 0 {
+		s += "." + frac.String()[:dscale]
+	}
+	if sign == 0x4000 {
+		s = "-" + s
+	}
+	return s, nil
 }

@@ -113,3 +113,16 @@ func TestDecodeParamBinary(t *testing.T) {
 		t.Error("short int8 accepted")
 	}
 }
+
+func TestNumericBinaryRoundTrip(t *testing.T) {
+	for _, in := range []string{"0", "1", "12345.678", "-0.5", "10000", "3298534883331", "0.0001", "-123456789.000123"} {
+		b, err := encodeNumeric(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := decodeNumeric(b)
+		if err != nil || out != in {
+			t.Errorf("numeric %s round trip gave %v (%v)", in, out, err)
+		}
+	}
+}
