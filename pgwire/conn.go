@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -45,12 +46,23 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.stop()
 	log := c.srv.logger.With("remote", c.nc.RemoteAddr().String(), "pid", c.pid)
+	// A bug in handling one connection must not take the server down: the
+	// panic is logged with its stack, counted, and the connection closed.
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.metrics.panics.Inc()
+			log.Error("panic while serving connection; connection closed", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	// A client gets StartupTimeout to complete its startup.
+	c.nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
 	params, ok := c.startup()
 	if !ok {
 		return
 	}
+	c.nc.SetDeadline(time.Time{})
 	sess, err := c.srv.planner.NewSession(c.ctx)
 	if err != nil {
 		c.sendError(err)
@@ -82,8 +94,19 @@ func (c *conn) serve() {
 	skipToSync := false
 	ext := newExtended()
 	for {
+		if d := c.srv.opts.IdleTimeout; d > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(d))
+		}
 		msg, err := c.be.Receive()
+		c.nc.SetReadDeadline(time.Time{})
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				log.Info("closing idle connection", "idle_timeout", c.srv.opts.IdleTimeout.String())
+				c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P05", Message: "terminating connection due to idle-session timeout"})
+				c.be.Flush()
+				return
+			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
 				log.Debug("receive failed; closing", "err", err)
 				c.sendError(&sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf("invalid message: %v", err)})

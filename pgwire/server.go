@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"tsdb/planner"
@@ -27,6 +29,15 @@ type Options struct {
 	// MaxMessageSize bounds a client message; larger length prefixes are
 	// refused before anything is allocated. Zero means 64 MiB.
 	MaxMessageSize int
+	// MaxConnections bounds open client connections; more are refused
+	// with SQLSTATE 53300. Zero means 100.
+	MaxConnections int
+	// StartupTimeout bounds the time from accept to a completed startup.
+	// Zero means 10 seconds.
+	StartupTimeout time.Duration
+	// IdleTimeout closes connections idle this long between statements.
+	// Zero means never.
+	IdleTimeout time.Duration
 }
 
 // Server accepts PostgreSQL connections.
@@ -52,6 +63,12 @@ func New(p *planner.Planner, opts Options) *Server {
 	}
 	if opts.MaxMessageSize <= 0 {
 		opts.MaxMessageSize = 64 << 20
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 100
+	}
+	if opts.StartupTimeout <= 0 {
+		opts.StartupTimeout = 10 * time.Second
 	}
 	return &Server{planner: p, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
 		conns: map[*conn]struct{}{}, byPID: map[uint32]*conn{}}
@@ -81,7 +98,13 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("pgwire: accept: %w", err)
 		}
-		c := s.newConn(nc)
+		c, full := s.newConn(nc)
+		if full {
+			// Tell the client why, as PostgreSQL does, without starting a
+			// session; bounded by a short deadline.
+			go refuseFull(nc, s.opts.MaxConnections)
+			continue
+		}
 		if c == nil {
 			nc.Close()
 			continue
@@ -95,11 +118,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn) (*conn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, false
+	}
+	if len(s.conns) >= s.opts.MaxConnections {
+		s.metrics.refused.Inc()
+		return nil, true
 	}
 	s.nextPID++
 	secret := make([]byte, 4)
@@ -109,7 +136,32 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	s.conns[c] = struct{}{}
 	s.byPID[c.pid] = c
 	s.metrics.connections.Inc()
-	return c
+	return c, false
+}
+
+// refuseFull answers a connection over the limit with 53300.
+func refuseFull(nc net.Conn, limit int) {
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	be := pgproto3.NewBackend(nc, nc)
+	be.SetMaxBodyLen(1 << 16)
+	for {
+		msg, err := be.ReceiveStartupMessage()
+		if err != nil {
+			return
+		}
+		switch msg.(type) {
+		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+			if _, err := nc.Write([]byte{'N'}); err != nil {
+				return
+			}
+			continue
+		}
+		break
+	}
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300",
+		Message: fmt.Sprintf("sorry, too many clients already (--max-connections %d)", limit)})
+	be.Flush()
 }
 
 func (s *Server) removeConn(c *conn) {
@@ -150,6 +202,8 @@ func (s *Server) Close() error {
 
 type metrics struct {
 	connections prometheus.Gauge
+	refused     prometheus.Counter
+	panics      prometheus.Counter
 	statements  prometheus.Counter
 	errors      *prometheus.CounterVec
 }
@@ -157,11 +211,13 @@ type metrics struct {
 func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_pgwire_connections", Help: "Open PostgreSQL connections."}),
+		refused:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_connections_refused_total", Help: "Connections refused over --max-connections."}),
+		panics:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_panics_total", Help: "Panics recovered while serving a connection."}),
 		statements:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_queries_total", Help: "Query messages received."}),
 		errors:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tsdb_pgwire_errors_total", Help: "Errors sent to clients, by SQLSTATE."}, []string{"sqlstate"}),
 	}
 	if r != nil {
-		r.MustRegister(m.connections, m.statements, m.errors)
+		r.MustRegister(m.connections, m.refused, m.panics, m.statements, m.errors)
 	}
 	return m
 }

@@ -27,6 +27,9 @@ type config struct {
 	ReaperTimeout   time.Duration
 	EngineMemory    int64
 	EngineThreads   int
+	MaxConnections  int
+	StartupTimeout  time.Duration
+	IdleTimeout     time.Duration
 	Faults          string
 	LogLevel        string
 	LogFormat       string
@@ -65,6 +68,9 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.ReaperTimeout, "reaper-timeout", 5*time.Minute, "free the per-table state of tables without buffered rows after this long idle (env TSDB_REAPER_TIMEOUT)")
 	str(&engineMem, "engine-memory-limit", "", "memory limit of the query engine (default: 2x --memory-limit, at least 512MiB); it also holds a copy of buffered rows")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
+	fs.IntVar(&c.MaxConnections, "max-connections", 100, "open client connections at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
+	fs.DurationVar(&c.StartupTimeout, "startup-timeout", 10*time.Second, "time a new connection has to complete its startup (env TSDB_STARTUP_TIMEOUT)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 0, "close connections idle this long between statements; 0: never (env TSDB_IDLE_TIMEOUT)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 2*time.Minute, "how long shutdown may take to flush buffered rows (env TSDB_SHUTDOWN_TIMEOUT)")

@@ -189,7 +189,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		shutdownStore()
 		return err
 	}
-	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg})
+	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
+		MaxConnections: cfg.MaxConnections, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)
 	if err != nil {
 		pl.Close()
