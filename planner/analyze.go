@@ -144,6 +144,8 @@ func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
 			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, known, seen)
+		case *pg_query.FuncCall:
+			return checkScalarFunction(n)
 		case *pg_query.RangeFunction:
 			for _, f := range n.Functions {
 				for _, item := range f.GetList().GetItems() {
@@ -256,6 +258,12 @@ func duckdbRefs(ctx context.Context, conn *sql.Conn, text string, known func(str
 			if !allowedTableFunctions[strings.ToLower(name)] {
 				err = sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
 			}
+		case "FUNCTION":
+			name, _ := m["function_name"].(string)
+			name = strings.ToLower(name)
+			if forbiddenFunctions[name] || strings.HasPrefix(name, "duckdb_") || strings.HasPrefix(name, "pragma_") || name == "current_setting" {
+				err = sqlerr.New(sqlerr.InsufficientPrivilege, "function %s() is not allowed", name)
+			}
 		}
 	})
 	return r, err
@@ -273,6 +281,34 @@ func jsonWalk(v any, fn func(map[string]any)) {
 			jsonWalk(c, fn)
 		}
 	}
+}
+
+// forbiddenFunctions read the environment, files or engine state.
+var forbiddenFunctions = map[string]bool{
+	"getenv": true, "read_blob": true, "read_text": true, "read_csv": true, "read_csv_auto": true, "read_json": true,
+	"read_json_auto": true, "read_parquet": true, "parquet_scan": true, "parquet_metadata": true, "parquet_schema": true,
+	"glob": true, "sniff_csv": true, "delta_scan": true, "iceberg_scan": true, "query": true, "query_table": true,
+	"duckdb_settings": true, "duckdb_secrets": true, "duckdb_extensions": true, "which_secret": true,
+}
+
+// checkScalarFunction refuses functions that reach outside the sandbox and
+// current_setting() of anything but a session setting (engine settings
+// stay private).
+func checkScalarFunction(fc *pg_query.FuncCall) error {
+	name := lastName(fc.Funcname)
+	if forbiddenFunctions[name] || strings.HasPrefix(name, "duckdb_") || strings.HasPrefix(name, "pragma_") {
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "function %s() is not allowed", name)
+	}
+	if name == "current_setting" {
+		if len(fc.Args) == 0 || fc.Args[0].GetAConst().GetSval() == nil {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "current_setting() takes a constant setting name")
+		}
+		setting := strings.ToLower(fc.Args[0].GetAConst().GetSval().Sval)
+		if _, ok := settingDefs[setting]; !ok {
+			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", setting)
+		}
+	}
+	return nil
 }
 
 // forbiddenKeywords start statements that reach outside the sandbox. The
