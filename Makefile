@@ -9,7 +9,10 @@ GO      ?= go
 BIN     := bin/tsdb
 SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 
-.PHONY: build run test test-unit test-e2e bench lint fmt deps clean
+.PHONY: build run test test-unit test-e2e fuzz bench lint fmt deps clean
+
+# FUZZTIME is how long `make test` runs each fuzz target.
+FUZZTIME ?= 15s
 
 build: $(BIN)
 
@@ -44,6 +47,15 @@ deps:
 ## tests against the built binary with psql and pgx.
 test: deps lint build
 	$(GO) test -count=1 -timeout 15m ./...
+	$(MAKE) --no-print-directory fuzz
+
+## fuzz: each fuzz target for FUZZTIME: FuzzWire (startup and regular
+## messages, binary parameters) and FuzzSQL (INSERT/COPY value parsers and
+## the statement router). Nothing may panic or hang. Seeds are in the
+## targets; new crashers land in testdata/fuzz/ and are kept.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzWire$$' -fuzztime $(FUZZTIME) ./pgwire/
+	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
 
 test-unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /tests)
