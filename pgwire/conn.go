@@ -24,6 +24,7 @@ type conn struct {
 	be     *pgproto3.Backend
 	pid    uint32
 	secret []byte
+	tls    bool
 	ctx    context.Context // canceled when the server closes
 	stop   context.CancelFunc
 
@@ -61,6 +62,19 @@ func (c *conn) serve() {
 	params, ok := c.startup()
 	if !ok {
 		return
+	}
+	if c.srv.opts.TLSRequired && !c.tls {
+		c.sendFatal("28000", "TLS is required (--tls-required): connect with sslmode=require")
+		return
+	}
+	if c.srv.opts.Credentials != nil {
+		if err := c.authenticate(params["user"]); err != nil {
+			// Slow down password guessing; the client waits, nobody else.
+			log.Warn("authentication failed", "user", params["user"], "err", err)
+			time.Sleep(500 * time.Millisecond)
+			c.sendFatal("28P01", fmt.Sprintf("password authentication failed for user %q", params["user"]))
+			return
+		}
 	}
 	c.nc.SetDeadline(time.Time{})
 	sess, err := c.srv.planner.NewSession(c.ctx)
@@ -160,7 +174,15 @@ func (c *conn) startup() (map[string]string, bool) {
 			return nil, false
 		}
 		switch m := msg.(type) {
-		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+		case *pgproto3.SSLRequest:
+			if c.tls {
+				return nil, false
+			}
+			if err := c.upgradeTLS(); err != nil {
+				c.srv.logger.Debug("TLS negotiation failed", "remote", c.nc.RemoteAddr().String(), "err", err)
+				return nil, false
+			}
+		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, false
 			}
@@ -173,6 +195,11 @@ func (c *conn) startup() (map[string]string, bool) {
 			return nil, false
 		}
 	}
+}
+
+func (c *conn) sendFatal(code, msg string) {
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+	c.be.Flush()
 }
 
 func (c *conn) ready(sess *planner.Session) {

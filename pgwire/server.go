@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,13 @@ type Options struct {
 	// IdleTimeout closes connections idle this long between statements.
 	// Zero means never.
 	IdleTimeout time.Duration
+	// TLS, if set, is offered to clients that ask (SSLRequest).
+	TLS *tls.Config
+	// TLSRequired refuses clients that do not use TLS.
+	TLSRequired bool
+	// Credentials, if set, make every client authenticate with
+	// SCRAM-SHA-256; nil means trust.
+	Credentials *Credentials
 }
 
 // Server accepts PostgreSQL connections.

@@ -30,6 +30,10 @@ type config struct {
 	MaxConnections  int
 	StartupTimeout  time.Duration
 	IdleTimeout     time.Duration
+	TLSCert         string
+	TLSKey          string
+	TLSRequired     bool
+	AdminPassword   string
 	Faults          string
 	LogLevel        string
 	LogFormat       string
@@ -75,6 +79,11 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 2*time.Minute, "how long shutdown may take to flush buffered rows (env TSDB_SHUTDOWN_TIMEOUT)")
 	str(&c.Faults, "faults", "", "fault injection for tests only, e.g. flush.after-commit=crash")
+	str(&c.TLSCert, "tls-cert", "", "PEM certificate: enables TLS on the PostgreSQL and HTTP listeners")
+	str(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.BoolVar(&c.TLSRequired, "tls-required", false, "refuse PostgreSQL clients that do not use TLS (env TSDB_TLS_REQUIRED)")
+	var pwFile string
+	str(&pwFile, "admin-password-file", "", "file holding the password of the admin user tsdb (or set TSDB_ADMIN_PASSWORD); with a password every client authenticates with SCRAM-SHA-256")
 
 	// Environment first, so that explicit flags override it.
 	var envErr error
@@ -115,6 +124,20 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	}
 	if c.MemoryLimit <= 0 {
 		return nil, fmt.Errorf("--memory-limit must be positive")
+	}
+	c.AdminPassword = getenv("TSDB_ADMIN_PASSWORD")
+	if pwFile != "" {
+		b, err := os.ReadFile(pwFile)
+		if err != nil {
+			return nil, fmt.Errorf("--admin-password-file: %w", err)
+		}
+		c.AdminPassword = strings.TrimRight(string(b), "\r\n")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if c.TLSRequired && c.TLSCert == "" {
+		return nil, fmt.Errorf("--tls-required needs --tls-cert and --tls-key")
 	}
 	if c.EngineMemory == 0 {
 		c.EngineMemory = max(2*c.MemoryLimit, 512<<20)

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -115,6 +116,27 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	if faults != nil {
 		logger.Warn("fault injection is on: this server will fail on purpose", "faults", cfg.Faults)
 	}
+	var credentials *pgwire.Credentials
+	if cfg.AdminPassword != "" {
+		if credentials, err = pgwire.NewCredentials(map[string]string{"tsdb": cfg.AdminPassword}); err != nil {
+			return err
+		}
+	} else {
+		// Without a password, trust is only safe when nobody else can connect.
+		for _, a := range []string{cfg.PGAddr, cfg.HTTPAddr} {
+			if a != "" && !pgwire.IsLoopback(a) {
+				return fmt.Errorf("refusing to listen on %s without a password: set TSDB_ADMIN_PASSWORD or --admin-password-file (clients then authenticate as user tsdb with SCRAM-SHA-256), or listen on 127.0.0.1", a)
+			}
+		}
+	}
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	lock, err := lockDataDir(dataDir)
 	if err != nil {
 		return err
@@ -133,6 +155,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			return fmt.Errorf("listen on --http-addr %s: %w", cfg.HTTPAddr, err)
 		}
 		httpAddr = httpLn.Addr().String()
+		if tlsConfig != nil {
+			httpLn = tls.NewListener(httpLn, tlsConfig)
+		}
 		httpSrv = &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -190,7 +215,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return err
 	}
 	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
-		MaxConnections: cfg.MaxConnections, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout})
+		MaxConnections: cfg.MaxConnections, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
+		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Credentials: credentials})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)
 	if err != nil {
 		pl.Close()
@@ -201,7 +227,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	ready.Store(store)
 	logger.Info("tsdb ready", "pg_addr", pgLn.Addr().String(), "http_addr", httpAddr, "data_dir", dataDir,
 		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(),
-		"memory_limit", formatBytes(cfg.MemoryLimit), "startup", time.Since(start).Round(time.Millisecond).String())
+		"memory_limit", formatBytes(cfg.MemoryLimit), "tls", tlsConfig != nil, "auth", map[bool]string{true: "scram-sha-256", false: "trust (loopback only)"}[credentials != nil],
+		"startup", time.Since(start).Round(time.Millisecond).String())
 
 	var serveErr error
 	select {

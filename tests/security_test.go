@@ -1,0 +1,138 @@
+package tests
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// testCA writes a CA and a server certificate for 127.0.0.1/localhost
+// into dir and returns the paths of the CA, certificate and key.
+func testCA(t *testing.T, dir string) (caPath, certPath, keyPath string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tsdb test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	caPath, certPath, keyPath = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
+	os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644)
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return caPath, certPath, keyPath
+}
+
+func psqlWith(t *testing.T, s *server, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("psql", append([]string{"-X", "-A", "-t", "-c", "SELECT 'ok'"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TLS with psql (require, verify-full against the test's CA) and pgx;
+// --tls-required refuses plain connections.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca, cert, key := testCA(t, dir)
+	s := startServer(t, t.TempDir(), []string{"--tls-cert", cert, "--tls-key", key, "--tls-required"})
+	base := fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb", s.port())
+	for _, mode := range []string{"sslmode=require", "sslmode=verify-full sslrootcert=" + ca + " host=localhost"} {
+		out, err := psqlWith(t, s, nil, base+" "+mode)
+		if err != nil || strings.TrimSpace(out) != "ok" {
+			t.Fatalf("psql %s: %v\n%s", mode, err, out)
+		}
+	}
+	if out, err := psqlWith(t, s, nil, base+" sslmode=disable"); err == nil || !strings.Contains(out, "TLS is required") {
+		t.Fatalf("plain connection with --tls-required: %v\n%s", err, out)
+	}
+	pool := x509.NewCertPool()
+	pem, _ := os.ReadFile(ca)
+	pool.AppendCertsFromPEM(pem)
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://tsdb@localhost:%s/tsdb?sslmode=verify-full", s.port()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLSConfig = &tls.Config{RootCAs: pool, ServerName: "localhost"}
+	c, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("pgx over TLS: %v", err)
+	}
+	defer c.Close(context.Background())
+	var one int
+	if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With an admin password every client authenticates with SCRAM-SHA-256;
+// wrong passwords get 28P01; without one, tsdb refuses to listen beyond
+// loopback.
+func TestPasswordAuthentication(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil, "TSDB_ADMIN_PASSWORD=s3cret")
+	base := fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb sslmode=disable", s.port())
+	if out, err := psqlWith(t, s, []string{"PGPASSWORD=s3cret"}, base); err != nil || strings.TrimSpace(out) != "ok" {
+		t.Fatalf("psql with the right password: %v\n%s", err, out)
+	}
+	if out, err := psqlWith(t, s, []string{"PGPASSWORD=wrong"}, base); err == nil || !strings.Contains(out, "password authentication failed") {
+		t.Fatalf("psql with a wrong password: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb:s3cret@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		t.Fatalf("pgx SCRAM: %v", err)
+	}
+	c.Close(ctx)
+	for _, url := range []string{
+		fmt.Sprintf("postgres://tsdb:nope@%s/tsdb?sslmode=disable", s.pgAddr),
+		fmt.Sprintf("postgres://mallory:s3cret@%s/tsdb?sslmode=disable", s.pgAddr),
+	} {
+		_, err := pgx.Connect(ctx, url)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "28P01" {
+			t.Fatalf("%s: %v, want 28P01", url, err)
+		}
+	}
+	if !strings.Contains(s.logs.String(), "authentication failed") {
+		t.Error("failed logins are not logged")
+	}
+
+	cmd := exec.Command(binary, "serve", "--data-dir", t.TempDir(), "--pg-addr", "0.0.0.0:0", "--http-addr", "")
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "without a password") || !strings.Contains(string(out), "TSDB_ADMIN_PASSWORD") {
+		t.Fatalf("0.0.0.0 without a password: %v\n%s", err, out)
+	}
+}
