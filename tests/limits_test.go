@@ -63,11 +63,12 @@ func TestConnectionLimits(t *testing.T) {
 
 	// A 2 GiB length prefix is refused without allocating it; the server
 	// goes on.
+	c2.Close(ctx)
+	time.Sleep(200 * time.Millisecond) // let the server see c2 go
 	big, err := net.Dial("tcp", s.pgAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2.Close(ctx)
 	bfe := pgproto3.NewFrontend(big, big)
 	bfe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "tsdb"}})
 	bfe.Flush()
