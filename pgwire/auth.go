@@ -10,30 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/xdg-go/scram"
+
+	"tsdb/internal/auth"
 )
-
-// Credentials holds SCRAM-SHA-256 verifiers by user name: the salted keys,
-// never the password.
-type Credentials struct {
-	users map[string]scram.StoredCredentials
-}
-
-// NewCredentials derives the verifier of each user's password.
-func NewCredentials(passwords map[string]string) (*Credentials, error) {
-	c := &Credentials{users: map[string]scram.StoredCredentials{}}
-	for user, pw := range passwords {
-		salt := make([]byte, 16)
-		if _, err := rand.Read(salt); err != nil {
-			return nil, err
-		}
-		client, err := scram.SHA256.NewClient(user, pw, "")
-		if err != nil {
-			return nil, fmt.Errorf("pgwire: password of %s: %w", user, err)
-		}
-		c.users[user] = client.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: 4096})
-	}
-	return c, nil
-}
 
 var errAuthFailed = errors.New("password authentication failed")
 
@@ -41,10 +20,9 @@ var errAuthFailed = errors.New("password authentication failed")
 // go through the same exchange with a random verifier, so that a client
 // cannot tell them from wrong passwords.
 func (c *conn) authenticate(user string) error {
-	creds, ok := c.srv.opts.Credentials.users[user]
-	if !ok {
-		fake, _ := NewCredentials(map[string]string{user: randomString()})
-		creds = fake.users[user]
+	creds, known := c.srv.opts.Auth.Lookup(user)
+	if !known {
+		creds, _ = auth.Verifier(user, randomString())
 	}
 	server, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return creds, nil })
 	if err != nil {
@@ -89,7 +67,7 @@ func (c *conn) authenticate(user string) error {
 	if err != nil || !conv.Valid() || !ok {
 		return fmt.Errorf("%w for user %q", errAuthFailed, user)
 	}
-	if _, known := c.srv.opts.Credentials.users[user]; !known {
+	if !known {
 		return fmt.Errorf("%w for user %q", errAuthFailed, user)
 	}
 	c.be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(resp)})

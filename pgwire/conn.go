@@ -67,7 +67,7 @@ func (c *conn) serve() {
 		c.sendFatal("28000", "TLS is required (--tls-required): connect with sslmode=require")
 		return
 	}
-	if c.srv.opts.Credentials != nil {
+	if c.srv.opts.Auth != nil && c.srv.opts.Auth.PasswordsRequired() {
 		if err := c.authenticate(params["user"]); err != nil {
 			// Slow down password guessing; the client waits, nobody else.
 			log.Warn("authentication failed", "user", params["user"], "err", err)
@@ -77,7 +77,7 @@ func (c *conn) serve() {
 		}
 	}
 	c.nc.SetDeadline(time.Time{})
-	sess, err := c.srv.planner.NewSession(c.ctx)
+	sess, err := c.srv.planner.NewSession(c.ctx, params["user"])
 	if err != nil {
 		c.sendError(err)
 		c.be.Flush()

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"tsdb/internal/auth"
 	"tsdb/planner"
 )
 
@@ -43,9 +44,9 @@ type Options struct {
 	TLS *tls.Config
 	// TLSRequired refuses clients that do not use TLS.
 	TLSRequired bool
-	// Credentials, if set, make every client authenticate with
-	// SCRAM-SHA-256; nil means trust.
-	Credentials *Credentials
+	// Auth holds the roles; once any password exists every client
+	// authenticates with SCRAM-SHA-256. Nil means trust.
+	Auth *auth.Store
 }
 
 // Server accepts PostgreSQL connections.

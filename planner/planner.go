@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/ingest"
+	"tsdb/internal/auth"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -55,6 +56,7 @@ func (e *Engine) Close() error { return e.db.Close() }
 // Planner plans and runs statements for all sessions.
 type Planner struct {
 	store     *ingest.Store
+	roles     *auth.Store
 	engine    *Engine
 	db        *sql.DB
 	mirror    *mirror
@@ -66,11 +68,12 @@ type Planner struct {
 }
 
 // New returns a planner that runs statements over store with engine.
-func New(ctx context.Context, engine *Engine, store *ingest.Store, logger *slog.Logger) (*Planner, error) {
+// roles decides what each user may do; nil lets everybody do everything.
+func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.Store, logger *slog.Logger) (*Planner, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Planner{store: store, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
+	p := &Planner{store: store, roles: roles, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
@@ -121,18 +124,19 @@ func (p *Planner) Close() error {
 // session runs one statement at a time.
 type Session struct {
 	p        *Planner
+	user     string
 	conn     *sql.Conn
 	settings *Settings
 	inTx     bool
 }
 
-// NewSession opens a session with its own DuckDB connection.
-func (p *Planner) NewSession(ctx context.Context) (*Session, error) {
+// NewSession opens a session of user with its own DuckDB connection.
+func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error) {
 	conn, err := p.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("planner: open engine connection: %w", err)
 	}
-	return &Session{p: p, conn: conn, settings: NewSettings()}, nil
+	return &Session{p: p, user: user, conn: conn, settings: NewSettings()}, nil
 }
 
 // Close releases the session's engine connection.
@@ -173,7 +177,43 @@ func (s *Session) known(name string) bool {
 	return ok
 }
 
+// privilegeOf is what a statement needs: reading, writing rows, or
+// managing tables, the store and roles.
+func privilegeOf(n *pg_query.Node) auth.Privilege {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
+		return auth.Write
+	case *pg_query.Node_CopyStmt:
+		if x.CopyStmt.IsFrom {
+			return auth.Write
+		}
+		return auth.Read
+	case *pg_query.Node_SelectStmt, *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
+		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt:
+		return auth.Read
+	}
+	return auth.Manage
+}
+
+func (s *Session) checkPrivilege(n *pg_query.Node) error {
+	if s.p.roles == nil {
+		return nil
+	}
+	priv := auth.Read
+	if n != nil {
+		priv = privilegeOf(n)
+	}
+	if s.p.roles.Allowed(s.user, priv) {
+		return nil
+	}
+	what := map[auth.Privilege]string{auth.Read: "read tables", auth.Write: "write rows (grant pg_write_all_data)", auth.Manage: "change tables, the store or roles (admin only)"}[priv]
+	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: role %q may not %s", s.user, what)
+}
+
 func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
+	if err := s.checkPrivilege(st.node); err != nil {
+		return nil, err
+	}
 	if st.node == nil {
 		if forbiddenKeywords[firstKeyword(st.text)] {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
@@ -233,6 +273,8 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		return s.dml(ctx, st.node)
 	case *pg_query.Node_CopyStmt:
 		return s.copy(ctx, n.CopyStmt)
+	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt, *pg_query.Node_GrantRoleStmt:
+		return s.role(st.node)
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:

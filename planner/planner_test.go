@@ -37,11 +37,11 @@ func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(ctx, engine, store, nil)
+	p, err := New(ctx, engine, store, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.NewSession(ctx)
+	s, err := p.NewSession(ctx, "tsdb")
 	if err != nil {
 		t.Fatal(err)
 	}

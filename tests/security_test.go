@@ -136,3 +136,116 @@ func TestPasswordAuthentication(t *testing.T) {
 		t.Fatalf("0.0.0.0 without a password: %v\n%s", err, out)
 	}
 }
+
+// Roles: a pg_read_all_data member may only read, a pg_write_all_data
+// member may also write rows; neither may change tables or roles. Roles
+// survive a restart.
+func TestRoles(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, nil, "TSDB_ADMIN_PASSWORD=adminpw")
+	ctx := context.Background()
+	connect := func(user, pw string) (*pgx.Conn, error) {
+		cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://%s:%s@%s/tsdb?sslmode=disable", user, pw, s.pgAddr))
+		if err != nil {
+			return nil, err
+		}
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		return pgx.ConnectConfig(ctx, cfg)
+	}
+	admin, err := connect("tsdb", "adminpw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)",
+		"INSERT INTO m VALUES (now(), 1)",
+		"CREATE ROLE grafana LOGIN PASSWORD 'g'",
+		"CREATE ROLE agent LOGIN PASSWORD 'a'",
+		"GRANT pg_read_all_data TO grafana",
+		"GRANT pg_write_all_data TO agent",
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	code := func(err error) string {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return pe.Code
+		}
+		if err == nil {
+			return "ok"
+		}
+		return err.Error()
+	}
+	check := func(c *pgx.Conn, who string, cases map[string]string) {
+		t.Helper()
+		for q, want := range cases {
+			_, err := c.Exec(ctx, q)
+			if got := code(err); got != want {
+				t.Errorf("%s: %s: %s, want %s", who, q, got, want)
+			}
+		}
+	}
+	reader, err := connect("grafana", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(reader, "reader", map[string]string{
+		"SELECT count(*) FROM m":              "ok",
+		"INSERT INTO m VALUES (now(), 2)":     "42501",
+		"UPDATE m SET v = 3":                  "42501",
+		"DELETE FROM m":                       "42501",
+		"COPY m FROM STDIN":                   "42501",
+		"CREATE TABLE x (time TIMESTAMPTZ)":   "42501",
+		"DROP TABLE m":                        "42501",
+		"CHECKPOINT":                          "42501",
+		"CREATE ROLE evil LOGIN PASSWORD 'x'": "42501",
+	})
+	writer, err := connect("agent", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(writer, "writer", map[string]string{
+		"INSERT INTO m VALUES (now(), 2)":    "ok",
+		"SELECT count(*) FROM m":             "ok",
+		"CREATE TABLE x (time TIMESTAMPTZ)":  "42501",
+		"GRANT pg_write_all_data TO grafana": "42501",
+	})
+	if _, err := admin.Exec(ctx, "ALTER ROLE grafana PASSWORD 'g2'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "REVOKE pg_write_all_data FROM agent"); err != nil {
+		t.Fatal(err)
+	}
+	s.stop()
+
+	s = startServer(t, dir, nil, "TSDB_ADMIN_PASSWORD=adminpw")
+	if _, err := connect("grafana", "g"); code(err) != "28P01" {
+		t.Fatalf("old password after ALTER ROLE: %v", err)
+	}
+	reader, err = connect("grafana", "g2")
+	if err != nil {
+		t.Fatalf("roles did not survive the restart: %v", err)
+	}
+	check(reader, "reader after restart", map[string]string{"SELECT count(*) FROM m": "ok"})
+	writer, err = connect("agent", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(writer, "revoked writer", map[string]string{"INSERT INTO m VALUES (now(), 9)": "42501", "SELECT 1": "42501"})
+	roles, _ := os.ReadFile(filepath.Join(dir, "auth", "roles.json"))
+	if strings.Contains(string(roles), "g2") || !strings.Contains(string(roles), "grafana") {
+		t.Fatalf("roles file: %s", roles)
+	}
+	admin, err = connect("tsdb", "adminpw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "DROP ROLE grafana"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect("grafana", "g2"); code(err) != "28P01" {
+		t.Fatalf("dropped role logged in: %v", err)
+	}
+}

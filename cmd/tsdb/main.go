@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"tsdb/ingest"
+	"tsdb/internal/auth"
 	"tsdb/internal/fault"
 	"tsdb/pgwire"
 	"tsdb/planner"
@@ -116,12 +117,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	if faults != nil {
 		logger.Warn("fault injection is on: this server will fail on purpose", "faults", cfg.Faults)
 	}
-	var credentials *pgwire.Credentials
-	if cfg.AdminPassword != "" {
-		if credentials, err = pgwire.NewCredentials(map[string]string{"tsdb": cfg.AdminPassword}); err != nil {
-			return err
-		}
-	} else {
+	roles, err := auth.Open(filepath.Join(dataDir, "auth", "roles.json"), cfg.AdminPassword)
+	if err != nil {
+		return err
+	}
+	if !roles.PasswordsRequired() {
 		// Without a password, trust is only safe when nobody else can connect.
 		for _, a := range []string{cfg.PGAddr, cfg.HTTPAddr} {
 			if a != "" && !pgwire.IsLoopback(a) {
@@ -209,14 +209,14 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer cancel()
 		return store.Close(sctx)
 	}
-	pl, err := planner.New(ctx, engine, store, logger.With("component", "planner"))
+	pl, err := planner.New(ctx, engine, store, roles, logger.With("component", "planner"))
 	if err != nil {
 		shutdownStore()
 		return err
 	}
 	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
 		MaxConnections: cfg.MaxConnections, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
-		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Credentials: credentials})
+		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Auth: roles})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)
 	if err != nil {
 		pl.Close()
@@ -227,7 +227,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	ready.Store(store)
 	logger.Info("tsdb ready", "pg_addr", pgLn.Addr().String(), "http_addr", httpAddr, "data_dir", dataDir,
 		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(),
-		"memory_limit", formatBytes(cfg.MemoryLimit), "tls", tlsConfig != nil, "auth", map[bool]string{true: "scram-sha-256", false: "trust (loopback only)"}[credentials != nil],
+		"memory_limit", formatBytes(cfg.MemoryLimit), "tls", tlsConfig != nil, "auth", map[bool]string{true: "scram-sha-256", false: "trust (loopback only)"}[roles.PasswordsRequired()],
 		"startup", time.Since(start).Round(time.Millisecond).String())
 
 	var serveErr error
