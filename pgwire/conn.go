@@ -215,13 +215,25 @@ func (c *conn) ready(sess *planner.Session) {
 const flushEvery = 512
 
 // statementContext is the context of one statement: canceled by a
-// CancelRequest, by the server closing, or after statement_timeout.
-func (c *conn) statementContext(sess *planner.Session) (context.Context, context.CancelFunc) {
+// CancelRequest, by the server closing, or after statement_timeout. The
+// returned function must be called when the statement is done.
+func (c *conn) statementContext(sess *planner.Session) (context.Context, func()) {
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if d := sess.Settings().StatementTimeout(); d > 0 {
-		ctx, cancel := context.WithTimeoutCause(c.ctx, d, errStatementTimeout)
-		return ctx, cancel
+		ctx, cancel = context.WithTimeoutCause(c.ctx, d, errStatementTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(c.ctx)
 	}
-	return context.WithCancel(c.ctx)
+	c.mu.Lock()
+	c.queryCancel = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		c.queryCancel = nil
+		c.mu.Unlock()
+		cancel()
+	}
 }
 
 var errStatementTimeout = errors.New("canceling statement due to statement timeout")
@@ -236,16 +248,8 @@ func timeoutError(ctx context.Context, err error) error {
 }
 
 func (c *conn) simpleQuery(sess *planner.Session, query string) {
-	ctx, cancel := c.statementContext(sess)
-	c.mu.Lock()
-	c.queryCancel = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.queryCancel = nil
-		c.mu.Unlock()
-		cancel()
-	}()
+	ctx, done := c.statementContext(sess)
+	defer done()
 	loc := sess.Settings().Location()
 	err := sess.Execute(ctx, query, func(r *planner.Result) error {
 		if r.Empty {

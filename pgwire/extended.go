@@ -148,16 +148,8 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
 		return nil
 	}
-	qctx, cancel := c.statementContext(sess)
-	c.mu.Lock()
-	c.queryCancel = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.queryCancel = nil
-		c.mu.Unlock()
-		cancel()
-	}()
+	qctx, done := c.statementContext(sess)
+	defer done()
 	cols := pt.stmt.Columns
 	loc := sess.Settings().Location()
 	sent := 0

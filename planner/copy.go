@@ -177,20 +177,13 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	if !ok {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
-	var targets []int
-	if len(st.Attlist) == 0 {
-		for i := range tbl.Columns {
-			targets = append(targets, i)
-		}
-	} else {
-		for _, a := range st.Attlist {
-			col := a.GetString_().GetSval()
-			i := tbl.ColumnIndex(col)
-			if i < 0 {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", col, name)
-			}
-			targets = append(targets, i)
-		}
+	var names []string
+	for _, a := range st.Attlist {
+		names = append(names, a.GetString_().GetSval())
+	}
+	targets, err := targetColumns(tbl, names)
+	if err != nil {
+		return nil, err
 	}
 	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o}}, nil
 }
@@ -230,13 +223,7 @@ func (c *CopyIn) appendRow(bld *array.RecordBuilder, fields []*string, line int)
 		}
 		return sqlerr.New("22P04", "COPY %s, line %d: extra data after last expected column", c.tbl.Name, line)
 	}
-	pos := make([]int, len(c.tbl.Columns))
-	for i := range pos {
-		pos[i] = -1
-	}
-	for j, t := range c.targets {
-		pos[t] = j
-	}
+	pos := positions(len(c.tbl.Columns), c.targets)
 	for ci, col := range c.tbl.Columns {
 		if pos[ci] < 0 || fields[pos[ci]] == nil {
 			bld.Field(ci).AppendNull()
@@ -469,13 +456,7 @@ func (c *CopyIn) parseBinary(bld *array.RecordBuilder) (int64, error) {
 			vals[i] = data[p : p+l]
 			p += l
 		}
-		pos := make([]int, len(c.tbl.Columns))
-		for i := range pos {
-			pos[i] = -1
-		}
-		for j, t := range c.targets {
-			pos[t] = j
-		}
+		pos := positions(len(c.tbl.Columns), c.targets)
 		for ci, col := range c.tbl.Columns {
 			if pos[ci] < 0 || vals[pos[ci]] == nil {
 				bld.Field(ci).AppendNull()

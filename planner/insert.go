@@ -40,28 +40,17 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.
-	var targets []int
-	if len(st.Cols) == 0 {
-		for i := range tbl.Columns {
-			targets = append(targets, i)
+	var names []string
+	for _, c := range st.Cols {
+		rt := c.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT into sub-fields is not supported")
 		}
-	} else {
-		seen := map[int]bool{}
-		for _, c := range st.Cols {
-			rt := c.GetResTarget()
-			if rt == nil || len(rt.Indirection) > 0 {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT into sub-fields is not supported")
-			}
-			idx := tbl.ColumnIndex(rt.Name)
-			if idx < 0 {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", rt.Name, name)
-			}
-			if seen[idx] {
-				return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", rt.Name)
-			}
-			seen[idx] = true
-			targets = append(targets, idx)
-		}
+		names = append(names, rt.Name)
+	}
+	targets, err := targetColumns(tbl, names)
+	if err != nil {
+		return nil, err
 	}
 	if st.SelectStmt == nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … DEFAULT VALUES is not supported")
@@ -268,6 +257,45 @@ func appendAs[T any](b interface{ Append(T) }, v any) error {
 	}
 	b.Append(x)
 	return nil
+}
+
+// targetColumns resolves the column list of INSERT or COPY (empty: every
+// column in table order) to column positions.
+func targetColumns(tbl schema.Table, names []string) ([]int, error) {
+	if len(names) == 0 {
+		all := make([]int, len(tbl.Columns))
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	seen := map[int]bool{}
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		i := tbl.ColumnIndex(n)
+		if i < 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", n, tbl.Name)
+		}
+		if seen[i] {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", n)
+		}
+		seen[i] = true
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// positions inverts targets: for each table column the index of its value
+// in a row, or -1 if the row has none.
+func positions(ncols int, targets []int) []int {
+	pos := make([]int, ncols)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for j, t := range targets {
+		pos[t] = j
+	}
+	return pos
 }
 
 // pgOffsetWithSpace matches a timestamp whose numeric UTC offset is

@@ -24,13 +24,7 @@ import (
 func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node) (arrow.RecordBatch, bool) {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
 	defer bld.Release()
-	pos := make([]int, len(tbl.Columns))
-	for i := range pos {
-		pos[i] = -1
-	}
-	for j, t := range targets {
-		pos[t] = j
-	}
+	pos := positions(len(tbl.Columns), targets)
 	for _, row := range rows {
 		items := row.GetList().GetItems()
 		if len(items) != len(targets) {
