@@ -666,6 +666,10 @@ func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, er
 	return parts, nil
 }
 
+// MaxStatementBytes is the most data one statement may bring: the
+// MemBuffer's hard limit.
+func (s *Store) MaxStatementBytes() int64 { return s.opts.MemoryLimit }
+
 // BufferedBytes returns the memory held by the MemBuffer.
 func (s *Store) BufferedBytes() int64 { return s.buf.Bytes() }
 

@@ -27,6 +27,7 @@ func (c *conn) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
 	if err := c.be.Flush(); err != nil {
 		return "", err
 	}
+	var failed error
 	for {
 		msg, err := c.be.Receive()
 		if err != nil {
@@ -34,8 +35,15 @@ func (c *conn) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
-			ci.Write(m.Data)
+			if failed == nil {
+				failed = ci.Write(m.Data)
+			}
+			// After a failure the rest of the data is read and dropped:
+			// the client sends until CopyDone.
 		case *pgproto3.CopyDone:
+			if failed != nil {
+				return "", failed
+			}
 			n, err := ci.Finish(ctx)
 			if err != nil {
 				return "", err

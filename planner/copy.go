@@ -188,8 +188,16 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o}}, nil
 }
 
-// Write takes one CopyData payload.
-func (c *CopyIn) Write(p []byte) { c.buf.Write(p) }
+// Write takes one CopyData payload. A COPY is converted and written as one
+// statement, so its data is held until the end; past the store's limit
+// (its memory limit) the COPY fails instead of exhausting memory.
+func (c *CopyIn) Write(p []byte) error {
+	if limit := c.s.p.store.MaxStatementBytes(); int64(c.buf.Len()+len(p)) > limit {
+		return sqlerr.New("54000", "COPY data exceeds %d MiB (--memory-limit); split it into smaller COPY statements", limit>>20)
+	}
+	c.buf.Write(p)
+	return nil
+}
 
 // Finish converts all received rows and inserts them; it returns the row
 // count for the COPY n tag.

@@ -78,3 +78,27 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("COPY from a file: %v", err)
 	}
 }
+
+// A COPY larger than --memory-limit fails with 54000 instead of filling
+// memory; the connection stays usable and nothing lands.
+func TestCopyLargerThanTheLimit(t *testing.T) {
+	s := startServer(t, t.TempDir(), []string{"--memory-limit", "1MiB"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, s TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for i := 0; sb.Len() < 3<<20; i++ {
+		fmt.Fprintf(&sb, "2026-01-01 00:00:%02d+00\t%s\n", i%60, strings.Repeat("x", 200))
+	}
+	_, err := c.PgConn().CopyFrom(ctx, strings.NewReader(sb.String()), "COPY m FROM STDIN")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "54000" {
+		t.Fatalf("oversized COPY: %v", err)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM m").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after the refused COPY: %d rows, %v", n, err)
+	}
+}
