@@ -12,8 +12,14 @@ import (
 // print its "ok" line. The programs assert every answer themselves.
 func runClient(t *testing.T, want string, name string, args ...string) {
 	t.Helper()
-	s := startServer(t, t.TempDir(), nil)
-	args = append(args, s.port())
+	runClientArgs(t, startServer(t, t.TempDir(), nil), want, name, args, nil)
+}
+
+// runClientArgs runs a client against a given server; the port is appended
+// to args, then extra.
+func runClientArgs(t *testing.T, s *server, want string, name string, args, extra []string) {
+	t.Helper()
+	args = append(append(args, s.port()), extra...)
 	cmd := exec.Command(name, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), want) {
@@ -34,7 +40,8 @@ func TestPsycopg2(t *testing.T) {
 	runClient(t, "psycopg2 session ok", "/usr/bin/python3", "clients/python/session.py")
 }
 
-func TestPgJDBC(t *testing.T) {
+func javaClasses(t *testing.T) string {
+	t.Helper()
 	jar := "/usr/share/java/postgresql.jar"
 	if _, err := os.Stat(jar); err != nil {
 		t.Fatal("pgJDBC is not installed: `make test` installs libpostgresql-jdbc-java")
@@ -43,5 +50,9 @@ func TestPgJDBC(t *testing.T) {
 	if out, err := exec.Command("javac", "-d", classes, "clients/java/Session.java").CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	runClient(t, "pgJDBC session ok", "java", "-cp", classes+":"+jar, "Session")
+	return classes + ":" + jar
+}
+
+func TestPgJDBC(t *testing.T) {
+	runClient(t, "pgJDBC session ok", "java", "-cp", javaClasses(t), "Session")
 }

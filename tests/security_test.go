@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -95,6 +96,16 @@ func TestTLS(t *testing.T) {
 	if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
 		t.Fatal(err)
 	}
+	// lib/pq and pgJDBC verify the certificate too.
+	db, err := sql.Open("postgres", fmt.Sprintf("postgres://tsdb@localhost:%s/tsdb?sslmode=verify-full&sslrootcert=%s", s.port(), ca))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil {
+		t.Fatalf("lib/pq over TLS: %v", err)
+	}
+	runClientArgs(t, s, "pgJDBC session ok", "java", []string{"-cp", javaClasses(t), "Session"}, []string{"ssl=true&sslmode=verify-ca&sslrootcert=" + ca})
 }
 
 // With an admin password every client authenticates with SCRAM-SHA-256;

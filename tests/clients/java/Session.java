@@ -12,7 +12,9 @@ public class Session {
     }
 
     public static void main(String[] args) throws Exception {
-        String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/tsdb?user=tsdb&sslmode=disable&prepareThreshold=1";
+        // An optional second argument replaces the TLS settings.
+        String tls = args.length > 1 ? args[1] : "sslmode=disable";
+        String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/tsdb?user=tsdb&prepareThreshold=1&" + tls;
         try (Connection c = DriverManager.getConnection(url)) {
             try (Statement st = c.createStatement()) {
                 st.execute("CREATE TABLE jdbc (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION, n BIGINT, ok BOOLEAN)");
