@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,54 @@ func TestFloorDiv(t *testing.T) {
 	for _, tt := range []struct{ a, b, want int64 }{{7, 2, 3}, {-7, 2, -4}, {-8, 2, -4}, {0, 3, 0}} {
 		if got := floorDiv(tt.a, tt.b); got != tt.want {
 			t.Errorf("floorDiv(%d,%d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// Every 10th commit writes a checkpoint with every file and txn; a table
+// opens from it even when the commits before it are gone.
+func TestCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := testTable(t)
+	tbl, err := Create(ctx, store, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 23; i++ {
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i) * 1_000_000}, []string{"h"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: &Txn{AppID: fmt.Sprintf("app-%d", i%3), Version: int64(i)}}, {Add: &add}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []int{10, 20} {
+		if _, err := os.Stat(filepath.Join(store.Root, "_delta_log", fmt.Sprintf("%020d.checkpoint.parquet", v))); err != nil {
+			t.Fatalf("checkpoint %d: %v", v, err)
+		}
+	}
+	want := tbl.Snapshot()
+	// Commits up to the checkpoint are not needed any more.
+	for v := 0; v <= 20; v++ {
+		os.Remove(filepath.Join(store.Root, "_delta_log", fmt.Sprintf("%020d.json", v)))
+	}
+	re, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatalf("open from checkpoint: %v", err)
+	}
+	got := re.Snapshot()
+	if got.Version != want.Version || len(got.Files) != len(want.Files) || fmt.Sprint(got.Txns) != fmt.Sprint(want.Txns) ||
+		got.Schema.TimeColumn().Name != "time" || got.Metadata.ID != want.Metadata.ID {
+		t.Fatalf("from checkpoint: version %d, %d files, txns %v; want %d, %d, %v", got.Version, len(got.Files), got.Txns, want.Version, len(want.Files), want.Txns)
+	}
+	for i := range got.Files {
+		if got.Files[i].Path != want.Files[i].Path || got.Files[i].MinTime != want.Files[i].MinTime || got.Files[i].Stats != want.Files[i].Stats {
+			t.Fatalf("file %d differs: %+v vs %+v", i, got.Files[i], want.Files[i])
 		}
 	}
 }

@@ -147,9 +147,20 @@ func (t *Table) load(ctx context.Context, base *Snapshot) (*Snapshot, error) {
 		versions = append(versions, v)
 	}
 	sort.Slice(versions, func(i, j int) bool { return versions[i] < versions[j] })
-	st := newState(base)
+	// Start from the newest checkpoint when reading from scratch: opening a
+	// table then costs the commits since that checkpoint, not all of them.
+	var st *state
+	if base != nil {
+		st = newState(base)
+	} else if cp, err := readCheckpoint(ctx, t.store); err != nil {
+		return nil, err
+	} else if cp != nil {
+		st = cp
+	} else {
+		st = newState(nil)
+	}
 	for _, v := range versions {
-		if base != nil && v <= base.Version {
+		if v <= st.version {
 			continue
 		}
 		if v != st.version+1 {
@@ -323,6 +334,11 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 			t.smu.Lock()
 			t.snap = snap
 			t.smu.Unlock()
+			if v%CheckpointInterval == 0 {
+				// The commit is durable already; a failed checkpoint only
+				// means the next open reads more JSON commits.
+				_ = writeCheckpoint(ctx, t.store, snap)
+			}
 			return snap, nil
 		}
 		if !errors.Is(err, ErrExists) || attempt >= 100 {

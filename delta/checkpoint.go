@@ -1,0 +1,262 @@
+package delta
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// CheckpointInterval is how many commits apart checkpoints are written.
+const CheckpointInterval = 10
+
+const lastCheckpointPath = logDir + "/_last_checkpoint"
+
+func checkpointPath(v int64) string { return fmt.Sprintf("%s/%020d.checkpoint.parquet", logDir, v) }
+
+type lastCheckpoint struct {
+	Version int64 `json:"version"`
+	Size    int64 `json:"size"`
+}
+
+// Classic V1 checkpoint schema: one row per action, one struct column per
+// action type (the fields readers need), the others NULL.
+var (
+	strMap       = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
+	protocolType = arrow.StructOf(
+		arrow.Field{Name: "minReaderVersion", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "minWriterVersion", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+	formatType   = arrow.StructOf(arrow.Field{Name: "provider", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "options", Type: strMap, Nullable: true})
+	metaDataType = arrow.StructOf(
+		arrow.Field{Name: "id", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "description", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "format", Type: formatType, Nullable: true},
+		arrow.Field{Name: "schemaString", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "partitionColumns", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		arrow.Field{Name: "configuration", Type: strMap, Nullable: true},
+		arrow.Field{Name: "createdTime", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	addType = arrow.StructOf(
+		arrow.Field{Name: "path", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "partitionValues", Type: strMap, Nullable: true},
+		arrow.Field{Name: "size", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "modificationTime", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "dataChange", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		arrow.Field{Name: "stats", Type: arrow.BinaryTypes.String, Nullable: true})
+	txnType = arrow.StructOf(
+		arrow.Field{Name: "appId", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "version", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "lastUpdated", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	checkpointSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "txn", Type: txnType, Nullable: true},
+		{Name: "add", Type: addType, Nullable: true},
+		{Name: "metaData", Type: metaDataType, Nullable: true},
+		{Name: "protocol", Type: protocolType, Nullable: true},
+	}, nil)
+)
+
+func appendMap(b *array.MapBuilder, m map[string]string) {
+	b.Append(true)
+	kb, vb := b.KeyBuilder().(*array.StringBuilder), b.ItemBuilder().(*array.StringBuilder)
+	for k, v := range m {
+		kb.Append(k)
+		vb.Append(v)
+	}
+}
+
+// writeCheckpoint writes the snapshot as a checkpoint and points
+// _last_checkpoint at it. Every txn is kept: replay relies on them.
+func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, checkpointSchema)
+	defer bld.Release()
+	txnB := bld.Field(0).(*array.StructBuilder)
+	addB := bld.Field(1).(*array.StructBuilder)
+	mdB := bld.Field(2).(*array.StructBuilder)
+	protoB := bld.Field(3).(*array.StructBuilder)
+	nullOthers := func(keep int) {
+		for i, b := range []*array.StructBuilder{txnB, addB, mdB, protoB} {
+			if i != keep {
+				b.AppendNull()
+			}
+		}
+	}
+	// protocol
+	protoB.Append(true)
+	protoB.FieldBuilder(0).(*array.Int32Builder).Append(int32(snap.Protocol.MinReaderVersion))
+	protoB.FieldBuilder(1).(*array.Int32Builder).Append(int32(snap.Protocol.MinWriterVersion))
+	nullOthers(3)
+	// metaData
+	md := snap.Metadata
+	mdB.Append(true)
+	mdB.FieldBuilder(0).(*array.StringBuilder).Append(md.ID)
+	mdB.FieldBuilder(1).(*array.StringBuilder).Append(md.Name)
+	mdB.FieldBuilder(2).AppendNull()
+	fb := mdB.FieldBuilder(3).(*array.StructBuilder)
+	fb.Append(true)
+	fb.FieldBuilder(0).(*array.StringBuilder).Append(md.Format.Provider)
+	appendMap(fb.FieldBuilder(1).(*array.MapBuilder), md.Format.Options)
+	mdB.FieldBuilder(4).(*array.StringBuilder).Append(md.SchemaString)
+	lb := mdB.FieldBuilder(5).(*array.ListBuilder)
+	lb.Append(true)
+	for _, c := range md.PartitionColumns {
+		lb.ValueBuilder().(*array.StringBuilder).Append(c)
+	}
+	appendMap(mdB.FieldBuilder(6).(*array.MapBuilder), md.Configuration)
+	mdB.FieldBuilder(7).(*array.Int64Builder).Append(md.CreatedTime)
+	nullOthers(2)
+	for app, v := range snap.Txns {
+		txnB.Append(true)
+		txnB.FieldBuilder(0).(*array.StringBuilder).Append(app)
+		txnB.FieldBuilder(1).(*array.Int64Builder).Append(v)
+		txnB.FieldBuilder(2).AppendNull()
+		nullOthers(0)
+	}
+	for _, f := range snap.Files {
+		addB.Append(true)
+		addB.FieldBuilder(0).(*array.StringBuilder).Append(f.Path)
+		appendMap(addB.FieldBuilder(1).(*array.MapBuilder), f.PartitionValues)
+		addB.FieldBuilder(2).(*array.Int64Builder).Append(f.Size)
+		addB.FieldBuilder(3).(*array.Int64Builder).Append(f.ModificationTime)
+		addB.FieldBuilder(4).(*array.BooleanBuilder).Append(false)
+		if f.Stats != "" {
+			addB.FieldBuilder(5).(*array.StringBuilder).Append(f.Stats)
+		} else {
+			addB.FieldBuilder(5).AppendNull()
+		}
+		nullOthers(1)
+	}
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	w, err := pqarrow.NewFileWriter(checkpointSchema, &buf, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return fmt.Errorf("delta: checkpoint writer: %w", err)
+	}
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return fmt.Errorf("delta: write checkpoint: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("delta: write checkpoint: %w", err)
+	}
+	// Put (not PutIfAbsent): a checkpoint of a version is the same
+	// whoever writes it, and it is only used once _last_checkpoint names it.
+	if err := store.Put(ctx, checkpointPath(snap.Version), buf.Bytes()); err != nil {
+		return err
+	}
+	lc, _ := json.Marshal(lastCheckpoint{Version: snap.Version, Size: rec.NumRows()})
+	return store.Put(ctx, lastCheckpointPath, lc)
+}
+
+// readCheckpoint loads the newest checkpoint, or returns nil if there is
+// none (or it cannot be read: the JSON commits are still there).
+func readCheckpoint(ctx context.Context, store Store) (*state, error) {
+	b, err := store.Get(ctx, lastCheckpointPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var lc lastCheckpoint
+	if err := json.Unmarshal(b, &lc); err != nil {
+		return nil, nil
+	}
+	data, err := store.Get(ctx, checkpointPath(lc.Version))
+	if err != nil {
+		return nil, nil
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+	}
+	tbl, err := fr.ReadTable(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+	}
+	defer tbl.Release()
+	st := newState(nil)
+	st.version = lc.Version
+	tr := array.NewTableReader(tbl, 0)
+	defer tr.Release()
+	col := func(rec arrow.RecordBatch, name string) *array.Struct {
+		idx := rec.Schema().FieldIndices(name)
+		if len(idx) == 0 {
+			return nil
+		}
+		s, _ := rec.Column(idx[0]).(*array.Struct)
+		return s
+	}
+	str := func(a arrow.Array, i int) string {
+		if s, ok := a.(*array.String); ok && s.IsValid(i) {
+			return s.Value(i)
+		}
+		return ""
+	}
+	i64 := func(a arrow.Array, i int) int64 {
+		if s, ok := a.(*array.Int64); ok && s.IsValid(i) {
+			return s.Value(i)
+		}
+		return 0
+	}
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		txn, add, md, proto := col(rec, "txn"), col(rec, "add"), col(rec, "metaData"), col(rec, "protocol")
+		for i := 0; i < int(rec.NumRows()); i++ {
+			switch {
+			case txn != nil && txn.IsValid(i):
+				st.txns[str(txn.Field(0), i)] = i64(txn.Field(1), i)
+			case add != nil && add.IsValid(i):
+				a := Add{Path: str(add.Field(0), i), PartitionValues: map[string]string{}, Size: i64(add.Field(2), i),
+					ModificationTime: i64(add.Field(3), i), DataChange: false, Stats: str(add.Field(5), i)}
+				st.files[a.Path] = File{Add: a}
+			case md != nil && md.IsValid(i):
+				m := Metadata{ID: str(md.Field(0), i), Name: str(md.Field(1), i), SchemaString: str(md.Field(4), i),
+					Format: Format{Provider: "parquet", Options: map[string]string{}}, PartitionColumns: []string{},
+					Configuration: readMap(md.Field(6), i), CreatedTime: i64(md.Field(7), i)}
+				st.md = &m
+			case proto != nil && proto.IsValid(i):
+				if a, ok := proto.Field(0).(*array.Int32); ok {
+					st.protocol.MinReaderVersion = int(a.Value(i))
+				}
+				if a, ok := proto.Field(1).(*array.Int32); ok {
+					st.protocol.MinWriterVersion = int(a.Value(i))
+				}
+			}
+		}
+	}
+	if st.md == nil {
+		return nil, fmt.Errorf("delta: checkpoint %d has no metaData", lc.Version)
+	}
+	return st, nil
+}
+
+func readMap(a arrow.Array, i int) map[string]string {
+	out := map[string]string{}
+	m, ok := a.(*array.Map)
+	if !ok || m.IsNull(i) {
+		return out
+	}
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	start, end := m.ValueOffsets(i)
+	for j := start; j < end; j++ {
+		out[keys.Value(int(j))] = items.Value(int(j))
+	}
+	return out
+}
