@@ -50,12 +50,13 @@ test: deps lint build
 	$(MAKE) --no-print-directory fuzz
 
 ## fuzz: each fuzz target for FUZZTIME: FuzzWire (startup and regular
-## messages, binary parameters) and FuzzSQL (INSERT/COPY value parsers and
-## the statement router). Nothing may panic or hang. Seeds are in the
+## messages, binary parameters), FuzzSQL (INSERT/COPY value parsers and
+## the statement router) and FuzzParse (line protocol). Nothing may panic or hang. Seeds are in the
 ## targets; new crashers land in testdata/fuzz/ and are kept.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWire$$' -fuzztime $(FUZZTIME) ./pgwire/
 	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./lineproto/
 
 test-unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /tests)

@@ -188,6 +188,22 @@ func (s *server) connect(ctx context.Context) *pgx.Conn {
 	return c
 }
 
+// connectAs opens a simple-protocol connection as a given user.
+func (s *server) connectAs(ctx context.Context, user, password string) *pgx.Conn {
+	s.t.Helper()
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://%s:%s@%s/tsdb?sslmode=disable", user, password, s.pgAddr))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		s.t.Fatalf("connect as %s: %v", user, err)
+	}
+	s.t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
 // tryConnect is connect for goroutines other than the test's, which must not
 // call t.Fatal; the server may be gone.
 func (s *server) tryConnect(ctx context.Context) (*pgx.Conn, error) {

@@ -29,6 +29,7 @@ import (
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/fault"
+	"tsdb/lineproto"
 	"tsdb/pgwire"
 	"tsdb/planner"
 )
@@ -158,7 +159,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		if tlsConfig != nil {
 			httpLn = tls.NewListener(httpLn, tlsConfig)
 		}
-		httpSrv = &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
+		httpSrv = &http.Server{Handler: httpHandler(reg, &ready, roles, cfg.MemoryLimit), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
@@ -248,10 +249,22 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	return serveErr
 }
 
-// httpHandler serves /health and /metrics. /health is 200 only while the
-// server accepts writes.
-func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store]) http.Handler {
+// httpHandler serves /health, /metrics and InfluxDB line-protocol writes
+// (/write, /api/v2/write). /health is 200 only while the server accepts
+// writes.
+func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], roles *auth.Store, maxBody int64) http.Handler {
 	mux := http.NewServeMux()
+	write := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		store := ready.Load()
+		if store == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "not ready: replaying the WAL", http.StatusServiceUnavailable)
+			return
+		}
+		lineproto.Handler(store, roles, maxBody).ServeHTTP(w, r)
+	})
+	mux.Handle("/write", write)
+	mux.Handle("/api/v2/write", write)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		store := ready.Load()

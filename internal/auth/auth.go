@@ -6,6 +6,7 @@ package auth
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -251,4 +252,19 @@ func (s *Store) change(fn func() error) error {
 	}
 	f.Close()
 	return os.Rename(tmp, s.path)
+}
+
+// CheckPassword verifies a clear-text password (HTTP basic auth) against
+// the stored verifier by deriving the same keys.
+func (s *Store) CheckPassword(user, password string) bool {
+	stored, ok := s.Lookup(user)
+	if !ok {
+		return false
+	}
+	client, err := scram.SHA256.NewClient(user, password, "")
+	if err != nil {
+		return false
+	}
+	got := client.GetStoredCredentials(stored.KeyFactors)
+	return subtle.ConstantTimeCompare(got.StoredKey, stored.StoredKey) == 1
 }

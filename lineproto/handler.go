@@ -1,0 +1,281 @@
+package lineproto
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tsdb/ingest"
+	"tsdb/internal/auth"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// Handler serves InfluxDB-compatible writes: POST /write (v1, db and
+// precision parameters) and /api/v2/write (v2, bucket and precision). A
+// request is acknowledged with 204 only when its rows are durable in the
+// WAL. When passwords are configured the request must authenticate (HTTP
+// basic auth, or "Authorization: Token user:password") as a role that may
+// write rows.
+func Handler(store *ingest.Store, roles *auth.Store, maxBody int64) http.Handler {
+	return &handler{store: store, roles: roles, maxBody: maxBody}
+}
+
+type handler struct {
+	store   *ingest.Store
+	roles   *auth.Store
+	maxBody int64
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed", "use POST")
+		return
+	}
+	if h.roles != nil && h.roles.PasswordsRequired() {
+		user, pass, ok := r.BasicAuth()
+		if tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Token "); found {
+			user, pass, ok = strings.Cut(tok, ":")
+		}
+		if !ok || !h.roles.CheckPassword(user, pass) {
+			time.Sleep(500 * time.Millisecond) // slow down guessing
+			w.Header().Set("WWW-Authenticate", `Basic realm="tsdb"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "authenticate as a tsdb role (basic auth or Token user:password)")
+			return
+		}
+		if !h.roles.Allowed(user, auth.Write) {
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("role %q may not write rows (grant pg_write_all_data)", user))
+			return
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		return
+	}
+	if int64(len(body)) > h.maxBody {
+		writeError(w, http.StatusRequestEntityTooLarge, "too large", fmt.Sprintf("request body over %d bytes", h.maxBody))
+		return
+	}
+	points, err := Parse(body, r.URL.Query().Get("precision"), time.Now())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		return
+	}
+	if err := h.write(r.Context(), points); err != nil {
+		status := http.StatusBadRequest
+		switch sqlerr.Code(err) {
+		case sqlerr.OutOfMemory:
+			status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", "1")
+		case sqlerr.IOError, sqlerr.InternalError:
+			status = http.StatusInternalServerError
+		}
+		writeError(w, status, "write failed", err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// columnType maps a field kind to a column type.
+func columnType(kind byte) schema.Type {
+	switch kind {
+	case 'i':
+		return schema.Int64
+	case 'b':
+		return schema.Bool
+	case 's':
+		return schema.Text
+	}
+	return schema.Float64
+}
+
+// write groups points by measurement, creates missing tables (time, then
+// tags as text, then fields), checks every value against its column and
+// writes each table's rows in one durable insert. All lines are checked
+// before anything is written.
+func (h *handler) write(ctx context.Context, points []Point) error {
+	byTable := map[string][]Point{}
+	var order []string
+	for _, p := range points {
+		name := p.Measurement
+		if !schema.ValidName(name) {
+			return fmt.Errorf("measurement %q: table names are lower-case letters, digits and underscores", name)
+		}
+		if _, ok := byTable[name]; !ok {
+			order = append(order, name)
+		}
+		byTable[name] = append(byTable[name], p)
+	}
+	recs := map[string]arrow.RecordBatch{}
+	for _, name := range order {
+		pts := byTable[name]
+		tbl, ok := h.store.Table(name)
+		if !ok {
+			cols := []schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}
+			tags, fields := map[string]bool{}, map[string]byte{}
+			for _, p := range pts {
+				for k := range p.Tags {
+					tags[k] = true
+				}
+				for _, f := range p.Fields {
+					if _, seen := fields[f.Key]; !seen {
+						fields[f.Key] = f.Kind
+					}
+				}
+			}
+			for _, k := range sortedKeys(tags) {
+				cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+			}
+			for _, k := range sortedKeys(fields) {
+				if tags[k] {
+					return fmt.Errorf("measurement %s: %q is both a tag and a field", name, k)
+				}
+				cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
+			}
+			t, err := schema.New(name, cols)
+			if err != nil {
+				return err
+			}
+			if _, err := h.store.CreateTable(ctx, t, true); err != nil {
+				return err
+			}
+			tbl, _ = h.store.Table(name)
+		}
+		rec, err := build(tbl, pts)
+		if err != nil {
+			return err
+		}
+		recs[name] = rec
+	}
+	for _, name := range order {
+		if _, err := h.store.Insert(ctx, name, recs[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// build converts points into a record with the table's columns.
+func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	for _, p := range pts {
+		set := make([]bool, len(tbl.Columns))
+		set[tbl.TimeIndex] = true
+		bld.Field(tbl.TimeIndex).(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
+		vals := map[int]any{}
+		for k, v := range p.Tags {
+			i := tbl.ColumnIndex(k)
+			if i < 0 || tbl.Columns[i].Type != schema.Text {
+				return nil, unknownColumn(tbl, k, "text")
+			}
+			vals[i] = v
+		}
+		for _, f := range p.Fields {
+			i := tbl.ColumnIndex(f.Key)
+			if i < 0 {
+				return nil, unknownColumn(tbl, f.Key, columnType(f.Kind).String())
+			}
+			vals[i] = f
+		}
+		for i, c := range tbl.Columns {
+			if i == tbl.TimeIndex {
+				continue
+			}
+			v, ok := vals[i]
+			if !ok {
+				if c.NotNull {
+					return nil, fmt.Errorf("%s: column %q is NOT NULL and the line has no value for it", tbl.Name, c.Name)
+				}
+				bld.Field(i).AppendNull()
+				continue
+			}
+			if err := appendValue(bld.Field(i), c, v); err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", tbl.Name, c.Name, err)
+			}
+		}
+	}
+	return bld.NewRecordBatch(), nil
+}
+
+func unknownColumn(tbl schema.Table, name, ty string) error {
+	return sqlerr.New(sqlerr.UndefinedColumn, "table %s has no %s column %q (ALTER TABLE … ADD COLUMN is not supported yet)", tbl.Name, ty, name)
+}
+
+func appendValue(b array.Builder, c schema.Column, v any) error {
+	if s, ok := v.(string); ok { // a tag
+		b.(*array.StringBuilder).Append(s)
+		return nil
+	}
+	f := v.(Field)
+	switch bb := b.(type) {
+	case *array.Float64Builder:
+		switch f.Kind {
+		case 'f':
+			bb.Append(f.F)
+		case 'i':
+			bb.Append(float64(f.I))
+		default:
+			return errors.New("expects a number")
+		}
+	case *array.Float32Builder:
+		if f.Kind != 'f' && f.Kind != 'i' {
+			return errors.New("expects a number")
+		}
+		bb.Append(float32(f.F + float64(f.I)))
+	case *array.Int64Builder:
+		if f.Kind != 'i' {
+			return errors.New("expects an integer (write 3i)")
+		}
+		bb.Append(f.I)
+	case *array.Int32Builder:
+		if f.Kind != 'i' || f.I != int64(int32(f.I)) {
+			return errors.New("expects an integer within int4")
+		}
+		bb.Append(int32(f.I))
+	case *array.Int16Builder:
+		if f.Kind != 'i' || f.I != int64(int16(f.I)) {
+			return errors.New("expects an integer within int2")
+		}
+		bb.Append(int16(f.I))
+	case *array.BooleanBuilder:
+		if f.Kind != 'b' {
+			return errors.New("expects a boolean")
+		}
+		bb.Append(f.B)
+	case *array.StringBuilder:
+		if f.Kind != 's' {
+			return errors.New("expects a string")
+		}
+		bb.Append(f.S)
+	default:
+		return fmt.Errorf("cannot take line-protocol values (type %s)", c.Type)
+	}
+	return nil
+}

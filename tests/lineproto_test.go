@@ -1,0 +1,101 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func post(t *testing.T, url, body string, auth ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if len(auth) == 2 {
+		req.SetBasicAuth(auth[0], auth[1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Telegraf-style line-protocol writes: tables are created on first write,
+// values land durably and are queryable with SQL; a bad line rejects the
+// whole request with its line number.
+func TestLineProtocolWrites(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr})
+	url := "http://" + httpAddr + "/write?db=tsdb&precision=s"
+	code, body := post(t, url, "cpu,host=a,region=eu usage_user=12.5,usage_system=3i 1767225600\ncpu,host=b usage_user=7 1767225610\nmem,host=a free=1024i,ok=true 1767225600\n")
+	if code != http.StatusNoContent {
+		t.Fatalf("write: %d %s", code, body)
+	}
+	ctx := context.Background()
+	c := s.connect(ctx)
+	var rows []string
+	r, err := c.Query(ctx, "SELECT host, region, usage_user, usage_system, time FROM cpu ORDER BY time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		vals, _ := r.Values()
+		rows = append(rows, fmt.Sprint(vals))
+	}
+	if want := "[a eu 12.5 3 2026-01-01 00:00:00 +0000 UTC] [b <nil> 7 <nil> 2026-01-01 00:00:10 +0000 UTC]"; strings.Join(rows, " ") != want {
+		t.Fatalf("cpu rows: %v", rows)
+	}
+	var free int64
+	var ok bool
+	if err := c.QueryRow(ctx, "SELECT free, ok FROM mem").Scan(&free, &ok); err != nil || free != 1024 || !ok {
+		t.Fatalf("mem: %v %v %v", free, ok, err)
+	}
+	// A bad second line: 400 naming it, and the first line is not written.
+	code, body = post(t, url, "cpu,host=c usage_user=1 1767225620\ncpu,host=c usage_user=oops 1767225621\n")
+	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
+		t.Fatalf("bad line: %d %s", code, body)
+	}
+	code, body = post(t, url, "cpu,host=c unknown_field=1 1767225630\n")
+	if code != http.StatusBadRequest || !strings.Contains(body, "unknown_field") {
+		t.Fatalf("unknown column: %d %s", code, body)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("rejected writes landed: %d %v", n, err)
+	}
+	// v2 endpoint, nanosecond precision by default.
+	if code, body := post(t, "http://"+httpAddr+"/api/v2/write?bucket=tsdb", "cpu,host=d usage_user=1 1767225640000000000\n"); code != http.StatusNoContent {
+		t.Fatalf("v2 write: %d %s", code, body)
+	}
+}
+
+// With passwords configured, writes authenticate as a role that may write.
+func TestLineProtocolAuth(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr}, "TSDB_ADMIN_PASSWORD=adminpw")
+	ctx := context.Background()
+	admin := s.connectAs(ctx, "tsdb", "adminpw")
+	for _, q := range []string{"CREATE ROLE agent LOGIN PASSWORD 'a'", "GRANT pg_write_all_data TO agent", "CREATE ROLE viewer LOGIN PASSWORD 'v'", "GRANT pg_read_all_data TO viewer"} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := "http://" + httpAddr + "/write?precision=s"
+	line := "cpu,host=a v=1 1767225600\n"
+	if code, _ := post(t, url, line); code != http.StatusUnauthorized {
+		t.Fatalf("anonymous write: %d", code)
+	}
+	if code, _ := post(t, url, line, "agent", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", code)
+	}
+	if code, _ := post(t, url, line, "viewer", "v"); code != http.StatusForbidden {
+		t.Fatalf("reader writing: %d", code)
+	}
+	if code, body := post(t, url, line, "agent", "a"); code != http.StatusNoContent {
+		t.Fatalf("writer: %d %s", code, body)
+	}
+}
