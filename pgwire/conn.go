@@ -68,13 +68,16 @@ func (c *conn) serve() {
 		return
 	}
 	if c.srv.opts.Auth != nil && c.srv.opts.Auth.PasswordsRequired() {
+		host, _, _ := net.SplitHostPort(c.nc.RemoteAddr().String())
 		if err := c.authenticate(params["user"]); err != nil {
 			// Slow down password guessing; the client waits, nobody else.
-			log.Warn("authentication failed", "user", params["user"], "err", err)
-			time.Sleep(500 * time.Millisecond)
+			delay := c.srv.authDelay(host, true)
+			log.Warn("authentication failed", "user", params["user"], "err", err, "delay", delay.String())
+			time.Sleep(delay)
 			c.sendFatal("28P01", fmt.Sprintf("password authentication failed for user %q", params["user"]))
 			return
 		}
+		c.srv.authDelay(host, false)
 	}
 	c.nc.SetDeadline(time.Time{})
 	sess, err := c.srv.planner.NewSession(c.ctx, params["user"])

@@ -63,6 +63,27 @@ type Server struct {
 	nextPID uint32
 	closed  bool
 	wg      sync.WaitGroup
+
+	failMu   sync.Mutex
+	failures map[string]int // failed logins by client host
+}
+
+// authDelay returns how long a failed login from host waits: doubling from
+// 500ms with each failure, at most 8s, so guessing gets slow for that host
+// only.
+func (s *Server) authDelay(host string, failed bool) time.Duration {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	if s.failures == nil {
+		s.failures = map[string]int{}
+	}
+	if !failed {
+		delete(s.failures, host)
+		return 0
+	}
+	s.failures[host]++
+	d := 500 * time.Millisecond << min(s.failures[host]-1, 4)
+	return d
 }
 
 // New returns a server that runs statements with p.

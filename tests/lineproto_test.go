@@ -98,4 +98,20 @@ func TestLineProtocolAuth(t *testing.T) {
 	if code, body := post(t, url, line, "agent", "a"); code != http.StatusNoContent {
 		t.Fatalf("writer: %d %s", code, body)
 	}
+	// Profiles are the admin's once passwords exist.
+	get := func(user, pass string) int {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+httpAddr+"/debug/pprof/", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if get("", "") != http.StatusUnauthorized || get("agent", "a") != http.StatusUnauthorized || get("tsdb", "adminpw") != http.StatusOK {
+		t.Fatal("/debug/pprof is not the admin's only")
+	}
 }

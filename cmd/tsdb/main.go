@@ -281,11 +281,25 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	// Profiles, as every Go server worth operating has them.
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// Profiles, as every Go server worth operating has them; for the admin
+	// only once passwords are configured (they cost CPU and reveal code).
+	admin := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if roles.PasswordsRequired() {
+				user, pass, ok := r.BasicAuth()
+				if !ok || user != auth.Admin || !roles.CheckPassword(user, pass) {
+					w.Header().Set("WWW-Authenticate", `Basic realm="tsdb"`)
+					http.Error(w, "admin only", http.StatusUnauthorized)
+					return
+				}
+			}
+			h(w, r)
+		}
+	}
+	mux.HandleFunc("/debug/pprof/", admin(pprof.Index))
+	mux.HandleFunc("/debug/pprof/cmdline", admin(pprof.Cmdline))
+	mux.HandleFunc("/debug/pprof/profile", admin(pprof.Profile))
+	mux.HandleFunc("/debug/pprof/symbol", admin(pprof.Symbol))
+	mux.HandleFunc("/debug/pprof/trace", admin(pprof.Trace))
 	return mux
 }
