@@ -223,7 +223,7 @@ func TestRoles(t *testing.T) {
 		"CREATE TABLE x (time TIMESTAMPTZ)":  "42501",
 		"GRANT pg_write_all_data TO grafana": "42501",
 	})
-	if _, err := admin.Exec(ctx, "ALTER ROLE grafana PASSWORD 'g2'"); err != nil {
+	if _, err := admin.Exec(ctx, "ALTER ROLE grafana PASSWORD 'correct-horse-battery'"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := admin.Exec(ctx, "REVOKE pg_write_all_data FROM agent"); err != nil {
@@ -235,7 +235,7 @@ func TestRoles(t *testing.T) {
 	if _, err := connect("grafana", "g"); code(err) != "28P01" {
 		t.Fatalf("old password after ALTER ROLE: %v", err)
 	}
-	reader, err = connect("grafana", "g2")
+	reader, err = connect("grafana", "correct-horse-battery")
 	if err != nil {
 		t.Fatalf("roles did not survive the restart: %v", err)
 	}
@@ -246,7 +246,7 @@ func TestRoles(t *testing.T) {
 	}
 	check(writer, "revoked writer", map[string]string{"INSERT INTO m VALUES (now(), 9)": "42501", "SELECT 1": "42501"})
 	roles, _ := os.ReadFile(filepath.Join(dir, "auth", "roles.json"))
-	if strings.Contains(string(roles), "g2") || !strings.Contains(string(roles), "grafana") {
+	if strings.Contains(string(roles), "correct-horse-battery") || !strings.Contains(string(roles), "grafana") {
 		t.Fatalf("roles file: %s", roles)
 	}
 	admin, err = connect("tsdb", "adminpw")
@@ -256,7 +256,7 @@ func TestRoles(t *testing.T) {
 	if _, err := admin.Exec(ctx, "DROP ROLE grafana"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connect("grafana", "g2"); code(err) != "28P01" {
+	if _, err := connect("grafana", "correct-horse-battery"); code(err) != "28P01" {
 		t.Fatalf("dropped role logged in: %v", err)
 	}
 }

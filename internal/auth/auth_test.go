@@ -16,7 +16,7 @@ func TestRolesPersistAsVerifiers(t *testing.T) {
 	if s.PasswordsRequired() || !s.Allowed("anyone", Manage) {
 		t.Fatal("without passwords everybody is trusted")
 	}
-	if err := s.Create("grafana", "pw1"); err != nil {
+	if err := s.Create("grafana", "correct-horse-pw1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Grant("grafana", ReadAll, false); err != nil {
@@ -33,7 +33,7 @@ func TestRolesPersistAsVerifiers(t *testing.T) {
 		t.Fatal("roles not reloaded")
 	}
 	b, _ := readFile(path)
-	if strings.Contains(b, "pw1") {
+	if strings.Contains(b, "correct-horse-pw1") {
 		t.Fatal("password stored in clear")
 	}
 	if err := s2.Grant("grafana", ReadAll, true); err != nil || s2.Allowed("grafana", Read) {
