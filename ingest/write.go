@@ -1,0 +1,263 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"tsdb/internal/arrowutil"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
+	"tsdb/wal"
+)
+
+// gate is where writers wait for memory. Waiters take the current channel
+// and are woken when it is closed (on every release of memory).
+type gate struct {
+	mu       sync.Mutex
+	reserved int64 // bytes admitted but not yet in the MemBuffer
+	waiting  int   // writers waiting for room
+	ch       chan struct{}
+}
+
+func (g *gate) notify() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+	}
+	g.ch = make(chan struct{})
+}
+
+// checkSchema verifies a record has exactly the table's column types.
+func checkSchema(t schema.Table, rec arrow.RecordBatch) error {
+	if int(rec.NumCols()) != len(t.Columns) {
+		return fmt.Errorf("record has %d columns, table %s has %d", rec.NumCols(), t.Name, len(t.Columns))
+	}
+	for i, c := range t.Columns {
+		if !arrow.TypeEqual(rec.Column(i).DataType(), c.Type.Arrow()) {
+			return fmt.Errorf("column %s is %s, want %s", c.Name, rec.Column(i).DataType(), c.Type.Arrow())
+		}
+	}
+	return nil
+}
+
+func timeBounds(rec arrow.RecordBatch, idx int) (int64, int64) {
+	ts := rec.Column(idx).(*array.Timestamp)
+	lo, hi := int64(1<<63-1), int64(-1<<63)
+	for i := 0; i < ts.Len(); i++ {
+		v := int64(ts.Value(i))
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
+}
+
+// Insert validates rec against the table, makes it durable in the WAL and
+// adds it to the MemBuffer. It returns once the rows are fsynced and visible.
+// rec must have the table's columns in order, with the table's Arrow types.
+func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) (int64, error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return 0, err
+	}
+	t := ts.schema
+	if err := checkSchema(t, rec); err != nil {
+		return 0, sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+	}
+	if rec.NumRows() == 0 {
+		return 0, nil
+	}
+	for i, c := range t.Columns {
+		if c.NotNull && rec.Column(i).NullN() > 0 {
+			return 0, &sqlerr.Error{Code: sqlerr.NotNullViolation,
+				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
+		}
+	}
+	parts, err := s.splitByBucket(t, rec)
+	if err != nil {
+		return 0, err
+	}
+	payloads := make([][]byte, len(parts))
+	var need int64
+	for i, p := range parts {
+		if payloads[i], err = encodeEntry(entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}); err != nil {
+			return 0, err
+		}
+		need += membuffer.RecordBytes(p.rec)
+	}
+	// Wait for room before the WAL append: a statement rejected here
+	// leaves no trace, neither in the WAL nor in the MemBuffer.
+	release, err := s.admit(ctx, need)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	first, err := s.wal.Append(ctx, payloads)
+	if first == 0 {
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	if err != nil {
+		s.seq.run(first, len(parts), func() {})
+		var tl *wal.TooLargeError
+		if errors.As(err, &tl) {
+			return 0, &sqlerr.Error{Code: "54000", Message: tl.Error(), Err: err}
+		}
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	now := s.opts.Now()
+	s.seq.run(first, len(parts), func() {
+		ts.mu.RLock()
+		defer ts.mu.RUnlock()
+		if ts.dropped {
+			return
+		}
+		for i, p := range parts {
+			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: int64(len(payloads[i]))}, now)
+			s.walLag.Add(int64(len(payloads[i])))
+		}
+	})
+	s.metrics.walLag.Set(float64(s.walLag.Load()))
+	for _, p := range parts {
+		if membuffer.RecordBytes(p.rec) >= s.opts.MaxBucketBytes {
+			s.kickFlusher()
+			break
+		}
+	}
+	if s.buf.Bytes() > s.opts.SoftMemoryLimit {
+		s.kickFlusher()
+	}
+	s.metrics.rows.Add(float64(rec.NumRows()))
+	return rec.NumRows(), nil
+}
+
+type part struct {
+	key    membuffer.Key
+	rec    arrow.RecordBatch
+	lo, hi int64
+}
+
+// splitByBucket cuts a record into one record per time bucket.
+func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, error) {
+	ts := rec.Column(t.TimeIndex).(*array.Timestamp)
+	keys := map[membuffer.Key][]arrowutil.RowRef{}
+	var order []membuffer.Key
+	for i := 0; i < ts.Len(); i++ {
+		k := membuffer.BucketKey(int64(ts.Value(i)), s.opts.BucketDuration)
+		if _, ok := keys[k]; !ok {
+			order = append(order, k)
+		}
+		keys[k] = append(keys[k], arrowutil.RowRef{Row: i})
+	}
+	if len(order) == 1 {
+		lo, hi := timeBounds(rec, t.TimeIndex)
+		return []part{{key: order[0], rec: rec, lo: lo, hi: hi}}, nil
+	}
+	parts := make([]part, 0, len(order))
+	for _, k := range order {
+		r, err := arrowutil.Take(rec.Schema(), []arrow.RecordBatch{rec}, keys[k])
+		if err != nil {
+			return nil, fmt.Errorf("ingest: split by bucket: %w", err)
+		}
+		lo, hi := timeBounds(r, t.TimeIndex)
+		parts = append(parts, part{key: k, rec: r, lo: lo, hi: hi})
+	}
+	return parts, nil
+}
+
+// MaxStatementBytes is the most data one statement may bring: the
+// MemBuffer's hard limit.
+func (s *Store) MaxStatementBytes() int64 { return s.opts.MemoryLimit }
+
+// BufferedBytes returns the memory held by the MemBuffer.
+func (s *Store) BufferedBytes() int64 { return s.buf.Bytes() }
+
+// overLimit reports why a write of need bytes must wait, or "".
+func (s *Store) overLimit(need int64) string {
+	used := s.buf.Bytes() + s.gate.reserved
+	if used > 0 && used+need > s.opts.MemoryLimit {
+		return fmt.Sprintf("the MemBuffer holds %s of its %s limit (--memory-limit)", mib(used), mib(s.opts.MemoryLimit))
+	}
+	if lag := s.walLag.Load(); lag > s.opts.MaxWALLag {
+		return fmt.Sprintf("%s of WAL are not yet flushed to Delta (limit %s, --max-wal-lag)", mib(lag), mib(s.opts.MaxWALLag))
+	}
+	return ""
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// admit waits until need bytes fit under the memory and WAL-lag limits and
+// reserves them; release gives the reservation back once the rows are in
+// the MemBuffer (or were not written). After WriteTimeout the write is
+// refused with SQLSTATE 53200.
+func (s *Store) admit(ctx context.Context, need int64) (release func(), err error) {
+	if need > s.opts.MemoryLimit {
+		return nil, sqlerr.New(sqlerr.OutOfMemory, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
+	}
+	var timer *time.Timer
+	waited := false
+	for {
+		s.gate.mu.Lock()
+		why := s.overLimit(need)
+		if why == "" {
+			s.gate.reserved += need
+			s.gate.mu.Unlock()
+			if waited {
+				s.metrics.admitted.Inc()
+			}
+			return func() {
+				s.gate.mu.Lock()
+				s.gate.reserved -= need
+				s.gate.mu.Unlock()
+				s.gate.notify()
+			}, nil
+		}
+		ch := s.gate.ch
+		s.gate.mu.Unlock()
+		if !waited {
+			waited = true
+			s.metrics.waits.Inc()
+			timer = time.NewTimer(s.opts.WriteTimeout)
+			defer timer.Stop()
+			s.gate.mu.Lock()
+			s.gate.waiting++
+			s.gate.mu.Unlock()
+			defer func() {
+				s.gate.mu.Lock()
+				s.gate.waiting--
+				s.gate.mu.Unlock()
+			}()
+		}
+		s.kickFlusher()
+		select {
+		case <-ch:
+		case <-timer.C:
+			s.metrics.rejections.Inc()
+			return nil, &sqlerr.Error{Code: sqlerr.OutOfMemory,
+				Message: fmt.Sprintf("write refused after waiting %v: %s and flushes cannot keep up", s.opts.WriteTimeout, why),
+				Hint:    "retry later, write smaller batches, or raise --memory-limit"}
+		case <-ctx.Done():
+			return nil, &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement while it waited for memory", Err: ctx.Err()}
+		}
+	}
+}
+
+// AcceptingWrites reports whether writes are admitted now, and why not:
+// not while writers wait for room or the MemBuffer is within 1/16 of its
+// hard limit.
+func (s *Store) AcceptingWrites() (bool, string) {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	if why := s.overLimit(s.opts.MemoryLimit / 16); why != "" {
+		return false, why
+	}
+	if s.gate.waiting > 0 {
+		return false, fmt.Sprintf("%d writes are waiting for memory", s.gate.waiting)
+	}
+	return true, ""
+}
