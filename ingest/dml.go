@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -206,20 +205,6 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 	ts.mu.Unlock()
 	s.gate.notify()
 	return changed, nil
-}
-
-// validate checks a record produced by a DML against the table.
-func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
-	if err := checkSchema(t, rec); err != nil {
-		return sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
-	}
-	for i, c := range t.Columns {
-		if c.NotNull && rec.Column(i).NullN() > 0 {
-			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
-				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
-		}
-	}
-	return nil
 }
 
 func timeBoundsOrEmpty(rec arrow.RecordBatch, idx int) (int64, int64) {

@@ -58,6 +58,22 @@ func timeBounds(rec arrow.RecordBatch, idx int) (int64, int64) {
 	return lo, hi
 }
 
+// validate checks a record against the table: exactly its column types,
+// and no NULL in a NOT NULL column. INSERT, COPY, line-protocol writes and
+// the rows DELETE/UPDATE produce all pass here.
+func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
+	if err := checkSchema(t, rec); err != nil {
+		return sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+	}
+	for i, c := range t.Columns {
+		if c.NotNull && rec.Column(i).NullN() > 0 {
+			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
+				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
+		}
+	}
+	return nil
+}
+
 // Insert validates rec against the table, makes it durable in the WAL and
 // adds it to the MemBuffer. It returns once the rows are fsynced and visible.
 // rec must have the table's columns in order, with the table's Arrow types.
@@ -67,29 +83,25 @@ func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) 
 		return 0, err
 	}
 	t := ts.schema
-	if err := checkSchema(t, rec); err != nil {
-		return 0, sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+	if err := s.validate(t, rec); err != nil {
+		return 0, err
 	}
 	if rec.NumRows() == 0 {
 		return 0, nil
-	}
-	for i, c := range t.Columns {
-		if c.NotNull && rec.Column(i).NullN() > 0 {
-			return 0, &sqlerr.Error{Code: sqlerr.NotNullViolation,
-				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
-		}
 	}
 	parts, err := s.splitByBucket(t, rec)
 	if err != nil {
 		return 0, err
 	}
 	payloads := make([][]byte, len(parts))
-	var need int64
+	var need, largest int64
 	for i, p := range parts {
 		if payloads[i], err = encodeEntry(entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}); err != nil {
 			return 0, err
 		}
-		need += membuffer.RecordBytes(p.rec)
+		b := membuffer.RecordBytes(p.rec)
+		need += b
+		largest = max(largest, b)
 	}
 	// Wait for room before the WAL append: a statement rejected here
 	// leaves no trace, neither in the WAL nor in the MemBuffer.
@@ -123,13 +135,7 @@ func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) 
 		}
 	})
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
-	for _, p := range parts {
-		if membuffer.RecordBytes(p.rec) >= s.opts.MaxBucketBytes {
-			s.kickFlusher()
-			break
-		}
-	}
-	if s.buf.Bytes() > s.opts.SoftMemoryLimit {
+	if largest >= s.opts.MaxBucketBytes || s.buf.Bytes() > s.opts.SoftMemoryLimit {
 		s.kickFlusher()
 	}
 	s.metrics.rows.Add(float64(rec.NumRows()))

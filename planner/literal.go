@@ -89,6 +89,17 @@ func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
 		b.AppendNull()
 		return true
 	}
+	if lit.kind == 's' {
+		// A string literal converts by the same input rules as a COPY
+		// field, except that a zone on a timestamp without time zone is
+		// left to the engine (PostgreSQL ignores it, DuckDB converts).
+		if ty == schema.Timestamp {
+			if _, hasZone, ok := parseTimestamp(lit.text); !ok || hasZone {
+				return false
+			}
+		}
+		return appendText(b, ty, lit.text) == nil
+	}
 	switch ty {
 	case schema.Int64, schema.Int32, schema.Int16:
 		var v int64
@@ -99,12 +110,6 @@ func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
 			// A decimal literal can still be a whole number out of int32
 			// range ("9007199254740993"); fractions need rounding rules.
 			x, err := strconv.ParseInt(lit.text, 10, 64)
-			if err != nil {
-				return false
-			}
-			v = x
-		case 's':
-			x, err := strconv.ParseInt(strings.TrimSpace(lit.text), 10, 64)
 			if err != nil {
 				return false
 			}
@@ -136,7 +141,7 @@ func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
 				return false
 			}
 			f = float64(lit.i)
-		case 'f', 's':
+		case 'f':
 			x, ok := parseFloat(lit.text)
 			if !ok {
 				return false
@@ -157,39 +162,10 @@ func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
 			return false
 		}
 	case schema.Bool:
-		var v bool
-		switch lit.kind {
-		case 'b':
-			v = lit.b
-		case 's':
-			switch strings.ToLower(strings.TrimSpace(lit.text)) {
-			case "t", "true", "yes", "y", "on", "1":
-				v = true
-			case "f", "false", "no", "n", "off", "0":
-				v = false
-			default:
-				return false
-			}
-		default:
+		if lit.kind != 'b' {
 			return false
 		}
-		b.(*array.BooleanBuilder).Append(v)
-	case schema.Text:
-		if lit.kind != 's' {
-			return false
-		}
-		b.(*array.StringBuilder).Append(lit.text)
-	case schema.Timestamptz, schema.Timestamp:
-		if lit.kind != 's' {
-			return false
-		}
-		micros, hasZone, ok := parseTimestamp(lit.text)
-		// A zone on a timestamp without time zone is ignored by PostgreSQL
-		// and interpreted by DuckDB: leave that to DuckDB.
-		if !ok || (ty == schema.Timestamp && hasZone) {
-			return false
-		}
-		b.(*array.TimestampBuilder).Append(arrow.Timestamp(micros))
+		b.(*array.BooleanBuilder).Append(lit.b)
 	default:
 		return false
 	}
