@@ -49,12 +49,6 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 		// No extensions: Grafana looks for TimescaleDB here.
 		return "SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS extname, CAST(NULL AS BIGINT) AS extowner, CAST(NULL AS BIGINT) AS extnamespace, CAST(NULL AS BOOLEAN) AS extrelocatable, CAST(NULL AS VARCHAR) AS extversion WHERE false"
 	},
-	"pg_catalog.pg_namespace": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (2200, 'public', 10), (11, 'pg_catalog', 10), (13000, 'information_schema', 10)) AS t(oid, nspname, nspowner)"
-	},
-	"pg_catalog.pg_database": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', false, true, -1)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datistemplate, datallowconn, datconnlimit)"
-	},
 }
 
 func valuesView(rows []string, cols, emptyRow string) string {
@@ -73,10 +67,18 @@ func catalogName(rv *pg_query.RangeVar) string {
 		schemaName = "pg_catalog"
 	}
 	name := schemaName + "." + rel
-	if _, ok := catalogRelations[name]; ok {
+	if catalogRelation(name) != nil {
 		return name
 	}
 	return ""
+}
+
+// catalogRelation returns the view body of a catalog relation, or nil.
+func catalogRelation(name string) func([]schema.Table) string {
+	if f, ok := catalogRelations[name]; ok {
+		return f
+	}
+	return pgCatalogRelations[name]
 }
 
 func catalogView(name string) string {
@@ -185,7 +187,7 @@ func (s *Session) bindCatalog(ctx context.Context, b *bound, used []string) erro
 	tables := s.p.store.Tables()
 	for _, name := range used {
 		view := catalogView(name)
-		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelations[name](tables))); err != nil {
+		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))); err != nil {
 			return mapDuckError(err)
 		}
 		b.views = append(b.views, view)

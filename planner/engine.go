@@ -44,7 +44,7 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-	}, engineMacros...)
+	}, append(engineMacros, pgMacros...)...)
 	if opts.Threads > 0 {
 		setup = append(setup, fmt.Sprintf("SET threads = %d", opts.Threads))
 	}

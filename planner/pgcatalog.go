@@ -36,78 +36,75 @@ func emptyRelation(cols ...string) func([]schema.Table) string {
 
 const nsPublic = 2200
 
-func init() {
-	// pg_catalog relations psql's \dt, \d, \d+, \dn and \l read.
-	more := map[string]func([]schema.Table) string{
-		"pg_catalog.pg_class": func(ts []schema.Table) string {
-			var rows []string
-			for _, t := range ts {
-				rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'r', 10, 2, 0, false, false, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([] AS VARCHAR[]), NULL, NULL)",
-					tableOID(t), schema.QuoteString(t.Name), nsPublic, len(t.Columns)))
+// pgCatalogRelations are the pg_catalog relations psql's \dt, \d, \d+, \dn
+// and \l read (information_schema and the few Grafana reads are in
+// catalogRelations).
+var pgCatalogRelations = map[string]func([]schema.Table) string{
+	"pg_catalog.pg_class": func(ts []schema.Table) string {
+		var rows []string
+		for _, t := range ts {
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'r', 10, 2, 0, false, false, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([] AS VARCHAR[]), NULL, NULL)",
+				tableOID(t), schema.QuoteString(t.Name), nsPublic, len(t.Columns)))
+		}
+		return valuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
+			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
+			" ORDER BY 1"
+	},
+	"pg_catalog.pg_attribute": func(ts []schema.Table) string {
+		var rows []string
+		for _, t := range ts {
+			for i, c := range t.Columns {
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1)",
+					tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull))
 			}
-			return valuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
-				"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
-				" ORDER BY 1"
-		},
-		"pg_catalog.pg_attribute": func(ts []schema.Table) string {
-			var rows []string
-			for _, t := range ts {
-				for i, c := range t.Columns {
-					rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1)",
-						tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull))
-				}
-			}
-			return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget",
-				"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER)")
-		},
-		"pg_catalog.pg_type": func([]schema.Table) string {
-			var rows []string
-			for _, ty := range []schema.Type{schema.Timestamptz, schema.Timestamp, schema.Int64, schema.Int32, schema.Int16, schema.Float64, schema.Float32, schema.Bool, schema.Text} {
-				rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 100, %d)", ty.OID(), schema.QuoteString(ty.UDTName()), 10))
-			}
-			return valuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen", "")
-		},
-		"pg_catalog.pg_am": func([]schema.Table) string {
-			return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
-		},
-		"pg_catalog.pg_roles": func([]schema.Table) string {
-			return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit)"
-		},
-		"pg_catalog.pg_settings": func([]schema.Table) string {
-			var rows []string
-			for k, d := range settingDefs {
-				rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(DisplayName(k)), schema.QuoteString(d.def)))
-			}
-			return valuesView(rows, "name, setting", "")
-		},
-		"pg_catalog.pg_attrdef":               emptyRelation("oid", "adrelid", "adnum", "adbin"),
-		"pg_catalog.pg_collation":             emptyRelation("oid", "collname", "collnamespace"),
-		"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey"),
-		"pg_catalog.pg_constraint":            emptyRelation("oid", "conname", "conrelid", "contype", "conindid", "conparentid", "confrelid", "conislocal", "connoinherit"),
-		"pg_catalog.pg_inherits":              emptyRelation("inhrelid", "inhparent", "inhseqno", "inhdetachpending"),
-		"pg_catalog.pg_policy":                emptyRelation("oid", "polname", "polrelid", "polpermissive", "polroles:BIGINT[]", "polqual", "polwithcheck", "polcmd"),
-		"pg_catalog.pg_statistic_ext":         emptyRelation("oid", "stxrelid", "stxname", "stxnamespace", "stxkeys:BIGINT[]", "stxkind:VARCHAR[]", "stxstattarget", "stxexprs"),
-		"pg_catalog.pg_publication":           emptyRelation("oid", "pubname", "puballtables"),
-		"pg_catalog.pg_publication_rel":       emptyRelation("oid", "prpubid", "prrelid", "prqual", "prattrs:SMALLINT[]"),
-		"pg_catalog.pg_publication_namespace": emptyRelation("oid", "pnpubid", "pnnspid"),
-		"pg_catalog.pg_trigger":               emptyRelation("oid", "tgrelid", "tgname", "tgisinternal", "tgenabled", "tgparentid"),
-		"pg_catalog.pg_rewrite":               emptyRelation("oid", "rulename", "ev_class"),
-		"pg_catalog.pg_foreign_table":         emptyRelation("ftrelid", "ftserver"),
-		"pg_catalog.pg_partitioned_table":     emptyRelation("partrelid", "partstrat"),
-		"pg_catalog.pg_tablespace":            emptyRelation("oid", "spcname"),
-		"pg_catalog.pg_description":           emptyRelation("objoid", "classoid", "objsubid", "description"),
-		"pg_catalog.pg_proc":                  emptyRelation("oid", "proname", "pronamespace"),
-		"pg_catalog.pg_event_trigger":         emptyRelation("oid", "evtname"),
-	}
-	for k, v := range more {
-		catalogRelations[k] = v
-	}
-	catalogRelations["pg_catalog.pg_namespace"] = func([]schema.Table) string {
+		}
+		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget",
+			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER)")
+	},
+	"pg_catalog.pg_type": func([]schema.Table) string {
+		var rows []string
+		for _, ty := range []schema.Type{schema.Timestamptz, schema.Timestamp, schema.Int64, schema.Int32, schema.Int16, schema.Float64, schema.Float32, schema.Bool, schema.Text} {
+			rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 100, %d)", ty.OID(), schema.QuoteString(ty.UDTName()), 10))
+		}
+		return valuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen", "")
+	},
+	"pg_catalog.pg_am": func([]schema.Table) string {
+		return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
+	},
+	"pg_catalog.pg_roles": func([]schema.Table) string {
+		return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit)"
+	},
+	"pg_catalog.pg_settings": func([]schema.Table) string {
+		var rows []string
+		for k, d := range settingDefs {
+			rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(DisplayName(k)), schema.QuoteString(d.def)))
+		}
+		return valuesView(rows, "name, setting", "")
+	},
+	"pg_catalog.pg_attrdef":               emptyRelation("oid", "adrelid", "adnum", "adbin"),
+	"pg_catalog.pg_collation":             emptyRelation("oid", "collname", "collnamespace"),
+	"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey"),
+	"pg_catalog.pg_constraint":            emptyRelation("oid", "conname", "conrelid", "contype", "conindid", "conparentid", "confrelid", "conislocal", "connoinherit"),
+	"pg_catalog.pg_inherits":              emptyRelation("inhrelid", "inhparent", "inhseqno", "inhdetachpending"),
+	"pg_catalog.pg_policy":                emptyRelation("oid", "polname", "polrelid", "polpermissive", "polroles:BIGINT[]", "polqual", "polwithcheck", "polcmd"),
+	"pg_catalog.pg_statistic_ext":         emptyRelation("oid", "stxrelid", "stxname", "stxnamespace", "stxkeys:BIGINT[]", "stxkind:VARCHAR[]", "stxstattarget", "stxexprs"),
+	"pg_catalog.pg_publication":           emptyRelation("oid", "pubname", "puballtables"),
+	"pg_catalog.pg_publication_rel":       emptyRelation("oid", "prpubid", "prrelid", "prqual", "prattrs:SMALLINT[]"),
+	"pg_catalog.pg_publication_namespace": emptyRelation("oid", "pnpubid", "pnnspid"),
+	"pg_catalog.pg_trigger":               emptyRelation("oid", "tgrelid", "tgname", "tgisinternal", "tgenabled", "tgparentid"),
+	"pg_catalog.pg_rewrite":               emptyRelation("oid", "rulename", "ev_class"),
+	"pg_catalog.pg_foreign_table":         emptyRelation("ftrelid", "ftserver"),
+	"pg_catalog.pg_partitioned_table":     emptyRelation("partrelid", "partstrat"),
+	"pg_catalog.pg_tablespace":            emptyRelation("oid", "spcname"),
+	"pg_catalog.pg_description":           emptyRelation("objoid", "classoid", "objsubid", "description"),
+	"pg_catalog.pg_proc":                  emptyRelation("oid", "proname", "pronamespace"),
+	"pg_catalog.pg_event_trigger":         emptyRelation("oid", "evtname"),
+	"pg_catalog.pg_namespace": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)"
-	}
-	catalogRelations["pg_catalog.pg_database"] = func([]schema.Table) string {
+	},
+	"pg_catalog.pg_database": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"
-	}
+	},
 }
 
 // pgFunctions maps PostgreSQL catalog functions to the engine macros that
@@ -144,24 +141,23 @@ var pgFunctions = map[string]string{
 	"pg_postmaster_start_time":        "now",
 }
 
-func init() {
-	engineMacros = append(engineMacros,
-		`CREATE MACRO _tsdb_userbyid(x) AS 'tsdb'`,
-		`CREATE MACRO _tsdb_visible(x) AS true`,
-		`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
-		`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
-		`CREATE MACRO _tsdb_zero(x) AS 0`,
-		`CREATE MACRO _tsdb_pid() AS 1`,
-		`CREATE MACRO _tsdb_false0() AS false`,
-		`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
-		`CREATE MACRO _tsdb_size_pretty(x) AS format_bytes(CAST(x AS BIGINT))`,
-		`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
-		`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
+// pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
+var pgMacros = []string{
+	`CREATE MACRO _tsdb_userbyid(x) AS 'tsdb'`,
+	`CREATE MACRO _tsdb_visible(x) AS true`,
+	`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
+	`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
+	`CREATE MACRO _tsdb_zero(x) AS 0`,
+	`CREATE MACRO _tsdb_pid() AS 1`,
+	`CREATE MACRO _tsdb_false0() AS false`,
+	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
+	`CREATE MACRO _tsdb_size_pretty(x) AS format_bytes(CAST(x AS BIGINT))`,
+	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
+	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
 			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
-		`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
+	`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric' ELSE CAST(t AS VARCHAR) END`,
-	)
 }
 
 // rewritePG adapts PostgreSQL-only syntax in a tree for the engine:

@@ -29,7 +29,6 @@ const (
 	oidTimestamptz = 1184
 	oidDate        = 1082
 	oidNumeric     = 1700
-	oidVarchar     = 1043
 )
 
 // Prepared is a statement of the extended query protocol: parsed once,
