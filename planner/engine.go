@@ -3,7 +3,9 @@ package planner
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"os"
 	"reflect"
 	"time"
 	"unsafe"
@@ -22,6 +24,19 @@ type EngineOptions struct {
 	Threads int
 	// MemoryLimit for DuckDB in bytes; zero keeps DuckDB's default.
 	MemoryLimit int64
+	// StatementMemoryLimit is the memory one statement's sorts, hash tables
+	// and joins may hold before they spill to TempDir (DuckDB's
+	// operator_memory_limit, like PostgreSQL's work_mem). Zero means no
+	// limit below MemoryLimit.
+	StatementMemoryLimit int64
+	// TempDir is where statements spill; it is emptied at start. Empty
+	// keeps DuckDB's default (".tmp" in the working directory).
+	TempDir string
+	// Connections is how many engine connections exist; they are opened
+	// before the configuration is locked and never closed, because a
+	// connection opened after the lock could not get its per-statement
+	// memory limit. Zero means 64.
+	Connections int
 	// ReaperTimeout frees the engine's copy of a table's buffer after this
 	// long without buffered rows and queries. Zero means five minutes.
 	ReaperTimeout time.Duration
@@ -32,15 +47,41 @@ type EngineOptions struct {
 // access, PostgreSQL integer division, UTC, and a locked configuration so
 // that no statement can change a setting afterwards.
 func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
-	connector, err := duckdb.NewConnector("", nil)
+	// operator_memory_limit is a per-connection setting that cannot be set
+	// globally, so every connection gets it as it opens. So do the
+	// PostgreSQL semantics, some of which are per connection too
+	// (integer_division is).
+	perConn := []string{
+		"SET integer_division = true",
+		"SET TimeZone = 'UTC'",
+	}
+	if opts.StatementMemoryLimit > 0 {
+		perConn = append(perConn, fmt.Sprintf("SET operator_memory_limit = '%dB'", opts.StatementMemoryLimit))
+	}
+	connector, err := duckdb.NewConnector("", func(e driver.ExecerContext) error {
+		for _, q := range perConn {
+			if _, err := e.ExecContext(context.WithoutCancel(ctx), q, nil); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("planner: open duckdb: %w", err)
 	}
 	db := sql.OpenDB(connector)
+	n := opts.Connections
+	if n <= 0 {
+		n = 64
+	}
+	// A fixed pool: past n, callers wait for a connection instead of
+	// opening one the locked configuration would refuse to set up.
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
 	setup := append([]string{
 		"CREATE SCHEMA " + mirrorSchema,
-		"SET integer_division = true",
-		"SET TimeZone = 'UTC'",
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
@@ -51,16 +92,45 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 	if opts.MemoryLimit > 0 {
 		setup = append(setup, fmt.Sprintf("SET memory_limit = '%dB'", opts.MemoryLimit))
 	}
+	if opts.TempDir != "" {
+		if err := os.RemoveAll(opts.TempDir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("planner: clear engine temp dir: %w", err)
+		}
+		if err := os.MkdirAll(opts.TempDir, 0o700); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("planner: engine temp dir: %w", err)
+		}
+		setup = append(setup, "SET temp_directory = "+schema.QuoteString(opts.TempDir))
+	}
 	setup = append(setup,
 		fmt.Sprintf("SET allowed_directories = [%s]", schema.QuoteString(opts.TablesDir+"/")),
 		"SET enable_external_access = false",
-		"SET lock_configuration = true",
 	)
 	for _, q := range setup {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("planner: configure duckdb (%s): %w", q, err)
 		}
+	}
+	// Open the whole pool, then lock: from here on no setting changes.
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("planner: open engine connection: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	if _, err := conns[0].ExecContext(ctx, "SET lock_configuration = true"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: lock duckdb configuration: %w", err)
 	}
 	return db, nil
 }

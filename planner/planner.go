@@ -136,7 +136,9 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	if err != nil {
 		return nil, fmt.Errorf("planner: open engine connection: %w", err)
 	}
-	return &Session{p: p, user: user, conn: conn, settings: NewSettings()}, nil
+	settings := NewSettings()
+	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
+	return &Session{p: p, user: user, conn: conn, settings: settings}, nil
 }
 
 // Close releases the session's engine connection.

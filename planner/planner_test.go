@@ -377,3 +377,29 @@ func TestIDPredicate(t *testing.T) {
 }
 
 func (e *env) storeDir() string { return e.dir }
+
+// TestEverySessionGetsPostgresSemantics holds many sessions open at once:
+// each has its own engine connection, and each must divide integers as
+// PostgreSQL does (integer_division is a per-connection DuckDB setting).
+func TestEverySessionGetsPostgresSemantics(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for i := range 20 {
+		s, err := e.p.NewSession(ctx, "tsdb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		got := ""
+		err = s.Execute(ctx, "SELECT 7/2", func(r *Result) error {
+			defer r.Rows.Close()
+			for r.Rows.Next() {
+				got = fmt.Sprint(r.Rows.Values()...)
+			}
+			return r.Rows.Err()
+		})
+		if err != nil || got != "3" {
+			t.Fatalf("session %d: SELECT 7/2 = %q, %v; want 3", i, got, err)
+		}
+	}
+}

@@ -44,6 +44,23 @@ var settingDefs = map[string]setting{
 	"lock_timeout":                        {def: "0"},
 	"idle_in_transaction_session_timeout": {def: "0"},
 	"bytea_output":                        {def: "hex"},
+	// work_mem reports the engine's per-statement memory limit
+	// (--statement-memory-limit); it is fixed when the engine starts.
+	"work_mem": {def: "", check: readOnly},
+}
+
+// formatMemory writes bytes the way PostgreSQL shows memory settings.
+func formatMemory(b int64) string {
+	switch {
+	case b <= 0:
+		return "-1"
+	case b%(1<<30) == 0:
+		return strconv.FormatInt(b>>30, 10) + "GB"
+	case b%(1<<20) == 0:
+		return strconv.FormatInt(b>>20, 10) + "MB"
+	default:
+		return strconv.FormatInt(max(b>>10, 1), 10) + "kB"
+	}
 }
 
 // displayNames keeps PostgreSQL's capitalisation for ParameterStatus.

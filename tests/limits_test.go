@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -113,4 +115,91 @@ func TestConnectionLimits(t *testing.T) {
 		t.Fatalf("new connection after the idle ones closed: %v", err)
 	}
 	c3.Close(ctx)
+}
+
+// TestStatementMemoryLimit checks the engine's memory limits: SHOW work_mem
+// reports --statement-memory-limit; an aggregation larger than the whole engine
+// budget spills into the data directory and completes while another
+// session keeps working; a statement that cannot spill gets 53200 and its
+// connection stays usable.
+func TestStatementMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--engine-memory-limit", "256MiB", "--statement-memory-limit", "8MiB"})
+	ctx := context.Background()
+	heavy, other := s.connect(ctx), s.connect(ctx)
+	defer heavy.Close(ctx)
+	defer other.Close(ctx)
+
+	var workMem string
+	if err := other.QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "8MB" {
+		t.Fatalf("SHOW work_mem = %q, %v; want 8MB", workMem, err)
+	}
+
+	// Watch the engine's spill directory while the big aggregation runs.
+	tmp := filepath.Join(dir, "engine-tmp")
+	stop := make(chan struct{})
+	spilled := make(chan bool, 1)
+	go func() {
+		seen := false
+		for {
+			if es, _ := os.ReadDir(tmp); len(es) > 0 {
+				seen = true
+			}
+			select {
+			case <-stop:
+				spilled <- seen
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	type result struct {
+		sum int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		// 12M groups: a hash table far larger than 256 MiB.
+		r.err = heavy.QueryRow(ctx, `SELECT sum(c * (k % 7)) FROM (SELECT g AS k, count(*) AS c
+			FROM generate_series(1, 12000000) AS t(g) GROUP BY g) s`).Scan(&r.sum)
+		done <- r
+	}()
+	small := 0
+	var r result
+wait:
+	for {
+		select {
+		case r = <-done:
+			break wait
+		case <-time.After(50 * time.Millisecond):
+			var n int64
+			if err := other.QueryRow(ctx, "SELECT count(*) FROM generate_series(1, 1000)").Scan(&n); err != nil || n != 1000 {
+				t.Fatalf("small query while the big aggregation runs: %d, %v", n, err)
+			}
+			small++
+		}
+	}
+	close(stop)
+	if r.err != nil {
+		t.Fatalf("big aggregation under the statement memory limit: %v", r.err)
+	}
+	if r.sum <= 0 {
+		t.Fatalf("big aggregation returned %d", r.sum)
+	}
+	if !<-spilled {
+		t.Fatalf("no spill files appeared in %s", tmp)
+	}
+	t.Logf("big aggregation done; %d small queries ran meanwhile", small)
+
+	// Aggregating one 200 MB string cannot spill: out of memory, 53200.
+	var n int64
+	err := heavy.QueryRow(ctx, "SELECT length(string_agg(g::text || repeat('x', 20), ',')) FROM generate_series(1, 8000000) AS t(g)").Scan(&n)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53200" {
+		t.Fatalf("statement over the engine memory: %v (result %d), want 53200", err, n)
+	}
+	if err := heavy.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("connection after 53200: %v", err)
+	}
 }

@@ -26,6 +26,7 @@ type config struct {
 	WriteTimeout    time.Duration
 	ReaperTimeout   time.Duration
 	EngineMemory    int64
+	StatementMemory int64
 	EngineThreads   int
 	MaxConnections  int
 	StartupTimeout  time.Duration
@@ -61,7 +62,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.IdleFlush, "idle-flush", time.Minute, "flush a bucket whose time window has passed after this long without writes (env TSDB_IDLE_FLUSH)")
 	fs.DurationVar(&c.FlushInterval, "flush-interval", 0, "how often the flusher checks buckets; 0: a quarter of --idle-flush, at most 5s (env TSDB_FLUSH_INTERVAL)")
 	memDefault := defaultMemoryLimit()
-	var mem, soft, maxBucket, small, walLag, engineMem string
+	var mem, soft, maxBucket, small, walLag, engineMem, stmtMem string
 	str(&mem, "memory-limit", formatBytes(memDefault), "hard limit of buffered rows in memory (e.g. 512MiB, 4GiB); writers wait there, then get SQLSTATE 53200")
 	str(&soft, "memory-soft-limit", "", "buffered bytes above which the largest buckets are flushed early (default: 3/4 of --memory-limit)")
 	str(&maxBucket, "max-bucket-bytes", "128MiB", "a bucket this large is cut into a file, also while it still receives rows")
@@ -71,6 +72,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 30*time.Second, "how long a write waits for memory before SQLSTATE 53200 (env TSDB_WRITE_TIMEOUT)")
 	fs.DurationVar(&c.ReaperTimeout, "reaper-timeout", 5*time.Minute, "free the per-table state of tables without buffered rows after this long idle (env TSDB_REAPER_TIMEOUT)")
 	str(&engineMem, "engine-memory-limit", "", "memory limit of the query engine (default: 2x --memory-limit, at least 512MiB); it also holds a copy of buffered rows")
+	str(&stmtMem, "statement-memory-limit", "", "memory one statement's sorts, hash tables and joins may hold before spilling to disk, like PostgreSQL's work_mem (default: 1/4 of --engine-memory-limit)")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 100, "open client connections at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
 	fs.DurationVar(&c.StartupTimeout, "startup-timeout", 10*time.Second, "time a new connection has to complete its startup (env TSDB_STARTUP_TIMEOUT)")
@@ -111,6 +113,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 		{"memory-limit", mem, &c.MemoryLimit}, {"memory-soft-limit", soft, &c.SoftMemoryLimit},
 		{"max-bucket-bytes", maxBucket, &c.MaxBucketBytes}, {"small-file-bytes", small, &c.SmallFileBytes},
 		{"max-wal-lag", walLag, &c.MaxWALLag}, {"engine-memory-limit", engineMem, &c.EngineMemory},
+		{"statement-memory-limit", stmtMem, &c.StatementMemory},
 	}
 	for _, sz := range sizes {
 		if sz.in == "" {
@@ -141,6 +144,12 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	}
 	if c.EngineMemory == 0 {
 		c.EngineMemory = max(2*c.MemoryLimit, 512<<20)
+	}
+	if c.StatementMemory == 0 {
+		c.StatementMemory = c.EngineMemory / 4
+	}
+	if c.StatementMemory < 0 || c.StatementMemory > c.EngineMemory {
+		return nil, fmt.Errorf("--statement-memory-limit must be between 1 byte and --engine-memory-limit")
 	}
 	if c.BucketDuration < time.Second {
 		return nil, fmt.Errorf("--bucket-duration must be at least 1s, got %v", c.BucketDuration)

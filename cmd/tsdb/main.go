@@ -180,6 +180,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Threads:       cfg.EngineThreads,
 		MemoryLimit:   cfg.EngineMemory,
 		ReaperTimeout: cfg.ReaperTimeout,
+		// Spills stay inside the data directory, not the working directory.
+		TempDir:              filepath.Join(dataDir, "engine-tmp"),
+		StatementMemoryLimit: cfg.StatementMemory,
+		// Each session holds one engine connection and may briefly take a
+		// second (DML); the rest serve flushes, replay and the reaper.
+		Connections: 2*cfg.MaxConnections + 16,
 	}, logger.With("component", "engine"))
 	if err != nil {
 		return err
