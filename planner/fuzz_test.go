@@ -16,7 +16,8 @@ func FuzzSQL(f *testing.F) {
 	for _, s := range []string{"2026-01-01 20:16:22.646325 +0000", "2026-01-01T10:00:00.5Z", "2026-01-01", "-9223372036854775808", "1e308", "NaN", "t", "héllo", "2026-13-45", "2026-01-01 10:00:00+05:30"} {
 		f.Add(s)
 	}
-	for _, s := range []string{"SELECT 1; SELECT 2", "-- c\n;", "INSERT INTO t VALUES ($1, 'a''b')", "COPY t FROM STDIN", "SELECT * FROM read_csv('/etc/passwd')", "/* x */ SELECT $$a;b$$", "WITH x AS (SELECT 1) SELECT * FROM x"} {
+	for _, s := range []string{"SELECT 1; SELECT 2", "-- c\n;", "INSERT INTO t VALUES ($1, 'a''b')", "COPY t FROM STDIN", "SELECT * FROM read_csv('/etc/passwd')", "/* x */ SELECT $$a;b$$", "WITH x AS (SELECT 1) SELECT * FROM x",
+		"INSERT INTO t (a, \"B\") VALUES ('x''y', -1.5e3, 2147483648, NULL, DEFAULT, true), ('z', .5, 7, 'a', 1, FALSE);"} {
 		f.Add(s)
 	}
 	types := []schema.Type{schema.Timestamptz, schema.Timestamp, schema.Int64, schema.Int32, schema.Int16, schema.Float64, schema.Float32, schema.Bool, schema.Text}
@@ -31,6 +32,9 @@ func FuzzSQL(f *testing.F) {
 			}
 			b.Release()
 		}
+		// Whatever the INSERT scanner accepts, PostgreSQL's parser must
+		// read the same way.
+		scanAgreesWithParser(t, s)
 		stmts, err := splitStatements(s)
 		if err != nil {
 			return

@@ -85,6 +85,12 @@ func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
 	if !ok {
 		return false
 	}
+	return appendLit(b, ty, lit)
+}
+
+// appendLit appends one constant converted to ty, or reports false when the
+// conversion needs the engine's rules.
+func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
 	if lit.kind == 'n' {
 		b.AppendNull()
 		return true

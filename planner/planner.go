@@ -155,6 +155,12 @@ func (s *Session) InTransaction() bool { return s.inTx }
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+	if res, ok, err := s.fastInsert(ctx, query); ok {
+		if err != nil {
+			return err
+		}
+		return emit(res)
+	}
 	stmts, err := splitStatements(query)
 	if err != nil {
 		return err

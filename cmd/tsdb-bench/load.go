@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/jackc/pgx/v5"
+
+	"tsdb/delta"
+)
+
+// loadData is the data set rendered once for every engine: CSV for COPY
+// (with the row offset where the first part ends) and multi-row INSERTs.
+type loadData struct {
+	csv        []byte
+	splitAt    int // byte offset of the first row of the second COPY part
+	splitRows  int
+	rows       int
+	inserts    []string
+	arrowBytes float64 // what the rows take as Arrow arrays
+}
+
+// splitFraction of the rows is flushed before the rest is loaded, so that
+// queries run over files and buffer together.
+const splitFraction = 0.75
+
+func generate(d *dataset, batch int) *loadData {
+	out := &loadData{rows: d.rows()}
+	split := int(float64(d.rows()) * splitFraction)
+	// Keep the split on a time step, so files and buffer hold whole steps.
+	split -= split % len(d.hosts)
+	out.splitRows = split
+	var vals []byte
+	n, inBatch := 0, 0
+	prefix := "INSERT INTO cpu_insert VALUES "
+	d.each(func(t time.Time, h *host) error {
+		if n == split {
+			out.splitAt = len(out.csv)
+		}
+		out.csv = appendCSV(out.csv, t, h)
+		if inBatch == 0 {
+			vals = append(vals[:0], prefix...)
+		} else {
+			vals = append(vals, ',')
+		}
+		vals = appendValues(vals, t, h)
+		inBatch++
+		if inBatch == batch {
+			out.inserts = append(out.inserts, string(vals))
+			inBatch = 0
+		}
+		// Arrow: 8 bytes of time, 8 per metric, a 4-byte offset and the
+		// bytes of each tag (validity bitmaps are a bit per value).
+		out.arrowBytes += 8 + 80 + 21.0/8
+		for _, tag := range h.tags {
+			out.arrowBytes += 4 + float64(len(tag))
+		}
+		n++
+		return nil
+	})
+	if inBatch > 0 {
+		out.inserts = append(out.inserts, string(vals))
+	}
+	return out
+}
+
+// copyIn streams CSV rows through COPY FROM STDIN.
+func copyIn(ctx context.Context, c *pgx.Conn, table string, csv []byte) error {
+	_, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(csv), "COPY "+table+" FROM STDIN WITH (FORMAT csv)")
+	return err
+}
+
+// insertAll runs the multi-row INSERTs one after another.
+func insertAll(ctx context.Context, c *pgx.Conn, stmts []string) error {
+	for _, s := range stmts {
+		if _, err := c.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timed(fn func() error) (time.Duration, error) {
+	start := time.Now()
+	err := fn()
+	return time.Since(start), err
+}
+
+func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, data *loadData, qs []benchQuery, rep *report, results map[string]map[string][][]any) error {
+	logger.Info("starting tsdb", "binary", c.binary)
+	// Nothing flushes on its own during the run: the bench decides what is
+	// in files and what is buffered.
+	s, err := startTSDB(ctx, c.binary, dir, []string{"--memory-limit", "4GiB", "--idle-flush", "24h", "--max-bucket-bytes", "1GiB", "--log-level", "warn"})
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+
+	// Multi-row INSERT into its own table, dropped afterwards.
+	if _, err := conn.Exec(ctx, createTable("cpu_insert")); err != nil {
+		return err
+	}
+	d, err := timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	if err != nil {
+		return fmt.Errorf("tsdb INSERT load: %w", err)
+	}
+	rep.addLoad("tsdb", "INSERT", data.rows, d)
+	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", d.Seconds())
+	if _, err := conn.Exec(ctx, "DROP TABLE cpu_insert"); err != nil {
+		return err
+	}
+
+	// COPY: the first part, then a flush, then the rest, so that queries
+	// see files and buffered rows together.
+	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
+		return err
+	}
+	d1, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv[:data.splitAt]) })
+	if err != nil {
+		return fmt.Errorf("tsdb COPY load: %w", err)
+	}
+	bufBytes, bufRows, err := bufferStats(ctx, s.httpURL, "cpu")
+	if err != nil {
+		return err
+	}
+	rep.BufferBytesPerRow = bufBytes / bufRows
+	rep.TSDBRSSAfterLoad = s.rssBytes()
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	d2, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv[data.splitAt:]) })
+	if err != nil {
+		return fmt.Errorf("tsdb COPY load: %w", err)
+	}
+	rep.addLoad("tsdb", "COPY", data.rows, d1+d2)
+	logger.Info("tsdb COPY load", "rows", data.rows, "seconds", (d1 + d2).Seconds())
+
+	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-mixed", qs, c.runs, rep, results); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-flushed", qs, c.runs, rep, results); err != nil {
+		return err
+	}
+
+	// The ceiling: DuckDB alone over the same Parquet files.
+	store, err := delta.NewLocalStore(filepath.Join(dir, "tables", "cpu"))
+	if err != nil {
+		return err
+	}
+	tbl, err := delta.Open(ctx, store, "cpu")
+	if err != nil {
+		return err
+	}
+	snap := tbl.Snapshot()
+	rep.ParquetFiles = len(snap.Files)
+	var files []string
+	for _, f := range snap.Files {
+		files = append(files, "'"+store.LocalPath(f.Path)+"'")
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"SET TimeZone = 'UTC'", "CREATE VIEW cpu AS SELECT * FROM read_parquet([" + strings.Join(files, ", ") + "])"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("ceiling: %s: %w", q, err)
+		}
+	}
+	return runQueries(ctx, logger, sqlRunner{db}, "ceiling", qs, c.runs, rep, results)
+}
+
+// bufferStats reads the MemBuffer's bytes and rows of a table from /metrics.
+func bufferStats(ctx context.Context, base, table string) (bytes, rows float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case `tsdb_membuffer_table_bytes{table="` + table + `"}`:
+			bytes = v
+		case `tsdb_membuffer_table_rows{table="` + table + `"}`:
+			rows = v
+		}
+	}
+	if rows == 0 {
+		return 0, 0, fmt.Errorf("no buffered rows of %s in /metrics", table)
+	}
+	return bytes, rows, nil
+}
+
+func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir string, data *loadData, qs []benchQuery, rep *report, results map[string]map[string][][]any) error {
+	p, err := startPostgres(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	rep.PostgresVersion = p.Major
+	logger.Info("started PostgreSQL", "version", p.Major)
+	conn, err := pgx.Connect(ctx, p.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET TimeZone = 'UTC'"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, createTable("cpu_insert")); err != nil {
+		return err
+	}
+	d, err := timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	if err != nil {
+		return fmt.Errorf("PostgreSQL INSERT load: %w", err)
+	}
+	rep.addLoad("postgres", "INSERT", data.rows, d)
+	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", d.Seconds())
+	if _, err := conn.Exec(ctx, "DROP TABLE cpu_insert"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
+		return err
+	}
+	d, err = timed(func() error { return copyIn(ctx, conn, "cpu", data.csv) })
+	if err != nil {
+		return fmt.Errorf("PostgreSQL COPY load: %w", err)
+	}
+	rep.addLoad("postgres", "COPY", data.rows, d)
+	logger.Info("PostgreSQL COPY load", "rows", data.rows, "seconds", d.Seconds())
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE cpu"); err != nil {
+		return err
+	}
+	if err := runQueries(ctx, logger, pgxRunner{conn}, "postgres", qs, c.runs, rep, results); err != nil {
+		return err
+	}
+	// The suite's indexes for PostgreSQL.
+	for _, q := range []string{"CREATE INDEX ON cpu (hostname, time DESC)", "CREATE INDEX ON cpu (time DESC)", "ANALYZE cpu"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return runQueries(ctx, logger, pgxRunner{conn}, "postgres-indexed", qs, c.runs, rep, results)
+}

@@ -1,0 +1,96 @@
+// Command tsdb-bench runs the Time Series Benchmark Suite's DevOps cpu-only
+// workload against tsdb, PostgreSQL and DuckDB directly over tsdb's Parquet
+// files (the engine ceiling), in one run on one machine, and reports load
+// rates, query latencies and their ratios (see docs/benchmarks.md).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+)
+
+type config struct {
+	hosts    int
+	duration time.Duration
+	runs     int
+	binary   string
+	out      string
+	workDir  string
+	noPG     bool
+	batch    int
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.hosts, "hosts", 100, "simulated hosts")
+	flag.DurationVar(&c.duration, "duration", 24*time.Hour, "time span of the data set (one row per host every 10 s)")
+	flag.IntVar(&c.runs, "runs", 5, "timed runs of each query (after one warm-up); the median is reported")
+	flag.StringVar(&c.binary, "tsdb", "bin/tsdb", "the tsdb binary")
+	flag.StringVar(&c.out, "out", "bench-results", "directory for bench.json and bench.png")
+	flag.StringVar(&c.workDir, "work-dir", "", "scratch directory for the servers' data (default: a temporary directory)")
+	flag.BoolVar(&c.noPG, "no-postgres", false, "skip PostgreSQL")
+	flag.IntVar(&c.batch, "insert-batch", 1000, "rows per multi-row INSERT")
+	flag.Parse()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, c, logger); err != nil {
+		logger.Error("bench failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config, logger *slog.Logger) error {
+	work := c.workDir
+	if work == "" {
+		d, err := os.MkdirTemp("", "tsdb-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	// PostgreSQL runs as its own user when the bench runs as root: it must
+	// be able to reach its directory inside the work directory.
+	if err := os.Chmod(work, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	ds := newDataset(c.hosts, c.duration)
+	logger.Info("generating data set", "set", ds.String())
+	data := generate(ds, c.batch)
+	rep := newReport(c, ds)
+	rep.ArrowBytesPerRow = data.arrowBytes / float64(ds.rows())
+	qs := queries(ds, "cpu")
+	results := map[string]map[string][][]any{} // engine → query → rows
+
+	if err := benchTSDB(ctx, c, logger, filepath.Join(work, "tsdb"), data, qs, rep, results); err != nil {
+		return err
+	}
+	if !c.noPG {
+		if err := benchPostgres(ctx, c, logger, filepath.Join(work, "pg"), data, qs, rep, results); err != nil {
+			return err
+		}
+	}
+	mismatches := rep.compare(qs, results)
+	rep.print(os.Stdout)
+	if err := rep.writeJSON(filepath.Join(c.out, "bench.json")); err != nil {
+		return err
+	}
+	if err := rep.writePNG(filepath.Join(c.out, "bench.png")); err != nil {
+		return err
+	}
+	logger.Info("wrote results", "json", filepath.Join(c.out, "bench.json"), "png", filepath.Join(c.out, "bench.png"))
+	if mismatches > 0 {
+		return fmt.Errorf("%d query results differ between engines", mismatches)
+	}
+	return nil
+}

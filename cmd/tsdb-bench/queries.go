@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// benchQuery is one of the suite's query types with its parameters fixed.
+type benchQuery struct {
+	Name string
+	SQL  string
+}
+
+// queries returns the suite's cpu-only queries in a SQL form that tsdb,
+// PostgreSQL and DuckDB all accept (date_trunc instead of time_bucket,
+// DISTINCT ON for lastpoint). Hosts and time windows are drawn from a
+// fixed seed, so every engine and every run gets the same statements.
+func queries(d *dataset, table string) []benchQuery {
+	rng := rand.New(rand.NewPCG(7, 11))
+	end := start.Add(time.Duration(d.steps) * interval)
+	window := func(span time.Duration) (string, string) {
+		room := end.Sub(start) - span
+		off := time.Duration(0)
+		if room > 0 {
+			off = time.Duration(rng.Int64N(int64(room/time.Minute))) * time.Minute
+		}
+		from := start.Add(off)
+		return ts(from), ts(from.Add(span))
+	}
+	hosts := func(n int) string {
+		n = min(n, len(d.hosts))
+		picked := rng.Perm(len(d.hosts))[:n]
+		var q []string
+		for _, i := range picked {
+			q = append(q, "'"+d.hosts[i].tags[0]+"'")
+		}
+		return strings.Join(q, ", ")
+	}
+	aggs := func(fn string, n int) string {
+		var s []string
+		for _, m := range metricNames[:n] {
+			s = append(s, fmt.Sprintf("%s(%s) AS %s_%s", fn, m, fn, m))
+		}
+		return strings.Join(s, ", ")
+	}
+	single := func(metrics, nHosts int, span time.Duration) string {
+		from, to := window(span)
+		return fmt.Sprintf("SELECT date_trunc('minute', time) AS minute, %s FROM %s WHERE hostname IN (%s) AND time >= '%s' AND time < '%s' GROUP BY minute ORDER BY minute",
+			aggs("max", metrics), table, hosts(nHosts), from, to)
+	}
+	cpuMaxAll := func(nHosts int) string {
+		from, to := window(8 * time.Hour)
+		return fmt.Sprintf("SELECT date_trunc('hour', time) AS hour, %s FROM %s WHERE hostname IN (%s) AND time >= '%s' AND time < '%s' GROUP BY hour ORDER BY hour",
+			aggs("max", 10), table, hosts(nHosts), from, to)
+	}
+	double := func(metrics int) string {
+		from, to := window(12 * time.Hour)
+		return fmt.Sprintf("SELECT date_trunc('hour', time) AS hour, hostname, %s FROM %s WHERE time >= '%s' AND time < '%s' GROUP BY hour, hostname ORDER BY hour, hostname",
+			aggs("avg", metrics), table, from, to)
+	}
+	highCPU := func(nHosts int) string {
+		from, to := window(12 * time.Hour)
+		hostFilter := ""
+		if nHosts > 0 {
+			hostFilter = fmt.Sprintf(" AND hostname IN (%s)", hosts(nHosts))
+		}
+		return fmt.Sprintf("SELECT * FROM %s WHERE usage_user > 90.0 AND time >= '%s' AND time < '%s'%s", table, from, to, hostFilter)
+	}
+	_, lastEnd := window(time.Hour)
+	return []benchQuery{
+		{"single-groupby-1-1-1", single(1, 1, time.Hour)},
+		{"single-groupby-1-1-12", single(1, 1, 12*time.Hour)},
+		{"single-groupby-1-8-1", single(1, 8, time.Hour)},
+		{"single-groupby-5-1-1", single(5, 1, time.Hour)},
+		{"single-groupby-5-1-12", single(5, 1, 12*time.Hour)},
+		{"single-groupby-5-8-1", single(5, 8, time.Hour)},
+		{"cpu-max-all-1", cpuMaxAll(1)},
+		{"cpu-max-all-8", cpuMaxAll(8)},
+		{"double-groupby-1", double(1)},
+		{"double-groupby-5", double(5)},
+		{"double-groupby-all", double(10)},
+		{"high-cpu-1", highCPU(1)},
+		{"high-cpu-all", highCPU(0)},
+		{"lastpoint", fmt.Sprintf("SELECT DISTINCT ON (hostname) * FROM %s ORDER BY hostname, time DESC", table)},
+		{"groupby-orderby-limit", fmt.Sprintf("SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM %s WHERE time < '%s' GROUP BY minute ORDER BY minute DESC LIMIT 5", table, lastEnd)},
+	}
+}
+
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05+00") }
+
+// aggregationQuery reports whether the issue's "faster than PostgreSQL
+// with indexes" target applies to q.
+func aggregationQuery(name string) bool {
+	for _, p := range []string{"double-groupby", "high-cpu-all", "lastpoint", "groupby-orderby-limit", "cpu-max-all"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

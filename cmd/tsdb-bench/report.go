@@ -1,0 +1,239 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// engines in report order: tsdb over files only, tsdb over files and
+// buffer, DuckDB alone over the same files, PostgreSQL without and with
+// the suite's indexes.
+var engines = []string{"tsdb-flushed", "tsdb-mixed", "ceiling", "postgres", "postgres-indexed"}
+
+type loadResult struct {
+	Engine     string  `json:"engine"`
+	Path       string  `json:"path"`
+	Rows       int     `json:"rows"`
+	Seconds    float64 `json:"seconds"`
+	RowsPerSec float64 `json:"rows_per_sec"`
+}
+
+type queryResult struct {
+	Name string `json:"name"`
+	// MedianMs per engine.
+	MedianMs map[string]float64 `json:"median_ms"`
+	// Mismatch names the engines whose rows differ from the ceiling's.
+	Mismatch []string `json:"mismatch,omitempty"`
+}
+
+type report struct {
+	Date              string         `json:"date"`
+	Machine           string         `json:"machine"`
+	Hosts             int            `json:"hosts"`
+	Duration          string         `json:"duration"`
+	Rows              int            `json:"rows"`
+	Runs              int            `json:"runs"`
+	PostgresVersion   string         `json:"postgres_version,omitempty"`
+	Loads             []loadResult   `json:"loads"`
+	Queries           []*queryResult `json:"queries"`
+	ParquetFiles      int            `json:"parquet_files"`
+	BufferBytesPerRow float64        `json:"buffer_bytes_per_row"`
+	ArrowBytesPerRow  float64        `json:"arrow_bytes_per_row"`
+	TSDBRSSAfterLoad  int64          `json:"tsdb_rss_after_load_bytes"`
+}
+
+func newReport(c config, d *dataset) *report {
+	return &report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Hosts: c.hosts,
+		Duration: c.duration.String(), Rows: d.rows(), Runs: c.runs}
+}
+
+// machine describes the CPU and memory the run had.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb)
+		mem = fmt.Sprintf(", %d GiB RAM", kb>>20)
+	}
+	return fmt.Sprintf("%d cores, %s%s, %s/%s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
+}
+
+func (r *report) addLoad(engine, path string, rows int, d time.Duration) {
+	r.Loads = append(r.Loads, loadResult{Engine: engine, Path: path, Rows: rows, Seconds: d.Seconds(), RowsPerSec: float64(rows) / d.Seconds()})
+}
+
+func (r *report) query(name string) *queryResult {
+	for _, q := range r.Queries {
+		if q.Name == name {
+			return q
+		}
+	}
+	q := &queryResult{Name: name, MedianMs: map[string]float64{}}
+	r.Queries = append(r.Queries, q)
+	return q
+}
+
+func (r *report) addQuery(name, engine string, d time.Duration) {
+	r.query(name).MedianMs[engine] = float64(d.Microseconds()) / 1000
+}
+
+func (r *report) load(engine, path string) float64 {
+	for _, l := range r.Loads {
+		if l.Engine == engine && l.Path == path {
+			return l.RowsPerSec
+		}
+	}
+	return 0
+}
+
+// compare checks every engine's rows against the ceiling's (order-free,
+// floats equal to 1e-9 relative) and returns how many differ.
+func (r *report) compare(qs []benchQuery, results map[string]map[string][][]any) int {
+	n := 0
+	for _, q := range qs {
+		want := canonical(results["ceiling"][q.Name])
+		for _, e := range engines {
+			got, ok := results[e][q.Name]
+			if !ok || e == "ceiling" {
+				continue
+			}
+			if !sameRows(canonical(got), want) {
+				r.query(q.Name).Mismatch = append(r.query(q.Name).Mismatch, e)
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// canonical turns rows into comparable values, sorted.
+func canonical(rows [][]any) [][]any {
+	out := make([][]any, len(rows))
+	keys := make([]string, len(rows))
+	for i, row := range rows {
+		c := make([]any, len(row))
+		var key strings.Builder
+		for j, v := range row {
+			switch x := v.(type) {
+			case time.Time:
+				v = x.UTC().Format(time.RFC3339Nano)
+			case float32:
+				v = float64(x)
+			case int32:
+				v = int64(x)
+			case int:
+				v = int64(x)
+			}
+			c[j] = v
+			if f, ok := v.(float64); ok {
+				fmt.Fprintf(&key, "%.4g|", f)
+			} else {
+				fmt.Fprintf(&key, "%v|", v)
+			}
+		}
+		out[i], keys[i] = c, key.String()
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	sorted := make([][]any, len(rows))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+func sameRows(a, b [][]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			fa, aok := a[i][j].(float64)
+			fb, bok := b[i][j].(float64)
+			if aok && bok {
+				if math.Abs(fa-fb) > 1e-9*math.Max(1, math.Max(math.Abs(fa), math.Abs(fb))) {
+					return false
+				}
+				continue
+			}
+			if fmt.Sprint(a[i][j]) != fmt.Sprint(b[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func ms(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// print writes the result table.
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "\ntsdb bench: %d hosts × %s = %d rows, median of %d runs, %s\n", r.Hosts, r.Duration, r.Rows, r.Runs, r.Machine)
+	fmt.Fprintf(w, "PostgreSQL %s; tsdb files after flush: %d; buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after loading %.0f%% of the rows: %d MiB\n\n",
+		r.PostgresVersion, r.ParquetFiles, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load path\ttsdb rows/s\tPostgreSQL rows/s\ttsdb/PostgreSQL\t")
+	for _, p := range []string{"COPY", "INSERT"} {
+		t, pg := r.load("tsdb", p), r.load("postgres", p)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t\n", p, t, pg, ratio(t, pg))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "query (ms)\ttsdb files\ttsdb files+buffer\tceiling\tPG\tPG+idx\tfiles/ceiling\tmixed/ceiling\ttsdb/PG\ttsdb/PG+idx\tsame rows\t")
+	for _, q := range r.Queries {
+		m := q.MedianMs
+		same := "yes"
+		if len(q.Mismatch) > 0 {
+			same = "NO: " + strings.Join(q.Mismatch, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Name,
+			ms(m["tsdb-flushed"]), ms(m["tsdb-mixed"]), ms(m["ceiling"]), ms(m["postgres"]), ms(m["postgres-indexed"]),
+			ratio(m["tsdb-flushed"], m["ceiling"]), ratio(m["tsdb-mixed"], m["ceiling"]),
+			ratio(m["tsdb-flushed"], m["postgres"]), ratio(m["tsdb-flushed"], m["postgres-indexed"]), same)
+	}
+	tw.Flush()
+}
+
+func (r *report) writeJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,363 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/auth"
+)
+
+// The INSERT fast path. A query string that is exactly one
+//
+//	INSERT INTO name [(col, …)] VALUES (literal, …), …[;]
+//
+// with plain literals (numbers, '…' strings, NULL, TRUE, FALSE, DEFAULT) is
+// read by this scanner straight into Arrow builders: PostgreSQL's parser
+// turns a 1,000-row statement into tens of thousands of tree nodes, which
+// cost more than the write itself. The scanner gives up on anything else
+// (comments, casts, E'' strings, expressions, a second statement, a value
+// it cannot convert without the engine's rules), and the statement then
+// takes the general path, so both paths accept and produce the same.
+
+// insertScan is a parsed fast-path INSERT.
+type insertScan struct {
+	table string
+	cols  []string // nil: all columns
+	rows  [][]literal
+}
+
+type scanner struct {
+	s   string
+	pos int
+}
+
+func (sc *scanner) space() {
+	for sc.pos < len(sc.s) {
+		switch sc.s[sc.pos] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+			sc.pos++
+		default:
+			return
+		}
+	}
+}
+
+// keyword consumes kw (case-insensitive) followed by a non-identifier byte.
+func (sc *scanner) keyword(kw string) bool {
+	sc.space()
+	end := sc.pos + len(kw)
+	if end > len(sc.s) || !strings.EqualFold(sc.s[sc.pos:end], kw) || (end < len(sc.s) && identByte(sc.s[end])) {
+		return false
+	}
+	sc.pos = end
+	return true
+}
+
+func (sc *scanner) punct(c byte) bool {
+	sc.space()
+	if sc.pos < len(sc.s) && sc.s[sc.pos] == c {
+		sc.pos++
+		return true
+	}
+	return false
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '$' || c >= 0x80
+}
+
+// ident reads an unquoted (folded to lower case) or a double-quoted name.
+func (sc *scanner) ident() (string, bool) {
+	sc.space()
+	if sc.pos >= len(sc.s) {
+		return "", false
+	}
+	if sc.s[sc.pos] == '"' {
+		var b strings.Builder
+		for i := sc.pos + 1; i < len(sc.s); i++ {
+			if sc.s[i] != '"' {
+				b.WriteByte(sc.s[i])
+				continue
+			}
+			if i+1 < len(sc.s) && sc.s[i+1] == '"' {
+				b.WriteByte('"')
+				i++
+				continue
+			}
+			sc.pos = i + 1
+			return b.String(), b.Len() > 0
+		}
+		return "", false
+	}
+	start := sc.pos
+	c := sc.s[sc.pos]
+	if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return "", false
+	}
+	for sc.pos < len(sc.s) && identByte(sc.s[sc.pos]) {
+		if sc.s[sc.pos] >= 0x80 {
+			return "", false // non-ASCII folding is PostgreSQL's business
+		}
+		sc.pos++
+	}
+	name := strings.ToLower(sc.s[start:sc.pos])
+	if reservedAfterInto[name] {
+		return "", false
+	}
+	return name, true
+}
+
+// reservedAfterInto are words that would make the statement something else.
+var reservedAfterInto = map[string]bool{"values": true, "select": true, "default": true, "table": true, "with": true, "only": true}
+
+// value reads one literal cell.
+func (sc *scanner) value() (literal, bool) {
+	sc.space()
+	if sc.pos >= len(sc.s) {
+		return literal{}, false
+	}
+	switch c := sc.s[sc.pos]; {
+	case c == '\'':
+		var b strings.Builder
+		i := sc.pos + 1
+		for {
+			j := strings.IndexByte(sc.s[i:], '\'')
+			if j < 0 {
+				return literal{}, false
+			}
+			b.WriteString(sc.s[i : i+j])
+			i += j + 1
+			if i < len(sc.s) && sc.s[i] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			break
+		}
+		sc.pos = i
+		// 'a' 'b' on two lines is one literal in PostgreSQL; and a cast
+		// or operator may follow. Only a comma or a parenthesis is plain.
+		sc.space()
+		if sc.pos >= len(sc.s) || (sc.s[sc.pos] != ',' && sc.s[sc.pos] != ')') {
+			return literal{}, false
+		}
+		return literal{kind: 's', text: b.String()}, true
+	case c == '-' || c >= '0' && c <= '9' || c == '.':
+		neg := c == '-'
+		if neg {
+			sc.pos++
+			sc.space()
+		}
+		lit, ok := sc.number()
+		if !ok {
+			return literal{}, false
+		}
+		if neg {
+			// PostgreSQL's grammar folds the minus into the constant.
+			if lit.kind == 'i' {
+				lit.i = -lit.i
+				lit.text = strconv.FormatInt(lit.i, 10)
+			} else {
+				lit.text = "-" + lit.text
+			}
+		}
+		return lit, true
+	default:
+		switch {
+		case sc.keyword("null"), sc.keyword("default"):
+			return literal{kind: 'n'}, true
+		case sc.keyword("true"):
+			return literal{kind: 'b', b: true}, true
+		case sc.keyword("false"):
+			return literal{kind: 'b', b: false}, true
+		}
+	}
+	return literal{}, false
+}
+
+// number reads digits[.digits][e[±]digits]: an integer within int32 is an
+// integer constant, anything else a numeric one (as in PostgreSQL).
+func (sc *scanner) number() (literal, bool) {
+	start, s := sc.pos, sc.s
+	digits := func() int {
+		n := 0
+		for sc.pos < len(s) && s[sc.pos] >= '0' && s[sc.pos] <= '9' {
+			sc.pos++
+			n++
+		}
+		return n
+	}
+	whole := digits()
+	isInt := true
+	if sc.pos < len(s) && s[sc.pos] == '.' {
+		sc.pos++
+		isInt = false
+		if whole+digits() == 0 {
+			return literal{}, false
+		}
+	} else if whole == 0 {
+		return literal{}, false
+	}
+	if sc.pos < len(s) && (s[sc.pos] == 'e' || s[sc.pos] == 'E') {
+		sc.pos++
+		isInt = false
+		if sc.pos < len(s) && (s[sc.pos] == '+' || s[sc.pos] == '-') {
+			sc.pos++
+		}
+		if digits() == 0 {
+			return literal{}, false
+		}
+	}
+	// 1x, 1_000 and 0x1f are other tokens or errors: not ours.
+	if sc.pos < len(s) && (identByte(s[sc.pos]) || s[sc.pos] == '.') {
+		return literal{}, false
+	}
+	text := s[start:sc.pos]
+	if isInt {
+		if v, err := strconv.ParseInt(text, 10, 32); err == nil {
+			return literal{kind: 'i', i: v, text: strconv.FormatInt(v, 10)}, true
+		}
+	}
+	return literal{kind: 'f', text: text}, true
+}
+
+// scanInsert parses query as a fast-path INSERT, or reports false.
+func scanInsert(query string) (*insertScan, bool) {
+	sc := &scanner{s: query}
+	if !sc.keyword("insert") || !sc.keyword("into") {
+		return nil, false
+	}
+	name, ok := sc.ident()
+	if !ok {
+		return nil, false
+	}
+	if sc.punct('.') {
+		if name != "public" {
+			return nil, false
+		}
+		if name, ok = sc.ident(); !ok {
+			return nil, false
+		}
+	}
+	ins := &insertScan{table: name}
+	if sc.punct('(') {
+		for {
+			col, ok := sc.ident()
+			if !ok {
+				return nil, false
+			}
+			ins.cols = append(ins.cols, col)
+			if sc.punct(')') {
+				break
+			}
+			if !sc.punct(',') {
+				return nil, false
+			}
+		}
+	}
+	if !namesAreIdentifiers(query[:sc.pos]) || !sc.keyword("values") {
+		return nil, false
+	}
+	width := -1
+	for {
+		if !sc.punct('(') {
+			return nil, false
+		}
+		row := make([]literal, 0, max(width, 1))
+		for {
+			v, ok := sc.value()
+			if !ok {
+				return nil, false
+			}
+			row = append(row, v)
+			if sc.punct(')') {
+				break
+			}
+			if !sc.punct(',') {
+				return nil, false
+			}
+		}
+		if width >= 0 && len(row) != width {
+			return nil, false // the general path reports the mismatch
+		}
+		width = len(row)
+		ins.rows = append(ins.rows, row)
+		if !sc.punct(',') {
+			break
+		}
+	}
+	sc.punct(';')
+	sc.space()
+	return ins, sc.pos == len(sc.s)
+}
+
+// namesAreIdentifiers checks the statement head with PostgreSQL's lexer:
+// a reserved word is no table or column name there (INSERT INTO t (user)
+// is a syntax error), so such a statement takes the general path.
+func namesAreIdentifiers(head string) bool {
+	res, err := pg_query.Scan(head)
+	if err != nil {
+		return false
+	}
+	for i, t := range res.GetTokens() {
+		if i < 2 {
+			continue // INSERT INTO
+		}
+		switch t.KeywordKind {
+		case pg_query.KeywordKind_RESERVED_KEYWORD, pg_query.KeywordKind_TYPE_FUNC_NAME_KEYWORD:
+			return false
+		}
+	}
+	return true
+}
+
+// fastInsert runs a fast-path INSERT. It reports false, having done
+// nothing, when the statement must take the general path.
+func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, error) {
+	ins, ok := scanInsert(query)
+	if !ok {
+		return nil, false, nil
+	}
+	if s.p.roles != nil && !s.p.roles.Allowed(s.user, auth.Write) {
+		return nil, false, nil // the general path words the refusal
+	}
+	tbl, ok := s.p.store.Table(ins.table)
+	if !ok {
+		return nil, false, nil
+	}
+	targets, err := targetColumns(tbl, ins.cols)
+	if err != nil || len(ins.rows) == 0 || len(ins.rows[0]) != len(targets) {
+		return nil, false, nil
+	}
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	pos := positions(len(tbl.Columns), targets)
+	for ci := range tbl.Columns {
+		bld.Field(ci).Reserve(len(ins.rows))
+	}
+	for _, row := range ins.rows {
+		for ci, col := range tbl.Columns {
+			if pos[ci] < 0 {
+				bld.Field(ci).AppendNull()
+				continue
+			}
+			if !appendLit(bld.Field(ci), col.Type, row[pos[ci]]) {
+				return nil, false, nil
+			}
+		}
+	}
+	// The store keeps the record (it becomes a MemBuffer batch).
+	rec := bld.NewRecordBatch()
+	n, err := s.p.store.Insert(ctx, ins.table, rec)
+	if err != nil {
+		return nil, true, err
+	}
+	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, true, nil
+}
