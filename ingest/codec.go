@@ -84,7 +84,17 @@ type entry struct {
 }
 
 func encodeEntry(e entry) ([]byte, error) {
+	return encodeEntryFramed(e, 0)
+}
+
+// encodeEntryFramed is encodeEntry with room bytes reserved in front (for
+// wal.AppendFramed).
+func encodeEntryFramed(e entry, room int) ([]byte, error) {
 	var buf bytes.Buffer
+	// The IPC stream is about the record's buffers plus a little metadata;
+	// growing the buffer by doubling instead costs more than the encoding.
+	buf.Grow(room + int(membuffer.RecordBytes(e.rec)) + 4096 + len(e.table) + len(e.tableID))
+	buf.Write(make([]byte, room))
 	buf.WriteByte(entryVersion)
 	buf.WriteByte(kindRows)
 	var tmp [binary.MaxVarintLen64]byte

@@ -15,6 +15,9 @@ import (
 // copyIn runs the COPY FROM STDIN sub-protocol: CopyInResponse, then
 // CopyData until CopyDone (load) or CopyFail (abort).
 func (c *conn) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
+	// However the COPY ends, its decoder goroutines stop and its rows are
+	// freed.
+	defer ci.Close()
 	format := int16(0)
 	if ci.Format == planner.CopyBinary {
 		format = 1

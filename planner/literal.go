@@ -180,6 +180,17 @@ func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
 
 // parseFloat reads decimal text, NaN and ±Infinity as PostgreSQL does.
 func parseFloat(s string) (float64, bool) {
+	// The common case, plain decimal digits, skips the trimming and the
+	// case folding of the special names.
+	if n := len(s); n > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '-' || s[0] == '.') && s[n-1] >= '0' && s[n-1] <= '9' {
+		for i := 0; i < n; i++ {
+			if c := s[i]; !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+				return 0, false
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
 	case "nan":

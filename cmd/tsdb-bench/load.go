@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,7 +116,9 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if _, err := conn.Exec(ctx, createTable("cpu_insert")); err != nil {
 		return err
 	}
+	prof := startProfile(ctx, c, s, "insert")
 	d, err := timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	prof()
 	if err != nil {
 		return fmt.Errorf("tsdb INSERT load: %w", err)
 	}
@@ -130,7 +133,9 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
 		return err
 	}
+	prof = startProfile(ctx, c, s, "copy")
 	d1, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv[:data.splitAt]) })
+	prof()
 	if err != nil {
 		return fmt.Errorf("tsdb COPY load: %w", err)
 	}
@@ -187,6 +192,38 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		}
 	}
 	return runQueries(ctx, logger, sqlRunner{db}, "ceiling", qs, c.runs, rep, results)
+}
+
+// startProfile records a CPU profile of tsdb while a load runs (at most
+// --profile-seconds from its start) into the --profile directory; the
+// returned function waits for it.
+func startProfile(ctx context.Context, c config, s *tsdbServer, name string) (wait func()) {
+	if c.profile == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.httpURL, c.profileSeconds)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slog.Warn("profile failed", "err", err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			err = os.WriteFile(filepath.Join(c.profile, "tsdb-"+name+".pprof"), b, 0o644)
+		}
+		if err != nil {
+			slog.Warn("profile failed", "err", err, "status", resp.Status)
+		}
+	}()
+	return func() { <-done }
 }
 
 // bufferStats reads the MemBuffer's bytes and rows of a table from /metrics.

@@ -24,6 +24,9 @@ type config struct {
 	workDir  string
 	noPG     bool
 	batch    int
+
+	profile        string
+	profileSeconds int
 }
 
 func main() {
@@ -36,6 +39,8 @@ func main() {
 	flag.StringVar(&c.workDir, "work-dir", "", "scratch directory for the servers' data (default: a temporary directory)")
 	flag.BoolVar(&c.noPG, "no-postgres", false, "skip PostgreSQL")
 	flag.IntVar(&c.batch, "insert-batch", 1000, "rows per multi-row INSERT")
+	flag.StringVar(&c.profile, "profile", "", "directory for CPU profiles of tsdb during each load (go tool pprof)")
+	flag.IntVar(&c.profileSeconds, "profile-seconds", 5, "length of each load profile")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

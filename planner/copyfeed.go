@@ -1,0 +1,301 @@
+package planner
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"tsdb/internal/sqlerr"
+)
+
+// COPY FROM STDIN decodes as the data arrives. Write cuts the stream into
+// chunks of whole rows (a partial row waits for the next payload) and hands
+// them to decoder goroutines, one per core, which convert them straight
+// into Arrow records. Nothing is written before Finish, which puts the
+// chunks' records back in order and inserts them in one write: a COPY is
+// all or nothing, and the raw bytes are never held whole.
+
+// copyChunkBytes is how much complete input is gathered before a chunk is
+// handed to a decoder.
+const copyChunkBytes = 1 << 20
+
+// copyFeed is the dispatching side of a COPY in progress. Its goroutines
+// are started by the first chunk and stopped by Close.
+type copyFeed struct {
+	pending []byte // input not yet dispatched (ends with a partial row)
+	bytes   int64  // input bytes taken, bounded by the memory limit
+	lines   int    // rows dispatched so far, for line numbers
+	header  bool   // binary header read
+	ended   bool   // the end marker was dispatched
+	// chunkBytes overrides copyChunkBytes (tests use tiny chunks).
+	chunkBytes int
+
+	jobs    chan copyJob
+	wg      sync.WaitGroup
+	failed  atomic.Bool
+	mu      sync.Mutex
+	results []*chunkDecoder // by chunk sequence
+	closed  bool
+}
+
+type copyJob struct {
+	seq  int
+	data []byte
+	dec  *chunkDecoder
+}
+
+// Write takes one CopyData payload.
+func (c *CopyIn) Write(p []byte) error {
+	f := &c.feed
+	if f.ended || f.failed.Load() {
+		return nil // after the end marker or a bad row, the rest is dropped
+	}
+	f.bytes += int64(len(p))
+	if limit := c.s.p.store.MaxStatementBytes(); f.bytes > limit {
+		return sqlerr.New("54000", "COPY data exceeds %d MiB (--memory-limit); split it into smaller COPY statements", limit>>20)
+	}
+	f.pending = append(f.pending, p...)
+	if chunk := f.chunkBytes; len(f.pending) < copyChunkBytes && (chunk == 0 || len(f.pending) < chunk) {
+		return nil
+	}
+	return c.dispatch(false)
+}
+
+// dispatch hands the complete rows of pending to a decoder (all of it when
+// final).
+func (c *CopyIn) dispatch(final bool) error {
+	f := &c.feed
+	data := f.pending
+	if c.Format == CopyBinary && !f.header {
+		n, err := c.binaryHeader(data, final)
+		if err != nil || n == 0 {
+			return err
+		}
+		data, f.header = data[n:], true
+	}
+	end, rows, ended, err := c.rowsEnd(data, final)
+	if err != nil {
+		return err
+	}
+	if end > 0 {
+		d := &chunkDecoder{c: c, line: f.lines, header: true}
+		// The chunk gets its own copy: pending is reused for what follows.
+		c.start(copyJob{seq: len(f.results), data: append([]byte(nil), data[:end]...), dec: d})
+		f.lines += rows
+	}
+	f.ended = ended
+	f.pending = append(f.pending[:0], data[end:]...)
+	return nil
+}
+
+// start runs job on a decoder goroutine, starting them on first use.
+func (c *CopyIn) start(job copyJob) {
+	f := &c.feed
+	if f.jobs == nil {
+		f.jobs = make(chan copyJob)
+		for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				for j := range f.jobs {
+					if f.failed.Load() {
+						// Another chunk failed; this one matters only if
+						// an end marker comes before that one: Finish
+						// decodes it then.
+						j.dec.skipped = j.data
+						continue
+					}
+					if _, err := j.dec.consume(j.data, true); err != nil {
+						// The builder may hold half a row: no record.
+						j.dec.err = err
+						f.failed.Store(true)
+						continue
+					}
+					j.dec.cut()
+				}
+			}()
+		}
+	}
+	f.mu.Lock()
+	f.results = append(f.results, job.dec)
+	f.mu.Unlock()
+	f.jobs <- job
+}
+
+// wait stops the decoders once they are done.
+func (c *CopyIn) wait() {
+	f := &c.feed
+	if f.jobs != nil && !f.closed {
+		close(f.jobs)
+		f.wg.Wait()
+		f.closed = true
+	}
+}
+
+// Finish decodes what is left, waits for the decoders and inserts every
+// row in one write; it returns the row count for the COPY n tag.
+func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
+	defer c.Close()
+	f := &c.feed
+	if !f.ended && !f.failed.Load() {
+		if err := c.dispatch(true); err != nil {
+			c.wait()
+			return 0, err
+		}
+		if c.Format == CopyBinary && !f.header {
+			c.wait()
+			return 0, sqlerr.New(sqlerr.InvalidTextRep, "COPY %s: invalid COPY file header (COPY BINARY)", c.tbl.Name)
+		}
+	}
+	c.wait()
+	var recs []arrow.RecordBatch
+	var rows int64
+	for _, d := range f.results {
+		if d.skipped != nil {
+			if _, err := d.consume(d.skipped, true); err != nil {
+				return 0, err
+			}
+			d.cut()
+		}
+		if d.err != nil {
+			return 0, d.err
+		}
+		recs = append(recs, d.recs...)
+		rows += d.rows
+		if d.ended {
+			break // rows after the end marker do not count
+		}
+	}
+	if rows == 0 {
+		return 0, nil
+	}
+	// The store keeps the records; the decoders must not release them.
+	for _, d := range f.results {
+		d.recs = nil
+	}
+	return c.s.p.store.InsertBatches(ctx, c.tbl.Name, recs)
+}
+
+// Close stops the decoders and frees what they hold. The wire layer calls
+// it however the COPY ends (done, failed, connection lost); it is safe to
+// call more than once.
+func (c *CopyIn) Close() {
+	c.wait()
+	f := &c.feed
+	for _, d := range f.results {
+		d.release()
+	}
+	f.results, f.pending = nil, nil
+}
+
+// binaryHeader returns the length of the binary COPY header at the start of
+// data, 0 when it is not all there yet.
+func (c *CopyIn) binaryHeader(data []byte, final bool) (int, error) {
+	bad := sqlerr.New(sqlerr.InvalidTextRep, "COPY %s: invalid COPY file header (COPY BINARY)", c.tbl.Name)
+	hl := len(binaryCopySignature) + 8
+	if len(data) < hl {
+		if final || !bytes.HasPrefix(binaryCopySignature, data[:min(len(data), len(binaryCopySignature))]) {
+			return 0, bad
+		}
+		return 0, nil
+	}
+	if !bytes.HasPrefix(data, binaryCopySignature) {
+		return 0, bad
+	}
+	ext := int(binary.BigEndian.Uint32(data[len(binaryCopySignature)+4:]))
+	if ext < 0 || len(data) < hl+ext {
+		if final || ext < 0 {
+			return 0, bad
+		}
+		return 0, nil
+	}
+	return hl + ext, nil
+}
+
+// rowsEnd finds where the last complete row in data ends, how many rows
+// that is, and whether an end marker (\. or the binary trailer) is among
+// them. With final, a last row without a newline counts as complete.
+func (c *CopyIn) rowsEnd(data []byte, final bool) (end, rows int, ended bool, err error) {
+	switch c.Format {
+	case CopyBinary:
+		p := 0
+		for p+2 <= len(data) {
+			n := int(int16(binary.BigEndian.Uint16(data[p:])))
+			if n == -1 {
+				return p + 2, rows, true, nil
+			}
+			q, complete := p+2, true
+			for range max(n, 0) {
+				if q+4 > len(data) {
+					complete = false
+					break
+				}
+				l := int(int32(binary.BigEndian.Uint32(data[q:])))
+				q += 4
+				if l > 0 {
+					if q+l > len(data) {
+						complete = false
+						break
+					}
+					q += l
+				}
+			}
+			if !complete {
+				break
+			}
+			p, rows = q, rows+1
+		}
+		if final {
+			// The decoder reports a truncated row.
+			return len(data), rows, false, nil
+		}
+		return p, rows, false, nil
+	case CopyCSV:
+		if bytes.IndexByte(data, c.opts.quote) < 0 {
+			break // no quotes: lines are rows, as in the text format
+		}
+		inQuote, last := false, 0
+		for i, ch := range data {
+			switch ch {
+			case c.opts.quote:
+				inQuote = !inQuote
+			case '\n':
+				if !inQuote {
+					last, rows = i+1, rows+1
+				}
+			}
+		}
+		if final && last < len(data) {
+			return len(data), rows + 1, false, nil
+		}
+		return last, rows, false, nil
+	}
+	last := bytes.LastIndexByte(data, '\n') + 1
+	rows = bytes.Count(data[:last], []byte{'\n'})
+	if i := bytes.Index(data[:last], []byte("\\.\n")); i >= 0 && (i == 0 || data[i-1] == '\n') {
+		ended = true
+	} else if i := bytes.Index(data[:last], []byte("\\.\r\n")); i >= 0 && (i == 0 || data[i-1] == '\n') {
+		ended = true
+	}
+	if final && last < len(data) {
+		return len(data), rows + 1, ended || bytes.Equal(bytes.TrimRight(data[bytes.LastIndexByte(data, '\n')+1:], "\r"), []byte(`\.`)), nil
+	}
+	return last, rows, ended, nil
+}
+
+// release frees the records a decoder still holds.
+func (d *chunkDecoder) release() {
+	for _, r := range d.recs {
+		r.Release()
+	}
+	d.recs = nil
+	if d.bld != nil {
+		d.bld.Release()
+		d.bld = nil
+	}
+}

@@ -1,0 +1,473 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tsdb/internal/sqlerr"
+)
+
+// copyBatchRows is how many rows one Arrow record of a COPY holds.
+const copyBatchRows = 64 << 10
+
+// chunkDecoder decodes one chunk of whole rows into Arrow records. Chunks
+// are decoded concurrently, each by its own decoder.
+type chunkDecoder struct {
+	c          *CopyIn
+	bld        *array.RecordBuilder
+	recs       []arrow.RecordBatch
+	rows       int64
+	line       int  // input lines (rows) seen, for messages
+	header     bool // binary header read (the dispatcher strips it)
+	ended      bool // \. or the binary trailer was seen
+	fields     []copyField
+	scratch    []byte
+	pos        []int
+	bucket     int64  // time bucket of the rows in the builder
+	err        error  // the chunk's first bad row
+	bucketCuts int    // records cut because the bucket changed
+	skipped    []byte // the chunk, when a decoder skipped it after a failure
+}
+
+// copyField is one field of a row: its bytes, or NULL.
+type copyField struct {
+	b    []byte
+	null bool
+}
+
+// cut turns the rows in the builder into a record.
+func (d *chunkDecoder) cut() {
+	if d.bld != nil && d.bld.Field(0).Len() > 0 {
+		d.recs = append(d.recs, d.bld.NewRecordBatch())
+	}
+}
+
+// copyMinCutRows is the fewest rows records cut at bucket changes must
+// hold on average: time-ordered input gives one record per bucket, which
+// the store keeps without splitting, while unordered input does not
+// shatter into tiny records.
+const copyMinCutRows = 512
+
+// sorted reports whether the input looks time-ordered so far: records cut
+// at bucket changes are not tiny.
+func (d *chunkDecoder) sorted() bool {
+	return d.bucketCuts < 4 || d.rows >= int64(d.bucketCuts)*copyMinCutRows
+}
+
+// builder returns the builder for a row whose time is in bucket (ok false:
+// no time known), cutting a record first when it is full or when sorted
+// input moves on to the next bucket.
+func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
+	c := d.c
+	if d.bld == nil {
+		d.bld = array.NewRecordBuilder(memory.DefaultAllocator, c.tbl.ArrowSchema())
+		d.pos = positions(len(c.tbl.Columns), c.targets)
+	}
+	n := d.bld.Field(0).Len()
+	if n >= copyBatchRows || (ok && n > 0 && bucket != d.bucket && d.sorted()) {
+		if n < copyBatchRows {
+			d.bucketCuts++
+		}
+		d.cut()
+		n = 0
+	}
+	if n == 0 {
+		d.bld.Reserve(4096)
+	}
+	if ok {
+		d.bucket = bucket
+	}
+	return d.bld
+}
+
+// bucketOf is the MemBuffer bucket of a time in micros (floor division,
+// as the store computes it).
+func (d *chunkDecoder) bucketOf(us int64) int64 {
+	c := d.c
+	w := c.s.p.store.BucketDuration().Microseconds()
+	if w <= 0 {
+		return 0
+	}
+	k := us / w
+	if us%w != 0 && us < 0 {
+		k--
+	}
+	return k
+}
+
+// consume decodes the whole rows at the start of data (all of it when
+// final) and returns how many bytes it used.
+func (d *chunkDecoder) consume(data []byte, final bool) (int, error) {
+	switch d.c.Format {
+	case CopyBinary:
+		return d.consumeBinary(data, final)
+	case CopyCSV:
+		return d.consumeLines(data, final, d.splitCSV)
+	default:
+		return d.consumeLines(data, final, d.splitText)
+	}
+}
+
+// consumeLines cuts text or CSV rows with split, which returns the end of
+// the row starting at data[0] (after its newline), or -1 when the row is not
+// complete.
+func (d *chunkDecoder) consumeLines(data []byte, final bool, split func(data []byte, final bool) (int, error)) (int, error) {
+	c := d.c
+	used := 0
+	for used < len(data) && !d.ended {
+		n, err := split(data[used:], final)
+		if err != nil {
+			return 0, err
+		}
+		if n < 0 {
+			break
+		}
+		used += n
+		d.line++
+		if d.ended {
+			break
+		}
+		if d.line == 1 && c.opts.header {
+			continue
+		}
+		if err := d.appendFields(); err != nil {
+			return 0, err
+		}
+	}
+	return used, nil
+}
+
+// lineEnd finds the end of a line without quotes: the index after '\n', or
+// len(data) at the end of the final payload, or -1.
+func lineEnd(data []byte, final bool) (end, content int) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		content = i
+		if content > 0 && data[content-1] == '\r' {
+			content--
+		}
+		return i + 1, content
+	}
+	if final {
+		content = len(data)
+		if content > 0 && data[content-1] == '\r' {
+			content--
+		}
+		return len(data), content
+	}
+	return -1, 0
+}
+
+// splitText reads one line of PostgreSQL's text format: fields split by
+// the delimiter, the NULL string (\N) for NULL, backslash escapes.
+func (d *chunkDecoder) splitText(data []byte, final bool) (int, error) {
+	c := d.c
+	end, content := lineEnd(data, final)
+	if end < 0 {
+		return -1, nil
+	}
+	line := data[:content]
+	if len(line) == 2 && line[0] == '\\' && line[1] == '.' {
+		d.ended = true
+		return end, nil
+	}
+	d.fields, d.scratch = d.fields[:0], d.scratch[:0]
+	delim := c.opts.delim
+	for {
+		i := bytes.IndexByte(line, delim)
+		raw := line
+		if i >= 0 {
+			raw = line[:i]
+		}
+		switch {
+		case string(raw) == c.opts.null:
+			d.fields = append(d.fields, copyField{null: true})
+		case bytes.IndexByte(raw, '\\') < 0:
+			d.fields = append(d.fields, copyField{b: raw})
+		default:
+			start := len(d.scratch)
+			d.scratch = unescapeCopy(d.scratch, raw)
+			d.fields = append(d.fields, copyField{b: d.scratch[start:len(d.scratch):len(d.scratch)]})
+		}
+		if i < 0 {
+			break
+		}
+		line = line[i+1:]
+	}
+	return end, nil
+}
+
+// unescapeCopy appends s with the text format's backslash escapes resolved.
+func unescapeCopy(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch != '\\' || i+1 == len(s) {
+			dst = append(dst, ch)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'v':
+			dst = append(dst, '\v')
+		default:
+			dst = append(dst, s[i])
+		}
+	}
+	return dst
+}
+
+// splitCSV reads one CSV row as PostgreSQL does: the quote character
+// starts and ends quoting anywhere in a field, a doubled quote inside
+// quotes is a quote, newlines inside quotes belong to the field, and only
+// an unquoted field equal to the NULL string is NULL.
+func (d *chunkDecoder) splitCSV(data []byte, final bool) (int, error) {
+	c := d.c
+	if end, content := lineEnd(data, final); end >= 0 && content == 2 && data[0] == '\\' && data[1] == '.' {
+		d.ended = true
+		return end, nil
+	}
+	d.fields, d.scratch = d.fields[:0], d.scratch[:0]
+	delim, quote := c.opts.delim, c.opts.quote
+	i := 0
+	for {
+		// One field: a plain run is taken as is; once a quote appears,
+		// the field is rebuilt in scratch.
+		start, quoted, inQuote, plain := i, false, false, true
+		fstart := len(d.scratch)
+		for {
+			if i == len(data) {
+				if !final || inQuote {
+					if final && inQuote {
+						return 0, sqlerr.New(sqlerr.InvalidTextRep, "COPY %s, line %d: unterminated CSV quoted field", c.tbl.Name, d.line+1)
+					}
+					return -1, nil
+				}
+				break
+			}
+			ch := data[i]
+			if inQuote {
+				if ch == quote {
+					if i+1 < len(data) && data[i+1] == quote {
+						d.scratch = append(d.scratch, quote)
+						i += 2
+						continue
+					}
+					if i+1 == len(data) && !final {
+						return -1, nil // a doubled quote may follow
+					}
+					inQuote = false
+					i++
+					continue
+				}
+				d.scratch = append(d.scratch, ch)
+				i++
+				continue
+			}
+			if ch == delim || ch == '\n' || ch == '\r' {
+				break
+			}
+			if ch == quote {
+				if plain {
+					d.scratch = append(d.scratch, data[start:i]...)
+					plain = false
+				}
+				quoted, inQuote = true, true
+				i++
+				continue
+			}
+			if !plain {
+				d.scratch = append(d.scratch, ch)
+			}
+			i++
+		}
+		var f copyField
+		if plain {
+			f.b = data[start:i]
+			f.null = !quoted && string(f.b) == c.opts.null
+		} else {
+			f.b = d.scratch[fstart:len(d.scratch):len(d.scratch)]
+		}
+		d.fields = append(d.fields, f)
+		if i == len(data) {
+			return i, nil
+		}
+		switch data[i] {
+		case delim:
+			i++
+			continue
+		case '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				return i + 2, nil
+			}
+			if i+1 == len(data) && !final {
+				return -1, nil
+			}
+			return i + 1, nil
+		default: // '\n'
+			return i + 1, nil
+		}
+	}
+}
+
+// appendFields converts the fields of the current row into the builders.
+func (d *chunkDecoder) appendFields() error {
+	c := d.c
+	fields := d.fields
+	if len(fields) != len(c.targets) {
+		if len(fields) < len(c.targets) {
+			return sqlerr.New("22P04", "COPY %s, line %d: missing data for column %q", c.tbl.Name, d.line, c.tbl.Columns[c.targets[len(fields)]].Name)
+		}
+		return sqlerr.New("22P04", "COPY %s, line %d: extra data after last expected column", c.tbl.Name, d.line)
+	}
+	if d.pos == nil {
+		d.pos = positions(len(c.tbl.Columns), c.targets)
+	}
+	// The time comes first: it decides which record the row goes to.
+	ti := c.tbl.TimeIndex
+	var us int64
+	haveTime := false
+	if p := d.pos[ti]; p >= 0 && !fields[p].null {
+		v, _, ok := parseTimestamp(unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b)))
+		if !ok {
+			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: invalid input syntax for type %s: %q", c.tbl.Name, d.line, c.tbl.Columns[ti].Name, c.tbl.Columns[ti].Type, fields[p].b)}
+		}
+		us, haveTime = v, true
+	}
+	bld := d.builder(d.bucketOf(us), haveTime)
+	for ci, col := range c.tbl.Columns {
+		p := d.pos[ci]
+		if p < 0 || fields[p].null {
+			bld.Field(ci).AppendNull()
+			continue
+		}
+		if ci == ti {
+			bld.Field(ci).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+			continue
+		}
+		// The string views the row's bytes only for the conversion:
+		// appendText copies what it keeps.
+		if err := appendText(bld.Field(ci), col.Type, unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b))); err != nil {
+			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
+		}
+	}
+	d.rows++
+	return nil
+}
+
+var binaryCopySignature = []byte("PGCOPY\n\xff\r\n\x00")
+
+// consumeBinary reads PostgreSQL's binary COPY format (what pgx's CopyFrom
+// sends): a signature, flags and a header extension, then per row a field
+// count and length-prefixed binary values, and a -1 trailer.
+func (d *chunkDecoder) consumeBinary(data []byte, final bool) (int, error) {
+	c := d.c
+	bad := func(format string, args ...any) error {
+		return sqlerr.New(sqlerr.InvalidTextRep, "COPY %s: "+format, append([]any{c.tbl.Name}, args...)...)
+	}
+	p := 0
+	if !d.header {
+		hl := len(binaryCopySignature) + 8
+		if len(data) < hl {
+			if final || (len(data) > 0 && !bytes.HasPrefix(binaryCopySignature, data[:min(len(data), len(binaryCopySignature))])) {
+				return 0, bad("invalid COPY file header (COPY BINARY)")
+			}
+			return 0, nil
+		}
+		if !bytes.HasPrefix(data, binaryCopySignature) {
+			return 0, bad("invalid COPY file header (COPY BINARY)")
+		}
+		ext := int(binary.BigEndian.Uint32(data[len(binaryCopySignature)+4:]))
+		if ext < 0 || len(data) < hl+ext {
+			if final {
+				return 0, bad("invalid COPY file header (COPY BINARY)")
+			}
+			return 0, nil
+		}
+		p, d.header = hl+ext, true
+	}
+	for !d.ended {
+		if p == len(data) {
+			break // the -1 trailer is optional in practice (pgx omits it)
+		}
+		if p+2 > len(data) {
+			if final {
+				return 0, bad("unexpected end of binary data")
+			}
+			break
+		}
+		n := int(int16(binary.BigEndian.Uint16(data[p:])))
+		if n == -1 {
+			d.ended = true
+			p += 2
+			break
+		}
+		if n != len(c.targets) {
+			return 0, bad("row %d has %d fields, expected %d", d.line+int(d.rows)+1, n, len(c.targets))
+		}
+		// Take the row only when all of it is here.
+		q := p + 2
+		d.fields = d.fields[:0]
+		complete := true
+		for range n {
+			if q+4 > len(data) {
+				complete = false
+				break
+			}
+			l := int(int32(binary.BigEndian.Uint32(data[q:])))
+			q += 4
+			if l < 0 {
+				d.fields = append(d.fields, copyField{null: true})
+				continue
+			}
+			if q+l > len(data) {
+				complete = false
+				break
+			}
+			d.fields = append(d.fields, copyField{b: data[q : q+l]})
+			q += l
+		}
+		if !complete {
+			if final {
+				return 0, bad("unexpected end of binary data")
+			}
+			break
+		}
+		if d.pos == nil {
+			d.pos = positions(len(c.tbl.Columns), c.targets)
+		}
+		var us int64
+		haveTime := false
+		if fp := d.pos[c.tbl.TimeIndex]; fp >= 0 && len(d.fields[fp].b) == 8 && !d.fields[fp].null {
+			us, haveTime = int64(binary.BigEndian.Uint64(d.fields[fp].b))+pgEpochMicros, true
+		}
+		bld := d.builder(d.bucketOf(us), haveTime)
+		for ci, col := range c.tbl.Columns {
+			fp := d.pos[ci]
+			if fp < 0 || d.fields[fp].null {
+				bld.Field(ci).AppendNull()
+				continue
+			}
+			if err := appendBinary(bld.Field(ci), col.Type, d.fields[fp].b); err != nil {
+				return 0, bad("row %d, column %s: %v", d.line+int(d.rows)+1, col.Name, err)
+			}
+		}
+		d.rows++
+		p = q
+	}
+	return p, nil
+}
