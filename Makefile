@@ -64,12 +64,27 @@ test-unit:
 test-e2e: deps build
 	$(GO) test -count=1 -v ./tests/
 
-## bench: speed and memory goals (not part of `make test`): group commit
-## (acknowledged rows/s from 1 and 32 connections against the real server)
-## and WAL replay rate.
-bench: deps build
+## bench: speed and memory goals (not part of `make test`). tsdb-bench
+## loads the Time Series Benchmark Suite's DevOps cpu-only data set into
+## tsdb and into PostgreSQL (Debian's server, installed when missing, run in
+## a temporary directory) by COPY and by 1,000-row INSERTs, runs the suite's
+## queries on tsdb, PostgreSQL and DuckDB over tsdb's Parquet files, checks
+## they agree, and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
+## flags (e.g. --hosts 100 --duration 24h --runs 5 --profile DIR). Then the
+## Go benchmarks: group commit and WAL replay.
+BENCH_FLAGS ?=
+bench: deps build bin/tsdb-bench
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		echo "installing Debian's PostgreSQL server for the comparison"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	./bin/tsdb-bench --tsdb $(BIN) --out bench-results $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchtime 5000x ./tests/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/
+
+bin/tsdb-bench: $(SOURCES)
+	@mkdir -p bin
+	$(GO) build -o bin/tsdb-bench ./cmd/tsdb-bench
 
 lint:
 	$(GO) vet ./...

@@ -125,6 +125,20 @@ func (sc *scanner) value() (literal, bool) {
 	}
 	switch c := sc.s[sc.pos]; {
 	case c == '\'':
+		// Most strings have no doubled quote: the text is a piece of the
+		// query, not a copy.
+		if j := strings.IndexByte(sc.s[sc.pos+1:], '\''); j >= 0 {
+			end := sc.pos + 1 + j
+			if end+1 >= len(sc.s) || sc.s[end+1] != '\'' {
+				text := sc.s[sc.pos+1 : end]
+				sc.pos = end + 1
+				sc.space()
+				if sc.pos >= len(sc.s) || (sc.s[sc.pos] != ',' && sc.s[sc.pos] != ')') {
+					return literal{}, false
+				}
+				return literal{kind: 's', text: text}, true
+			}
+		}
 		var b strings.Builder
 		i := sc.pos + 1
 		for {
