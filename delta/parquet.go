@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/google/uuid"
 
@@ -224,4 +228,52 @@ func truncateUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// ReadDataFile reads a data file of table t back as Arrow records with the
+// table's schema (for compaction). It fails when the file's columns are
+// not the table's.
+func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string) ([]arrow.RecordBatch, error) {
+	data, err := store.Get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("delta: open %s: %w", path, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: rowGroupRows}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("delta: read %s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("delta: read %s: %w", path, err)
+	}
+	defer rr.Release()
+	// Field metadata (Parquet field ids) may differ; names, types and
+	// nullability may not.
+	want, got := t.ArrowSchema(), rr.Schema()
+	same := got.NumFields() == want.NumFields()
+	for i := 0; same && i < want.NumFields(); i++ {
+		g, w := got.Field(i), want.Field(i)
+		same = g.Name == w.Name && g.Nullable == w.Nullable && arrow.TypeEqual(g.Type, w.Type)
+	}
+	if !same {
+		return nil, fmt.Errorf("delta: %s has columns %v, the table has %v", path, got, want)
+	}
+	var out []arrow.RecordBatch
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rec.Retain()
+		out = append(out, rec)
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		for _, r := range out {
+			r.Release()
+		}
+		return nil, fmt.Errorf("delta: read %s: %w", path, err)
+	}
+	return out, nil
 }

@@ -17,6 +17,8 @@ type metrics struct {
 	rejections      prometheus.Counter
 	walLag          prometheus.Gauge
 	replaySeconds   prometheus.Gauge
+	compactions     prometheus.Counter
+	compactedFiles  prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -33,10 +35,12 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		rejections:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_backpressure_rejections_total", Help: "Writes refused with SQLSTATE 53200 after --write-timeout."}),
 		walLag:          prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_unflushed_bytes", Help: "WAL bytes whose rows are not yet in Delta."}),
 		replaySeconds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_replay_seconds", Help: "Duration of the WAL replay at start-up."}),
+		compactions:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compactions_total", Help: "Merged files committed by compaction."}),
+		compactedFiles:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compacted_files_total", Help: "Small files replaced by compaction."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
-			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds)
+			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles)
 	}
 	return m
 }

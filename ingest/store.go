@@ -57,6 +57,13 @@ type Options struct {
 	// above it like above MemoryLimit.
 	MaxWALLag    int64
 	WriteTimeout time.Duration
+	// TargetFileSize is the size compaction merges small files up to.
+	// Zero means 64 MiB. A merge holds its rows in memory, several times
+	// the Parquet size.
+	TargetFileSize int64
+	// CompactInterval is how often background compaction runs; zero means
+	// 10 minutes, negative turns it off (VACUUM still compacts).
+	CompactInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -99,6 +106,12 @@ func (o Options) withDefaults() Options {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 30 * time.Second
 	}
+	if o.TargetFileSize <= 0 {
+		o.TargetFileSize = 64 << 20
+	}
+	if o.CompactInterval == 0 {
+		o.CompactInterval = 10 * time.Minute
+	}
 	if o.FlushConcurrency <= 0 {
 		o.FlushConcurrency = 4
 	}
@@ -126,14 +139,15 @@ type Store struct {
 
 	// Background flushing: the loop, its per-table goroutines and their
 	// context, canceled by Close.
-	bgCtx     context.Context
-	bgCancel  context.CancelFunc
-	kick      chan struct{}
-	flushSem  chan struct{}
-	flushWG   sync.WaitGroup
-	stop      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+	bgCtx       context.Context
+	bgCancel    context.CancelFunc
+	kick        chan struct{}
+	flushSem    chan struct{}
+	flushWG     sync.WaitGroup
+	stop        chan struct{}
+	done        chan struct{}
+	compactDone chan struct{} // closed when compactLoop has stopped
+	closeOnce   sync.Once
 }
 
 // tableState is one table: its schema, its Delta table and the Delta
@@ -149,7 +163,8 @@ type tableState struct {
 	published *delta.Snapshot
 	dropped   bool
 
-	flushMu sync.Mutex // one flush (or drop) of the table at a time
+	flushMu   sync.Mutex // one flush (or drop) of the table at a time
+	compactMu sync.Mutex // one compaction of the table at a time
 
 	flushing atomic.Bool // a background flush of the table is running
 	schedMu  sync.Mutex  // guards failures, retryAt and pendingDML
@@ -192,17 +207,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		opts:      opts,
-		logger:    logger,
-		tablesDir: filepath.Join(opts.DataDir, "tables"),
-		buf:       membuffer.New(opts.Registerer),
-		tables:    map[string]*tableState{},
-		metrics:   newMetrics(opts.Registerer),
-		faults:    opts.Faults,
-		kick:      make(chan struct{}, 1),
-		flushSem:  make(chan struct{}, opts.FlushConcurrency),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
+		opts:        opts,
+		logger:      logger,
+		tablesDir:   filepath.Join(opts.DataDir, "tables"),
+		buf:         membuffer.New(opts.Registerer),
+		tables:      map[string]*tableState{},
+		metrics:     newMetrics(opts.Registerer),
+		faults:      opts.Faults,
+		kick:        make(chan struct{}, 1),
+		flushSem:    make(chan struct{}, opts.FlushConcurrency),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+		compactDone: make(chan struct{}),
 	}
 	s.gate.notify()
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
@@ -236,6 +252,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.seq = newSequencer(w.NextSeq())
 	go s.flushLoop()
+	go s.compactLoop()
 	return s, nil
 }
 
@@ -425,6 +442,7 @@ func (s *Store) Close(ctx context.Context) error {
 		close(s.stop)
 		s.bgCancel()
 		<-s.done
+		<-s.compactDone
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
 			err = ferr

@@ -30,6 +30,7 @@ func (s *Store) crash() {
 		close(s.stop)
 		s.bgCancel()
 		<-s.done
+		<-s.compactDone
 		s.wal.Close()
 	})
 }

@@ -7,6 +7,7 @@ package planner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -185,6 +186,45 @@ func (s *Session) known(name string) bool {
 	return ok
 }
 
+// vacuum runs VACUUM [table, …]: compaction of each table's small files
+// (all tables without a list). ANALYZE is accepted and does nothing: the
+// engine keeps no statistics to refresh.
+func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result, error) {
+	if !st.IsVacuumcmd {
+		return &Result{Tag: "ANALYZE"}, nil
+	}
+	var names []string
+	for _, r := range st.Rels {
+		vr := r.GetVacuumRelation()
+		if vr == nil {
+			continue
+		}
+		if len(vr.VaCols) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "VACUUM of columns is not supported")
+		}
+		name, err := relationName(vr.Relation)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		for _, t := range s.p.store.Tables() {
+			names = append(names, t.Name)
+		}
+	}
+	for _, name := range names {
+		if _, err := s.p.store.Compact(ctx, name); err != nil {
+			var se *sqlerr.Error
+			if errors.As(err, &se) {
+				return nil, err
+			}
+			return nil, sqlerr.Wrap(sqlerr.IOError, err)
+		}
+	}
+	return &Result{Tag: "VACUUM"}, nil
+}
+
 // privilegeOf is what a statement needs: reading, writing rows, or
 // managing tables, the store and roles.
 func privilegeOf(n *pg_query.Node) auth.Privilege {
@@ -269,6 +309,8 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 			return nil, sqlerr.Wrap(sqlerr.IOError, err)
 		}
 		return &Result{Tag: "CHECKPOINT"}, nil
+	case *pg_query.Node_VacuumStmt:
+		return s.vacuum(ctx, n.VacuumStmt)
 	case *pg_query.Node_VariableSetStmt:
 		return s.set(n.VariableSetStmt)
 	case *pg_query.Node_VariableShowStmt:

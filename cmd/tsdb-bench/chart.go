@@ -15,8 +15,9 @@ import (
 )
 
 var palette = map[string]color.RGBA{
-	"tsdb-flushed":     {0x1f, 0x77, 0xb4, 0xff},
-	"tsdb-mixed":       {0x9e, 0xc9, 0xe8, 0xff},
+	"tsdb-compacted":   {0x1f, 0x77, 0xb4, 0xff},
+	"tsdb-flushed":     {0x6b, 0xae, 0xd6, 0xff},
+	"tsdb-mixed":       {0xc6, 0xdb, 0xef, 0xff},
 	"ceiling":          {0x2c, 0xa0, 0x2c, 0xff},
 	"postgres":         {0xd6, 0x27, 0x28, 0xff},
 	"postgres-indexed": {0xff, 0x98, 0x96, 0xff},
@@ -29,7 +30,7 @@ func (r *report) writePNG(path string) error {
 		w, h           = 1600, 540
 		left, right    = 70, 20
 		top, bottom    = 60, 80
-		barW, groupGap = 16, 18
+		barW, groupGap = 14, 16
 	)
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)

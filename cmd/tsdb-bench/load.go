@@ -101,7 +101,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	logger.Info("starting tsdb", "binary", c.binary)
 	// Nothing flushes on its own during the run: the bench decides what is
 	// in files and what is buffered.
-	s, err := startTSDB(ctx, c.binary, dir, []string{"--memory-limit", "4GiB", "--idle-flush", "24h", "--max-bucket-bytes", "1GiB", "--log-level", "warn"})
+	s, err := startTSDB(ctx, c.binary, dir, []string{"--memory-limit", "4GiB", "--idle-flush", "24h", "--max-bucket-bytes", "1GiB", "--compact-interval", "-1s", "--log-level", "warn"})
 	if err != nil {
 		return err
 	}
@@ -164,6 +164,20 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-flushed", qs, c.runs, rep, results); err != nil {
 		return err
 	}
+	rep.ParquetFiles, err = fileCount(ctx, dir)
+	if err != nil {
+		return err
+	}
+	// Compaction merges the flushed buckets' files, as the background
+	// compactor would.
+	d, err = timed(func() error { _, err := conn.Exec(ctx, "VACUUM cpu"); return err })
+	if err != nil {
+		return fmt.Errorf("tsdb VACUUM: %w", err)
+	}
+	rep.CompactSeconds = d.Seconds()
+	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-compacted", qs, c.runs, rep, results); err != nil {
+		return err
+	}
 
 	// The ceiling: DuckDB alone over the same Parquet files.
 	store, err := delta.NewLocalStore(filepath.Join(dir, "tables", "cpu"))
@@ -175,7 +189,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		return err
 	}
 	snap := tbl.Snapshot()
-	rep.ParquetFiles = len(snap.Files)
+	rep.CompactedFiles = len(snap.Files)
 	var files []string
 	for _, f := range snap.Files {
 		files = append(files, "'"+store.LocalPath(f.Path)+"'")
@@ -224,6 +238,19 @@ func startProfile(ctx context.Context, c config, s *tsdbServer, name string) (wa
 		}
 	}()
 	return func() { <-done }
+}
+
+// fileCount is the number of data files of the cpu table.
+func fileCount(ctx context.Context, dir string) (int, error) {
+	store, err := delta.NewLocalStore(filepath.Join(dir, "tables", "cpu"))
+	if err != nil {
+		return 0, err
+	}
+	tbl, err := delta.Open(ctx, store, "cpu")
+	if err != nil {
+		return 0, err
+	}
+	return len(tbl.Snapshot().Files), nil
 }
 
 // bufferStats reads the MemBuffer's bytes and rows of a table from /metrics.

@@ -22,6 +22,8 @@ type config struct {
 	MaxBucketBytes  int64
 	SmallFileBytes  int64
 	LateMergeDelay  time.Duration
+	TargetFileSize  int64
+	CompactInterval time.Duration
 	MaxWALLag       int64
 	WriteTimeout    time.Duration
 	ReaperTimeout   time.Duration
@@ -62,11 +64,13 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.IdleFlush, "idle-flush", time.Minute, "flush a bucket whose time window has passed after this long without writes (env TSDB_IDLE_FLUSH)")
 	fs.DurationVar(&c.FlushInterval, "flush-interval", 0, "how often the flusher checks buckets; 0: a quarter of --idle-flush, at most 5s (env TSDB_FLUSH_INTERVAL)")
 	memDefault := defaultMemoryLimit()
-	var mem, soft, maxBucket, small, walLag, engineMem, stmtMem string
+	var mem, soft, maxBucket, small, walLag, engineMem, stmtMem, targetFile string
 	str(&mem, "memory-limit", formatBytes(memDefault), "hard limit of buffered rows in memory (e.g. 512MiB, 4GiB); writers wait there, then get SQLSTATE 53200")
 	str(&soft, "memory-soft-limit", "", "buffered bytes above which the largest buckets are flushed early (default: 3/4 of --memory-limit)")
 	str(&maxBucket, "max-bucket-bytes", "128MiB", "a bucket this large is cut into a file, also while it still receives rows")
 	str(&small, "small-file-bytes", "1MiB", "idle buckets smaller than this are held back and merged into one file")
+	str(&targetFile, "target-file-size", "64MiB", "compaction merges small files into files of about this size (a merge holds several times that in memory)")
+	fs.DurationVar(&c.CompactInterval, "compact-interval", 10*time.Minute, "how often small files are compacted in the background; negative: only by VACUUM (env TSDB_COMPACT_INTERVAL)")
 	fs.DurationVar(&c.LateMergeDelay, "late-merge-delay", 10*time.Minute, "longest time a small idle bucket is held back for merging (env TSDB_LATE_MERGE_DELAY)")
 	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 30*time.Second, "how long a write waits for memory before SQLSTATE 53200 (env TSDB_WRITE_TIMEOUT)")
@@ -112,6 +116,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	}{
 		{"memory-limit", mem, &c.MemoryLimit}, {"memory-soft-limit", soft, &c.SoftMemoryLimit},
 		{"max-bucket-bytes", maxBucket, &c.MaxBucketBytes}, {"small-file-bytes", small, &c.SmallFileBytes},
+		{"target-file-size", targetFile, &c.TargetFileSize},
 		{"max-wal-lag", walLag, &c.MaxWALLag}, {"engine-memory-limit", engineMem, &c.EngineMemory},
 		{"statement-memory-limit", stmtMem, &c.StatementMemory},
 	}

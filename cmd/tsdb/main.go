@@ -199,6 +199,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		MaxBucketBytes:  cfg.MaxBucketBytes,
 		SmallFileBytes:  cfg.SmallFileBytes,
 		LateMergeDelay:  cfg.LateMergeDelay,
+		TargetFileSize:  cfg.TargetFileSize,
+		CompactInterval: cfg.CompactInterval,
 		MemoryLimit:     cfg.MemoryLimit,
 		SoftMemoryLimit: cfg.SoftMemoryLimit,
 		MaxWALLag:       cfg.MaxWALLag,

@@ -1,0 +1,196 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"tsdb/delta"
+)
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// Compaction merges the small files that flushes, late rows and DELETE /
+// UPDATE leave behind into files of about TargetFileSize, time-ordered and
+// not overlapping, each merge one Delta commit of removes and an add with
+// dataChange false. It reads and writes without holding the table's flush
+// lock, so inserts and flushes go on; only the commit takes the lock, to
+// check that no DELETE/UPDATE removed an input file meanwhile (the merge is
+// then dropped). Removed files stay on disk for queries still reading them.
+// A crash before the commit leaves an unreferenced file and the table as it
+// was; after it, the merged table.
+
+// CompactResult says what a compaction did.
+type CompactResult struct {
+	FilesBefore, FilesAfter int
+	Merged                  int // input files replaced
+	Written                 int // files written
+	Dropped                 int // merges dropped because a DML changed an input
+}
+
+// compactGroups picks runs of adjacent small files (by time) to merge: a
+// run grows while it stays under target, and a file that overlaps the run
+// in time always joins it, so merged files do not overlap each other.
+// Files of at least a quarter of target are left alone, which bounds how
+// often a row is rewritten.
+func compactGroups(files []delta.File, target int64) [][]delta.File {
+	sorted := append([]delta.File(nil), files...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].MinTime != sorted[j].MinTime {
+			return sorted[i].MinTime < sorted[j].MinTime
+		}
+		return sorted[i].Path < sorted[j].Path
+	})
+	var groups [][]delta.File
+	var cur []delta.File
+	var size, maxTime int64
+	flush := func() {
+		if len(cur) >= 2 {
+			groups = append(groups, cur)
+		}
+		cur, size = nil, 0
+	}
+	for _, f := range sorted {
+		small := f.Size < target/4
+		overlaps := len(cur) > 0 && f.MinTime <= maxTime
+		switch {
+		case overlaps:
+			// Must join, whatever its size.
+		case !small:
+			flush()
+			continue
+		case size+f.Size > target:
+			flush()
+		}
+		if len(cur) == 0 || f.MaxTime > maxTime {
+			maxTime = f.MaxTime
+		}
+		cur = append(cur, f)
+		size += f.Size
+	}
+	flush()
+	return groups
+}
+
+// Compact merges the table's small files (see compactGroups). One table is
+// compacted at a time; concurrent calls for it wait.
+func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error) {
+	var res CompactResult
+	ts, err := s.state(name)
+	if err != nil {
+		return res, err
+	}
+	ts.compactMu.Lock()
+	defer ts.compactMu.Unlock()
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	res.FilesBefore, res.FilesAfter = len(snap.Files), len(snap.Files)
+	store := ts.delta.Store()
+	for _, group := range compactGroups(snap.Files, s.opts.TargetFileSize) {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		var batches []arrow.RecordBatch
+		for _, f := range group {
+			recs, err := delta.ReadDataFile(ctx, store, ts.schema, f.Path)
+			if err != nil {
+				releaseAll(batches)
+				return res, fmt.Errorf("ingest: compact %s: %w", name, err)
+			}
+			batches = append(batches, recs...)
+		}
+		add, err := delta.WriteDataFile(ctx, store, ts.schema, batches)
+		releaseAll(batches)
+		if err != nil {
+			return res, fmt.Errorf("ingest: compact %s: %w", name, err)
+		}
+		add.DataChange = false
+		committed, err := s.commitCompaction(ctx, ts, group, add)
+		if err != nil || !committed {
+			store.Delete(context.Background(), add.Path)
+			if err != nil {
+				return res, err
+			}
+			res.Dropped++
+			continue
+		}
+		res.Merged += len(group)
+		res.Written++
+		res.FilesAfter -= len(group) - 1
+		s.metrics.compactions.Inc()
+		s.metrics.compactedFiles.Add(float64(len(group)))
+	}
+	if res.Written > 0 {
+		s.logger.Info("compacted", "table", name, "files_before", res.FilesBefore, "files_after", res.FilesAfter, "merged", res.Merged, "written", res.Written)
+	}
+	return res, nil
+}
+
+// commitCompaction swaps group for add in one commit, unless a DELETE or
+// UPDATE removed one of the group's files since the merge read them.
+func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []delta.File, add delta.Add) (bool, error) {
+	ts.flushMu.Lock()
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		return false, nil
+	}
+	ts.mu.RLock()
+	cur := ts.published
+	ts.mu.RUnlock()
+	live := make(map[string]bool, len(cur.Files))
+	for _, f := range cur.Files {
+		live[f.Path] = true
+	}
+	now := time.Now().UnixMilli()
+	actions := make([]delta.Action, 0, len(group)+1)
+	for _, f := range group {
+		if !live[f.Path] {
+			return false, nil
+		}
+		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: false,
+			ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+	}
+	actions = append(actions, delta.Action{Add: &add})
+	snap, err := ts.delta.Commit(ctx, "OPTIMIZE", actions)
+	if err != nil {
+		if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
+			return false, nil
+		}
+		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.schema.Name, err)
+	}
+	ts.mu.Lock()
+	ts.published = snap
+	ts.mu.Unlock()
+	return true, nil
+}
+
+// compactLoop compacts every table each CompactInterval, until Close.
+func (s *Store) compactLoop() {
+	defer close(s.compactDone)
+	if s.opts.CompactInterval < 0 {
+		return
+	}
+	t := time.NewTicker(s.opts.CompactInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		for _, tbl := range s.Tables() {
+			if _, err := s.Compact(s.bgCtx, tbl.Name); err != nil && s.bgCtx.Err() == nil {
+				s.logger.Warn("compaction failed; the table is unchanged", "table", tbl.Name, "err", err)
+			}
+		}
+	}
+}
