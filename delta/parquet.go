@@ -26,7 +26,7 @@ import (
 
 // rowGroupRows bounds a Parquet row group. Files are time-sorted, so each row
 // group covers a narrow time range and DuckDB skips groups by their stats.
-const rowGroupRows = 128 * 1024
+const rowGroupRows = 32 * 1024
 
 // maxStringStat is the longest string kept as a max statistic: a truncated
 // maximum would be smaller than the real one and prune wrongly, so longer

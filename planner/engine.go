@@ -82,6 +82,9 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 	db.SetConnMaxIdleTime(0)
 	setup := append([]string{
 		"CREATE SCHEMA " + mirrorSchema,
+		// Data files are immutable (every write gets a new name), so their
+		// footers can be cached across queries instead of re-read by each.
+		"SET parquet_metadata_cache = true",
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",

@@ -446,7 +446,12 @@ func viewSQL(p *pruned) string {
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", list, strings.Join(paths, ", ")))
 	}
-	parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(p.batchIDs)))
+	// Without buffered batches in range the view is the files alone: a
+	// UNION ALL with an empty branch still costs DuckDB plan and pipeline
+	// work on every query.
+	if len(p.batchIDs) > 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(p.batchIDs)))
+	}
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
 }
 

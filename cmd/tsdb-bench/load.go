@@ -175,7 +175,10 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		return fmt.Errorf("tsdb VACUUM: %w", err)
 	}
 	rep.CompactSeconds = d.Seconds()
-	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-compacted", qs, c.runs, rep, results); err != nil {
+	prof = startProfile(ctx, c, s, "queries")
+	err = runQueries(ctx, logger, pgxRunner{conn}, "tsdb-compacted", qs, c.runs, rep, results)
+	prof()
+	if err != nil {
 		return err
 	}
 
@@ -200,7 +203,8 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	for _, q := range []string{"SET TimeZone = 'UTC'", "CREATE VIEW cpu AS SELECT * FROM read_parquet([" + strings.Join(files, ", ") + "])"} {
+	// The same engine settings tsdb uses for reading files.
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET parquet_metadata_cache = true", "CREATE VIEW cpu AS SELECT * FROM read_parquet([" + strings.Join(files, ", ") + "])"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("ceiling: %s: %w", q, err)
 		}
