@@ -27,7 +27,8 @@ run: $(BIN)
 
 ## deps: what the tests need on a fresh Debian machine: psql, and the
 ## client libraries the end-to-end tests drive tsdb with (psycopg2, pgJDBC,
-## node-postgres). Installed only when missing.
+## node-postgres), and chDB (npm), the independent Delta reader the tests
+## check tsdb's tables with. Installed only when missing.
 deps:
 	@missing=""; \
 	command -v psql >/dev/null 2>&1 || missing="$$missing postgresql-client"; \
@@ -41,6 +42,7 @@ deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@[ -d tests/clients/node/node_modules/pg ] || (cd tests/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+	@[ -d tests/clients/chdb/node_modules/chdb ] || (cd tests/clients/chdb && npm ci --no-audit --no-fund --loglevel=error)
 	$(GO) mod download
 
 ## test: vet and format check, unit tests of every package, then end-to-end
