@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,6 +22,11 @@ import (
 const CheckpointInterval = 10
 
 const lastCheckpointPath = logDir + "/_last_checkpoint"
+
+// TombstoneExpiry is how long a checkpoint keeps a removed file's
+// tombstone: longer than the default retention VACUUM waits before it
+// deletes the file.
+const TombstoneExpiry = 30 * 24 * time.Hour
 
 func checkpointPath(v int64) string { return fmt.Sprintf("%s/%020d.checkpoint.parquet", logDir, v) }
 
@@ -57,9 +63,15 @@ var (
 		arrow.Field{Name: "appId", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "version", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		arrow.Field{Name: "lastUpdated", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	removeType = arrow.StructOf(
+		arrow.Field{Name: "path", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "deletionTimestamp", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "dataChange", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		arrow.Field{Name: "size", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	checkpointSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "txn", Type: txnType, Nullable: true},
 		{Name: "add", Type: addType, Nullable: true},
+		{Name: "remove", Type: removeType, Nullable: true},
 		{Name: "metaData", Type: metaDataType, Nullable: true},
 		{Name: "protocol", Type: protocolType, Nullable: true},
 	}, nil)
@@ -81,10 +93,11 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 	defer bld.Release()
 	txnB := bld.Field(0).(*array.StructBuilder)
 	addB := bld.Field(1).(*array.StructBuilder)
-	mdB := bld.Field(2).(*array.StructBuilder)
-	protoB := bld.Field(3).(*array.StructBuilder)
+	rmB := bld.Field(2).(*array.StructBuilder)
+	mdB := bld.Field(3).(*array.StructBuilder)
+	protoB := bld.Field(4).(*array.StructBuilder)
 	nullOthers := func(keep int) {
-		for i, b := range []*array.StructBuilder{txnB, addB, mdB, protoB} {
+		for i, b := range []*array.StructBuilder{txnB, addB, rmB, mdB, protoB} {
 			if i != keep {
 				b.AppendNull()
 			}
@@ -94,7 +107,7 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 	protoB.Append(true)
 	protoB.FieldBuilder(0).(*array.Int32Builder).Append(int32(snap.Protocol.MinReaderVersion))
 	protoB.FieldBuilder(1).(*array.Int32Builder).Append(int32(snap.Protocol.MinWriterVersion))
-	nullOthers(3)
+	nullOthers(4)
 	// metaData
 	md := snap.Metadata
 	mdB.Append(true)
@@ -113,7 +126,21 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 	}
 	appendMap(mdB.FieldBuilder(6).(*array.MapBuilder), md.Configuration)
 	mdB.FieldBuilder(7).(*array.Int64Builder).Append(md.CreatedTime)
-	nullOthers(2)
+	nullOthers(3)
+	// Tombstones stay until VACUUM has deleted their files, so a table
+	// opened from this checkpoint still knows what to delete.
+	expired := time.Now().Add(-TombstoneExpiry).UnixMilli()
+	for _, r := range snap.Tombstones {
+		if r.DeletionTimestamp < expired {
+			continue
+		}
+		rmB.Append(true)
+		rmB.FieldBuilder(0).(*array.StringBuilder).Append(r.Path)
+		rmB.FieldBuilder(1).(*array.Int64Builder).Append(r.DeletionTimestamp)
+		rmB.FieldBuilder(2).(*array.BooleanBuilder).Append(false)
+		rmB.FieldBuilder(3).(*array.Int64Builder).Append(r.Size)
+		nullOthers(2)
+	}
 	for app, v := range snap.Txns {
 		txnB.Append(true)
 		txnB.FieldBuilder(0).(*array.StringBuilder).Append(app)
@@ -217,7 +244,7 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 	}
 	for tr.Next() {
 		rec := tr.RecordBatch()
-		txn, add, md, proto := col(rec, "txn"), col(rec, "add"), col(rec, "metaData"), col(rec, "protocol")
+		txn, add, rm, md, proto := col(rec, "txn"), col(rec, "add"), col(rec, "remove"), col(rec, "metaData"), col(rec, "protocol")
 		for i := 0; i < int(rec.NumRows()); i++ {
 			switch {
 			case txn != nil && txn.IsValid(i):
@@ -226,6 +253,9 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 				a := Add{Path: str(add.Field(0), i), PartitionValues: map[string]string{}, Size: i64(add.Field(2), i),
 					ModificationTime: i64(add.Field(3), i), DataChange: false, Stats: str(add.Field(5), i)}
 				st.files[a.Path] = File{Add: a}
+			case rm != nil && rm.IsValid(i):
+				r := Remove{Path: str(rm.Field(0), i), DeletionTimestamp: i64(rm.Field(1), i), Size: i64(rm.Field(3), i)}
+				st.removed[r.Path] = r
 			case md != nil && md.IsValid(i):
 				m := Metadata{ID: str(md.Field(0), i), Name: str(md.Field(1), i), SchemaString: str(md.Field(4), i),
 					Format: Format{Provider: "parquet", Options: map[string]string{}}, PartitionColumns: []string{},

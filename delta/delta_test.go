@@ -188,3 +188,65 @@ func TestCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// Removed files are remembered as tombstones, also across a checkpoint,
+// and deleted only once they are older than the retention period.
+func TestTombstonesAndDeleteRemovedFiles(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := testTable(t)
+	tbl, err := Create(ctx, store, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adds []Add
+	for i := range 3 {
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i+1) * 1_000_000}, []string{"h"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds = append(adds, add)
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Add: &add}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removedAt := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := tbl.Commit(ctx, "DELETE", []Action{{Remove: &Remove{Path: adds[0].Path, DeletionTimestamp: removedAt.UnixMilli(), DataChange: true, Size: adds[0].Size}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Enough commits for a checkpoint, then open from it alone.
+	for tbl.Snapshot().Version < 10 {
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: &Txn{AppID: "x", Version: tbl.Snapshot().Version + 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v := 0; v <= 10; v++ {
+		os.Remove(filepath.Join(store.Root, "_delta_log", fmt.Sprintf("%020d.json", v)))
+	}
+	re, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := re.Snapshot().Tombstones; len(tb) != 1 || tb[0].Path != adds[0].Path || tb[0].DeletionTimestamp != removedAt.UnixMilli() {
+		t.Fatalf("tombstones from the checkpoint: %+v", tb)
+	}
+	exists := func(p string) bool {
+		_, err := os.Stat(store.LocalPath(p))
+		return err == nil
+	}
+	// Within the retention period nothing is deleted.
+	if n, err := re.DeleteRemovedFiles(ctx, 7*24*time.Hour, removedAt.Add(24*time.Hour)); err != nil || n != 0 || !exists(adds[0].Path) {
+		t.Fatalf("within retention: %d deleted, %v", n, err)
+	}
+	if n, err := re.DeleteRemovedFiles(ctx, 7*24*time.Hour, removedAt.Add(8*24*time.Hour)); err != nil || n != 1 || exists(adds[0].Path) {
+		t.Fatalf("after retention: %d deleted, %v", n, err)
+	}
+	for _, a := range adds[1:] {
+		if !exists(a.Path) {
+			t.Fatalf("live file %s deleted", a.Path)
+		}
+	}
+}

@@ -66,6 +66,10 @@ type Snapshot struct {
 	Schema   schema.Table
 	Files    []File // sorted by path
 	Txns     map[string]int64
+	// Tombstones are files removed from the table and not yet deleted
+	// (sorted by path): queries may still read them until VACUUM deletes
+	// them after the retention period.
+	Tombstones []Remove
 }
 
 // Table is an open Delta table. It is safe for concurrent use; commits from
@@ -187,10 +191,11 @@ type state struct {
 	md       *Metadata
 	files    map[string]File
 	txns     map[string]int64
+	removed  map[string]Remove
 }
 
 func newState(base *Snapshot) *state {
-	st := &state{version: -1, files: map[string]File{}, txns: map[string]int64{}}
+	st := &state{version: -1, files: map[string]File{}, txns: map[string]int64{}, removed: map[string]Remove{}}
 	if base != nil {
 		st.version = base.Version
 		st.protocol = base.Protocol
@@ -201,6 +206,9 @@ func newState(base *Snapshot) *state {
 		}
 		for k, v := range base.Txns {
 			st.txns[k] = v
+		}
+		for _, r := range base.Tombstones {
+			st.removed[r.Path] = r
 		}
 	}
 	return st
@@ -230,8 +238,10 @@ func (st *state) apply(v int64, data []byte) error {
 				return &LogError{Version: v, Line: line, Err: err}
 			}
 			st.files[a.Add.Path] = f
+			delete(st.removed, a.Add.Path)
 		case a.Remove != nil:
 			delete(st.files, a.Remove.Path)
+			st.removed[a.Remove.Path] = *a.Remove
 		case a.Txn != nil:
 			st.txns[a.Txn.AppID] = a.Txn.Version
 		}
@@ -262,7 +272,12 @@ func (st *state) snapshot() (*Snapshot, error) {
 	for k, v := range st.txns {
 		txns[k] = v
 	}
-	return &Snapshot{Version: st.version, Protocol: st.protocol, Metadata: *st.md, Schema: sch, Files: files, Txns: txns}, nil
+	tombs := make([]Remove, 0, len(st.removed))
+	for _, r := range st.removed {
+		tombs = append(tombs, r)
+	}
+	sort.Slice(tombs, func(i, j int) bool { return tombs[i].Path < tombs[j].Path })
+	return &Snapshot{Version: st.version, Protocol: st.protocol, Metadata: *st.md, Schema: sch, Files: files, Txns: txns, Tombstones: tombs}, nil
 }
 
 func fileFromAdd(a Add) (File, error) {
@@ -380,4 +395,29 @@ func Exists(ctx context.Context, store Store) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// DeleteRemovedFiles deletes the data files that left the table at least
+// retention before now (their tombstones say when) and returns how many it
+// deleted now or earlier. Queries that began before the removal may still read a file,
+// which is why there is a retention period. A file added back since is
+// kept.
+func (t *Table) DeleteRemovedFiles(ctx context.Context, retention time.Duration, now time.Time) (int, error) {
+	snap := t.Snapshot()
+	live := make(map[string]bool, len(snap.Files))
+	for _, f := range snap.Files {
+		live[f.Path] = true
+	}
+	cutoff := now.Add(-retention).UnixMilli()
+	n := 0
+	for _, r := range snap.Tombstones {
+		if r.DeletionTimestamp > cutoff || live[r.Path] {
+			continue
+		}
+		if err := t.store.Delete(ctx, r.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("delta: delete removed file %s: %w", r.Path, err)
+		}
+		n++
+	}
+	return n, nil
 }

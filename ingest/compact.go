@@ -34,6 +34,7 @@ type CompactResult struct {
 	Merged                  int // input files replaced
 	Written                 int // files written
 	Dropped                 int // merges dropped because a DML changed an input
+	Deleted                 int // removed files past retention, gone from storage (Vacuum)
 }
 
 // compactGroups picks runs of adjacent small files (by time) to merge: a
@@ -171,6 +172,25 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	ts.published = snap
 	ts.mu.Unlock()
 	return true, nil
+}
+
+// Vacuum compacts the table and then deletes the files that left it more
+// than DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles).
+func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) {
+	res, err := s.Compact(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	ts, err := s.state(name)
+	if err != nil {
+		return res, err
+	}
+	n, err := ts.delta.DeleteRemovedFiles(ctx, s.opts.DeletedFileRetention, s.opts.Now())
+	res.Deleted = n
+	if err != nil {
+		return res, fmt.Errorf("ingest: vacuum %s: %w", name, err)
+	}
+	return res, nil
 }
 
 // compactLoop compacts every table each CompactInterval, until Close.

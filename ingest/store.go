@@ -64,6 +64,11 @@ type Options struct {
 	// CompactInterval is how often background compaction runs; zero means
 	// 10 minutes, negative turns it off (VACUUM still compacts).
 	CompactInterval time.Duration
+	// DeletedFileRetention is how long VACUUM keeps files removed from a
+	// table (queries may still read them) before deleting them. Zero
+	// means 7 days (Delta's delta.deletedFileRetentionDuration default);
+	// negative means at once.
+	DeletedFileRetention time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -108,6 +113,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TargetFileSize <= 0 {
 		o.TargetFileSize = 64 << 20
+	}
+	if o.DeletedFileRetention == 0 {
+		o.DeletedFileRetention = 7 * 24 * time.Hour
+	}
+	if o.DeletedFileRetention < 0 {
+		o.DeletedFileRetention = 0
 	}
 	if o.CompactInterval == 0 {
 		o.CompactInterval = 10 * time.Minute

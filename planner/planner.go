@@ -186,8 +186,9 @@ func (s *Session) known(name string) bool {
 	return ok
 }
 
-// vacuum runs VACUUM [table, …]: compaction of each table's small files
-// (all tables without a list). ANALYZE is accepted and does nothing: the
+// vacuum runs VACUUM [table, …]: compaction of each table's small files,
+// then deletion of files removed longer ago than the retention period (all
+// tables without a list). ANALYZE is accepted and does nothing: the
 // engine keeps no statistics to refresh.
 func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result, error) {
 	if !st.IsVacuumcmd {
@@ -214,7 +215,7 @@ func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result,
 		}
 	}
 	for _, name := range names {
-		if _, err := s.p.store.Compact(ctx, name); err != nil {
+		if _, err := s.p.store.Vacuum(ctx, name); err != nil {
 			var se *sqlerr.Error
 			if errors.As(err, &se) {
 				return nil, err

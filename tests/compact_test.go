@@ -102,3 +102,50 @@ func TestVacuumCompactsWhileReadersRead(t *testing.T) {
 	}
 	t.Logf("%d reads during VACUUM", reads)
 }
+
+func parquetOnDisk(t *testing.T, dataDir, table string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dataDir, "tables", table, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// VACUUM deletes the files compaction removed once they are older than
+// --deleted-file-retention, and not before.
+func TestVacuumDeletesRemovedFilesAfterRetention(t *testing.T) {
+	for _, tc := range []struct {
+		retention string
+		onDisk    int
+	}{{"168h", 4}, {"0s", 1}} {
+		t.Run(tc.retention, func(t *testing.T) {
+			dir := t.TempDir()
+			s := startServer(t, dir, []string{"--compact-interval", "-1s", "--deleted-file-retention", tc.retention})
+			ctx := context.Background()
+			c := s.connect(ctx)
+			defer c.Close(ctx)
+			if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)"); err != nil {
+				t.Fatal(err)
+			}
+			for b := range 3 {
+				if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 00:%02d:00+00', %d)", b*10, b)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := c.Exec(ctx, "VACUUM"); err != nil {
+				t.Fatal(err)
+			}
+			if n := parquetOnDisk(t, dir, "m"); n != tc.onDisk {
+				t.Fatalf("%d Parquet files on disk after VACUUM, want %d", n, tc.onDisk)
+			}
+			var n, sum int64
+			if err := c.QueryRow(ctx, "SELECT count(*), sum(v) FROM m").Scan(&n, &sum); err != nil || n != 3 || sum != 3 {
+				t.Fatalf("after VACUUM: %d rows, sum %d, %v", n, sum, err)
+			}
+		})
+	}
+}

@@ -192,23 +192,24 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	defer engine.Close()
 	store, err := ingest.Open(ctx, ingest.Options{
-		DataDir:         dataDir,
-		BucketDuration:  cfg.BucketDuration,
-		IdleFlush:       cfg.IdleFlush,
-		FlushInterval:   cfg.FlushInterval,
-		MaxBucketBytes:  cfg.MaxBucketBytes,
-		SmallFileBytes:  cfg.SmallFileBytes,
-		LateMergeDelay:  cfg.LateMergeDelay,
-		TargetFileSize:  cfg.TargetFileSize,
-		CompactInterval: cfg.CompactInterval,
-		MemoryLimit:     cfg.MemoryLimit,
-		SoftMemoryLimit: cfg.SoftMemoryLimit,
-		MaxWALLag:       cfg.MaxWALLag,
-		WriteTimeout:    cfg.WriteTimeout,
-		CompileDML:      engine.CompileDML,
-		Faults:          faults,
-		Logger:          logger.With("component", "ingest"),
-		Registerer:      reg,
+		DataDir:              dataDir,
+		BucketDuration:       cfg.BucketDuration,
+		IdleFlush:            cfg.IdleFlush,
+		FlushInterval:        cfg.FlushInterval,
+		MaxBucketBytes:       cfg.MaxBucketBytes,
+		SmallFileBytes:       cfg.SmallFileBytes,
+		LateMergeDelay:       cfg.LateMergeDelay,
+		TargetFileSize:       cfg.TargetFileSize,
+		CompactInterval:      cfg.CompactInterval,
+		DeletedFileRetention: storeRetention(cfg.FileRetention),
+		MemoryLimit:          cfg.MemoryLimit,
+		SoftMemoryLimit:      cfg.SoftMemoryLimit,
+		MaxWALLag:            cfg.MaxWALLag,
+		WriteTimeout:         cfg.WriteTimeout,
+		CompileDML:           engine.CompileDML,
+		Faults:               faults,
+		Logger:               logger.With("component", "ingest"),
+		Registerer:           reg,
 	})
 	if err != nil {
 		return fmt.Errorf("open data dir %s: %w", dataDir, err)
@@ -310,4 +311,13 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 	mux.HandleFunc("/debug/pprof/symbol", admin(pprof.Symbol))
 	mux.HandleFunc("/debug/pprof/trace", admin(pprof.Trace))
 	return mux
+}
+
+// storeRetention maps --deleted-file-retention to the store's option, where
+// zero means the default and a negative value means at once.
+func storeRetention(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
