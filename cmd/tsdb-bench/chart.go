@@ -27,11 +27,13 @@ var palette = map[string]color.RGBA{
 // one group per query, one bar per engine.
 func (r *report) writePNG(path string) error {
 	const (
-		w, h           = 1600, 540
+		h              = 540
 		left, right    = 70, 20
 		top, bottom    = 60, 80
 		barW, groupGap = 14, 16
 	)
+	// Wide enough for every group and the last query's name.
+	w := left + 10 + len(r.Queries)*(len(engines)*barW+groupGap) + 160
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	text := func(x, y int, s string, c color.Color) {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -41,8 +42,16 @@ func main() {
 	flag.IntVar(&c.batch, "insert-batch", 1000, "rows per multi-row INSERT")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU profiles of tsdb during each load (go tool pprof)")
 	flag.IntVar(&c.profileSeconds, "profile-seconds", 5, "length of each load profile")
+	chartFrom := flag.String("chart-from", "", "only redraw --out/bench.png from this bench.json")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *chartFrom != "" {
+		if err := redraw(*chartFrom, filepath.Join(c.out, "bench.png")); err != nil {
+			logger.Error("chart failed", "err", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, c, logger); err != nil {
@@ -98,4 +107,17 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 		return fmt.Errorf("%d query results differ between engines", mismatches)
 	}
 	return nil
+}
+
+// redraw draws the chart of a saved bench.json.
+func redraw(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	return r.writePNG(to)
 }
