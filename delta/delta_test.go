@@ -250,3 +250,50 @@ func TestTombstonesAndDeleteRemovedFiles(t *testing.T) {
 		}
 	}
 }
+
+// CleanLog drops commits and checkpoints older than the newest checkpoint
+// past the retention; the table opens to the same snapshot afterwards.
+func TestCleanLog(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := testTable(t)
+	tbl, err := Create(ctx, store, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 24; i++ {
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i) * 1_000_000}, []string{"h"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: &Txn{AppID: "app", Version: int64(i)}}, {Add: &add}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logFiles := func() int {
+		n, _ := store.List(ctx, "_delta_log")
+		return len(n)
+	}
+	before := logFiles() // 25 commits, checkpoints 10 and 20, _last_checkpoint
+	if n, err := tbl.CleanLog(ctx, 30*24*time.Hour, time.Now()); err != nil || n != 0 {
+		t.Fatalf("young log cleaned: %d, %v", n, err)
+	}
+	n, err := tbl.CleanLog(ctx, 30*24*time.Hour, time.Now().Add(31*24*time.Hour))
+	if err != nil || n != 21 || logFiles() != before-21 { // commits 0–19 and checkpoint 10
+		t.Fatalf("cleaned %d (%v); %d of %d log entries left", n, err, logFiles(), before)
+	}
+	if ok, err := Exists(ctx, store); !ok || err != nil {
+		t.Fatalf("table no longer exists after cleaning: %v", err)
+	}
+	re, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := tbl.Snapshot(), re.Snapshot()
+	if got.Version != want.Version || len(got.Files) != len(want.Files) || fmt.Sprint(got.Txns) != fmt.Sprint(want.Txns) {
+		t.Fatalf("after cleaning: version %d, %d files, %v; want %d, %d, %v", got.Version, len(got.Files), got.Txns, want.Version, len(want.Files), want.Txns)
+	}
+}

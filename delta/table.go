@@ -387,14 +387,18 @@ func (t *Table) Refresh(ctx context.Context) (*Snapshot, error) {
 
 // Exists reports whether a table's log has a first commit.
 func Exists(ctx context.Context, store Store) (bool, error) {
-	_, err := store.Get(ctx, commitPath(0))
-	if err == nil {
-		return true, nil
+	// Commit 0 may have been cleaned up (CleanLog); a checkpoint then
+	// stands for it.
+	for _, p := range []string{commitPath(0), lastCheckpointPath} {
+		_, err := store.Get(ctx, p)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return false, err
+	return false, nil
 }
 
 // DeleteRemovedFiles deletes the data files that left the table at least
@@ -420,4 +424,83 @@ func (t *Table) DeleteRemovedFiles(ctx context.Context, retention time.Duration,
 		n++
 	}
 	return n, nil
+}
+
+// CleanLog deletes the log entries a reader no longer needs: every commit
+// and checkpoint older than the newest checkpoint whose commit is at least
+// retention old (Delta's delta.logRetentionDuration). That checkpoint and
+// everything after it stay, so the table opens as before; only history
+// further back (which tsdb never reads) goes. It returns how many entries
+// it deleted.
+func (t *Table) CleanLog(ctx context.Context, retention time.Duration, now time.Time) (int, error) {
+	names, err := t.store.List(ctx, logDir)
+	if err != nil {
+		return 0, err
+	}
+	var commits, checkpoints []int64
+	for _, n := range names {
+		switch {
+		case strings.HasSuffix(n, ".checkpoint.parquet"):
+			if v, err := strconv.ParseInt(strings.TrimSuffix(n, ".checkpoint.parquet"), 10, 64); err == nil {
+				checkpoints = append(checkpoints, v)
+			}
+		case strings.HasSuffix(n, ".json"):
+			if v, err := strconv.ParseInt(strings.TrimSuffix(n, ".json"), 10, 64); err == nil {
+				commits = append(commits, v)
+			}
+		}
+	}
+	sort.Slice(checkpoints, func(i, j int) bool { return checkpoints[i] > checkpoints[j] })
+	cutoff := now.Add(-retention).UnixMilli()
+	keep := int64(-1)
+	for _, c := range checkpoints {
+		ts, err := t.commitTime(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		if ts > 0 && ts <= cutoff {
+			keep = c
+			break
+		}
+	}
+	if keep < 0 {
+		return 0, nil
+	}
+	n := 0
+	for _, v := range commits {
+		if v < keep {
+			if err := t.store.Delete(ctx, commitPath(v)); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	for _, c := range checkpoints {
+		if c < keep {
+			if err := t.store.Delete(ctx, checkpointPath(c)); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// commitTime is the commitInfo timestamp of commit v in ms, or 0 if the
+// commit is gone or has none.
+func (t *Table) commitTime(ctx context.Context, v int64) (int64, error) {
+	data, err := t.store.Get(ctx, commitPath(v))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		var a Action
+		if json.Unmarshal(line, &a) == nil && a.CommitInfo != nil {
+			return a.CommitInfo.Timestamp, nil
+		}
+	}
+	return 0, nil
 }

@@ -35,6 +35,7 @@ type CompactResult struct {
 	Written                 int // files written
 	Dropped                 int // merges dropped because a DML changed an input
 	Deleted                 int // removed files past retention, gone from storage (Vacuum)
+	LogEntriesDeleted       int // old commits and checkpoints deleted (Vacuum)
 }
 
 // compactGroups picks runs of adjacent small files (by time) to merge: a
@@ -174,8 +175,9 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	return true, nil
 }
 
-// Vacuum compacts the table and then deletes the files that left it more
-// than DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles).
+// Vacuum compacts the table, deletes the files that left it more than
+// DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles) and the log
+// history older than LogRetention (delta.Table.CleanLog).
 func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) {
 	res, err := s.Compact(ctx, name)
 	if err != nil {
@@ -189,6 +191,9 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 	res.Deleted = n
 	if err != nil {
 		return res, fmt.Errorf("ingest: vacuum %s: %w", name, err)
+	}
+	if res.LogEntriesDeleted, err = ts.delta.CleanLog(ctx, s.opts.LogRetention, s.opts.Now()); err != nil {
+		return res, fmt.Errorf("ingest: vacuum %s: clean log: %w", name, err)
 	}
 	return res, nil
 }

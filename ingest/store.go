@@ -69,6 +69,10 @@ type Options struct {
 	// means 7 days (Delta's delta.deletedFileRetentionDuration default);
 	// negative means at once.
 	DeletedFileRetention time.Duration
+	// LogRetention is how long VACUUM keeps Delta log history (commits
+	// and checkpoints before the newest checkpoint older than this). Zero
+	// means 30 days (Delta's delta.logRetentionDuration default).
+	LogRetention time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -119,6 +123,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DeletedFileRetention < 0 {
 		o.DeletedFileRetention = 0
+	}
+	if o.LogRetention <= 0 {
+		o.LogRetention = 30 * 24 * time.Hour
 	}
 	if o.CompactInterval == 0 {
 		o.CompactInterval = 10 * time.Minute

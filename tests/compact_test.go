@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -147,5 +148,45 @@ func TestVacuumDeletesRemovedFilesAfterRetention(t *testing.T) {
 				t.Fatalf("after VACUUM: %d rows, sum %d, %v", n, sum, err)
 			}
 		})
+	}
+}
+
+// VACUUM with a short --log-retention drops the log history before the
+// newest checkpoint; the table still opens after a restart with every row.
+func TestVacuumCleansLogHistory(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--compact-interval", "-1s", "--log-retention", "1ms"}
+	s := startServer(t, dir, args)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 %02d:00:00+00', %d)", i, i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logDir := filepath.Join(dir, "tables", "m", "_delta_log")
+	if _, err := os.Stat(filepath.Join(logDir, fmt.Sprintf("%020d.json", 0))); err != nil {
+		t.Fatal("no commit 0 before VACUUM")
+	}
+	if _, err := c.Exec(ctx, "VACUUM m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, fmt.Sprintf("%020d.json", 0))); !os.IsNotExist(err) {
+		t.Fatalf("commit 0 still there after VACUUM with a 1ms log retention: %v", err)
+	}
+	c.Close(ctx)
+	s.stop()
+	s = startServer(t, dir, args)
+	c = s.connect(ctx)
+	defer c.Close(ctx)
+	var n, sum int64
+	if err := c.QueryRow(ctx, "SELECT count(*), sum(v) FROM m").Scan(&n, &sum); err != nil || n != 12 || sum != 66 {
+		t.Fatalf("after cleaning the log and restarting: %d rows, sum %d, %v", n, sum, err)
 	}
 }

@@ -25,6 +25,7 @@ type config struct {
 	TargetFileSize  int64
 	CompactInterval time.Duration
 	FileRetention   time.Duration
+	LogRetention    time.Duration
 	MaxWALLag       int64
 	WriteTimeout    time.Duration
 	ReaperTimeout   time.Duration
@@ -72,6 +73,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&small, "small-file-bytes", "1MiB", "idle buckets smaller than this are held back and merged into one file")
 	str(&targetFile, "target-file-size", "64MiB", "compaction merges small files into files of about this size (a merge holds several times that in memory)")
 	fs.DurationVar(&c.FileRetention, "deleted-file-retention", 7*24*time.Hour, "VACUUM deletes files removed from a table (by compaction, DELETE, UPDATE) this long ago; queries may read them until then (env TSDB_DELETED_FILE_RETENTION)")
+	fs.DurationVar(&c.LogRetention, "log-retention", 30*24*time.Hour, "VACUUM deletes Delta log history (commits, checkpoints) older than the newest checkpoint this old (env TSDB_LOG_RETENTION)")
 	fs.DurationVar(&c.CompactInterval, "compact-interval", 10*time.Minute, "how often small files are compacted in the background; negative: only by VACUUM (env TSDB_COMPACT_INTERVAL)")
 	fs.DurationVar(&c.LateMergeDelay, "late-merge-delay", 10*time.Minute, "longest time a small idle bucket is held back for merging (env TSDB_LATE_MERGE_DELAY)")
 	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")

@@ -202,6 +202,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		TargetFileSize:       cfg.TargetFileSize,
 		CompactInterval:      cfg.CompactInterval,
 		DeletedFileRetention: storeRetention(cfg.FileRetention),
+		LogRetention:         cfg.LogRetention,
 		MemoryLimit:          cfg.MemoryLimit,
 		SoftMemoryLimit:      cfg.SoftMemoryLimit,
 		MaxWALLag:            cfg.MaxWALLag,
