@@ -44,6 +44,8 @@ const usageText = `tsdb — a SQL-queryable time-series store
 
 Usage:
   tsdb serve [flags]   start the server
+  tsdb import --table T FILE.csv|FILE.parquet
+                       load a file into a running server (tsdb import -h)
   tsdb help            show this help
 
 Flags of serve (each also read from the environment variable shown):
@@ -62,8 +64,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return 0
 	}
+	if args[0] == "import" {
+		return runImport(ctx, args[1:], getenv, stdout, stderr)
+	}
 	if args[0] != "serve" {
-		fmt.Fprintf(stderr, "tsdb: unknown command %q (try: tsdb serve)\n", args[0])
+		fmt.Fprintf(stderr, "tsdb: unknown command %q (try: tsdb serve, tsdb import)\n", args[0])
 		return 2
 	}
 	cfg, err := parseConfig(args[1:], getenv, usage)

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/jackc/pgx/v5"
+
+	"tsdb/internal/schema"
+)
+
+const importUsage = `Usage: tsdb import --table T [flags] FILE.csv|FILE.parquet
+
+Loads a file into a table of a running tsdb over COPY FROM STDIN, in
+batches of --batch-rows rows. Each batch is one COPY: atomic and durable
+when acknowledged. A failed import leaves the batches before the failure
+in the table (the message says how many rows landed).
+
+Flags:
+`
+
+// runImport is "tsdb import": a bulk load with progress (a bar with rows/s
+// and ETA on a terminal, a line every few seconds otherwise).
+func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
+	table := fs.String("table", "", "the table to load (required)")
+	url := fs.String("url", getenvOr(getenv, "TSDB_URL", "postgres://tsdb@127.0.0.1:5432/tsdb"), "the server (env TSDB_URL); the password comes from PGPASSWORD")
+	format := fs.String("format", "", "csv or parquet (default: from the file name)")
+	header := fs.Bool("header", true, "CSV: the first line names the columns")
+	batchRows := fs.Int("batch-rows", 100_000, "rows per COPY statement")
+	every := fs.Duration("progress-every", 2*time.Second, "time between progress lines when not on a terminal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *table == "" || fs.NArg() != 1 || *batchRows <= 0 {
+		fs.Usage()
+		return 2
+	}
+	path := fs.Arg(0)
+	if *format == "" {
+		*format = strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	}
+	conn, err := pgx.Connect(ctx, *url)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb import: connect: %v\n", err)
+		return 1
+	}
+	defer conn.Close(context.Background())
+	im := &importer{conn: conn, table: *table, batchRows: *batchRows, progress: newProgress(stderr, *every)}
+	switch *format {
+	case "csv":
+		err = im.csv(ctx, path, *header)
+	case "parquet":
+		err = im.parquet(ctx, path)
+	default:
+		fmt.Fprintf(stderr, "tsdb import: unknown format %q (csv or parquet)\n", *format)
+		return 2
+	}
+	im.progress.finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb import: %v (%d rows were imported before the error)\n", err, im.rows)
+		return 1
+	}
+	d := time.Since(im.progress.start)
+	fmt.Fprintf(stdout, "imported %d rows into %s in %.1fs (%.0f rows/s)\n", im.rows, *table, d.Seconds(), float64(im.rows)/max(d.Seconds(), 1e-9))
+	return 0
+}
+
+func getenvOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+type importer struct {
+	conn      *pgx.Conn
+	table     string
+	batchRows int
+	rows      int64
+	progress  *progress
+}
+
+// copyBatch sends one batch of CSV rows.
+func (im *importer) copyBatch(ctx context.Context, cols []string, data []byte, rows int) error {
+	stmt := "COPY " + schema.QuoteIdent(im.table)
+	if len(cols) > 0 {
+		q := make([]string, len(cols))
+		for i, c := range cols {
+			q[i] = schema.QuoteIdent(c)
+		}
+		stmt += " (" + strings.Join(q, ", ") + ")"
+	}
+	stmt += " FROM STDIN WITH (FORMAT csv)"
+	if _, err := im.conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), stmt); err != nil {
+		return err
+	}
+	im.rows += int64(rows)
+	return nil
+}
+
+// csv streams a CSV file in batches of whole rows (a quoted field may hold
+// newlines).
+func (im *importer) csv(ctx context.Context, path string, header bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	im.progress.total, im.progress.unit = st.Size(), "bytes"
+	r := bufio.NewReaderSize(f, 1<<20)
+	var cols []string
+	var read int64
+	if header {
+		line, err := r.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		read += int64(len(line))
+		for _, c := range strings.Split(strings.TrimRight(line, "\r\n"), ",") {
+			cols = append(cols, strings.Trim(strings.TrimSpace(c), `"`))
+		}
+	}
+	var buf []byte
+	rows, inQuote := 0, false
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			buf = append(buf, line...)
+			read += int64(len(line))
+			inQuote = inQuote != (bytes.Count(line, []byte{'"'})%2 == 1)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if len(line) > 0 {
+			buf = append(buf, line...)
+			read += int64(len(line))
+			inQuote = inQuote != (bytes.Count(line, []byte{'"'})%2 == 1)
+			if !inQuote {
+				rows++
+			}
+		}
+		eof := errors.Is(err, io.EOF)
+		if (rows >= im.batchRows && !inQuote) || (eof && len(buf) > 0) {
+			if err := im.copyBatch(ctx, cols, buf, rows); err != nil {
+				return err
+			}
+			buf, rows = buf[:0], 0
+			im.progress.update(read, im.rows)
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// parquet reads a Parquet file's columns by name and sends its rows as CSV
+// batches.
+func (im *importer) parquet(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	im.progress.total, im.progress.unit = pf.NumRows(), "rows"
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(im.batchRows)}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer rr.Release()
+	var cols []string
+	for _, fld := range rr.Schema().Fields() {
+		cols = append(cols, fld.Name)
+	}
+	var buf []byte
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		buf = buf[:0]
+		for i := 0; i < int(rec.NumRows()); i++ {
+			for c := 0; c < int(rec.NumCols()); c++ {
+				if c > 0 {
+					buf = append(buf, ',')
+				}
+				if buf, err = appendCSVValue(buf, rec.Column(c), i); err != nil {
+					return fmt.Errorf("%s, column %s: %w", path, cols[c], err)
+				}
+			}
+			buf = append(buf, '\n')
+		}
+		if err := im.copyBatch(ctx, cols, buf, int(rec.NumRows())); err != nil {
+			return err
+		}
+		im.progress.update(im.rows, im.rows)
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// appendCSVValue renders one Arrow value as a CSV field in PostgreSQL's
+// input syntax; NULL is an empty unquoted field.
+func appendCSVValue(b []byte, col arrow.Array, i int) ([]byte, error) {
+	if col.IsNull(i) {
+		return b, nil
+	}
+	switch a := col.(type) {
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		t := a.Value(i).ToTime(unit).UTC()
+		return t.AppendFormat(b, "2006-01-02 15:04:05.999999999+00"), nil
+	case *array.Int64:
+		return strconv.AppendInt(b, a.Value(i), 10), nil
+	case *array.Int32:
+		return strconv.AppendInt(b, int64(a.Value(i)), 10), nil
+	case *array.Int16:
+		return strconv.AppendInt(b, int64(a.Value(i)), 10), nil
+	case *array.Float64:
+		return appendFloat(b, a.Value(i), 64), nil
+	case *array.Float32:
+		return appendFloat(b, float64(a.Value(i)), 32), nil
+	case *array.Boolean:
+		if a.Value(i) {
+			return append(b, 't'), nil
+		}
+		return append(b, 'f'), nil
+	case *array.String:
+		return appendCSVString(b, a.Value(i)), nil
+	case *array.LargeString:
+		return appendCSVString(b, a.Value(i)), nil
+	}
+	return b, fmt.Errorf("type %s is not supported", col.DataType())
+}
+
+func appendFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits)
+}
+
+// appendCSVString quotes always: an empty string must not read as NULL.
+func appendCSVString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(s, `"`, `""`)...)
+	return append(b, '"')
+}
+
+// progress reports an import: a redrawn bar on a terminal, plain lines
+// every few seconds otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	total int64
+	unit  string
+	start time.Time
+	last  time.Time
+	every time.Duration
+	drawn bool
+}
+
+func newProgress(w io.Writer, every time.Duration) *progress {
+	p := &progress{w: w, start: time.Now(), every: every}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+// update shows done of total (in the progress unit) and rows so far.
+func (p *progress) update(done, rows int64) {
+	now := time.Now()
+	every := p.every
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := float64(rows) / max(el, 1e-9)
+	frac := 0.0
+	if p.total > 0 {
+		frac = math.Min(1, float64(done)/float64(p.total))
+	}
+	eta := "?"
+	if frac > 0 {
+		eta = time.Duration(el * (1 - frac) / frac * float64(time.Second)).Round(time.Second).String()
+	}
+	if p.tty {
+		const width = 30
+		n := int(frac * width)
+		fmt.Fprintf(p.w, "\r[%s%s] %5.1f%%  %d rows  %.0f rows/s  ETA %s ", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, rows, rate, eta)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintf(p.w, "progress: %.1f%% of %d %s, %d rows, %.0f rows/s, ETA %s\n", frac*100, p.total, p.unit, rows, rate, eta)
+}
+
+func (p *progress) finish() {
+	if p.tty && p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
