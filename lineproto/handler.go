@@ -1,6 +1,7 @@
 package lineproto
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,9 +65,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	// Telegraf and the InfluxDB clients gzip their bodies by default. The
+	// limit applies to the decompressed body: a small bomb is still too
+	// large.
+	var src io.Reader = r.Body
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid", "gzip body: "+err.Error())
+			return
+		}
+		defer zr.Close()
+		src = zr
+	default:
+		writeError(w, http.StatusUnsupportedMediaType, "invalid", fmt.Sprintf("Content-Encoding %q is not supported (gzip or none)", enc))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(src, h.maxBody+1))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		writeError(w, http.StatusBadRequest, "invalid", "reading the body: "+err.Error())
 		return
 	}
 	if int64(len(body)) > h.maxBody {

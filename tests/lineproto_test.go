@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -67,6 +69,25 @@ func TestLineProtocolWrites(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("rejected writes landed: %d %v", n, err)
 	}
+	// A gzip body, as Telegraf sends it; the size limit applies after
+	// decompression.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("cpu,host=z usage_user=2 1767225650\n"))
+	zw.Close()
+	req, _ := http.NewRequest(http.MethodPost, url, &gz)
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("gzip write: %d", resp.StatusCode)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu WHERE host = 'z'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("gzip write landed %d rows, %v", n, err)
+	}
 	// v2 endpoint, nanosecond precision by default.
 	if code, body := post(t, "http://"+httpAddr+"/api/v2/write?bucket=tsdb", "cpu,host=d usage_user=1 1767225640000000000\n"); code != http.StatusNoContent {
 		t.Fatalf("v2 write: %d %s", code, body)
@@ -113,5 +134,36 @@ func TestLineProtocolAuth(t *testing.T) {
 	}
 	if get("", "") != http.StatusUnauthorized || get("agent", "a") != http.StatusUnauthorized || get("tsdb", "adminpw") != http.StatusOK {
 		t.Fatal("/debug/pprof is not the admin's only")
+	}
+}
+
+// The body limit (--memory-limit) applies after gzip decompression: a
+// small compressed body that inflates past it gets 413 and writes nothing.
+func TestLineProtocolGzipBomb(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr, "--memory-limit", "16MiB"})
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	line := []byte("bomb,host=a v=1 1767225600\n")
+	for written := 0; written < 20<<20; written += len(line) {
+		zw.Write(line)
+	}
+	zw.Close()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+httpAddr+"/write?db=tsdb&precision=s", &gz)
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("gzip bomb: %d, want 413", resp.StatusCode)
+	}
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'bomb'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the refused write created its table: %d, %v", n, err)
 	}
 }
