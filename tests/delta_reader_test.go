@@ -22,7 +22,7 @@ func chdbQuery(t *testing.T, workDir, query string) []string {
 	t.Helper()
 	dir, _ := filepath.Abs("clients/chdb")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "chdb")); err != nil {
-		t.Fatal("chdb is not installed: `make test` runs npm ci in tests/clients/chdb")
+		t.Fatal("chdb is not installed: `make test` installs it (npm) in tests/clients/chdb")
 	}
 	cmd := exec.Command("node", filepath.Join(dir, "read.js"), query)
 	cmd.Dir = workDir
