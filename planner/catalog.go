@@ -190,7 +190,6 @@ func (s *Session) bindCatalog(ctx context.Context, b *bound, used []string) erro
 		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))); err != nil {
 			return mapDuckError(err)
 		}
-		b.views = append(b.views, view)
 	}
 	return nil
 }

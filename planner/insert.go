@@ -125,7 +125,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		return nil, err
 	}
 	rec, err := s.evaluate(ctx, tbl, q)
-	b.done(err == nil)
+	b.done()
 	if err != nil {
 		return nil, err
 	}

@@ -342,7 +342,6 @@ type bound struct {
 	s      *Session
 	epoch  uint64
 	inTx   bool
-	views  []string
 	pruned []*pruned
 }
 
@@ -359,20 +358,20 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 	for _, name := range tables {
 		snap, err := s.p.store.Snapshot(name)
 		if err != nil {
-			b.done(false)
+			b.done()
 			return nil, err
 		}
 		// Mirroring happens outside the query's transaction: what one
 		// session appends must be committed before others rely on it.
 		if err := s.p.mirror.ensure(ctx, s.conn, snap); err != nil {
-			b.done(false)
+			b.done()
 			return nil, mapDuckError(err)
 		}
 		snaps = append(snaps, snap)
 		schemas[name] = snap.Table
 	}
 	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		b.done(false)
+		b.done()
 		return nil, mapDuckError(err)
 	}
 	b.inTx = true
@@ -381,7 +380,7 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		var err error
 		ranges, err = planTimeRanges(root, schemas).evaluate(ctx, s.conn, s.p.pgVersion, schemas)
 		if err != nil {
-			b.done(false)
+			b.done()
 			return nil, err
 		}
 	}
@@ -392,33 +391,23 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		}
 		pr := prune(snap, r)
 		if _, err := s.conn.ExecContext(ctx, viewSQL(pr)); err != nil {
-			b.done(false)
+			b.done()
 			return nil, mapDuckError(err)
 		}
-		b.views = append(b.views, snap.Table.Name)
 		b.pruned = append(b.pruned, pr)
 	}
 	return b, nil
 }
 
-// done drops the views, ends the transaction and unpins the epoch.
-func (b *bound) done(commit bool) {
+// done ends the statement's transaction and unpins the epoch. The
+// transaction only read, and DuckDB's catalog is transactional: rolling it
+// back also drops the temporary views it created, in one statement instead
+// of a DROP per view and a COMMIT.
+func (b *bound) done() {
 	// A fresh context: cleanup must run even if the query was canceled.
 	ctx := context.Background()
-	for _, v := range b.views {
-		if _, err := b.s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(v)); err != nil {
-			commit = false
-		}
-	}
-	b.views = nil
 	if b.inTx {
-		end := "ROLLBACK"
-		if commit {
-			end = "COMMIT"
-		}
-		if _, err := b.s.conn.ExecContext(ctx, end); err != nil && commit {
-			b.s.conn.ExecContext(ctx, "ROLLBACK")
-		}
+		b.s.conn.ExecContext(ctx, "ROLLBACK")
 		b.inTx = false
 	}
 	b.s.p.mirror.epochs.unpin(b.epoch)
@@ -472,24 +461,24 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, err
 	}
 	if err := s.bindCatalog(ctx, b, catalog); err != nil {
-		b.done(false)
+		b.done()
 		return nil, err
 	}
 	rows, err := s.conn.QueryContext(ctx, text)
 	if err != nil {
-		b.done(false)
+		b.done()
 		return nil, mapDuckError(err)
 	}
 	names, err := rows.Columns()
 	if err != nil {
 		rows.Close()
-		b.done(false)
+		b.done()
 		return nil, mapDuckError(err)
 	}
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		rows.Close()
-		b.done(false)
+		b.done()
 		return nil, mapDuckError(err)
 	}
 	if sel != nil {
@@ -505,7 +494,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 	for i := range names {
 		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
 	}
-	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), func() { b.done(true) })}, nil
+	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), func() { b.done() })}, nil
 }
 
 // explain shows, per table, the layers a query reads, then DuckDB's plan.
@@ -526,7 +515,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err != nil {
 		return nil, err
 	}
-	defer b.done(true)
+	defer b.done()
 	var lines [][]any
 	for _, p := range b.pruned {
 		var rows int64

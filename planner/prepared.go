@@ -133,7 +133,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	if err != nil {
 		return err
 	}
-	defer b.done(true)
+	defer b.done()
 	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+text)
 	if err != nil {
 		return mapDuckError(err)

@@ -254,7 +254,9 @@ func (p *timePlan) evaluate(ctx context.Context, conn *sql.Conn, version int32, 
 		return out, nil
 	}
 	vals := make([]int64, len(p.exprs))
-	if len(p.exprs) > 0 {
+	if literalTimes(p.exprs, vals) {
+		// Every bound is a plain timestamp literal: no engine round trip.
+	} else if len(p.exprs) > 0 {
 		var cols []string
 		for _, e := range p.exprs {
 			txt, err := deparseExpr(version, e)
@@ -408,4 +410,35 @@ func formatRange(r interval) string {
 		return "all time"
 	}
 	return "[" + f(r.lo) + ", " + f(r.hi) + "]"
+}
+
+// literalTimes fills vals when every expression is a timestamp string
+// literal (optionally cast to timestamptz or timestamp) that parseTimestamp
+// reads. Those convert exactly as the engine's CAST would: no zone means
+// UTC, the engine's time zone. Anything else reports false.
+func literalTimes(exprs []*pg_query.Node, vals []int64) bool {
+	if len(exprs) == 0 {
+		return false
+	}
+	for i, e := range exprs {
+		withoutZone := false
+		if tc := e.GetTypeCast(); tc != nil && tc.TypeName != nil {
+			t, err := schema.ParseType(typeNameString(tc.TypeName))
+			if err != nil || !t.IsTimestamp() {
+				return false
+			}
+			withoutZone, e = t == schema.Timestamp, tc.Arg
+		}
+		c := e.GetAConst()
+		if c == nil || c.GetSval() == nil {
+			return false
+		}
+		us, hasZone, ok := parseTimestamp(c.GetSval().GetSval())
+		// A zone on a timestamp without time zone: the engine's rules.
+		if !ok || (hasZone && withoutZone) {
+			return false
+		}
+		vals[i] = us
+	}
+	return true
 }

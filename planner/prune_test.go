@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
 // explainCounts returns "files kept/pruned, buckets kept/pruned" for the
@@ -89,5 +91,36 @@ func TestTimePruning(t *testing.T) {
 	q = "SELECT (SELECT count(*) FROM cpu WHERE time < '2026-01-01 00:30:00+00'), (SELECT count(*) FROM cpu)"
 	if got := e.rows(q); got != "3|21" {
 		t.Errorf("two references: %s", got)
+	}
+}
+
+// Time bounds read from literals in Go equal what the engine computes for
+// them; whatever Go cannot read exactly is left to the engine.
+func TestLiteralTimesMatchEngine(t *testing.T) {
+	e := newEnv(t)
+	for _, lit := range []string{
+		"'2016-01-01 03:00:00+00'", "'2016-01-01 03:00:00'", "'2016-01-01'", "'2026-01-01T10:00:00.5Z'",
+		"'2026-01-01 10:00:00-05:30'", "TIMESTAMPTZ '2026-01-01 10:00:00+02'", "'2026-01-01 10:00:00'::timestamp",
+		"'2026-01-01 10:00:00+02'::timestamp", "'1969-12-31 23:59:59.999999+00'", "'yesterday'", "now()",
+	} {
+		tree, err := pg_query.Parse("SELECT " + lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expr := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+		vals := make([]int64, 1)
+		if !literalTimes([]*pg_query.Node{expr}, vals) {
+			continue
+		}
+		want := e.rows("SELECT epoch_us(CAST((" + lit + ") AS TIMESTAMPTZ))")
+		if got := fmt.Sprint(vals[0]); got != want {
+			t.Errorf("%s: Go read %s, the engine %s", lit, got, want)
+		}
+	}
+	for _, lit := range []string{"'yesterday'", "now()", "'2026-01-01 10:00:00+02'::timestamp"} {
+		tree, _ := pg_query.Parse("SELECT " + lit)
+		if literalTimes([]*pg_query.Node{tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val}, make([]int64, 1)) {
+			t.Errorf("%s read in Go; it needs the engine", lit)
+		}
 	}
 }

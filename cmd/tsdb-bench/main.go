@@ -70,6 +70,9 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 		defer os.RemoveAll(d)
 		work = d
 	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
 	// PostgreSQL runs as its own user when the bench runs as root: it must
 	// be able to reach its directory inside the work directory.
 	if err := os.Chmod(work, 0o755); err != nil {
