@@ -169,19 +169,11 @@ type part struct {
 func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, error) {
 	ts := rec.Column(t.TimeIndex).(*array.Timestamp)
 	// Most records (one INSERT, a COPY cut at bucket edges) lie in one
-	// bucket: check that before sorting rows into buckets.
+	// bucket: buckets are intervals, so the first and last times tell.
 	if ts.Len() > 0 {
-		first := membuffer.BucketKey(int64(ts.Value(0)), s.opts.BucketDuration)
-		one := true
-		for i := 1; i < ts.Len(); i++ {
-			if v := int64(ts.Value(i)); v < first.Start || v >= first.End {
-				one = false
-				break
-			}
-		}
-		if one {
-			lo, hi := timeBounds(rec, t.TimeIndex)
-			return []part{{key: first, rec: rec, lo: lo, hi: hi}}, nil
+		lo, hi := timeBounds(rec, t.TimeIndex)
+		if k := membuffer.BucketKey(lo, s.opts.BucketDuration); hi < k.End {
+			return []part{{key: k, rec: rec, lo: lo, hi: hi}}, nil
 		}
 	}
 	keys := map[membuffer.Key][]arrowutil.RowRef{}
@@ -192,10 +184,6 @@ func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, er
 			order = append(order, k)
 		}
 		keys[k] = append(keys[k], arrowutil.RowRef{Row: i})
-	}
-	if len(order) == 1 {
-		lo, hi := timeBounds(rec, t.TimeIndex)
-		return []part{{key: order[0], rec: rec, lo: lo, hi: hi}}, nil
 	}
 	parts := make([]part, 0, len(order))
 	for _, k := range order {
