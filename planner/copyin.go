@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
 )
 
 // copyBatchRows is how many rows one Arrow record of a COPY holds.
@@ -86,19 +87,10 @@ func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
 	return d.bld
 }
 
-// bucketOf is the MemBuffer bucket of a time in micros (floor division,
-// as the store computes it).
+// bucketOf is the start of the MemBuffer bucket of a time in micros, as
+// the store computes it.
 func (d *chunkDecoder) bucketOf(us int64) int64 {
-	c := d.c
-	w := c.s.p.store.BucketDuration().Microseconds()
-	if w <= 0 {
-		return 0
-	}
-	k := us / w
-	if us%w != 0 && us < 0 {
-		k--
-	}
-	return k
+	return membuffer.BucketKey(us, d.c.s.p.store.BucketDuration()).Start
 }
 
 // consume decodes the whole rows at the start of data (all of it when
