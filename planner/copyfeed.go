@@ -83,7 +83,7 @@ func (c *CopyIn) dispatch(final bool) error {
 		return err
 	}
 	if end > 0 {
-		d := &chunkDecoder{c: c, line: f.lines, header: true}
+		d := &chunkDecoder{c: c, line: f.lines}
 		// The chunk gets its own copy: pending is reused for what follows.
 		c.start(copyJob{seq: len(f.results), data: append([]byte(nil), data[:end]...), dec: d})
 		f.lines += rows
@@ -110,7 +110,7 @@ func (c *CopyIn) start(job copyJob) {
 						j.dec.skipped = j.data
 						continue
 					}
-					if _, err := j.dec.consume(j.data, true); err != nil {
+					if err := j.dec.consume(j.data); err != nil {
 						// The builder may hold half a row: no record.
 						j.dec.err = err
 						f.failed.Store(true)
@@ -157,7 +157,7 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 	var rows int64
 	for _, d := range f.results {
 		if d.skipped != nil {
-			if _, err := d.consume(d.skipped, true); err != nil {
+			if err := d.consume(d.skipped); err != nil {
 				return 0, err
 			}
 			d.cut()

@@ -17,15 +17,16 @@ import (
 // copyBatchRows is how many rows one Arrow record of a COPY holds.
 const copyBatchRows = 64 << 10
 
-// chunkDecoder decodes one chunk of whole rows into Arrow records. Chunks
-// are decoded concurrently, each by its own decoder.
+// chunkDecoder decodes one chunk into Arrow records. The dispatcher cuts
+// chunks at row ends (copyFeed.rowsEnd) and strips the binary header, so a
+// decoder never sees a partial row: running out of data inside a row is an
+// error. Chunks are decoded concurrently, each by its own decoder.
 type chunkDecoder struct {
 	c          *CopyIn
 	bld        *array.RecordBuilder
 	recs       []arrow.RecordBatch
 	rows       int64
 	line       int  // input lines (rows) seen, for messages
-	header     bool // binary header read (the dispatcher strips it)
 	ended      bool // \. or the binary trailer was seen
 	fields     []copyField
 	scratch    []byte
@@ -93,76 +94,60 @@ func (d *chunkDecoder) bucketOf(us int64) int64 {
 	return membuffer.BucketKey(us, d.c.s.p.store.BucketDuration()).Start
 }
 
-// consume decodes the whole rows at the start of data (all of it when
-// final) and returns how many bytes it used.
-func (d *chunkDecoder) consume(data []byte, final bool) (int, error) {
+// consume decodes a chunk.
+func (d *chunkDecoder) consume(data []byte) error {
 	switch d.c.Format {
 	case CopyBinary:
-		return d.consumeBinary(data, final)
+		return d.consumeBinary(data)
 	case CopyCSV:
-		return d.consumeLines(data, final, d.splitCSV)
+		return d.consumeLines(data, d.splitCSV)
 	default:
-		return d.consumeLines(data, final, d.splitText)
+		return d.consumeLines(data, d.splitText)
 	}
 }
 
 // consumeLines cuts text or CSV rows with split, which returns the end of
-// the row starting at data[0] (after its newline), or -1 when the row is not
-// complete.
-func (d *chunkDecoder) consumeLines(data []byte, final bool, split func(data []byte, final bool) (int, error)) (int, error) {
-	c := d.c
-	used := 0
-	for used < len(data) && !d.ended {
-		n, err := split(data[used:], final)
+// the row starting at data[0] (after its newline).
+func (d *chunkDecoder) consumeLines(data []byte, split func(data []byte) (int, error)) error {
+	for used := 0; used < len(data) && !d.ended; {
+		n, err := split(data[used:])
 		if err != nil {
-			return 0, err
-		}
-		if n < 0 {
-			break
+			return err
 		}
 		used += n
 		d.line++
-		if d.ended {
-			break
-		}
-		if d.line == 1 && c.opts.header {
+		if d.ended || (d.line == 1 && d.c.opts.header) {
 			continue
 		}
 		if err := d.appendFields(); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return used, nil
+	return nil
 }
 
-// lineEnd finds the end of a line without quotes: the index after '\n', or
-// len(data) at the end of the final payload, or -1.
-func lineEnd(data []byte, final bool) (end, content int) {
+// lineEnd finds the end of a line without quotes: the index after '\n'
+// (or the end of data), and where its content ends (before "\r\n").
+func lineEnd(data []byte) (end, content int) {
+	end = len(data)
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		content = i
-		if content > 0 && data[content-1] == '\r' {
-			content--
-		}
-		return i + 1, content
+		end = i + 1
 	}
-	if final {
-		content = len(data)
-		if content > 0 && data[content-1] == '\r' {
-			content--
-		}
-		return len(data), content
+	content = end
+	if content > 0 && data[content-1] == '\n' {
+		content--
 	}
-	return -1, 0
+	if content > 0 && data[content-1] == '\r' {
+		content--
+	}
+	return end, content
 }
 
 // splitText reads one line of PostgreSQL's text format: fields split by
 // the delimiter, the NULL string (\N) for NULL, backslash escapes.
-func (d *chunkDecoder) splitText(data []byte, final bool) (int, error) {
+func (d *chunkDecoder) splitText(data []byte) (int, error) {
 	c := d.c
-	end, content := lineEnd(data, final)
-	if end < 0 {
-		return -1, nil
-	}
+	end, content := lineEnd(data)
 	line := data[:content]
 	if len(line) == 2 && line[0] == '\\' && line[1] == '.' {
 		d.ended = true
@@ -227,9 +212,9 @@ func unescapeCopy(dst, s []byte) []byte {
 // starts and ends quoting anywhere in a field, a doubled quote inside
 // quotes is a quote, newlines inside quotes belong to the field, and only
 // an unquoted field equal to the NULL string is NULL.
-func (d *chunkDecoder) splitCSV(data []byte, final bool) (int, error) {
+func (d *chunkDecoder) splitCSV(data []byte) (int, error) {
 	c := d.c
-	if end, content := lineEnd(data, final); end >= 0 && content == 2 && data[0] == '\\' && data[1] == '.' {
+	if end, content := lineEnd(data); content == 2 && data[0] == '\\' && data[1] == '.' {
 		d.ended = true
 		return end, nil
 	}
@@ -243,11 +228,8 @@ func (d *chunkDecoder) splitCSV(data []byte, final bool) (int, error) {
 		fstart := len(d.scratch)
 		for {
 			if i == len(data) {
-				if !final || inQuote {
-					if final && inQuote {
-						return 0, sqlerr.New(sqlerr.InvalidTextRep, "COPY %s, line %d: unterminated CSV quoted field", c.tbl.Name, d.line+1)
-					}
-					return -1, nil
+				if inQuote {
+					return 0, sqlerr.New(sqlerr.InvalidTextRep, "COPY %s, line %d: unterminated CSV quoted field", c.tbl.Name, d.line+1)
 				}
 				break
 			}
@@ -258,9 +240,6 @@ func (d *chunkDecoder) splitCSV(data []byte, final bool) (int, error) {
 						d.scratch = append(d.scratch, quote)
 						i += 2
 						continue
-					}
-					if i+1 == len(data) && !final {
-						return -1, nil // a doubled quote may follow
 					}
 					inQuote = false
 					i++
@@ -305,9 +284,6 @@ func (d *chunkDecoder) splitCSV(data []byte, final bool) (int, error) {
 		case '\r':
 			if i+1 < len(data) && data[i+1] == '\n' {
 				return i + 2, nil
-			}
-			if i+1 == len(data) && !final {
-				return -1, nil
 			}
 			return i + 1, nil
 		default: // '\n'
@@ -366,59 +342,30 @@ var binaryCopySignature = []byte("PGCOPY\n\xff\r\n\x00")
 // consumeBinary reads PostgreSQL's binary COPY format (what pgx's CopyFrom
 // sends): a signature, flags and a header extension, then per row a field
 // count and length-prefixed binary values, and a -1 trailer.
-func (d *chunkDecoder) consumeBinary(data []byte, final bool) (int, error) {
+func (d *chunkDecoder) consumeBinary(data []byte) error {
 	c := d.c
 	bad := func(format string, args ...any) error {
 		return sqlerr.New(sqlerr.InvalidTextRep, "COPY %s: "+format, append([]any{c.tbl.Name}, args...)...)
 	}
-	p := 0
-	if !d.header {
-		hl := len(binaryCopySignature) + 8
-		if len(data) < hl {
-			if final || (len(data) > 0 && !bytes.HasPrefix(binaryCopySignature, data[:min(len(data), len(binaryCopySignature))])) {
-				return 0, bad("invalid COPY file header (COPY BINARY)")
-			}
-			return 0, nil
-		}
-		if !bytes.HasPrefix(data, binaryCopySignature) {
-			return 0, bad("invalid COPY file header (COPY BINARY)")
-		}
-		ext := int(binary.BigEndian.Uint32(data[len(binaryCopySignature)+4:]))
-		if ext < 0 || len(data) < hl+ext {
-			if final {
-				return 0, bad("invalid COPY file header (COPY BINARY)")
-			}
-			return 0, nil
-		}
-		p, d.header = hl+ext, true
-	}
-	for !d.ended {
-		if p == len(data) {
-			break // the -1 trailer is optional in practice (pgx omits it)
-		}
+	truncated := bad("unexpected end of binary data")
+	for p := 0; p < len(data) && !d.ended; {
+		// The -1 trailer is optional in practice (pgx omits it).
 		if p+2 > len(data) {
-			if final {
-				return 0, bad("unexpected end of binary data")
-			}
-			break
+			return truncated
 		}
 		n := int(int16(binary.BigEndian.Uint16(data[p:])))
 		if n == -1 {
 			d.ended = true
-			p += 2
 			break
 		}
 		if n != len(c.targets) {
-			return 0, bad("row %d has %d fields, expected %d", d.line+int(d.rows)+1, n, len(c.targets))
+			return bad("row %d has %d fields, expected %d", d.line+int(d.rows)+1, n, len(c.targets))
 		}
-		// Take the row only when all of it is here.
 		q := p + 2
 		d.fields = d.fields[:0]
-		complete := true
 		for range n {
 			if q+4 > len(data) {
-				complete = false
-				break
+				return truncated
 			}
 			l := int(int32(binary.BigEndian.Uint32(data[q:])))
 			q += 4
@@ -427,17 +374,10 @@ func (d *chunkDecoder) consumeBinary(data []byte, final bool) (int, error) {
 				continue
 			}
 			if q+l > len(data) {
-				complete = false
-				break
+				return truncated
 			}
 			d.fields = append(d.fields, copyField{b: data[q : q+l]})
 			q += l
-		}
-		if !complete {
-			if final {
-				return 0, bad("unexpected end of binary data")
-			}
-			break
 		}
 		if d.pos == nil {
 			d.pos = positions(len(c.tbl.Columns), c.targets)
@@ -455,11 +395,11 @@ func (d *chunkDecoder) consumeBinary(data []byte, final bool) (int, error) {
 				continue
 			}
 			if err := appendBinary(bld.Field(ci), col.Type, d.fields[fp].b); err != nil {
-				return 0, bad("row %d, column %s: %v", d.line+int(d.rows)+1, col.Name, err)
+				return bad("row %d, column %s: %v", d.line+int(d.rows)+1, col.Name, err)
 			}
 		}
 		d.rows++
 		p = q
 	}
-	return p, nil
+	return nil
 }
