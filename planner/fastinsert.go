@@ -6,12 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/auth"
+	"tsdb/internal/schema"
 )
 
 // The INSERT fast path. A query string that is exactly one
@@ -350,25 +348,14 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 	if err != nil || len(ins.rows) == 0 || len(ins.rows[0]) != len(targets) {
 		return nil, false, nil
 	}
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
-	defer bld.Release()
-	pos := positions(len(tbl.Columns), targets)
-	for ci := range tbl.Columns {
-		bld.Field(ci).Reserve(len(ins.rows))
-	}
-	for _, row := range ins.rows {
-		for ci, col := range tbl.Columns {
-			if pos[ci] < 0 {
-				bld.Field(ci).AppendNull()
-				continue
-			}
-			if !appendLit(bld.Field(ci), col.Type, row[pos[ci]]) {
-				return nil, false, nil
-			}
-		}
+	// The scanner made every row as wide as the first.
+	rec, ok := literalRecord(tbl, targets, len(ins.rows), func(r, j int, _ schema.Type) (literal, bool) {
+		return ins.rows[r][j], true
+	})
+	if !ok {
+		return nil, false, nil
 	}
 	// The store keeps the record (it becomes a MemBuffer batch).
-	rec := bld.NewRecordBatch()
 	n, err := s.p.store.Insert(ctx, ins.table, rec)
 	if err != nil {
 		return nil, true, err

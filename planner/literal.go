@@ -22,20 +22,33 @@ import (
 // and the statement goes through DuckDB, so the result is the same either
 // way.
 func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node) (arrow.RecordBatch, bool) {
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
-	defer bld.Release()
-	pos := positions(len(tbl.Columns), targets)
 	for _, row := range rows {
-		items := row.GetList().GetItems()
-		if len(items) != len(targets) {
+		if len(row.GetList().GetItems()) != len(targets) {
 			return nil, false
 		}
+	}
+	return literalRecord(tbl, targets, len(rows), func(r, j int, ty schema.Type) (literal, bool) {
+		return constOf(rows[r].GetList().GetItems()[j], ty)
+	})
+}
+
+// literalRecord builds a record of the table from n rows of constants;
+// cell(r, j, ty) is the j-th value of row r, for a column of type ty.
+// Columns not among targets are NULL. It reports false as soon as a value
+// needs the engine's conversion rules.
+func literalRecord(tbl schema.Table, targets []int, n int, cell func(r, j int, ty schema.Type) (literal, bool)) (arrow.RecordBatch, bool) {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	bld.Reserve(n)
+	pos := positions(len(tbl.Columns), targets)
+	for r := range n {
 		for ci, col := range tbl.Columns {
 			if pos[ci] < 0 {
 				bld.Field(ci).AppendNull()
 				continue
 			}
-			if !appendLiteral(bld.Field(ci), col.Type, items[pos[ci]]) {
+			lit, ok := cell(r, pos[ci], col.Type)
+			if !ok || !appendLit(bld.Field(ci), col.Type, lit) {
 				return nil, false
 			}
 		}
@@ -78,14 +91,6 @@ func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 		return literal{kind: 'b', b: v.Boolval.Boolval}, true
 	}
 	return literal{}, false
-}
-
-func appendLiteral(b array.Builder, ty schema.Type, n *pg_query.Node) bool {
-	lit, ok := constOf(n, ty)
-	if !ok {
-		return false
-	}
-	return appendLit(b, ty, lit)
 }
 
 // appendLit appends one constant converted to ty, or reports false when the
