@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,18 +140,7 @@ func (t *Table) load(ctx context.Context, base *Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	var versions []int64
-	for _, n := range names {
-		if !strings.HasSuffix(n, ".json") {
-			continue
-		}
-		v, err := strconv.ParseInt(strings.TrimSuffix(n, ".json"), 10, 64)
-		if err != nil {
-			continue
-		}
-		versions = append(versions, v)
-	}
-	sort.Slice(versions, func(i, j int) bool { return versions[i] < versions[j] })
+	versions := logVersions(names, ".json")
 	// Start from the newest checkpoint when reading from scratch: opening a
 	// table then costs the commits since that checkpoint, not all of them.
 	var st *state
@@ -437,23 +427,10 @@ func (t *Table) CleanLog(ctx context.Context, retention time.Duration, now time.
 	if err != nil {
 		return 0, err
 	}
-	var commits, checkpoints []int64
-	for _, n := range names {
-		switch {
-		case strings.HasSuffix(n, ".checkpoint.parquet"):
-			if v, err := strconv.ParseInt(strings.TrimSuffix(n, ".checkpoint.parquet"), 10, 64); err == nil {
-				checkpoints = append(checkpoints, v)
-			}
-		case strings.HasSuffix(n, ".json"):
-			if v, err := strconv.ParseInt(strings.TrimSuffix(n, ".json"), 10, 64); err == nil {
-				commits = append(commits, v)
-			}
-		}
-	}
-	sort.Slice(checkpoints, func(i, j int) bool { return checkpoints[i] > checkpoints[j] })
+	commits, checkpoints := logVersions(names, ".json"), logVersions(names, ".checkpoint.parquet")
 	cutoff := now.Add(-retention).UnixMilli()
 	keep := int64(-1)
-	for _, c := range checkpoints {
+	for _, c := range slices.Backward(checkpoints) {
 		ts, err := t.commitTime(ctx, c)
 		if err != nil {
 			return 0, err
@@ -503,4 +480,20 @@ func (t *Table) commitTime(ctx context.Context, v int64) (int64, error) {
 		}
 	}
 	return 0, nil
+}
+
+// logVersions returns, ascending, the versions of the log entries named
+// %020d<suffix>.
+func logVersions(names []string, suffix string) []int64 {
+	var vs []int64
+	for _, n := range names {
+		if !strings.HasSuffix(n, suffix) {
+			continue
+		}
+		if v, err := strconv.ParseInt(strings.TrimSuffix(n, suffix), 10, 64); err == nil {
+			vs = append(vs, v)
+		}
+	}
+	slices.Sort(vs)
+	return vs
 }
