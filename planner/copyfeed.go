@@ -82,14 +82,18 @@ func (c *CopyIn) dispatch(final bool) error {
 	if err != nil {
 		return err
 	}
-	if end > 0 {
-		d := &chunkDecoder{c: c, line: f.lines}
-		// The chunk gets its own copy: pending is reused for what follows.
-		c.start(copyJob{seq: len(f.results), data: append([]byte(nil), data[:end]...), dec: d})
-		f.lines += rows
-	}
 	f.ended = ended
-	f.pending = append(f.pending[:0], data[end:]...)
+	if end == 0 {
+		f.pending = append(f.pending[:0], data...)
+		return nil
+	}
+	// The chunk keeps pending's array; only the partial row after it is
+	// copied into a new one, so each input byte is copied once.
+	rest := data[end:]
+	f.pending = append(make([]byte, 0, len(rest)+copyChunkBytes), rest...)
+	d := &chunkDecoder{c: c, line: f.lines}
+	c.start(copyJob{seq: len(f.results), data: data[:end:end], dec: d})
+	f.lines += rows
 	return nil
 }
 
