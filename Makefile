@@ -27,8 +27,9 @@ run: $(BIN)
 
 ## deps: what the tests need on a fresh Debian machine: psql, and the
 ## client libraries the end-to-end tests drive tsdb with (psycopg2, pgJDBC,
-## node-postgres), and chDB (npm), the independent Delta reader the tests
-## check tsdb's tables with. Installed only when missing.
+## node-postgres), chDB (npm), the independent Delta reader the tests
+## check tsdb's tables with, and versitygw, the S3-compatible server of the
+## object-storage tests. Installed only when missing.
 deps:
 	@missing=""; \
 	command -v psql >/dev/null 2>&1 || missing="$$missing postgresql-client"; \
@@ -46,6 +47,9 @@ deps:
 	@# (npm drops them), so npm ci refuses it: install the pinned version
 	@# without a lock instead.
 	@[ -d tests/clients/chdb/node_modules/chdb ] || (cd tests/clients/chdb && npm install --no-package-lock --no-audit --no-fund --loglevel=error)
+	@# versitygw: the S3-compatible server the object-storage tests run
+	@# against (Apache-2.0), built once into .cache/bin (about two minutes).
+	@[ -x .cache/bin/versitygw ] || (echo "building versitygw for the S3 tests" && GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
 	$(GO) mod download
 
 ## test: vet and format check, unit tests of every package, then end-to-end

@@ -16,8 +16,7 @@ import (
 var ErrExists = errors.New("delta: object already exists")
 
 // Store is where a Delta table's files live. Paths are slash-separated and
-// relative to the table root. Implementations: the local filesystem here;
-// S3-compatible object stores implement the same contract.
+// relative to the table root. Implementations: LocalStore and S3Store.
 type Store interface {
 	// Get returns an object's contents; a missing object is fs.ErrNotExist.
 	Get(ctx context.Context, path string) ([]byte, error)
@@ -32,9 +31,12 @@ type Store interface {
 	List(ctx context.Context, dir string) ([]string, error)
 	// Delete removes an object; a missing object is not an error.
 	Delete(ctx context.Context, path string) error
-	// LocalPath returns the absolute filesystem path of an object when the
-	// store is local (DuckDB reads such files directly), else "".
+	// LocalPath returns the absolute local path where the engine reads a
+	// data file: the file itself for a local store, a mirrored copy for an
+	// object store (Fetch puts it there).
 	LocalPath(path string) string
+	// Fetch makes a data file readable at LocalPath.
+	Fetch(ctx context.Context, path string) error
 }
 
 // LocalStore is a Store on the local filesystem rooted at a directory.
@@ -58,6 +60,9 @@ func (s *LocalStore) abs(p string) string { return filepath.Join(s.Root, filepat
 
 // LocalPath implements Store.
 func (s *LocalStore) LocalPath(p string) string { return s.abs(p) }
+
+// Fetch implements Store: a local file is where the engine reads it.
+func (s *LocalStore) Fetch(context.Context, string) error { return nil }
 
 // Get implements Store.
 func (s *LocalStore) Get(_ context.Context, p string) ([]byte, error) {
@@ -105,16 +110,24 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// replaceFile writes data under dst through a temporary file and a rename.
+func replaceFile(dst string, data []byte) error {
+	tmp, err := writeTemp(dst, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
 // Put implements Store. The data is written to a temporary file and renamed
 // into place, so a crash never leaves a truncated file under the final name.
 func (s *LocalStore) Put(_ context.Context, p string, data []byte) error {
 	dst := s.abs(p)
-	tmp, err := writeTemp(dst, data)
-	if err != nil {
-		return fmt.Errorf("delta: write %s: %w", p, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(dst, data); err != nil {
 		return fmt.Errorf("delta: write %s: %w", p, err)
 	}
 	if err := syncDir(filepath.Dir(dst)); err != nil {

@@ -36,6 +36,11 @@ var ErrNotATable = errors.New("delta: no transaction log")
 // commit's txn at the same or a newer version: the work is durable already.
 var ErrTxnAlreadyCommitted = errors.New("delta: transaction already committed")
 
+// ErrConflict is returned by Commit when a concurrent commit (of another
+// writer on the same storage) removed a file the commit removes: the
+// caller's work is based on data that changed and must be redone.
+var ErrConflict = errors.New("delta: conflicting concurrent commit")
+
 // LogError reports a commit file that cannot be parsed.
 type LogError struct {
 	Version int64
@@ -325,6 +330,9 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 				}
 			}
 		}
+		if err := checkRemoves(base, actions); err != nil {
+			return base, err
+		}
 		v := base.Version + 1
 		err := t.store.PutIfAbsent(ctx, commitPath(v), data)
 		if err == nil {
@@ -359,6 +367,24 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 		t.smu.Unlock()
 		base = newer
 	}
+}
+
+// checkRemoves is the conflict check of optimistic concurrency: a commit
+// that removes a file is valid only while the file is in the table. If a
+// commit of another writer removed it first (its DELETE, UPDATE or
+// compaction), retrying at the next version would bring the file's rows
+// back or apply a change twice.
+func checkRemoves(base *Snapshot, actions []Action) error {
+	for _, a := range actions {
+		if a.Remove == nil {
+			continue
+		}
+		i := sort.Search(len(base.Files), func(i int) bool { return base.Files[i].Path >= a.Remove.Path })
+		if i == len(base.Files) || base.Files[i].Path != a.Remove.Path {
+			return fmt.Errorf("%w: %s is no longer in the table at version %d", ErrConflict, a.Remove.Path, base.Version)
+		}
+	}
+	return nil
 }
 
 // Refresh reads commits written since the last known version.

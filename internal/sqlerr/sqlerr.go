@@ -34,6 +34,7 @@ const (
 	IOError               = "58030"
 	ProtocolViolation     = "08P01"
 	ActiveSQLTransaction  = "25001"
+	SerializationFailure  = "40001"
 )
 
 // Error is an error with a SQLSTATE code and PostgreSQL-style fields.
