@@ -138,7 +138,8 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 }
 
 // commitCompaction swaps group for add in one commit, unless a DELETE or
-// UPDATE removed one of the group's files since the merge read them.
+// UPDATE (of this or another writer) removed one of the group's files
+// since the merge read them.
 func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []delta.File, add delta.Add) (bool, error) {
 	ts.flushMu.Lock()
 	defer ts.flushMu.Unlock()
@@ -164,7 +165,9 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	actions = append(actions, delta.Action{Add: &add})
 	snap, err := ts.delta.Commit(ctx, "OPTIMIZE", actions)
 	if err != nil {
-		if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
+		if errors.Is(err, delta.ErrConflict) {
+			// Another writer removed an input first (its DML or its own
+			// compaction): dropping this merge loses nothing.
 			return false, nil
 		}
 		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.schema.Name, err)

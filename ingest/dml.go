@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,10 +13,6 @@ import (
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
-
-// dmlAppID is the Delta txn appId that records the newest DELETE/UPDATE
-// (by WAL sequence) applied to a table's files.
-const dmlAppID = "tsdb-dml"
 
 // DML is a DELETE or UPDATE compiled for one table. Ingest decides where it
 // applies (which batches and files, in which order with inserts) and how the
@@ -144,60 +141,28 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 	}
 
 	ts.mu.RLock()
-	published := ts.published
+	snap := ts.published
 	ts.mu.RUnlock()
-	snap := published
-	if v, ok := published.Txns[dmlAppID]; !replay || !ok || uint64(v) < seq {
-		store := ts.delta.Store()
-		var actions []delta.Action
-		var written []string
-		cleanup := func() {
-			for _, p := range written {
-				store.Delete(context.Background(), p)
+	if v, ok := snap.Txns[s.dmlAppID()]; !replay || !ok || uint64(v) < seq {
+		// Another writer on shared storage may change the same files
+		// meanwhile; the statement is then evaluated again over the
+		// table as that writer left it (see delta.ErrConflict).
+		var fileChanged int64
+		for attempt := 0; ; attempt++ {
+			var err error
+			snap, fileChanged, err = s.applyDMLToFiles(ctx, ts, snap, seq, op, dml, lo, hi)
+			if err == nil {
+				break
 			}
-		}
-		now := time.Now().UnixMilli()
-		for _, f := range published.Files {
-			if f.MaxTime < lo || f.MinTime > hi {
-				continue
-			}
-			rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path))
-			if err != nil {
-				cleanup()
+			if !errors.Is(err, delta.ErrConflict) {
 				return 0, err
 			}
-			if n == 0 {
-				continue
+			if attempt >= 4 {
+				return 0, sqlerr.Wrap(sqlerr.SerializationFailure, fmt.Errorf("could not serialize %s with another writer's commits: %w", op, err))
 			}
-			changed += n
-			actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
-			if rec != nil && rec.NumRows() > 0 {
-				if err := s.validate(ts.schema, rec); err != nil {
-					cleanup()
-					return 0, err
-				}
-				add, err := delta.WriteDataFile(ctx, store, ts.schema, []arrow.RecordBatch{rec})
-				if err != nil {
-					cleanup()
-					return 0, err
-				}
-				written = append(written, add.Path)
-				actions = append(actions, delta.Action{Add: &add})
-			}
+			snap = ts.delta.Snapshot()
 		}
-		// The txn is committed even when no file changed: a replay must
-		// never apply this statement to files flushed after it.
-		actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: dmlAppID, Version: int64(seq), LastUpdated: now}})
-		var err error
-		snap, err = ts.delta.Commit(ctx, op, actions)
-		if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
-			cleanup()
-			snap, err = ts.delta.Snapshot(), nil
-		}
-		if err != nil {
-			cleanup()
-			return 0, err
-		}
+		changed += fileChanged
 	}
 	ts.mu.Lock()
 	ts.published = snap
@@ -212,4 +177,65 @@ func timeBoundsOrEmpty(rec arrow.RecordBatch, idx int) (int64, int64) {
 		return 1, 0 // an empty range overlaps nothing
 	}
 	return timeBounds(rec, idx)
+}
+
+// applyDMLToFiles rewrites the files of published that the statement
+// changes and commits removes and adds with the statement's txn. It
+// returns the snapshot to publish and the number of rows changed in files.
+func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *delta.Snapshot, seq uint64, op string, dml DML, lo, hi int64) (*delta.Snapshot, int64, error) {
+	store := ts.delta.Store()
+	var actions []delta.Action
+	var written []string
+	cleanup := func() {
+		for _, p := range written {
+			store.Delete(context.Background(), p)
+		}
+	}
+	var changed int64
+	now := time.Now().UnixMilli()
+	for _, f := range published.Files {
+		if f.MaxTime < lo || f.MinTime > hi {
+			continue
+		}
+		if err := store.Fetch(ctx, f.Path); err != nil {
+			cleanup()
+			return nil, 0, err
+		}
+		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path))
+		if err != nil {
+			cleanup()
+			return nil, 0, err
+		}
+		if n == 0 {
+			continue
+		}
+		changed += n
+		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		if rec != nil && rec.NumRows() > 0 {
+			if err := s.validate(ts.schema, rec); err != nil {
+				cleanup()
+				return nil, 0, err
+			}
+			add, err := delta.WriteDataFile(ctx, store, ts.schema, []arrow.RecordBatch{rec})
+			if err != nil {
+				cleanup()
+				return nil, 0, err
+			}
+			written = append(written, add.Path)
+			actions = append(actions, delta.Action{Add: &add})
+		}
+	}
+	// The txn is committed even when no file changed: a replay must
+	// never apply this statement to files flushed after it.
+	actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: s.dmlAppID(), Version: int64(seq), LastUpdated: now}})
+	snap, err := ts.delta.Commit(ctx, op, actions)
+	if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
+		cleanup()
+		return ts.delta.Snapshot(), changed, nil
+	}
+	if err != nil {
+		cleanup()
+		return nil, 0, err
+	}
+	return snap, changed, nil
 }

@@ -305,7 +305,7 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 			recs = append(recs, b.Rec)
 			rows += b.Rec.NumRows()
 		}
-		id := appID(sb.Key)
+		id := s.appID(sb.Key)
 		versions[id] = max(versions[id], int64(sb.MaxSeq()))
 		seqs = append(seqs, sb.Seqs()...)
 		walBytes += sb.WALBytes()

@@ -78,7 +78,7 @@ func batchAt(tbl schema.Table, ts time.Time, n, padBytes int) arrow.RecordBatch 
 
 func files(t *testing.T, s *Store, name string) int {
 	t.Helper()
-	snap, err := s.Snapshot(name)
+	snap, err := s.Snapshot(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func files(t *testing.T, s *Store, name string) int {
 
 func rowsIn(t *testing.T, s *Store, name string) int64 {
 	t.Helper()
-	snap, err := s.Snapshot(name)
+	snap, err := s.Snapshot(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestTinyBucketsAreMergedIntoOneFile(t *testing.T) {
 	if n := files(t, s, "cpu"); n != 1 {
 		t.Fatalf("%d files for 5 tiny buckets, want 1", n)
 	}
-	snap, _ := s.Snapshot("cpu")
+	snap, _ := s.Snapshot(context.Background(), "cpu")
 	if len(snap.Batches) != 0 || snap.Files[0].NumRecords != 15 {
 		t.Fatalf("merged file holds %d rows, %d batches left", snap.Files[0].NumRecords, len(snap.Batches))
 	}

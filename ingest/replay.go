@@ -9,8 +9,6 @@ import (
 	"tsdb/wal"
 )
 
-func appID(k membuffer.Key) string { return fmt.Sprintf("tsdb-bucket-%d-%d", k.Start, k.End) }
-
 // replay re-applies WAL entries that no Delta commit holds yet. Entries that
 // cannot be read are reported, quarantined by the WAL and skipped.
 func (s *Store) replay(ctx context.Context) error {
@@ -31,7 +29,7 @@ func (s *Store) replay(ctx context.Context) error {
 			stale = append(stale, seq) // the table was dropped
 			return nil
 		}
-		if v, ok := ts.published.Txns[appID(e.key)]; ok && uint64(v) >= seq {
+		if v, ok := ts.published.Txns[s.appID(e.key)]; ok && uint64(v) >= seq {
 			stale = append(stale, seq) // already flushed to Delta
 			return nil
 		}

@@ -12,10 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +71,13 @@ type Options struct {
 	// and checkpoints before the newest checkpoint older than this). Zero
 	// means 30 days (Delta's delta.logRetentionDuration default).
 	LogRetention time.Duration
+	// Root is where the Delta tables live; nil means DataDir/tables on the
+	// local filesystem.
+	Root delta.Root
+	// RefreshInterval is how often the store reads commits other writers
+	// made to its tables (and tables they created). Zero means every 2s on
+	// an object-store root and never on a local one; negative means never.
+	RefreshInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -138,17 +143,21 @@ func (o Options) withDefaults() Options {
 
 // Store owns the WAL, the MemBuffer and the Delta tables.
 type Store struct {
-	opts      Options
-	logger    *slog.Logger
-	tablesDir string
-	wal       *wal.WAL
-	buf       *membuffer.Buffer
-	seq       *sequencer
-	metrics   *metrics
-	faults    *fault.Injector
+	opts    Options
+	logger  *slog.Logger
+	root    delta.Root
+	writer  string // this store's writer id, part of its Delta txn appIds
+	wal     *wal.WAL
+	buf     *membuffer.Buffer
+	seq     *sequencer
+	metrics *metrics
+	faults  *fault.Injector
 
-	mu     sync.RWMutex // guards tables
+	mu     sync.RWMutex // guards tables and dropping
 	tables map[string]*tableState
+	// dropping are tables whose files DropTable is deleting: the refresh
+	// loop must not find them in storage and open them again.
+	dropping map[string]bool
 
 	// gate holds writers back at the memory and WAL-lag limits.
 	gate gate
@@ -165,6 +174,7 @@ type Store struct {
 	stop        chan struct{}
 	done        chan struct{}
 	compactDone chan struct{} // closed when compactLoop has stopped
+	refreshDone chan struct{} // closed when refreshLoop has stopped
 	closeOnce   sync.Once
 }
 
@@ -227,9 +237,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{
 		opts:        opts,
 		logger:      logger,
-		tablesDir:   filepath.Join(opts.DataDir, "tables"),
+		root:        opts.Root,
 		buf:         membuffer.New(opts.Registerer),
 		tables:      map[string]*tableState{},
+		dropping:    map[string]bool{},
 		metrics:     newMetrics(opts.Registerer),
 		faults:      opts.Faults,
 		kick:        make(chan struct{}, 1),
@@ -237,12 +248,22 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 		compactDone: make(chan struct{}),
+		refreshDone: make(chan struct{}),
 	}
 	s.gate.notify()
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	if err := os.MkdirAll(s.tablesDir, 0o755); err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+	if s.root == nil {
+		root, err := delta.NewLocalRoot(filepath.Join(opts.DataDir, "tables"))
+		if err != nil {
+			return nil, err
+		}
+		s.root = root
 	}
+	writer, err := loadWriterID(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.writer = writer
 	if err := s.loadTables(ctx); err != nil {
 		return nil, err
 	}
@@ -256,8 +277,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	// its own high-water mark too).
 	var maxTxn uint64
 	for _, ts := range s.tables {
-		for _, v := range ts.published.Txns {
-			maxTxn = max(maxTxn, uint64(v))
+		for id, v := range ts.published.Txns {
+			if s.ownsAppID(id) {
+				maxTxn = max(maxTxn, uint64(v))
+			}
 		}
 	}
 	if err := w.EnsureNextSeq(maxTxn + 1); err != nil {
@@ -271,48 +294,53 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.seq = newSequencer(w.NextSeq())
 	go s.flushLoop()
 	go s.compactLoop()
+	go s.refreshLoop()
 	return s, nil
 }
 
-// loadTables rebuilds the catalog from data/tables/*/_delta_log.
+// loadTables rebuilds the catalog from the tables under the root.
 func (s *Store) loadTables(ctx context.Context) error {
-	ents, err := os.ReadDir(s.tablesDir)
+	names, err := s.root.Tables(ctx)
 	if err != nil {
-		return fmt.Errorf("ingest: list tables: %w", err)
+		return fmt.Errorf("ingest: %w", err)
 	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(s.tablesDir, e.Name())
-		if strings.HasPrefix(e.Name(), ".dropped-") {
-			// A DROP TABLE that crashed before it finished removing files.
-			if err := os.RemoveAll(dir); err != nil {
-				s.logger.Warn("cannot remove dropped table", "dir", dir, "err", err)
+	for _, name := range names {
+		ts, err := s.openTable(ctx, name)
+		if errors.Is(err, delta.ErrNotATable) {
+			// A CREATE TABLE that crashed before its first commit.
+			s.logger.Warn("table without a Delta log", "table", name, "root", s.root.String())
+			if err := s.root.DropIncomplete(ctx, name); err != nil {
+				s.logger.Warn("cannot remove incomplete table", "table", name, "err", err)
 			}
 			continue
 		}
-		store, err := delta.NewLocalStore(dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("ingest: open table %s: %w", name, err)
 		}
-		t, err := delta.Open(ctx, store, e.Name())
-		if errors.Is(err, delta.ErrNotATable) {
-			// A CREATE TABLE that crashed before its first commit.
-			s.logger.Warn("removing table directory without a Delta log", "dir", dir)
-			os.RemoveAll(dir)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: open table %s: %w", e.Name(), err)
-		}
-		snap := t.Snapshot()
-		sch := snap.Schema
-		sch.Name = e.Name()
-		s.tables[e.Name()] = &tableState{schema: sch, delta: t, published: snap}
-		s.logger.Info("table loaded", "table", e.Name(), "version", snap.Version, "files", len(snap.Files))
+		s.tables[name] = ts
+		s.logger.Info("table loaded", "table", name, "version", ts.published.Version, "files", len(ts.published.Files))
 	}
 	return nil
+}
+
+// openTable opens an existing table under the root.
+func (s *Store) openTable(ctx context.Context, name string) (*tableState, error) {
+	store, err := s.root.Table(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := delta.Open(ctx, store, name)
+	if err != nil {
+		return nil, err
+	}
+	return newTableState(name, t), nil
+}
+
+func newTableState(name string, t *delta.Table) *tableState {
+	snap := t.Snapshot()
+	sch := snap.Schema
+	sch.Name = name
+	return &tableState{schema: sch, delta: t, published: snap}
 }
 
 // Tables returns every table's schema, sorted by name.
@@ -359,23 +387,36 @@ func (s *Store) CreateTable(ctx context.Context, t schema.Table, ifNotExists boo
 		}
 		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
 	}
-	dir := filepath.Join(s.tablesDir, t.Name)
-	if err := os.RemoveAll(dir); err != nil { // leftovers of a crashed create
+	// Leftovers of a crashed create go first (where only this process
+	// writes; see Root.DropIncomplete).
+	if err := s.root.DropIncomplete(ctx, t.Name); err != nil {
 		return false, fmt.Errorf("ingest: %w", err)
 	}
-	store, err := delta.NewLocalStore(dir)
+	store, err := s.root.Table(ctx, t.Name)
 	if err != nil {
 		return false, err
 	}
 	dt, err := delta.Create(ctx, store, t)
+	if errors.Is(err, delta.ErrExists) {
+		// Another writer on shared storage created the table: take it
+		// into the catalog, as IF NOT EXISTS expects.
+		ts, oerr := s.openTable(ctx, t.Name)
+		if oerr != nil {
+			return false, fmt.Errorf("ingest: open table %s created elsewhere: %w", t.Name, oerr)
+		}
+		s.tables[t.Name] = ts
+		s.logger.Info("table created by another writer", "table", t.Name, "id", ts.schema.ID)
+		if ifNotExists {
+			return false, nil
+		}
+		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
+	}
 	if err != nil {
 		return false, fmt.Errorf("ingest: create table %s: %w", t.Name, err)
 	}
-	snap := dt.Snapshot()
-	sch := snap.Schema
-	sch.Name = t.Name
-	s.tables[t.Name] = &tableState{schema: sch, delta: dt, published: snap}
-	s.logger.Info("table created", "table", t.Name, "id", sch.ID)
+	ts := newTableState(t.Name, dt)
+	s.tables[t.Name] = ts
+	s.logger.Info("table created", "table", t.Name, "id", ts.schema.ID)
 	return true, nil
 }
 
@@ -391,7 +432,13 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 		return false, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", name)
 	}
 	delete(s.tables, name)
+	s.dropping[name] = true
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.dropping, name)
+		s.mu.Unlock()
+	}()
 
 	ts.flushMu.Lock()
 	defer ts.flushMu.Unlock()
@@ -401,15 +448,8 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 	s.buf.DropTable(name)
 	ts.mu.Unlock()
 
-	// Rename first so that a crash mid-removal leaves no half table behind:
-	// start-up deletes .dropped-* directories.
-	dir := filepath.Join(s.tablesDir, name)
-	gone := filepath.Join(s.tablesDir, fmt.Sprintf(".dropped-%s-%d", name, time.Now().UnixNano()))
-	if err := os.Rename(dir, gone); err != nil {
-		return false, fmt.Errorf("ingest: drop table %s: %w", name, err)
-	}
-	if err := os.RemoveAll(gone); err != nil {
-		s.logger.Warn("cannot remove dropped table files", "dir", gone, "err", err)
+	if err := s.root.DropTable(ctx, name); err != nil {
+		return false, fmt.Errorf("ingest: %w", err)
 	}
 	// WAL entries of the table are useless now; replay would skip them too
 	// (their table id no longer exists), so a failure here only wastes space.
@@ -433,15 +473,30 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 
 // Snapshot returns a consistent view of a table: every row acknowledged
 // before the call, each exactly once, in Delta files or MemBuffer batches.
-func (s *Store) Snapshot(name string) (*Snapshot, error) {
-	ts, err := s.state(name)
+// Every file is readable at its FilePaths entry (on an object store, files
+// another writer added are downloaded into the local mirror first).
+func (s *Store) Snapshot(ctx context.Context, name string) (*Snapshot, error) {
+	snap, store, err := s.snapshot(name)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range snap.Files {
+		if err := store.Fetch(ctx, f.Path); err != nil {
+			return nil, fmt.Errorf("ingest: %s: %w", name, err)
+		}
+	}
+	return snap, nil
+}
+
+func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return nil, nil, err
 	}
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	if ts.dropped {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	batches, maxID := s.buf.Snapshot(name)
 	snap := &Snapshot{Table: ts.schema, DeltaVersion: ts.published.Version, Files: ts.published.Files, Batches: batches, MaxBatchID: maxID}
@@ -449,7 +504,7 @@ func (s *Store) Snapshot(name string) (*Snapshot, error) {
 	for i, f := range snap.Files {
 		snap.FilePaths[i] = ts.delta.Store().LocalPath(f.Path)
 	}
-	return snap, nil
+	return snap, ts.delta.Store(), nil
 }
 
 // Close stops the flusher, flushes every buffered row to Delta and closes
@@ -461,6 +516,7 @@ func (s *Store) Close(ctx context.Context) error {
 		s.bgCancel()
 		<-s.done
 		<-s.compactDone
+		<-s.refreshDone
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
 			err = ferr

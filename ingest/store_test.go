@@ -54,7 +54,7 @@ func rows(t schema.Table, times ...time.Time) arrow.RecordBatch {
 
 func count(t *testing.T, s *Store) (files int, buffered int64) {
 	t.Helper()
-	snap, err := s.Snapshot("cpu")
+	snap, err := s.Snapshot(context.Background(), "cpu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestReplaySkipsEntriesWhoseFlushCommitted(t *testing.T) {
 	}
 	// Undo the WAL deletion by writing the same entry back under its seq is
 	// not possible through the API; instead check the txn covers the seq.
-	if v := ts.published.Txns[appID(sealed[0].Key)]; uint64(v) < seqs[0] {
+	if v := ts.published.Txns[s.appID(sealed[0].Key)]; uint64(v) < seqs[0] {
 		t.Fatalf("txn version %d does not cover wal entry %d", v, seqs[0])
 	}
 	s.crash()

@@ -356,7 +356,7 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 	snaps := make([]*ingest.Snapshot, 0, len(tables))
 	schemas := map[string]schema.Table{}
 	for _, name := range tables {
-		snap, err := s.p.store.Snapshot(name)
+		snap, err := s.p.store.Snapshot(ctx, name)
 		if err != nil {
 			b.done()
 			return nil, err

@@ -149,7 +149,7 @@ func TestQueriesOverBothLayers(t *testing.T) {
 	}
 	check("buffered")
 	e.must("CHECKPOINT")
-	snap, err := e.store.Snapshot("cpu")
+	snap, err := e.store.Snapshot(context.Background(), "cpu")
 	if err != nil {
 		t.Fatal(err)
 	}

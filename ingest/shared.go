@@ -1,0 +1,194 @@
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"tsdb/delta"
+	"tsdb/membuffer"
+)
+
+// Several tsdb processes may write to the same tables on shared storage,
+// each with its own WAL. Each names its Delta txn actions with its own
+// writer id: a txn says which of *this* WAL's entries a commit holds, and a
+// second writer's bucket with the same time range must not look flushed
+// because the first writer flushed its own rows of that range.
+
+// writerIDFile holds the writer id in the data directory, beside the WAL
+// whose entries the id's txns count.
+const writerIDFile = "writer-id"
+
+// loadWriterID reads the data directory's writer id, making one for a new
+// directory. A directory from before writer ids (a WAL but no id file)
+// keeps the unqualified appIds its tables already hold, so its replay
+// still recognises what is flushed.
+func loadWriterID(dataDir string) (string, error) {
+	p := filepath.Join(dataDir, writerIDFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("ingest: read writer id: %w", err)
+	}
+	id := ""
+	if _, err := os.Stat(filepath.Join(dataDir, "wal")); errors.Is(err, fs.ErrNotExist) {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return "", fmt.Errorf("ingest: writer id: %w", err)
+		}
+		id = hex.EncodeToString(r[:])
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", fmt.Errorf("ingest: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("ingest: write writer id: %w", err)
+	}
+	if _, err := f.WriteString(id + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("ingest: write writer id: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", fmt.Errorf("ingest: write writer id: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("ingest: write writer id: %w", err)
+	}
+	return id, nil
+}
+
+// appPrefix starts every txn appId of this writer.
+func (s *Store) appPrefix() string {
+	if s.writer == "" {
+		return "tsdb-"
+	}
+	return "tsdb-" + s.writer + "-"
+}
+
+// appID names the txn that records how far this writer's entries of one
+// bucket are flushed.
+func (s *Store) appID(k membuffer.Key) string {
+	return fmt.Sprintf("%sbucket-%d-%d", s.appPrefix(), k.Start, k.End)
+}
+
+// dmlAppID names the txn that records this writer's newest DELETE/UPDATE
+// applied to the files (so that replay does not apply it twice).
+func (s *Store) dmlAppID() string { return s.appPrefix() + "dml" }
+
+// ownsAppID tells this writer's txns from other writers'.
+func (s *Store) ownsAppID(id string) bool {
+	if s.writer == "" {
+		// Legacy ids have no writer part; another writer's id has one.
+		return id == "tsdb-dml" || strings.HasPrefix(id, "tsdb-bucket-")
+	}
+	return strings.HasPrefix(id, s.appPrefix())
+}
+
+// refreshLoop reads other writers' commits and tables every
+// RefreshInterval until Close.
+func (s *Store) refreshLoop() {
+	defer close(s.refreshDone)
+	every := s.opts.RefreshInterval
+	if every == 0 {
+		if _, local := s.root.(*delta.LocalRoot); local {
+			return
+		}
+		every = 2 * time.Second
+	}
+	if every < 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if err := s.Refresh(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+			s.logger.Warn("reading other writers' commits failed; retrying", "err", err)
+		}
+	}
+}
+
+// Refresh makes what other writers committed visible: new commits of known
+// tables and tables created elsewhere.
+func (s *Store) Refresh(ctx context.Context) error {
+	names, err := s.root.Tables(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest: refresh: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		s.mu.RLock()
+		ts, known := s.tables[name]
+		skip := s.dropping[name]
+		s.mu.RUnlock()
+		if skip {
+			continue
+		}
+		if !known {
+			if err := s.adoptTable(ctx, name); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := s.refreshTable(ctx, ts); err != nil {
+			errs = append(errs, fmt.Errorf("ingest: refresh %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// refreshTable publishes a table's newer commits. It holds the flush lock:
+// this writer's own commits are published by the flush or DML that made
+// them, together with the release of the buffered rows they hold, and a
+// refresh slipping in between would show those rows twice.
+func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
+	ts.flushMu.Lock()
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		return nil
+	}
+	snap, err := ts.delta.Refresh(ctx)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if snap.Version > ts.published.Version {
+		ts.published = snap
+	}
+	return nil
+}
+
+// adoptTable opens a table another writer created.
+func (s *Store) adoptTable(ctx context.Context, name string) error {
+	ts, err := s.openTable(ctx, name)
+	if errors.Is(err, delta.ErrNotATable) {
+		return nil // being created, or not a table
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: open table %s: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tables[name]; ok || s.dropping[name] {
+		return nil
+	}
+	s.tables[name] = ts
+	s.logger.Info("table created by another writer", "table", name, "version", ts.published.Version)
+	return nil
+}
