@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tsdb/delta"
 )
 
 // config is everything `tsdb serve` can be told.
@@ -43,6 +45,11 @@ type config struct {
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
+	// Storage is where the Delta tables live: "" for DataDir/tables, or
+	// s3://bucket/prefix.
+	Storage         string
+	S3              delta.S3Config
+	RefreshInterval time.Duration
 }
 
 // envName is the environment variable that sets a flag: --pg-addr → TSDB_PG_ADDR.
@@ -92,6 +99,11 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&c.TLSCert, "tls-cert", "", "PEM certificate: enables TLS on the PostgreSQL and HTTP listeners")
 	str(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.TLSRequired, "tls-required", false, "refuse PostgreSQL clients that do not use TLS (env TSDB_TLS_REQUIRED)")
+	str(&c.Storage, "storage", "", "where the Delta tables live: empty for <data-dir>/tables, or s3://bucket/prefix on an S3-compatible store (the WAL stays in --data-dir)")
+	str(&c.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:7070 (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS in --s3-region)")
+	str(&c.S3.Region, "s3-region", "", "S3 region (default: $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
+	fs.BoolVar(&c.S3.PathStyle, "s3-path-style", true, "address buckets as endpoint/bucket, as most S3-compatible servers expect; false: virtual-hosted style (env TSDB_S3_PATH_STYLE)")
+	fs.DurationVar(&c.RefreshInterval, "refresh-interval", 0, "how often to read commits and tables of other writers on shared storage; 0: 2s on S3, never on local storage; negative: never (env TSDB_REFRESH_INTERVAL)")
 	var pwFile string
 	str(&pwFile, "admin-password-file", "", "file holding the password of the admin user tsdb (or set TSDB_ADMIN_PASSWORD); with a password every client authenticates with SCRAM-SHA-256")
 
@@ -165,6 +177,27 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	}
 	if c.IdleFlush < 0 {
 		return nil, fmt.Errorf("--idle-flush must not be negative")
+	}
+	if c.Storage != "" {
+		if !strings.HasPrefix(c.Storage, "s3://") {
+			return nil, fmt.Errorf("--storage must be empty or s3://bucket/prefix, got %q", c.Storage)
+		}
+		firstSet := func(vals ...string) string {
+			for _, v := range vals {
+				if v != "" {
+					return v
+				}
+			}
+			return ""
+		}
+		c.S3.Region = firstSet(c.S3.Region, getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"), "us-east-1")
+		c.S3.Endpoint = firstSet(c.S3.Endpoint, getenv("AWS_ENDPOINT_URL_S3"), getenv("AWS_ENDPOINT_URL"), "https://s3."+c.S3.Region+".amazonaws.com")
+		c.S3.AccessKey = getenv("AWS_ACCESS_KEY_ID")
+		c.S3.SecretKey = getenv("AWS_SECRET_ACCESS_KEY")
+		c.S3.SessionToken = getenv("AWS_SESSION_TOKEN")
+		if c.S3.AccessKey == "" || c.S3.SecretKey == "" {
+			return nil, fmt.Errorf("--storage %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment", c.Storage)
+		}
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,5 +35,47 @@ func TestParseBytes(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseBytes(%q) = %d, %v", tt.in, got, err)
 		}
+	}
+}
+
+func TestParseConfigStorage(t *testing.T) {
+	creds := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantErr  string
+		endpoint string
+		region   string
+	}{
+		{name: "local by default", args: nil},
+		{name: "AWS endpoint from the region", args: []string{"--storage", "s3://b/p"}, env: map[string]string{"AWS_REGION": "eu-west-1"}, endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1"},
+		{name: "endpoint from the environment", args: []string{"--storage", "s3://b"}, env: map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:7070"}, endpoint: "http://127.0.0.1:7070", region: "us-east-1"},
+		{name: "flag wins over the environment", args: []string{"--storage", "s3://b", "--s3-endpoint", "http://h:1"}, env: map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:7070"}, endpoint: "http://h:1", region: "us-east-1"},
+		{name: "not an s3 URL", args: []string{"--storage", "/mnt/lake"}, wantErr: "s3://bucket/prefix"},
+		{name: "no credentials", args: []string{"--storage", "s3://b"}, env: map[string]string{"AWS_ACCESS_KEY_ID": ""}, wantErr: "AWS_ACCESS_KEY_ID"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if v, ok := tc.env[k]; ok {
+					return v
+				}
+				return creds[k]
+			}
+			cfg, err := parseConfig(tc.args, getenv, func(*flag.FlagSet) {})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.S3.Endpoint != tc.endpoint || cfg.S3.Region != tc.region {
+				t.Fatalf("endpoint %q region %q, want %q %q", cfg.S3.Endpoint, cfg.S3.Region, tc.endpoint, tc.region)
+			}
+		})
 	}
 }

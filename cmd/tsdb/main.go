@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/fault"
@@ -178,10 +179,15 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 
 	start := time.Now()
+	root, engineDir, err := openRoot(ctx, cfg, dataDir)
+	if err != nil {
+		return err
+	}
+	logger.Info("tables", "storage", root.String())
 	// The engine comes first: replaying the WAL re-applies logged
 	// DELETE/UPDATE statements through it.
 	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
-		TablesDir:     filepath.Join(dataDir, "tables"),
+		TablesDir:     engineDir,
 		Threads:       cfg.EngineThreads,
 		MemoryLimit:   cfg.EngineMemory,
 		ReaperTimeout: cfg.ReaperTimeout,
@@ -198,6 +204,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	defer engine.Close()
 	store, err := ingest.Open(ctx, ingest.Options{
 		DataDir:              dataDir,
+		Root:                 root,
+		RefreshInterval:      cfg.RefreshInterval,
 		BucketDuration:       cfg.BucketDuration,
 		IdleFlush:            cfg.IdleFlush,
 		FlushInterval:        cfg.FlushInterval,
@@ -326,4 +334,31 @@ func storeRetention(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// openRoot opens where the tables live and returns the directory the
+// engine reads Parquet from: the tables themselves, or the local mirror
+// of an object store's files.
+func openRoot(ctx context.Context, cfg *config, dataDir string) (delta.Root, string, error) {
+	if cfg.Storage == "" {
+		dir := filepath.Join(dataDir, "tables")
+		root, err := delta.NewLocalRoot(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		return root, root.Dir, nil
+	}
+	bucket, prefix, err := delta.ParseS3URL(cfg.Storage)
+	if err != nil {
+		return nil, "", err
+	}
+	cache, err := filepath.Abs(filepath.Join(dataDir, "s3-cache"))
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := delta.NewS3Root(ctx, cfg.S3, bucket, prefix, cache)
+	if err != nil {
+		return nil, "", fmt.Errorf("--storage %s: %w", cfg.Storage, err)
+	}
+	return root, cache, nil
 }
