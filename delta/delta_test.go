@@ -27,6 +27,21 @@ func testTable(t *testing.T) schema.Table {
 	return tbl
 }
 
+// createTestTable creates the cpu table of testTable in a temporary directory.
+func createTestTable(t *testing.T) (*LocalStore, schema.Table, *Table) {
+	t.Helper()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := testTable(t)
+	tbl, err := Create(context.Background(), store, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, sch, tbl
+}
+
 func batch(t schema.Table, times []int64, hosts []string) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, t.ArrowSchema())
 	for i, ts := range times {
@@ -43,15 +58,7 @@ func batch(t schema.Table, times []int64, hosts []string) arrow.RecordBatch {
 
 func TestCreateWriteCommitReopen(t *testing.T) {
 	ctx := context.Background()
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := testTable(t)
-	tbl, err := Create(ctx, store, sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sch, tbl := createTestTable(t)
 	if _, err := Create(ctx, store, sch); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v, want ErrExists", err)
 	}
@@ -145,15 +152,7 @@ func TestFloorDiv(t *testing.T) {
 // opens from it even when the commits before it are gone.
 func TestCheckpoints(t *testing.T) {
 	ctx := context.Background()
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := testTable(t)
-	tbl, err := Create(ctx, store, sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sch, tbl := createTestTable(t)
 	for i := 1; i <= 23; i++ {
 		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i) * 1_000_000}, []string{"h"})})
 		if err != nil {
@@ -193,15 +192,7 @@ func TestCheckpoints(t *testing.T) {
 // and deleted only once they are older than the retention period.
 func TestTombstonesAndDeleteRemovedFiles(t *testing.T) {
 	ctx := context.Background()
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := testTable(t)
-	tbl, err := Create(ctx, store, sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sch, tbl := createTestTable(t)
 	var adds []Add
 	for i := range 3 {
 		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i+1) * 1_000_000}, []string{"h"})})
@@ -255,15 +246,7 @@ func TestTombstonesAndDeleteRemovedFiles(t *testing.T) {
 // past the retention; the table opens to the same snapshot afterwards.
 func TestCleanLog(t *testing.T) {
 	ctx := context.Background()
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := testTable(t)
-	tbl, err := Create(ctx, store, sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sch, tbl := createTestTable(t)
 	for i := 1; i <= 24; i++ {
 		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{int64(i) * 1_000_000}, []string{"h"})})
 		if err != nil {
@@ -295,5 +278,34 @@ func TestCleanLog(t *testing.T) {
 	want, got := tbl.Snapshot(), re.Snapshot()
 	if got.Version != want.Version || len(got.Files) != len(want.Files) || fmt.Sprint(got.Txns) != fmt.Sprint(want.Txns) {
 		t.Fatalf("after cleaning: version %d, %d files, %v; want %d, %d, %v", got.Version, len(got.Files), got.Txns, want.Version, len(want.Files), want.Txns)
+	}
+}
+
+// The configuration survives commits, a checkpoint and a reopen, and a
+// change keeps the schema.
+func TestSetConfiguration(t *testing.T) {
+	ctx := context.Background()
+	store, sch, tbl := createTestTable(t)
+	if _, err := tbl.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{"tsdb.retention": "720h", "x": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{"x": ""}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < CheckpointInterval; i++ {
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Txn: &Txn{AppID: "a", Version: int64(i + 1)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := again.Snapshot()
+	if got := snap.Metadata.Configuration; got["tsdb.retention"] != "720h" || got["x"] != "" || got["tsdb.timeColumn"] != "time" {
+		t.Fatalf("configuration after reopen: %v", got)
+	}
+	if len(snap.Schema.Columns) != len(sch.Columns) || snap.Schema.ID != tbl.Snapshot().Schema.ID {
+		t.Fatalf("schema changed: %+v", snap.Schema)
 	}
 }

@@ -369,6 +369,26 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 	}
 }
 
+// SetConfiguration commits a metaData action with the table's
+// configuration changed: each key is set to its value, or removed when the
+// value is empty. Delta readers ignore keys they do not know.
+func (t *Table) SetConfiguration(ctx context.Context, operation string, changes map[string]string) (*Snapshot, error) {
+	md := t.Snapshot().Metadata
+	cfg := make(map[string]string, len(md.Configuration)+len(changes))
+	for k, v := range md.Configuration {
+		cfg[k] = v
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(cfg, k)
+		} else {
+			cfg[k] = v
+		}
+	}
+	md.Configuration = cfg
+	return t.Commit(ctx, operation, []Action{{MetaData: &md}})
+}
+
 // checkRemoves is the conflict check of optimistic concurrency: a commit
 // that removes a file is valid only while the file is in the table. If a
 // commit of another writer removed it first (its DELETE, UPDATE or

@@ -178,10 +178,13 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	return true, nil
 }
 
-// Vacuum compacts the table, deletes the files that left it more than
+// Vacuum drops rows past the table's retention, compacts the table, deletes the files that left it more than
 // DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles) and the log
 // history older than LogRetention (delta.Table.CleanLog).
 func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) {
+	if _, err := s.EnforceRetention(ctx, name); err != nil {
+		return CompactResult{}, err
+	}
 	res, err := s.Compact(ctx, name)
 	if err != nil {
 		return res, err
@@ -201,13 +204,15 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 	return res, nil
 }
 
-// compactLoop compacts every table each CompactInterval, until Close.
-func (s *Store) compactLoop() {
-	defer close(s.compactDone)
-	if s.opts.CompactInterval < 0 {
+// tableLoop calls fn for every table each interval until Close (a
+// negative interval: never); it closes done when it stops. A failure is
+// logged with msg and the table is tried again the next round.
+func (s *Store) tableLoop(done chan struct{}, every time.Duration, msg string, fn func(ctx context.Context, table string) error) {
+	defer close(done)
+	if every < 0 {
 		return
 	}
-	t := time.NewTicker(s.opts.CompactInterval)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -216,8 +221,8 @@ func (s *Store) compactLoop() {
 		case <-t.C:
 		}
 		for _, tbl := range s.Tables() {
-			if _, err := s.Compact(s.bgCtx, tbl.Name); err != nil && s.bgCtx.Err() == nil {
-				s.logger.Warn("compaction failed; the table is unchanged", "table", tbl.Name, "err", err)
+			if err := fn(s.bgCtx, tbl.Name); err != nil && s.bgCtx.Err() == nil {
+				s.logger.Warn(msg, "table", tbl.Name, "err", err)
 			}
 		}
 	}

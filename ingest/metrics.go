@@ -19,6 +19,7 @@ type metrics struct {
 	replaySeconds   prometheus.Gauge
 	compactions     prometheus.Counter
 	compactedFiles  prometheus.Counter
+	retentionRows   prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -37,10 +38,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		replaySeconds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_replay_seconds", Help: "Duration of the WAL replay at start-up."}),
 		compactions:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compactions_total", Help: "Merged files committed by compaction."}),
 		compactedFiles:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compacted_files_total", Help: "Small files replaced by compaction."}),
+		retentionRows:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_retention_dropped_rows_total", Help: "Rows dropped because they were older than their table's retention."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
-			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles)
+			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles, m.retentionRows)
 	}
 	return m
 }

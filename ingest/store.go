@@ -78,6 +78,9 @@ type Options struct {
 	// made to its tables (and tables they created). Zero means every 2s on
 	// an object-store root and never on a local one; negative means never.
 	RefreshInterval time.Duration
+	// RetentionInterval is how often rows past their table's retention
+	// are dropped; zero means one minute.
+	RetentionInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -135,6 +138,9 @@ func (o Options) withDefaults() Options {
 	if o.CompactInterval == 0 {
 		o.CompactInterval = 10 * time.Minute
 	}
+	if o.RetentionInterval <= 0 {
+		o.RetentionInterval = time.Minute
+	}
 	if o.FlushConcurrency <= 0 {
 		o.FlushConcurrency = 4
 	}
@@ -166,16 +172,17 @@ type Store struct {
 
 	// Background flushing: the loop, its per-table goroutines and their
 	// context, canceled by Close.
-	bgCtx       context.Context
-	bgCancel    context.CancelFunc
-	kick        chan struct{}
-	flushSem    chan struct{}
-	flushWG     sync.WaitGroup
-	stop        chan struct{}
-	done        chan struct{}
-	compactDone chan struct{} // closed when compactLoop has stopped
-	refreshDone chan struct{} // closed when refreshLoop has stopped
-	closeOnce   sync.Once
+	bgCtx         context.Context
+	bgCancel      context.CancelFunc
+	kick          chan struct{}
+	flushSem      chan struct{}
+	flushWG       sync.WaitGroup
+	stop          chan struct{}
+	done          chan struct{}
+	compactDone   chan struct{} // closed when the compaction loop has stopped
+	refreshDone   chan struct{} // closed when refreshLoop has stopped
+	retentionDone chan struct{} // closed when the retention loop has stopped
+	closeOnce     sync.Once
 }
 
 // tableState is one table: its schema, its Delta table and the Delta
@@ -235,20 +242,21 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		opts:        opts,
-		logger:      logger,
-		root:        opts.Root,
-		buf:         membuffer.New(opts.Registerer),
-		tables:      map[string]*tableState{},
-		dropping:    map[string]bool{},
-		metrics:     newMetrics(opts.Registerer),
-		faults:      opts.Faults,
-		kick:        make(chan struct{}, 1),
-		flushSem:    make(chan struct{}, opts.FlushConcurrency),
-		stop:        make(chan struct{}),
-		done:        make(chan struct{}),
-		compactDone: make(chan struct{}),
-		refreshDone: make(chan struct{}),
+		opts:          opts,
+		logger:        logger,
+		root:          opts.Root,
+		buf:           membuffer.New(opts.Registerer),
+		tables:        map[string]*tableState{},
+		dropping:      map[string]bool{},
+		metrics:       newMetrics(opts.Registerer),
+		faults:        opts.Faults,
+		kick:          make(chan struct{}, 1),
+		flushSem:      make(chan struct{}, opts.FlushConcurrency),
+		stop:          make(chan struct{}),
+		done:          make(chan struct{}),
+		compactDone:   make(chan struct{}),
+		refreshDone:   make(chan struct{}),
+		retentionDone: make(chan struct{}),
 	}
 	s.gate.notify()
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
@@ -293,8 +301,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.seq = newSequencer(w.NextSeq())
 	go s.flushLoop()
-	go s.compactLoop()
+	go s.tableLoop(s.compactDone, s.opts.CompactInterval, "compaction failed; the table is unchanged", func(ctx context.Context, table string) error {
+		_, err := s.Compact(ctx, table)
+		return err
+	})
 	go s.refreshLoop()
+	go s.tableLoop(s.retentionDone, s.opts.RetentionInterval, "enforcing retention failed; retrying next round", func(ctx context.Context, table string) error {
+		_, err := s.EnforceRetention(ctx, table)
+		return err
+	})
 	return s, nil
 }
 
@@ -517,6 +532,7 @@ func (s *Store) Close(ctx context.Context) error {
 		<-s.done
 		<-s.compactDone
 		<-s.refreshDone
+		<-s.retentionDone
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
 			err = ferr

@@ -7,7 +7,6 @@ package planner
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -216,11 +215,7 @@ func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result,
 	}
 	for _, name := range names {
 		if _, err := s.p.store.Vacuum(ctx, name); err != nil {
-			var se *sqlerr.Error
-			if errors.As(err, &se) {
-				return nil, err
-			}
-			return nil, sqlerr.Wrap(sqlerr.IOError, err)
+			return nil, wrapStoreErr(err)
 		}
 	}
 	return &Result{Tag: "VACUUM"}, nil
@@ -303,6 +298,8 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		return s.insert(ctx, n.InsertStmt)
 	case *pg_query.Node_CreateStmt:
 		return s.createTable(ctx, n.CreateStmt)
+	case *pg_query.Node_AlterTableStmt:
+		return s.alterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:
 		return s.drop(ctx, n.DropStmt)
 	case *pg_query.Node_CheckPointStmt:

@@ -403,3 +403,26 @@ func TestEverySessionGetsPostgresSemantics(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRetention(t *testing.T) {
+	day := 24 * time.Hour
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"30 days", 30 * day, true}, {"1 day", day, true}, {"12 hours", 12 * time.Hour, true},
+		{"1 year 6 months", 365*day + 180*day, true}, {"2 weeks", 14 * day, true}, {"90 minutes", 90 * time.Minute, true},
+		{"720h", 720 * time.Hour, true}, {"7d", 7 * day, true}, {"1.5 hours", 90 * time.Minute, true}, {"30 DAYS", 30 * day, true},
+		{"", 0, false}, {"soon", 0, false}, {"30", 0, false}, {"0 days", 0, false}, {"-1 day", 0, false}, {"-5h", 0, false}, {"3 fortnights", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := parseRetention(tc.in)
+		if tc.ok != (err == nil) || got != tc.want {
+			t.Errorf("parseRetention(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && sqlerr.Code(err) != sqlerr.InvalidParameterValue {
+			t.Errorf("parseRetention(%q): SQLSTATE %s, want 22023", tc.in, sqlerr.Code(err))
+		}
+	}
+}

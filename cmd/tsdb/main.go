@@ -206,6 +206,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		DataDir:              dataDir,
 		Root:                 root,
 		RefreshInterval:      cfg.RefreshInterval,
+		RetentionInterval:    cfg.RetentionInterval,
 		BucketDuration:       cfg.BucketDuration,
 		IdleFlush:            cfg.IdleFlush,
 		FlushInterval:        cfg.FlushInterval,

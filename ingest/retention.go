@@ -1,0 +1,181 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"tsdb/delta"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// RetentionKey is the Delta configuration key that holds a table's data
+// retention (a Go duration). It lives in the table's metaData so that every
+// writer of a shared table applies the same one; other Delta readers ignore
+// it.
+const RetentionKey = "tsdb.retention"
+
+// SetRetention sets how long a table keeps rows (by their time column);
+// zero or less keeps them forever.
+func (s *Store) SetRetention(ctx context.Context, name string, d time.Duration) error {
+	ts, err := s.state(name)
+	if err != nil {
+		return err
+	}
+	ts.flushMu.Lock()
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	val := ""
+	if d > 0 {
+		val = d.String()
+	}
+	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{RetentionKey: val})
+	if err != nil {
+		return fmt.Errorf("ingest: set retention of %s: %w", name, err)
+	}
+	ts.mu.Lock()
+	ts.published = snap
+	ts.mu.Unlock()
+	s.logger.Info("retention set", "table", name, "retention", val)
+	return nil
+}
+
+// Retention returns a table's retention; zero means forever.
+func (s *Store) Retention(name string) (time.Duration, error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return 0, err
+	}
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return retentionOf(ts.published), nil
+}
+
+func retentionOf(snap *delta.Snapshot) time.Duration {
+	d, err := time.ParseDuration(snap.Metadata.Configuration[RetentionKey])
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// RetentionResult is what one EnforceRetention did.
+type RetentionResult struct {
+	Cutoff       time.Time // rows before it were dropped
+	FilesRemoved int       // whole files taken out of the table
+	Rows         int64     // rows dropped, in whole files and by the DELETE
+}
+
+// EnforceRetention drops a table's rows older than its retention. The
+// cutoff is rounded down to the bucket duration: flushed files hold whole
+// buckets, so most old data leaves as whole files, removed in one commit
+// without being read; a file or buffered rows reaching across the cutoff
+// are then handled by a logged DELETE (the same path as a user's, so it is
+// ordered with inserts and survives a crash). Rows are dropped within one
+// bucket duration (plus the enforcement interval) after they expire.
+func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionResult, error) {
+	var res RetentionResult
+	ts, err := s.state(name)
+	if err != nil {
+		return res, err
+	}
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	d := retentionOf(snap)
+	if d <= 0 {
+		return res, nil
+	}
+	res.Cutoff = s.opts.Now().Add(-d).Truncate(s.opts.BucketDuration).UTC()
+	cut := res.Cutoff.UnixMicro()
+
+	files, rows, err := s.dropExpiredFiles(ctx, ts, cut)
+	res.FilesRemoved, res.Rows = files, rows
+	if err != nil {
+		return res, err
+	}
+
+	// Anything older left: a file across the cutoff, or buffered rows.
+	ts.mu.RLock()
+	snap = ts.published
+	ts.mu.RUnlock()
+	older := false
+	for _, f := range snap.Files {
+		older = older || f.MinTime < cut
+	}
+	batches, _ := s.buf.Snapshot(name)
+	for _, b := range batches {
+		older = older || (b.Rec.NumRows() > 0 && b.MinTime < cut)
+	}
+	if !older {
+		return res, s.logRetention(name, res)
+	}
+	if s.opts.CompileDML == nil {
+		return res, errors.New("ingest: retention needs a DML compiler")
+	}
+	lit := "TIMESTAMPTZ " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999+00"))
+	if ts.schema.TimeColumn().Type == schema.Timestamp {
+		lit = "TIMESTAMP " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999"))
+	}
+	text := fmt.Sprintf("DELETE FROM %s WHERE %s < %s", schema.QuoteIdent(name), schema.QuoteIdent(ts.schema.TimeColumn().Name), lit)
+	dml, err := s.opts.CompileDML(ctx, ts.schema, text)
+	if err != nil {
+		return res, fmt.Errorf("ingest: retention of %s: %w", name, err)
+	}
+	n, err := s.ExecDML(ctx, name, text, "DELETE", dml)
+	res.Rows += n
+	if err != nil {
+		return res, fmt.Errorf("ingest: retention of %s: %w", name, err)
+	}
+	return res, s.logRetention(name, res)
+}
+
+func (s *Store) logRetention(name string, res RetentionResult) error {
+	if res.Rows > 0 || res.FilesRemoved > 0 {
+		s.metrics.retentionRows.Add(float64(res.Rows))
+		s.logger.Info("retention dropped expired rows", "table", name, "before", res.Cutoff, "rows", res.Rows, "whole_files", res.FilesRemoved)
+	}
+	return nil
+}
+
+// dropExpiredFiles removes the files whose every row is before cut, in one
+// commit. Nothing of them can be in the buffer or the WAL any more, so no
+// WAL entry is needed: the commit alone is the durable record.
+func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64) (int, int64, error) {
+	ts.flushMu.Lock()
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		return 0, 0, nil
+	}
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	now := time.Now().UnixMilli()
+	var actions []delta.Action
+	var rows int64
+	for _, f := range snap.Files {
+		if f.MaxTime < cut {
+			actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true,
+				ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+			rows += f.NumRecords
+		}
+	}
+	if len(actions) == 0 {
+		return 0, 0, nil
+	}
+	next, err := ts.delta.Commit(ctx, "DELETE", actions)
+	if errors.Is(err, delta.ErrConflict) {
+		return 0, 0, nil // another writer changed these files; the next round sees how
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("ingest: retention of %s: %w", ts.schema.Name, err)
+	}
+	ts.mu.Lock()
+	ts.published = next
+	ts.mu.Unlock()
+	return len(actions), rows, nil
+}

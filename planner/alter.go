@@ -1,0 +1,136 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/sqlerr"
+)
+
+// alterTable runs ALTER TABLE t SET (retention = '30 days') and
+// ALTER TABLE t RESET (retention): how long the table keeps rows.
+func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (*Result, error) {
+	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER %s is not supported", strings.TrimPrefix(st.Objtype.String(), "OBJECT_"))
+	}
+	name, err := relationName(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.p.store.Table(name); !ok {
+		if st.MissingOk {
+			return &Result{Tag: "ALTER TABLE"}, nil
+		}
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	// Every command is checked before any takes effect.
+	var retention *time.Duration
+	for _, c := range st.Cmds {
+		cmd := c.GetAlterTableCmd()
+		switch cmd.GetSubtype() {
+		case pg_query.AlterTableType_AT_SetRelOptions, pg_query.AlterTableType_AT_ResetRelOptions:
+			reset := cmd.GetSubtype() == pg_query.AlterTableType_AT_ResetRelOptions
+			for _, o := range cmd.GetDef().GetList().GetItems() {
+				def := o.GetDefElem()
+				if def.GetDefname() != "retention" {
+					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have one: retention)", def.GetDefname())
+				}
+				var d time.Duration
+				if !reset {
+					if d, err = parseRetention(defValue(def)); err != nil {
+						return nil, err
+					}
+				}
+				retention = &d
+			}
+		case pg_query.AlterTableType_AT_AddColumn:
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE … ADD COLUMN is not supported yet")
+		default:
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports SET (retention = …) and RESET (retention) only")
+		}
+	}
+	if retention != nil {
+		if err := s.p.store.SetRetention(ctx, name, *retention); err != nil {
+			return nil, wrapStoreErr(err)
+		}
+	}
+	return &Result{Tag: "ALTER TABLE"}, nil
+}
+
+// defValue is an option's value as written: '30 days', 30, or a word.
+func defValue(def *pg_query.DefElem) string {
+	switch a := def.GetArg().GetNode().(type) {
+	case *pg_query.Node_String_:
+		return a.String_.Sval
+	case *pg_query.Node_Integer:
+		return strconv.Itoa(int(a.Integer.Ival))
+	case *pg_query.Node_Float:
+		return a.Float.Fval
+	case *pg_query.Node_TypeName:
+		return a.TypeName.String()
+	}
+	return ""
+}
+
+// retentionUnits are the interval units a retention may be written in.
+var retentionUnits = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+	"mon": 30 * 24 * time.Hour, "month": 30 * 24 * time.Hour, "months": 30 * 24 * time.Hour,
+	"y": 365 * 24 * time.Hour, "year": 365 * 24 * time.Hour, "years": 365 * 24 * time.Hour,
+}
+
+// parseRetention reads a retention written like a PostgreSQL interval
+// ('30 days', '1 year 6 months', '12 hours') or a Go duration ('720h');
+// a month is 30 days and a year 365, as in PostgreSQL's interval epoch.
+func parseRetention(v string) (time.Duration, error) {
+	bad := func() error {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "invalid retention %q: write it like '30 days', '12 hours' or '1 year'", v)
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		if d <= 0 {
+			return 0, bad()
+		}
+		return d, nil
+	}
+	fields := strings.Fields(strings.ToLower(v))
+	if len(fields) == 0 {
+		return 0, bad()
+	}
+	var total time.Duration
+	for i := 0; i < len(fields); i++ {
+		num, unit := fields[i], ""
+		// "30d" or "30 days"
+		if j := strings.IndexFunc(num, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }); j > 0 {
+			num, unit = num[:j], num[j:]
+		} else if i+1 < len(fields) {
+			i++
+			unit = fields[i]
+		}
+		n, err := strconv.ParseFloat(num, 64)
+		mult, ok := retentionUnits[unit]
+		if err != nil || !ok || n <= 0 {
+			return 0, bad()
+		}
+		total += time.Duration(n * float64(mult))
+	}
+	return total, nil
+}
+
+// wrapStoreErr passes SQL errors through and reports the others as I/O
+// errors (the storage failed, the statement was fine).
+func wrapStoreErr(err error) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return sqlerr.Wrap(sqlerr.IOError, err)
+}
