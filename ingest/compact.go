@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"tsdb/delta"
+	"tsdb/internal/fault"
 )
 
 func releaseAll(recs []arrow.RecordBatch) {
@@ -116,6 +117,10 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 			return res, fmt.Errorf("ingest: compact %s: %w", name, err)
 		}
 		add.DataChange = false
+		if err := s.faults.Hit(fault.CompactAfterWrite, name); err != nil {
+			store.Delete(context.Background(), add.Path)
+			return res, err
+		}
 		committed, err := s.commitCompaction(ctx, ts, group, add)
 		if err != nil || !committed {
 			store.Delete(context.Background(), add.Path)
@@ -172,6 +177,7 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 		}
 		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.schema.Name, err)
 	}
+	s.faults.Hit(fault.CompactAfterCommit, ts.schema.Name)
 	ts.mu.Lock()
 	ts.published = snap
 	ts.mu.Unlock()

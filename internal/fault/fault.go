@@ -23,6 +23,9 @@ const (
 	FlushCommit       = "flush.commit"         // before the Delta commit
 	FlushAfterCommit  = "flush.after-commit"   // commit durable, MemBuffer and WAL untouched
 	FlushAfterWALDrop = "flush.after-wal-drop" // WAL entries deleted
+
+	CompactAfterWrite  = "compact.after-write"  // merged file durable, its commit not yet written
+	CompactAfterCommit = "compact.after-commit" // merge committed, not yet published to readers
 )
 
 // ErrInjected is returned by points whose action is "error".
