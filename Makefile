@@ -80,7 +80,9 @@ test-e2e: deps build
 ## queries on tsdb, PostgreSQL and DuckDB over tsdb's Parquet files, checks
 ## they agree, and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
 ## flags (e.g. --hosts 100 --duration 24h --runs 5 --profile DIR). Then the
-## Go benchmarks: group commit and WAL replay.
+## Go benchmarks: group commit, a simulated week of 10-minute flushes under
+## the background compactor (files per day, query time against a freshly
+## compacted copy) and WAL replay.
 BENCH_FLAGS ?=
 bench: deps build bin/tsdb-bench
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
@@ -88,7 +90,8 @@ bench: deps build bin/tsdb-bench
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 	./bin/tsdb-bench --tsdb $(BIN) --out bench-results $(BENCH_FLAGS)
-	$(GO) test -run '^$$' -bench . -benchtime 5000x ./tests/
+	$(GO) test -run '^$$' -bench GroupCommit -benchtime 5000x ./tests/
+	$(GO) test -run '^$$' -bench SimulatedWeek -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/
 
 bin/tsdb-bench: $(SOURCES)

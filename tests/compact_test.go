@@ -12,7 +12,7 @@ import (
 	"tsdb/delta"
 )
 
-func activeFiles(t *testing.T, dataDir, table string) int {
+func activeFiles(t testing.TB, dataDir, table string) int {
 	t.Helper()
 	store, err := delta.NewLocalStore(filepath.Join(dataDir, "tables", table))
 	if err != nil {

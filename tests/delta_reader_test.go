@@ -41,7 +41,7 @@ func chdbQuery(t *testing.T, workDir, query string) []string {
 
 // readerRows renders rows of a tsdb query like chdbRows renders chDB's JSON:
 // one line per row, values joined by |, NULL for null.
-func readerRows(t *testing.T, c *pgx.Conn, q string) []string {
+func readerRows(t testing.TB, c *pgx.Conn, q string) []string {
 	t.Helper()
 	rows, err := c.Query(context.Background(), q, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
