@@ -111,7 +111,12 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(2).
 		WithBlockCacheSize(8 << 20).
-		WithValueThreshold(64 << 10).
+		// Entries above 1 KiB live in the value log and cost a
+		// transaction only their key and a pointer. Badger caps a
+		// transaction at 15% of a memtable (2.4 MB here) counting inline
+		// values in full, and one statement is one transaction: with
+		// 64 KiB inline, an INSERT … SELECT of 9 MB failed.
+		WithValueThreshold(1 << 10).
 		WithValueLogFileSize(256 << 20).
 		WithNumCompactors(2).
 		WithDetectConflicts(false)
