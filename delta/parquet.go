@@ -80,8 +80,16 @@ func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []a
 }
 
 // sortedRecord concatenates the batches and orders the rows by time (stable,
-// so rows with equal time keep their insertion order).
+// so rows with equal time keep their insertion order). Batches written
+// before columns were added get NULL in them.
 func sortedRecord(t schema.Table, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sch := t.ArrowSchema()
+	padded := make([]arrow.RecordBatch, len(batches))
+	for i, b := range batches {
+		padded[i] = arrowutil.Pad(sch, b)
+		defer padded[i].Release()
+	}
+	batches = padded
 	var rows []arrowutil.RowRef
 	var times []int64
 	for bi, b := range batches {
@@ -103,7 +111,7 @@ func sortedRecord(t schema.Table, batches []arrow.RecordBatch) (arrow.RecordBatc
 	for i, k := range idx {
 		ordered[i] = rows[k]
 	}
-	rec, err := arrowutil.Take(t.ArrowSchema(), batches, ordered)
+	rec, err := arrowutil.Take(sch, batches, ordered)
 	if err != nil {
 		return nil, fmt.Errorf("delta: %w", err)
 	}
@@ -231,8 +239,9 @@ func truncateUTF8(s string, n int) string {
 }
 
 // ReadDataFile reads a data file of table t back as Arrow records with the
-// table's schema (for compaction). It fails when the file's columns are
-// not the table's.
+// table's schema (for compaction); a file written before columns were
+// added yields records of the leading columns (WriteDataFile pads them).
+// It fails when the file's columns are not a prefix of the table's.
 func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string) ([]arrow.RecordBatch, error) {
 	data, err := store.Get(ctx, path)
 	if err != nil {
@@ -255,8 +264,8 @@ func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string)
 	// Field metadata (Parquet field ids) may differ; names, types and
 	// nullability may not.
 	want, got := t.ArrowSchema(), rr.Schema()
-	same := got.NumFields() == want.NumFields()
-	for i := 0; same && i < want.NumFields(); i++ {
+	same := got.NumFields() <= want.NumFields()
+	for i := 0; same && i < got.NumFields(); i++ {
 		g, w := got.Field(i), want.Field(i)
 		same = g.Name == w.Name && g.Nullable == w.Nullable && arrow.TypeEqual(g.Type, w.Type)
 	}

@@ -62,6 +62,11 @@ type File struct {
 	// full range if the file has no stats).
 	MinTime, MaxTime int64
 	NumRecords       int64
+	// Columns is how many of the table's columns (a prefix: columns are
+	// only appended) the file holds; files written before ALTER TABLE ADD
+	// COLUMN lack the later ones, which read as NULL. Known from the
+	// stats' nullCount, which names every column of the file.
+	Columns int
 }
 
 // Snapshot is an immutable view of a table at one version.
@@ -259,7 +264,7 @@ func (st *state) snapshot() (*Snapshot, error) {
 	// The time column's stats key is only known now; refresh file ranges.
 	files := make([]File, 0, len(st.files))
 	for _, f := range st.files {
-		f.MinTime, f.MaxTime, f.NumRecords = timeRange(f.Stats, sch)
+		f.MinTime, f.MaxTime, f.NumRecords, f.Columns = fileStats(f.Stats, sch)
 		files = append(files, f)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
@@ -282,17 +287,28 @@ func fileFromAdd(a Add) (File, error) {
 	return File{Add: a}, nil
 }
 
-// timeRange reads the time column bounds from stats. Timestamp stats are
+// fileStats reads the time column bounds, the row count and the number of
+// table columns a file holds from its stats. Timestamp stats are
 // millisecond-truncated by the Delta convention, so the upper bound is
-// widened to the end of its millisecond.
-func timeRange(stats string, sch schema.Table) (int64, int64, int64) {
-	lo, hi := int64(-1<<63), int64(1<<63-1)
+// widened to the end of its millisecond. Without stats a file is taken to
+// hold every row range and every column.
+func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int) {
+	lo, hi, rows, cols = int64(-1<<63), int64(1<<63-1), -1, len(sch.Columns)
 	if stats == "" {
-		return lo, hi, -1
+		return
 	}
 	var s Stats
 	if err := json.Unmarshal([]byte(stats), &s); err != nil {
-		return lo, hi, -1
+		return
+	}
+	if len(s.NullCount) > 0 {
+		cols = 0
+		for cols < len(sch.Columns) {
+			if _, ok := s.NullCount[sch.Columns[cols].Name]; !ok {
+				break
+			}
+			cols++
+		}
 	}
 	col := sch.TimeColumn().Name
 	if v, ok := s.MinValues[col].(string); ok {
@@ -305,7 +321,7 @@ func timeRange(stats string, sch schema.Table) (int64, int64, int64) {
 			hi = t.UnixMicro() + 999
 		}
 	}
-	return lo, hi, s.NumRecords
+	return lo, hi, s.NumRecords, cols
 }
 
 // Commit writes actions as the next version. A commitInfo is added. If the
@@ -322,6 +338,7 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 		return nil, err
 	}
 	base := t.Snapshot()
+	schemaSeen := base.Metadata.SchemaString
 	for attempt := 0; ; attempt++ {
 		for _, a := range actions {
 			if a.Txn != nil {
@@ -332,6 +349,11 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 		}
 		if err := checkRemoves(base, actions); err != nil {
 			return base, err
+		}
+		if attempt > 0 && changesMetadata(actions) && base.Metadata.SchemaString != schemaSeen {
+			// Another writer changed the schema meanwhile: this metaData
+			// was built from the old one and would undo that change.
+			return base, fmt.Errorf("%w: the schema changed at version %d", ErrConflict, base.Version)
 		}
 		v := base.Version + 1
 		err := t.store.PutIfAbsent(ctx, commitPath(v), data)
@@ -387,6 +409,28 @@ func (t *Table) SetConfiguration(ctx context.Context, operation string, changes 
 	}
 	md.Configuration = cfg
 	return t.Commit(ctx, operation, []Action{{MetaData: &md}})
+}
+
+// SetSchema commits a metaData action with the table's new schema (columns
+// added at the end); identity and configuration stay.
+func (t *Table) SetSchema(ctx context.Context, operation string, sch schema.Table) (*Snapshot, error) {
+	cur := t.Snapshot().Metadata
+	md, err := metadataFor(sch)
+	if err != nil {
+		return nil, err
+	}
+	md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
+	md.Configuration = cur.Configuration
+	return t.Commit(ctx, operation, []Action{{MetaData: md}})
+}
+
+func changesMetadata(actions []Action) bool {
+	for _, a := range actions {
+		if a.MetaData != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRemoves is the conflict check of optimistic concurrency: a commit

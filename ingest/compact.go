@@ -104,14 +104,14 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 		}
 		var batches []arrow.RecordBatch
 		for _, f := range group {
-			recs, err := delta.ReadDataFile(ctx, store, ts.schema, f.Path)
+			recs, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
 			if err != nil {
 				releaseAll(batches)
 				return res, fmt.Errorf("ingest: compact %s: %w", name, err)
 			}
 			batches = append(batches, recs...)
 		}
-		add, err := delta.WriteDataFile(ctx, store, ts.schema, batches)
+		add, err := delta.WriteDataFile(ctx, store, ts.sch(), batches)
 		releaseAll(batches)
 		if err != nil {
 			return res, fmt.Errorf("ingest: compact %s: %w", name, err)
@@ -175,9 +175,9 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 			// compaction): dropping this merge loses nothing.
 			return false, nil
 		}
-		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.schema.Name, err)
+		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.sch().Name, err)
 	}
-	s.faults.Hit(fault.CompactAfterCommit, ts.schema.Name)
+	s.faults.Hit(fault.CompactAfterCommit, ts.sch().Name)
 	ts.mu.Lock()
 	ts.published = snap
 	ts.mu.Unlock()

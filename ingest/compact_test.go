@@ -58,7 +58,7 @@ func tableRows(t *testing.T, s *Store) []string {
 	}
 	var out []string
 	for _, f := range ts.delta.Snapshot().Files {
-		recs, err := delta.ReadDataFile(context.Background(), ts.delta.Store(), ts.schema, f.Path)
+		recs, err := delta.ReadDataFile(context.Background(), ts.delta.Store(), ts.sch(), f.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,9 +25,10 @@ type DML interface {
 	// returns the new records of the batches it changed (a record may have
 	// no rows) and the number of rows deleted or updated.
 	ApplyBatches(ctx context.Context, batches []membuffer.Batch) (map[uint64]arrow.RecordBatch, int64, error)
-	// ApplyFile evaluates the statement over a Parquet file; changed == 0
-	// means the file is left as it is.
-	ApplyFile(ctx context.Context, path string) (rec arrow.RecordBatch, changed int64, err error)
+	// ApplyFile evaluates the statement over a Parquet file holding the
+	// first columns of the table's columns (the rest read as NULL);
+	// changed == 0 means the file is left as it is.
+	ApplyFile(ctx context.Context, path string, columns int) (rec arrow.RecordBatch, changed int64, err error)
 }
 
 // DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
@@ -44,7 +45,7 @@ func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML)
 	if err != nil {
 		return 0, err
 	}
-	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.schema.ID, op: op, sql: sqlText})
+	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.sch().ID, op: op, sql: sqlText})
 	if err != nil {
 		return 0, err
 	}
@@ -82,7 +83,7 @@ func (ts *tableState) addPendingDML(seq uint64) {
 // dropObsoleteDML deletes logged DML entries that no replay can need any
 // more: every insert logged before them is flushed.
 func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
-	batches, _ := s.buf.Snapshot(ts.schema.Name)
+	batches, _ := s.buf.Snapshot(ts.sch().Name)
 	minSeq := uint64(1<<64 - 1)
 	for _, b := range batches {
 		minSeq = min(minSeq, b.Seq)
@@ -113,9 +114,9 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 	ts.flushMu.Lock()
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
-		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.schema.Name)
+		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.sch().Name)
 	}
-	name := ts.schema.Name
+	name := ts.sch().Name
 	lo, hi := dml.TimeRange()
 	batches, _ := s.buf.Snapshot(name)
 	var cand []membuffer.Batch
@@ -132,7 +133,7 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 			return 0, err
 		}
 		for id, r := range recs {
-			if err := s.validate(ts.schema, r); err != nil {
+			if err := s.validate(ts.sch(), r); err != nil {
 				return 0, err
 			}
 			newRecs[id] = r
@@ -166,7 +167,7 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 	}
 	ts.mu.Lock()
 	ts.published = snap
-	s.buf.Replace(name, newRecs, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.schema.TimeIndex) })
+	s.buf.Replace(name, newRecs, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.sch().TimeIndex) })
 	ts.mu.Unlock()
 	s.gate.notify()
 	return changed, nil
@@ -201,7 +202,7 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			cleanup()
 			return nil, 0, err
 		}
-		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path))
+		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns)
 		if err != nil {
 			cleanup()
 			return nil, 0, err
@@ -212,11 +213,11 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		changed += n
 		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
 		if rec != nil && rec.NumRows() > 0 {
-			if err := s.validate(ts.schema, rec); err != nil {
+			if err := s.validate(ts.sch(), rec); err != nil {
 				cleanup()
 				return nil, 0, err
 			}
-			add, err := delta.WriteDataFile(ctx, store, ts.schema, []arrow.RecordBatch{rec})
+			add, err := delta.WriteDataFile(ctx, store, ts.sch(), []arrow.RecordBatch{rec})
 			if err != nil {
 				cleanup()
 				return nil, 0, err

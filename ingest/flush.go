@@ -54,7 +54,7 @@ func (s *Store) scheduleFlushes() {
 		if !ts.readyToFlush(now) {
 			continue
 		}
-		pick := s.pickFunc(ts, now, pressured[ts.schema.Name])
+		pick := s.pickFunc(ts, now, pressured[ts.sch().Name])
 		if pick == nil {
 			continue
 		}
@@ -75,7 +75,7 @@ func (s *Store) scheduleFlushes() {
 			err := s.flushTable(s.bgCtx, ts, pick)
 			ts.recordOutcome(err, s.opts.Now(), s.opts.FlushInterval)
 			if err != nil && s.bgCtx.Err() == nil {
-				s.logger.Error("flush failed; rows stay in the WAL and MemBuffer, will retry", "table", ts.schema.Name, "err", err, "retry_in", ts.backoff().String())
+				s.logger.Error("flush failed; rows stay in the WAL and MemBuffer, will retry", "table", ts.sch().Name, "err", err, "retry_in", ts.backoff().String())
 			}
 		}()
 	}
@@ -88,7 +88,7 @@ func (s *Store) states() []*tableState {
 	for _, t := range s.tables {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].schema.Name < out[j].schema.Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].sch().Name < out[j].sch().Name })
 	return out
 }
 
@@ -176,7 +176,7 @@ func (s *Store) pickFunc(ts *tableState, now time.Time, pressured map[membuffer.
 	}
 	var tinyBytes int64
 	releaseTiny, due := false, false
-	for _, b := range s.buf.Buckets(ts.schema.Name) {
+	for _, b := range s.buf.Buckets(ts.sch().Name) {
 		if b.Sealed {
 			due = true // a failed flush to retry
 			continue
@@ -226,7 +226,7 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 			defer func() { <-sem; done <- struct{}{} }()
 			errs[i] = s.flushTable(ctx, ts, all)
 			if errs[i] != nil {
-				errs[i] = fmt.Errorf("table %s: %w", ts.schema.Name, errs[i])
+				errs[i] = fmt.Errorf("table %s: %w", ts.sch().Name, errs[i])
 			}
 		}()
 	}
@@ -246,7 +246,7 @@ func (s *Store) flushTable(ctx context.Context, ts *tableState, pick func(membuf
 	if ts.isDropped() {
 		return nil
 	}
-	for _, group := range s.groupSealed(s.buf.Seal(ts.schema.Name, pick)) {
+	for _, group := range s.groupSealed(s.buf.Seal(ts.sch().Name, pick)) {
 		if err := s.flushGroup(ctx, ts, group); err != nil {
 			s.metrics.flushErrors.Inc()
 			return err
@@ -294,7 +294,7 @@ func (s *Store) groupSealed(sealed []*membuffer.Sealed) [][]*membuffer.Sealed {
 // durable are the rows released from memory and their WAL entries deleted.
 func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuffer.Sealed) error {
 	start := time.Now()
-	name := ts.schema.Name
+	name := ts.sch().Name
 	var recs []arrow.RecordBatch
 	var rows int64
 	versions := map[string]int64{}
@@ -319,7 +319,7 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 	var add delta.Add
 	if rows > 0 {
 		var err error
-		if add, err = delta.WriteDataFile(ctx, store, ts.schema, recs); err != nil {
+		if add, err = delta.WriteDataFile(ctx, store, ts.sch(), recs); err != nil {
 			return err
 		}
 	}

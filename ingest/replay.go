@@ -25,7 +25,7 @@ func (s *Store) replay(ctx context.Context) error {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
 		ts := s.tables[e.table]
-		if ts == nil || ts.schema.ID != e.tableID {
+		if ts == nil || ts.sch().ID != e.tableID {
 			stale = append(stale, seq) // the table was dropped
 			return nil
 		}
@@ -37,10 +37,10 @@ func (s *Store) replay(ctx context.Context) error {
 		if err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
-		if err := checkSchema(ts.schema, rec); err != nil {
+		if err := checkSchema(ts.sch(), rec); err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
-		lo, hi := timeBounds(rec, ts.schema.TimeIndex)
+		lo, hi := timeBounds(rec, ts.sch().TimeIndex)
 		s.buf.Append(e.table, membuffer.Batch{Seq: seq, Key: e.key, Rec: rec, MinTime: lo, MaxTime: hi, WALBytes: int64(len(p))}, s.opts.Now())
 		s.walLag.Add(int64(len(p)))
 		replayed++
@@ -82,14 +82,14 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 		return &wal.CorruptionError{Seq: seq, Err: err}
 	}
 	ts := s.tables[e.table]
-	if ts == nil || ts.schema.ID != e.tableID {
+	if ts == nil || ts.sch().ID != e.tableID {
 		*stale = append(*stale, seq)
 		return nil
 	}
 	if s.opts.CompileDML == nil {
 		return fmt.Errorf("wal entry %d is a %s but no DML compiler is configured", seq, e.op)
 	}
-	dml, err := s.opts.CompileDML(ctx, ts.schema, e.sql)
+	dml, err := s.opts.CompileDML(ctx, ts.sch(), e.sql)
 	if err != nil {
 		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
 	}

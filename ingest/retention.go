@@ -8,7 +8,6 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 )
 
 // RetentionKey is the Delta configuration key that holds a table's data
@@ -20,15 +19,11 @@ const RetentionKey = "tsdb.retention"
 // SetRetention sets how long a table keeps rows (by their time column);
 // zero or less keeps them forever.
 func (s *Store) SetRetention(ctx context.Context, name string, d time.Duration) error {
-	ts, err := s.state(name)
+	ts, err := s.lockTable(name)
 	if err != nil {
 		return err
 	}
-	ts.flushMu.Lock()
 	defer ts.flushMu.Unlock()
-	if ts.isDropped() {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
-	}
 	val := ""
 	if d > 0 {
 		val = d.String()
@@ -118,11 +113,11 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 		return res, errors.New("ingest: retention needs a DML compiler")
 	}
 	lit := "TIMESTAMPTZ " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999+00"))
-	if ts.schema.TimeColumn().Type == schema.Timestamp {
+	if ts.sch().TimeColumn().Type == schema.Timestamp {
 		lit = "TIMESTAMP " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999"))
 	}
-	text := fmt.Sprintf("DELETE FROM %s WHERE %s < %s", schema.QuoteIdent(name), schema.QuoteIdent(ts.schema.TimeColumn().Name), lit)
-	dml, err := s.opts.CompileDML(ctx, ts.schema, text)
+	text := fmt.Sprintf("DELETE FROM %s WHERE %s < %s", schema.QuoteIdent(name), schema.QuoteIdent(ts.sch().TimeColumn().Name), lit)
+	dml, err := s.opts.CompileDML(ctx, ts.sch(), text)
 	if err != nil {
 		return res, fmt.Errorf("ingest: retention of %s: %w", name, err)
 	}
@@ -172,7 +167,7 @@ func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64)
 		return 0, 0, nil // another writer changed these files; the next round sees how
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("ingest: retention of %s: %w", ts.schema.Name, err)
+		return 0, 0, fmt.Errorf("ingest: retention of %s: %w", ts.sch().Name, err)
 	}
 	ts.mu.Lock()
 	ts.published = next

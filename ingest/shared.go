@@ -170,6 +170,7 @@ func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
 	defer ts.mu.Unlock()
 	if snap.Version > ts.published.Version {
 		ts.published = snap
+		ts.adoptSchema(snap.Schema)
 	}
 	return nil
 }

@@ -188,7 +188,9 @@ type Store struct {
 // tableState is one table: its schema, its Delta table and the Delta
 // snapshot that readers see.
 type tableState struct {
-	schema schema.Table
+	// schema is the table's schema; ALTER TABLE ADD COLUMN replaces it
+	// (under mu, together with published), readers load it.
+	schema atomic.Pointer[schema.Table]
 	delta  *delta.Table
 
 	// mu makes "Delta snapshot + MemBuffer batches" one atomic read: a flush
@@ -209,6 +211,9 @@ type tableState struct {
 	// need (inserts logged before them are not all flushed).
 	pendingDML []uint64
 }
+
+// sch returns the table's current schema.
+func (ts *tableState) sch() schema.Table { return *ts.schema.Load() }
 
 func (ts *tableState) isDropped() bool {
 	ts.mu.RLock()
@@ -355,7 +360,9 @@ func newTableState(name string, t *delta.Table) *tableState {
 	snap := t.Snapshot()
 	sch := snap.Schema
 	sch.Name = name
-	return &tableState{schema: sch, delta: t, published: snap}
+	ts := &tableState{delta: t, published: snap}
+	ts.schema.Store(&sch)
+	return ts
 }
 
 // Tables returns every table's schema, sorted by name.
@@ -364,7 +371,7 @@ func (s *Store) Tables() []schema.Table {
 	defer s.mu.RUnlock()
 	out := make([]schema.Table, 0, len(s.tables))
 	for _, t := range s.tables {
-		out = append(out, t.schema)
+		out = append(out, t.sch())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -378,7 +385,7 @@ func (s *Store) Table(name string) (schema.Table, bool) {
 	if !ok {
 		return schema.Table{}, false
 	}
-	return t.schema, true
+	return t.sch(), true
 }
 
 func (s *Store) state(name string) (*tableState, error) {
@@ -420,7 +427,7 @@ func (s *Store) CreateTable(ctx context.Context, t schema.Table, ifNotExists boo
 			return false, fmt.Errorf("ingest: open table %s created elsewhere: %w", t.Name, oerr)
 		}
 		s.tables[t.Name] = ts
-		s.logger.Info("table created by another writer", "table", t.Name, "id", ts.schema.ID)
+		s.logger.Info("table created by another writer", "table", t.Name, "id", ts.sch().ID)
 		if ifNotExists {
 			return false, nil
 		}
@@ -431,7 +438,7 @@ func (s *Store) CreateTable(ctx context.Context, t schema.Table, ifNotExists boo
 	}
 	ts := newTableState(t.Name, dt)
 	s.tables[t.Name] = ts
-	s.logger.Info("table created", "table", t.Name, "id", ts.schema.ID)
+	s.logger.Info("table created", "table", t.Name, "id", ts.sch().ID)
 	return true, nil
 }
 
@@ -514,7 +521,7 @@ func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {
 		return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	batches, maxID := s.buf.Snapshot(name)
-	snap := &Snapshot{Table: ts.schema, DeltaVersion: ts.published.Version, Files: ts.published.Files, Batches: batches, MaxBatchID: maxID}
+	snap := &Snapshot{Table: ts.sch(), DeltaVersion: ts.published.Version, Files: ts.published.Files, Batches: batches, MaxBatchID: maxID}
 	snap.FilePaths = make([]string, len(snap.Files))
 	for i, f := range snap.Files {
 		snap.FilePaths[i] = ts.delta.Store().LocalPath(f.Path)

@@ -37,10 +37,19 @@ func (g *gate) notify() {
 
 // checkSchema verifies a record has exactly the table's column types.
 func checkSchema(t schema.Table, rec arrow.RecordBatch) error {
-	if int(rec.NumCols()) != len(t.Columns) {
+	// A record built before ALTER TABLE ADD COLUMN (a prepared INSERT, a
+	// COPY under way, a WAL entry) holds a prefix of the columns; the
+	// added ones are nullable and read as NULL.
+	if int(rec.NumCols()) > len(t.Columns) || int(rec.NumCols()) <= t.TimeIndex {
 		return fmt.Errorf("record has %d columns, table %s has %d", rec.NumCols(), t.Name, len(t.Columns))
 	}
 	for i, c := range t.Columns {
+		if i >= int(rec.NumCols()) {
+			if c.NotNull {
+				return fmt.Errorf("record lacks column %s, which is NOT NULL", c.Name)
+			}
+			continue
+		}
 		if !arrow.TypeEqual(rec.Column(i).DataType(), c.Type.Arrow()) {
 			return fmt.Errorf("column %s is %s, want %s", c.Name, rec.Column(i).DataType(), c.Type.Arrow())
 		}
@@ -65,7 +74,7 @@ func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 	if err := checkSchema(t, rec); err != nil {
 		return sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
 	}
-	for i, c := range t.Columns {
+	for i, c := range t.Columns[:rec.NumCols()] {
 		if c.NotNull && rec.Column(i).NullN() > 0 {
 			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
 				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
@@ -76,7 +85,8 @@ func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 
 // Insert validates rec against the table, makes it durable in the WAL and
 // adds it to the MemBuffer. It returns once the rows are fsynced and visible.
-// rec must have the table's columns in order, with the table's Arrow types.
+// rec must have the table's columns in order, with the table's Arrow types
+// (or a prefix of them, see checkSchema).
 func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) (int64, error) {
 	return s.InsertBatches(ctx, name, []arrow.RecordBatch{rec})
 }
@@ -88,7 +98,7 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 	if err != nil {
 		return 0, err
 	}
-	t := ts.schema
+	t := ts.sch()
 	var rows int64
 	for _, rec := range recs {
 		if err := s.validate(t, rec); err != nil {

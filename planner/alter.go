@@ -9,10 +9,12 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
-// alterTable runs ALTER TABLE t SET (retention = '30 days') and
+// alterTable runs ALTER TABLE t ADD COLUMN c type (nullable, no default:
+// existing rows read NULL), ALTER TABLE t SET (retention = '30 days') and
 // ALTER TABLE t RESET (retention): how long the table keeps rows.
 func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (*Result, error) {
 	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
@@ -30,6 +32,8 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	}
 	// Every command is checked before any takes effect.
 	var retention *time.Duration
+	var add []schema.Column
+	tbl, _ := s.p.store.Table(name)
 	for _, c := range st.Cmds {
 		cmd := c.GetAlterTableCmd()
 		switch cmd.GetSubtype() {
@@ -49,9 +53,27 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 				retention = &d
 			}
 		case pg_query.AlterTableType_AT_AddColumn:
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE … ADD COLUMN is not supported yet")
+			col, err := columnFromDef(cmd.GetDef().GetColumnDef())
+			if err != nil {
+				return nil, err
+			}
+			if tbl.ColumnIndex(col.Name) >= 0 || containsColumn(add, col.Name) {
+				if cmd.MissingOk { // ADD COLUMN IF NOT EXISTS
+					continue
+				}
+				return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q of relation %q already exists", col.Name, name)
+			}
+			if col.NotNull {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: an added column cannot be NOT NULL (existing rows have no value)", col.Name)
+			}
+			add = append(add, col)
 		default:
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports SET (retention = …) and RESET (retention) only")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …) and RESET (retention)")
+		}
+	}
+	if len(add) > 0 {
+		if err := s.p.store.AddColumns(ctx, name, add); err != nil {
+			return nil, wrapStoreErr(err)
 		}
 	}
 	if retention != nil {
@@ -133,4 +155,13 @@ func wrapStoreErr(err error) error {
 		return err
 	}
 	return sqlerr.Wrap(sqlerr.IOError, err)
+}
+
+func containsColumn(cols []schema.Column, name string) bool {
+	for _, c := range cols {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -29,23 +29,9 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 		if cd == nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY) are not supported")
 		}
-		if cd.TypeName == nil || len(cd.TypeName.ArrayBounds) > 0 {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
-		}
-		ty, err := schema.ParseType(typeNameString(cd.TypeName))
+		col, err := columnFromDef(cd)
 		if err != nil {
-			return nil, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
-		}
-		col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
-		for _, c := range cd.Constraints {
-			con := c.GetConstraint()
-			switch con.GetContype() {
-			case pg_query.ConstrType_CONSTR_NOTNULL:
-				col.NotNull = true
-			case pg_query.ConstrType_CONSTR_NULL:
-			default:
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: only NOT NULL and NULL constraints are supported", cd.Colname)
-			}
+			return nil, err
 		}
 		cols = append(cols, col)
 	}
@@ -120,4 +106,28 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		}
 	}
 	return &Result{Tag: "DROP TABLE"}, nil
+}
+
+// columnFromDef reads a column definition of CREATE TABLE or ALTER TABLE
+// ADD COLUMN: a type tsdb stores and at most NOT NULL / NULL.
+func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
+	if cd.TypeName == nil || len(cd.TypeName.ArrayBounds) > 0 {
+		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
+	}
+	ty, err := schema.ParseType(typeNameString(cd.TypeName))
+	if err != nil {
+		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
+	}
+	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
+	for _, c := range cd.Constraints {
+		con := c.GetConstraint()
+		switch con.GetContype() {
+		case pg_query.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg_query.ConstrType_CONSTR_NULL:
+		default:
+			return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: only NOT NULL and NULL constraints are supported", cd.Colname)
+		}
+	}
+	return col, nil
 }

@@ -236,7 +236,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 	for i, c := range tbl.Columns {
 		empty[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), schema.QuoteIdent(c.Name))
 	}
-	if err := p.withView(ctx, conn, "SELECT "+strings.Join(empty, ", ")+" WHERE false", false, func() error {
+	if err := p.withView(ctx, conn, "SELECT "+strings.Join(empty, ", ")+" WHERE false", len(tbl.Columns), false, func() error {
 		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", p.projection(), schema.QuoteIdent(p.alias), p.cond()))
 		if err != nil {
 			return err
@@ -287,11 +287,14 @@ func (p *dmlPlan) rowFilter() string {
 
 // withView creates a temporary view named like the statement's table (or
 // alias) over source for the duration of fn.
-func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, withBatchID bool, fn func() error) error {
+func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, present int, withBatchID bool, fn func() error) error {
 	cols := make([]string, len(p.table.Columns))
 	for i, c := range p.table.Columns {
 		q := schema.QuoteIdent(c.Name)
-		if c.Type == schema.Timestamp {
+		if i >= present {
+			// A column added after the source was written.
+			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
+		} else if c.Type == schema.Timestamp {
 			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
 		} else {
 			cols[i] = q
@@ -309,7 +312,7 @@ func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, w
 }
 
 // ApplyFile implements ingest.DML.
-func (p *dmlPlan) ApplyFile(ctx context.Context, path string) (arrow.RecordBatch, int64, error) {
+func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int) (arrow.RecordBatch, int64, error) {
 	conn, err := p.e.db.Conn(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -317,7 +320,7 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string) (arrow.RecordBatch
 	defer conn.Close()
 	var rec arrow.RecordBatch
 	var changed int64
-	err = p.withView(ctx, conn, "SELECT * FROM read_parquet("+schema.QuoteString(path)+")", false, func() error {
+	err = p.withView(ctx, conn, "SELECT * FROM read_parquet("+schema.QuoteString(path)+")", columns, false, func() error {
 		view := schema.QuoteIdent(p.alias)
 		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS TRUE) FROM %s", p.cond(), view)).Scan(&changed); err != nil {
 			return err
@@ -358,7 +361,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 	}
 	out := map[uint64]arrow.RecordBatch{}
 	var total int64
-	err = p.withView(ctx, conn, "SELECT * FROM "+scratch.name, true, func() error {
+	err = p.withView(ctx, conn, "SELECT * FROM "+scratch.name, len(p.table.Columns), true, func() error {
 		view := schema.QuoteIdent(p.alias)
 		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT %s, count(*) FILTER (WHERE %s IS TRUE) FROM %s GROUP BY 1", batchColumn, p.cond(), view))
 		if err != nil {

@@ -61,6 +61,12 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	}
 	var tables []string
 	if len(sel.ValuesLists) > 0 {
+		// Without a column list, fewer values than columns fill the first
+		// columns, as in PostgreSQL (and as a statement prepared before
+		// ALTER TABLE ADD COLUMN expects).
+		if n := len(sel.ValuesLists[0].GetList().GetItems()); len(st.Cols) == 0 && n < len(targets) {
+			targets = targets[:n]
+		}
 		for _, row := range sel.ValuesLists {
 			if n := len(row.GetList().GetItems()); n != len(targets) {
 				if n > len(targets) {

@@ -16,6 +16,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/ingest"
+	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
 )
 
@@ -38,12 +39,21 @@ type mirror struct {
 
 type mirrorTable struct {
 	mu       sync.Mutex
-	name     string // quoted DuckDB name
+	name     string       // quoted DuckDB name
+	table    schema.Table // the columns the DuckDB table has
 	created  bool
 	reaped   bool // dropped by the reaper; callers must look up anew
 	lastUsed time.Time
 	have     map[uint64]bool
 	retired  []retired
+	// outgrown are DuckDB tables of the same tsdb table with fewer columns
+	// (before ALTER TABLE ADD COLUMN), dropped once no query can read them.
+	outgrown []retiredTable
+}
+
+type retiredTable struct {
+	name  string
+	epoch uint64
 }
 
 type retired struct {
@@ -53,8 +63,10 @@ type retired struct {
 
 func newMirror() *mirror { return &mirror{tables: map[string]*mirrorTable{}} }
 
+// mirrorName names the DuckDB table mirroring t's batches; the column count
+// is part of it, since a table that gains columns gets a new mirror table.
 func mirrorName(t schema.Table) string {
-	return mirrorSchema + "." + schema.QuoteIdent("m_"+strings.ReplaceAll(t.ID, "-", ""))
+	return mirrorSchema + "." + schema.QuoteIdent(fmt.Sprintf("m_%s_%d", strings.ReplaceAll(t.ID, "-", ""), len(t.Columns)))
 }
 
 func (m *mirror) table(t schema.Table) *mirrorTable {
@@ -62,7 +74,7 @@ func (m *mirror) table(t schema.Table) *mirrorTable {
 	defer m.mu.Unlock()
 	mt := m.tables[t.ID]
 	if mt == nil {
-		mt = &mirrorTable{name: mirrorName(t), have: map[uint64]bool{}}
+		mt = &mirrorTable{name: mirrorName(t), table: t, have: map[uint64]bool{}}
 		m.tables[t.ID] = mt
 	}
 	return mt
@@ -71,16 +83,31 @@ func (m *mirror) table(t schema.Table) *mirrorTable {
 // drop forgets a dropped table's mirror.
 func (m *mirror) drop(ctx context.Context, conn *sql.Conn, t schema.Table) error {
 	m.mu.Lock()
+	mt := m.tables[t.ID]
 	delete(m.tables, t.ID)
 	m.mu.Unlock()
-	_, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+mirrorName(t))
-	return err
+	names := []string{mirrorName(t)}
+	if mt != nil {
+		mt.mu.Lock()
+		names = append(names, mt.name)
+		for _, o := range mt.outgrown {
+			names = append(names, o.name)
+		}
+		mt.mu.Unlock()
+	}
+	for _, name := range names {
+		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensure makes every batch of snap present in the mirror, retires batches
 // that left the MemBuffer before snap was taken, and deletes retired batches
-// that no running query can see any more.
-func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapshot) error {
+// that no running query can see any more. It returns the DuckDB table to
+// read the batches from: it has at least snap's columns.
+func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapshot) (string, error) {
 	var mt *mirrorTable
 	for {
 		mt = m.table(snap.Table)
@@ -92,11 +119,23 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	}
 	defer mt.mu.Unlock()
 	mt.lastUsed = time.Now()
+	if len(snap.Table.Columns) > len(mt.table.Columns) {
+		// The table gained columns: its batches move to a new mirror
+		// table; queries that began before may still read the old one.
+		if mt.created {
+			mt.outgrown = append(mt.outgrown, retiredTable{name: mt.name, epoch: m.epochs.current()})
+		}
+		mt.name, mt.table, mt.created = mirrorName(snap.Table), snap.Table, false
+		mt.have, mt.retired = map[uint64]bool{}, nil
+	}
 	if !mt.created {
-		if err := createMirrorTable(ctx, conn, snap.Table, mt.name); err != nil {
-			return fmt.Errorf("planner: create mirror of %s: %w", snap.Table.Name, err)
+		if err := createMirrorTable(ctx, conn, mt.table, mt.name); err != nil {
+			return "", fmt.Errorf("planner: create mirror of %s: %w", snap.Table.Name, err)
 		}
 		mt.created = true
+	}
+	if err := m.dropOutgrown(ctx, conn, mt); err != nil {
+		return "", err
 	}
 	inSnap := make(map[uint64]bool, len(snap.Batches))
 	var missing []arrow.RecordBatch
@@ -109,8 +148,8 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 		}
 	}
 	if len(missing) > 0 {
-		if err := appendBatches(ctx, conn, snap.Table, mt, missing, missingIDs); err != nil {
-			return err
+		if err := appendBatches(ctx, conn, mt.table, mt, missing, missingIDs); err != nil {
+			return "", err
 		}
 		for _, id := range missingIDs {
 			mt.have[id] = true
@@ -145,9 +184,28 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 			for _, id := range gone {
 				mt.retired = append(mt.retired, retired{id: id, epoch: 0})
 			}
-			return fmt.Errorf("planner: reclaim mirrored batches: %w", err)
+			return "", fmt.Errorf("planner: reclaim mirrored batches: %w", err)
 		}
 	}
+	return mt.name, nil
+}
+
+// dropOutgrown drops the outgrown tables of mt no running query can read.
+func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTable) error {
+	oldest := m.epochs.oldest()
+	keep := mt.outgrown[:0]
+	for _, o := range mt.outgrown {
+		if o.epoch >= oldest {
+			keep = append(keep, o)
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+o.name); err != nil {
+			keep = append(keep, o)
+			mt.outgrown = keep
+			return fmt.Errorf("planner: drop outgrown mirror: %w", err)
+		}
+	}
+	mt.outgrown = keep
 	return nil
 }
 
@@ -178,7 +236,7 @@ func (m *mirror) reap(ctx context.Context, conn *sql.Conn, idle time.Duration) (
 		if !mt.mu.TryLock() {
 			continue // in use
 		}
-		if len(mt.have) == 0 && len(mt.retired) == 0 && time.Since(mt.lastUsed) >= idle {
+		if len(mt.have) == 0 && len(mt.retired) == 0 && len(mt.outgrown) == 0 && time.Since(mt.lastUsed) >= idle {
 			if mt.created {
 				if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+mt.name); err != nil {
 					mt.mu.Unlock()
@@ -196,9 +254,11 @@ func (m *mirror) reap(ctx context.Context, conn *sql.Conn, idle time.Duration) (
 
 // appendBatches appends records to the mirror table through the C API:
 // Arrow record → DuckDB DataChunk (bulk conversion) → appender. Each record
-// gets the batch ID column.
+// gets the batch ID column; a record written before columns were added
+// gets NULL in them.
 func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirrorTable, recs []arrow.RecordBatch, ids []uint64) error {
-	fields := append(append([]arrow.Field(nil), t.ArrowSchema().Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64})
+	tsch := t.ArrowSchema()
+	fields := append(append([]arrow.Field(nil), tsch.Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64})
 	sch := arrow.NewSchema(fields, nil)
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*duckdb.Conn)
@@ -227,7 +287,9 @@ func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirr
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			full := withBatchID(sch, rec, ids[i])
+			padded := arrowutil.Pad(tsch, rec)
+			full := withBatchID(sch, padded, ids[i])
+			padded.Release()
 			// DuckDB data chunks hold at most 2048 rows (the vector size).
 			for off := int64(0); off < full.NumRows(); off += 2048 {
 				n := min(2048, full.NumRows()-off)

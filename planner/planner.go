@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -351,6 +352,7 @@ type bound struct {
 func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
 	b := &bound{s: s, epoch: s.p.mirror.epochs.pin()}
 	snaps := make([]*ingest.Snapshot, 0, len(tables))
+	mirrors := map[string]string{}
 	schemas := map[string]schema.Table{}
 	for _, name := range tables {
 		snap, err := s.p.store.Snapshot(ctx, name)
@@ -360,10 +362,12 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		}
 		// Mirroring happens outside the query's transaction: what one
 		// session appends must be committed before others rely on it.
-		if err := s.p.mirror.ensure(ctx, s.conn, snap); err != nil {
+		mirrored, err := s.p.mirror.ensure(ctx, s.conn, snap)
+		if err != nil {
 			b.done()
 			return nil, mapDuckError(err)
 		}
+		mirrors[name] = mirrored
 		snaps = append(snaps, snap)
 		schemas[name] = snap.Table
 	}
@@ -387,6 +391,7 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 			r = fullRange
 		}
 		pr := prune(snap, r)
+		pr.mirror = mirrors[snap.Table.Name]
 		if _, err := s.conn.ExecContext(ctx, viewSQL(pr)); err != nil {
 			b.done()
 			return nil, mapDuckError(err)
@@ -426,18 +431,34 @@ func viewSQL(p *pruned) string {
 	}
 	list := strings.Join(cols, ", ")
 	var parts []string
-	if len(p.files) > 0 {
-		paths := make([]string, len(p.files))
-		for i, f := range p.files {
-			paths[i] = schema.QuoteString(f)
+	// Files written before ALTER TABLE ADD COLUMN lack the later columns:
+	// one read_parquet per column count, the missing columns NULL.
+	byCols := map[int][]string{}
+	var counts []int
+	for i, f := range p.files {
+		n := min(p.fileCols[i], len(cols))
+		if _, ok := byCols[n]; !ok {
+			counts = append(counts, n)
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", list, strings.Join(paths, ", ")))
+		byCols[n] = append(byCols[n], schema.QuoteString(f))
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
+	for _, n := range counts {
+		sel := list
+		if n < len(cols) {
+			padded := append([]string(nil), cols[:n]...)
+			for _, c := range snap.Table.Columns[n:] {
+				padded = append(padded, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), schema.QuoteIdent(c.Name)))
+			}
+			sel = strings.Join(padded, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", sel, strings.Join(byCols[n], ", ")))
 	}
 	// Without buffered batches in range the view is the files alone: a
 	// UNION ALL with an empty branch still costs DuckDB plan and pipeline
 	// work on every query.
 	if len(p.batchIDs) > 0 || len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, mirrorName(snap.Table), idPredicate(p.batchIDs)))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, idPredicate(p.batchIDs)))
 	}
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
 }

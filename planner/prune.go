@@ -358,6 +358,8 @@ func deparseExpr(version int32, n *pg_query.Node) (string, error) {
 type pruned struct {
 	snap                       *ingest.Snapshot
 	files                      []string
+	fileCols                   []int  // columns each file holds (see delta.File.Columns)
+	mirror                     string // the DuckDB table holding the buffered batches
 	batchIDs                   []uint64
 	filesPruned, batchesPruned int
 	bucketsKept, bucketsPruned int
@@ -369,6 +371,7 @@ func prune(snap *ingest.Snapshot, r interval) *pruned {
 	for i, f := range snap.Files {
 		if r.overlaps(f.MinTime, f.MaxTime) {
 			p.files = append(p.files, snap.FilePaths[i])
+			p.fileCols = append(p.fileCols, f.Columns)
 		} else {
 			p.filesPruned++
 		}

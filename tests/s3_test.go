@@ -216,6 +216,31 @@ func TestTwoWritersOneTable(t *testing.T) {
 			t.Fatalf("writer %s sees %d rows (%d distinct), want %d each: a row was lost or doubled", name, n, distinct, total)
 		}
 	}
+	// A column A adds reaches B: B writes it, A reads it.
+	execAll(t, ca, "ALTER TABLE m ADD COLUMN note TEXT")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := cb.Exec(ctx, "INSERT INTO m (time, writer, k, note) VALUES ('2026-12-01 00:30:00+00', 'b', 2000000, 'from b')"); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("B never saw the column A added: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	execAll(t, cb, "CHECKPOINT")
+	for {
+		var note string
+		if err := ca.QueryRow(ctx, "SELECT coalesce(max(note), '') FROM m").Scan(&note); err != nil {
+			t.Fatal(err)
+		}
+		if note == "from b" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A never saw B's row in the new column")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	versions := commitVersions(t, filepath.Join(srv.Dir, "lake", "shared", "m", "_delta_log"))
 	t.Logf("both writers see all %d rows; the log has %d commits, none missing", total, versions)
 }

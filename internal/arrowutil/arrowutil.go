@@ -1,5 +1,6 @@
 // Package arrowutil holds the few Arrow record operations tsdb needs on the
-// column types it stores: building a record from chosen rows of others.
+// column types it stores: building a record from chosen rows of others, and
+// widening a record written before columns were added.
 package arrowutil
 
 import (
@@ -61,4 +62,26 @@ func AppendValue(bld array.Builder, src arrow.Array, r int) error {
 		return fmt.Errorf("unsupported arrow type %s", src.DataType())
 	}
 	return nil
+}
+
+// Pad widens rec to sch by appending all-NULL columns for the trailing
+// fields rec lacks: a table's columns are only ever appended (ALTER TABLE
+// ADD COLUMN), so a record written before holds a prefix of them. A record
+// as wide as sch is returned as it is, with a new reference.
+func Pad(sch *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
+	have := int(rec.NumCols())
+	if have >= sch.NumFields() {
+		rec.Retain()
+		return rec
+	}
+	cols := make([]arrow.Array, sch.NumFields())
+	for i := 0; i < have; i++ {
+		cols[i] = rec.Column(i)
+	}
+	n := int(rec.NumRows())
+	for i := have; i < sch.NumFields(); i++ {
+		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, sch.Field(i).Type, n)
+		defer cols[i].Release()
+	}
+	return array.NewRecordBatch(sch, cols, int64(n))
 }
