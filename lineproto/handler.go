@@ -126,16 +126,17 @@ func columnType(kind byte) schema.Type {
 }
 
 // write groups points by measurement, creates missing tables (time, then
-// tags as text, then fields), checks every value against its column and
-// writes each table's rows in one durable insert. All lines are checked
-// before anything is written.
+// tags as text, then fields) and adds missing columns to known ones,
+// checks every value against its column and writes each table's rows in
+// one durable insert. All lines are checked before any row is written
+// (columns a rejected batch added stay: they are schema, not data).
 func (h *handler) write(ctx context.Context, points []Point) error {
 	byTable := map[string][]Point{}
 	var order []string
 	for _, p := range points {
 		name := p.Measurement
 		if !schema.ValidName(name) {
-			return fmt.Errorf("measurement %q: table names are lower-case letters, digits and underscores", name)
+			return sqlerr.New(sqlerr.InvalidName, "measurement %q: table names are lower-case letters, digits and underscores", name)
 		}
 		if _, ok := byTable[name]; !ok {
 			order = append(order, name)
@@ -146,29 +147,40 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 	for _, name := range order {
 		pts := byTable[name]
 		tbl, ok := h.store.Table(name)
-		if !ok {
-			cols := []schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}
-			tags, fields := map[string]bool{}, map[string]byte{}
-			for _, p := range pts {
-				for k := range p.Tags {
+		// Tags and fields the table lacks, tags (TEXT) first, each group
+		// sorted: the columns of a new table after time, or the columns a
+		// known table gains (schema evolution, ALTER TABLE ADD COLUMN).
+		var cols []schema.Column
+		tags, fields := map[string]bool{}, map[string]byte{}
+		for _, p := range pts {
+			for k := range p.Tags {
+				if tbl.ColumnIndex(k) < 0 {
 					tags[k] = true
 				}
-				for _, f := range p.Fields {
-					if _, seen := fields[f.Key]; !seen {
-						fields[f.Key] = f.Kind
-					}
+			}
+			for _, f := range p.Fields {
+				if _, seen := fields[f.Key]; !seen && tbl.ColumnIndex(f.Key) < 0 {
+					fields[f.Key] = f.Kind
 				}
 			}
-			for _, k := range sortedKeys(tags) {
-				cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+		}
+		for _, k := range sortedKeys(tags) {
+			cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+		}
+		for _, k := range sortedKeys(fields) {
+			if tags[k] {
+				return sqlerr.New(sqlerr.InvalidParameterValue, "measurement %s: %q is both a tag and a field", name, k)
 			}
-			for _, k := range sortedKeys(fields) {
-				if tags[k] {
-					return fmt.Errorf("measurement %s: %q is both a tag and a field", name, k)
-				}
-				cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
+			cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
+		}
+		for _, c := range cols {
+			if !schema.ValidName(c.Name) {
+				return sqlerr.New(sqlerr.InvalidName, "measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, c.Name)
 			}
-			t, err := schema.New(name, cols)
+		}
+		switch {
+		case !ok:
+			t, err := schema.New(name, append([]schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}, cols...))
 			if err != nil {
 				return err
 			}
@@ -176,9 +188,19 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 				return err
 			}
 			tbl, _ = h.store.Table(name)
+		case len(cols) > 0:
+			if err := h.store.AddColumns(ctx, name, cols); err != nil {
+				return err
+			}
+			tbl, _ = h.store.Table(name)
 		}
 		rec, err := build(tbl, pts)
 		if err != nil {
+			if sqlerr.Code(err) == sqlerr.InternalError {
+				// A value that does not fit its column: the client's
+				// fault (InfluxDB answers a field type conflict with 400).
+				err = sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+			}
 			return err
 		}
 		recs[name] = rec
@@ -244,7 +266,7 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 }
 
 func unknownColumn(tbl schema.Table, name, ty string) error {
-	return sqlerr.New(sqlerr.UndefinedColumn, "table %s has no %s column %q (ALTER TABLE … ADD COLUMN is not supported yet)", tbl.Name, ty, name)
+	return sqlerr.New(sqlerr.DatatypeMismatch, "table %s has a column %q, but not of type %s", tbl.Name, name, ty)
 }
 
 func appendValue(b array.Builder, c schema.Column, v any) error {

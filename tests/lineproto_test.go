@@ -61,14 +61,39 @@ func TestLineProtocolWrites(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
 		t.Fatalf("bad line: %d %s", code, body)
 	}
-	code, body = post(t, url, "cpu,host=c unknown_field=1 1767225630\n")
-	if code != http.StatusBadRequest || !strings.Contains(body, "unknown_field") {
-		t.Fatalf("unknown column: %d %s", code, body)
+	// A value of another type than its column: 400, nothing lands.
+	code, body = post(t, url, "cpu,host=c usage_user=1 1767225630\ncpu,host=c usage_system=\"text\" 1767225631\n")
+	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") {
+		t.Fatalf("type conflict: %d %s", code, body)
 	}
 	var n int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("rejected writes landed: %d %v", n, err)
 	}
+	// New tags and fields become new nullable columns (schema evolution):
+	// the old rows read NULL there, also after a flush and a restart.
+	code, body = post(t, url, "cpu,host=c,dc=west usage_user=1,temp=40.5,note=\"hot\" 1767225630\n")
+	if code != http.StatusNoContent {
+		t.Fatalf("new tag and fields: %d %s", code, body)
+	}
+	check := func() {
+		t.Helper()
+		var got string
+		q := "SELECT string_agg(host || ':' || coalesce(dc, '-') || ':' || coalesce(temp::text, '-') || ':' || coalesce(note, '-'), ' ' ORDER BY time) FROM cpu"
+		if err := c.QueryRow(ctx, q).Scan(&got); err != nil || got != "a:-:-:- b:-:-:- c:west:40.5:hot" {
+			t.Fatalf("after schema evolution: %q %v", got, err)
+		}
+	}
+	check()
+	if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	s.stop()
+	s = startServer(t, s.dataDir, []string{"--http-addr", httpAddr})
+	c = s.connect(ctx)
+	defer c.Close(ctx)
+	check()
 	// A gzip body, as Telegraf sends it; the size limit applies after
 	// decompression.
 	var gz bytes.Buffer
