@@ -309,3 +309,45 @@ func TestSetConfiguration(t *testing.T) {
 		t.Fatalf("schema changed: %+v", snap.Schema)
 	}
 }
+
+// DeleteOrphans deletes old files no commit refers to, and only those.
+func TestDeleteOrphans(t *testing.T) {
+	ctx := context.Background()
+	store, sch, tbl := createTestTable(t)
+	write := func() Add {
+		t.Helper()
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000}, []string{"h"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return add
+	}
+	live, removed, orphan, young := write(), write(), write(), write()
+	if _, err := tbl.Commit(ctx, "WRITE", []Action{{Add: &live}, {Add: &removed}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(ctx, "DELETE", []Action{{Remove: &Remove{Path: removed.Path, DeletionTimestamp: time.Now().UnixMilli(), DataChange: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A temporary file of a write that crashed, and the uncommitted file.
+	tmp := filepath.Join(store.Root, "."+orphan.Path+".tmp-123")
+	if err := os.WriteFile(tmp, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{live.Path, removed.Path, orphan.Path, filepath.Base(tmp)} {
+		if err := os.Chtimes(filepath.Join(store.Root, p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := tbl.DeleteOrphans(ctx, time.Now().Add(-time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("deleted %d (%v), want the orphan and the temporary file", n, err)
+	}
+	for p, want := range map[string]bool{live.Path: true, removed.Path: true, young.Path: true, orphan.Path: false, filepath.Base(tmp): false} {
+		_, err := os.Stat(filepath.Join(store.Root, p))
+		if (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", p, err == nil, want)
+		}
+	}
+}

@@ -286,6 +286,22 @@ func (s *S3Store) List(ctx context.Context, dir string) ([]string, error) {
 	return out, nil
 }
 
+// ListData implements Store.
+func (s *S3Store) ListData(ctx context.Context) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	for obj := range s.root.client.ListObjects(ctx, s.root.bucket, minio.ListObjectsOptions{Prefix: s.prefix + "/"}) {
+		if obj.Err != nil {
+			return nil, s.wrap("list", "", obj.Err)
+		}
+		name := path.Base(obj.Key)
+		if strings.HasSuffix(obj.Key, "/") || !isDataFile(name) {
+			continue
+		}
+		out = append(out, ObjectInfo{Path: name, Size: obj.Size, ModTime: obj.LastModified})
+	}
+	return out, nil
+}
+
 // Delete implements Store; the mirrored copy goes too.
 func (s *S3Store) Delete(ctx context.Context, p string) error {
 	if err := s.root.client.RemoveObject(ctx, s.root.bucket, s.key(p), minio.RemoveObjectOptions{}); err != nil {

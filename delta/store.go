@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ErrExists is returned by PutIfAbsent when the object already exists: for a
@@ -37,6 +38,22 @@ type Store interface {
 	LocalPath(path string) string
 	// Fetch makes a data file readable at LocalPath.
 	Fetch(ctx context.Context, path string) error
+	// ListData returns the data files directly under the table root, and
+	// the leftovers of interrupted writes of data files, with their ages.
+	ListData(ctx context.Context) ([]ObjectInfo, error)
+}
+
+// ObjectInfo describes a stored object.
+type ObjectInfo struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+}
+
+// isDataFile tells data files (and the temporary files a crashed write of
+// one leaves, ".<name>.tmp-*") from everything else under a table root.
+func isDataFile(name string) bool {
+	return strings.HasSuffix(name, ".parquet") || (strings.HasPrefix(name, ".") && strings.Contains(name, ".parquet.tmp-"))
 }
 
 // LocalStore is a Store on the local filesystem rooted at a directory.
@@ -174,6 +191,29 @@ func (s *LocalStore) List(_ context.Context, dir string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
+	return out, nil
+}
+
+// ListData implements Store.
+func (s *LocalStore) ListData(context.Context) ([]ObjectInfo, error) {
+	ents, err := os.ReadDir(s.Root)
+	if err != nil {
+		return nil, fmt.Errorf("delta: list %s: %w", s.Root, err)
+	}
+	var out []ObjectInfo
+	for _, e := range ents {
+		if e.IsDir() || !isDataFile(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted meanwhile
+			}
+			return nil, fmt.Errorf("delta: stat %s: %w", e.Name(), err)
+		}
+		out = append(out, ObjectInfo{Path: e.Name(), Size: info.Size(), ModTime: info.ModTime()})
+	}
 	return out, nil
 }
 

@@ -506,6 +506,43 @@ func (t *Table) DeleteRemovedFiles(ctx context.Context, retention time.Duration,
 	return n, nil
 }
 
+// DeleteOrphans deletes data files that no version of the table in its
+// snapshot refers to (neither live nor tombstoned) and that were last
+// written before olderThan: what a flush, compaction or DML left when the
+// process died between writing a file and committing it, and removed files
+// whose tombstones expired before a VACUUM deleted them. The age keeps
+// files a writer (this one or another on shared storage) is about to
+// commit. It reads the newest commits first and returns how many it
+// deleted.
+func (t *Table) DeleteOrphans(ctx context.Context, olderThan time.Time) (int, error) {
+	snap, err := t.Refresh(ctx)
+	if err != nil {
+		return 0, err
+	}
+	known := make(map[string]bool, len(snap.Files)+len(snap.Tombstones))
+	for _, f := range snap.Files {
+		known[f.Path] = true
+	}
+	for _, r := range snap.Tombstones {
+		known[r.Path] = true
+	}
+	objs, err := t.store.ListData(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, o := range objs {
+		if known[o.Path] || !o.ModTime.Before(olderThan) {
+			continue
+		}
+		if err := t.store.Delete(ctx, o.Path); err != nil {
+			return n, fmt.Errorf("delta: delete orphan %s: %w", o.Path, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // CleanLog deletes the log entries a reader no longer needs: every commit
 // and checkpoint older than the newest checkpoint whose commit is at least
 // retention old (Delta's delta.logRetentionDuration). That checkpoint and

@@ -37,6 +37,7 @@ type CompactResult struct {
 	Dropped                 int // merges dropped because a DML changed an input
 	Deleted                 int // removed files past retention, gone from storage (Vacuum)
 	LogEntriesDeleted       int // old commits and checkpoints deleted (Vacuum)
+	OrphansDeleted          int // files no commit refers to, deleted (Vacuum)
 }
 
 // compactGroups picks runs of adjacent small files (by time) to merge: a
@@ -184,7 +185,8 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	return true, nil
 }
 
-// Vacuum drops rows past the table's retention, compacts the table, deletes the files that left it more than
+// Vacuum drops rows past the table's retention, compacts the table, deletes
+// files no commit refers to that are older than OrphanFileAge, deletes the files that left it more than
 // DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles) and the log
 // history older than LogRetention (delta.Table.CleanLog).
 func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) {
@@ -206,6 +208,12 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 	}
 	if res.LogEntriesDeleted, err = ts.delta.CleanLog(ctx, s.opts.LogRetention, s.opts.Now()); err != nil {
 		return res, fmt.Errorf("ingest: vacuum %s: clean log: %w", name, err)
+	}
+	if res.OrphansDeleted, err = ts.delta.DeleteOrphans(ctx, s.opts.Now().Add(-s.opts.OrphanFileAge)); err != nil {
+		return res, fmt.Errorf("ingest: vacuum %s: %w", name, err)
+	}
+	if res.OrphansDeleted > 0 {
+		s.logger.Info("deleted files no commit refers to", "table", name, "files", res.OrphansDeleted)
 	}
 	return res, nil
 }

@@ -78,6 +78,11 @@ type Options struct {
 	// made to its tables (and tables they created). Zero means every 2s on
 	// an object-store root and never on a local one; negative means never.
 	RefreshInterval time.Duration
+	// OrphanFileAge is how old a data file no commit refers to (left by a
+	// crash between writing and committing it) must be before VACUUM
+	// deletes it; zero means 24 hours. Younger files may be about to be
+	// committed, by this process or another writer of shared storage.
+	OrphanFileAge time.Duration
 	// RetentionInterval is how often rows past their table's retention
 	// are dropped; zero means one minute.
 	RetentionInterval time.Duration
@@ -137,6 +142,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CompactInterval == 0 {
 		o.CompactInterval = 10 * time.Minute
+	}
+	if o.OrphanFileAge <= 0 {
+		o.OrphanFileAge = 24 * time.Hour
 	}
 	if o.RetentionInterval <= 0 {
 		o.RetentionInterval = time.Minute

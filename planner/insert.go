@@ -60,6 +60,11 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "unsupported INSERT source")
 	}
 	var tables []string
+	// Without a column list, a SELECT of fewer columns fills the first
+	// columns, as in PostgreSQL.
+	if n := selectWidth(sel); len(st.Cols) == 0 && len(sel.ValuesLists) == 0 && n > 0 && n < len(targets) {
+		targets = targets[:n]
+	}
 	if len(sel.ValuesLists) > 0 {
 		// Without a column list, fewer values than columns fill the first
 		// columns, as in PostgreSQL (and as a statement prepared before
@@ -361,4 +366,25 @@ func relationName(rv *pg_query.RangeVar) (string, error) {
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented")
 	}
 	return rv.Relname, nil
+}
+
+// selectWidth is the number of columns a SELECT returns when its target
+// list says so without looking at tables (no *), else -1.
+func selectWidth(sel *pg_query.SelectStmt) int {
+	for sel.Larg != nil { // UNION & co.: the left branch decides
+		sel = sel.Larg
+	}
+	if len(sel.TargetList) == 0 {
+		return -1
+	}
+	for _, t := range sel.TargetList {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
+			for _, f := range cr.Fields {
+				if f.GetAStar() != nil {
+					return -1
+				}
+			}
+		}
+	}
+	return len(sel.TargetList)
 }

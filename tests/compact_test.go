@@ -219,7 +219,7 @@ func TestCrashDuringCompaction(t *testing.T) {
 				t.Fatalf("the fault at %s did not fire", point)
 			}
 
-			s = startServer(t, dir, args)
+			s = startServer(t, dir, append(args, "--orphan-file-age", "1s", "--deleted-file-retention", "-1s"))
 			c = s.connect(ctx)
 			defer c.Close(ctx)
 			const check = "SELECT count(*) * 1000000 + count(DISTINCT id) FROM m"
@@ -233,9 +233,14 @@ func TestCrashDuringCompaction(t *testing.T) {
 			if len(got) != 1 || got[0] != "3100|3100" {
 				t.Fatalf("chDB read %v after the crash, want 3100 distinct rows", got)
 			}
+			time.Sleep(1100 * time.Millisecond) // the merged file of the crashed VACUUM turns orphan-old
 			execAll(t, c, "VACUUM m")
 			if n := activeFiles(t, dir, "m"); n != 1 {
 				t.Fatalf("%d files after the second VACUUM, want 1", n)
+			}
+			// Removed inputs and the crashed merge's file are gone too.
+			if n := parquetOnDisk(t, dir, "m"); n != 1 {
+				t.Fatalf("%d Parquet files on disk after the second VACUUM, want 1", n)
 			}
 			if got := queryInt(t, c, check); got != want {
 				t.Fatalf("after the second VACUUM: %d, want %d", got, want)

@@ -51,6 +51,7 @@ type config struct {
 	S3                delta.S3Config
 	RefreshInterval   time.Duration
 	RetentionInterval time.Duration
+	OrphanFileAge     time.Duration
 }
 
 // envName is the environment variable that sets a flag: --pg-addr → TSDB_PG_ADDR.
@@ -83,6 +84,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.FileRetention, "deleted-file-retention", 7*24*time.Hour, "VACUUM deletes files removed from a table (by compaction, DELETE, UPDATE) this long ago; queries may read them until then (env TSDB_DELETED_FILE_RETENTION)")
 	fs.DurationVar(&c.LogRetention, "log-retention", 30*24*time.Hour, "VACUUM deletes Delta log history (commits, checkpoints) older than the newest checkpoint this old (env TSDB_LOG_RETENTION)")
 	fs.DurationVar(&c.CompactInterval, "compact-interval", 10*time.Minute, "how often small files are compacted in the background; negative: only by VACUUM (env TSDB_COMPACT_INTERVAL)")
+	fs.DurationVar(&c.OrphanFileAge, "orphan-file-age", 24*time.Hour, "VACUUM deletes data files no commit refers to (left by a crash between writing and committing them) once they are this old (env TSDB_ORPHAN_FILE_AGE)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", time.Minute, "how often rows past their table's retention (ALTER TABLE t SET (retention = '30 days')) are dropped (env TSDB_RETENTION_INTERVAL)")
 	fs.DurationVar(&c.LateMergeDelay, "late-merge-delay", 10*time.Minute, "longest time a small idle bucket is held back for merging (env TSDB_LATE_MERGE_DELAY)")
 	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")

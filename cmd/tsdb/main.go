@@ -207,6 +207,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Root:                 root,
 		RefreshInterval:      cfg.RefreshInterval,
 		RetentionInterval:    cfg.RetentionInterval,
+		OrphanFileAge:        cfg.OrphanFileAge,
 		BucketDuration:       cfg.BucketDuration,
 		IdleFlush:            cfg.IdleFlush,
 		FlushInterval:        cfg.FlushInterval,
