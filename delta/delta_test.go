@@ -351,3 +351,46 @@ func TestDeleteOrphans(t *testing.T) {
 		}
 	}
 }
+
+// lostReplyStore is a LocalStore whose commit writes land but report an
+// error, as when an S3 PUT succeeds and its answer is lost.
+type lostReplyStore struct {
+	*LocalStore
+	err error
+}
+
+func (s *lostReplyStore) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	if err := s.LocalStore.PutIfAbsent(ctx, p, data); err != nil {
+		return err
+	}
+	return s.err
+}
+
+// A commit whose write landed but whose answer said otherwise (a lost
+// reply, or a retry that met the commit itself: 412) is recognised as
+// this commit, not retried at the next version or reported as failed.
+func TestCommitWithLostReply(t *testing.T) {
+	ctx := context.Background()
+	for _, replyErr := range []error{errors.New("connection reset by peer"), fmt.Errorf("retry: %w", ErrExists)} {
+		local, sch, _ := createTestTable(t)
+		store := &lostReplyStore{LocalStore: local, err: replyErr}
+		tbl, err := Open(ctx, store, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000}, []string{"h"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := tbl.Commit(ctx, "WRITE", []Action{{Add: &add}, {Txn: &Txn{AppID: "w", Version: 7}}})
+		if err != nil {
+			t.Fatalf("%v: commit failed: %v", replyErr, err)
+		}
+		if snap.Version != 1 || len(snap.Files) != 1 || snap.Txns["w"] != 7 {
+			t.Fatalf("%v: version %d, %d files, txns %v", replyErr, snap.Version, len(snap.Files), snap.Txns)
+		}
+		if names, _ := local.List(ctx, "_delta_log"); len(names) != 2 {
+			t.Fatalf("%v: log holds %v, want commits 0 and 1 only", replyErr, names)
+		}
+	}
+}

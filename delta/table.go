@@ -284,6 +284,12 @@ func fileFromAdd(a Add) (File, error) {
 	if a.Path == "" {
 		return File{}, errors.New("add without path")
 	}
+	// Paths come from the log, which other writers write too: one that
+	// leaves the table's directory, or that DuckDB would take for a glob,
+	// makes the table unreadable rather than read the wrong files.
+	if strings.HasPrefix(a.Path, "/") || strings.Contains(a.Path, "..") || strings.ContainsAny(a.Path, "*?[]{}\\'") || strings.Contains(a.Path, "://") {
+		return File{}, fmt.Errorf("add of unsupported path %q", a.Path)
+	}
 	return File{Add: a}, nil
 }
 
@@ -329,17 +335,29 @@ func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int) {
 // is written and ErrTxnAlreadyCommitted is returned. When another writer took
 // the version, the newer commits are read and the commit is retried.
 func (t *Table) Commit(ctx context.Context, operation string, actions []Action) (*Snapshot, error) {
+	return t.commit(ctx, operation, func(*Snapshot) ([]Action, error) { return actions, nil })
+}
+
+// commit writes the actions build returns for the newest snapshot, and
+// builds them again over the newer commits whenever another writer took
+// the version first.
+func (t *Table) commit(ctx context.Context, operation string, build func(base *Snapshot) ([]Action, error)) (*Snapshot, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := time.Now().UnixMilli()
-	actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: now, Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo}})
-	data, err := encodeCommit(actions)
-	if err != nil {
-		return nil, err
-	}
 	base := t.Snapshot()
-	schemaSeen := base.Metadata.SchemaString
 	for attempt := 0; ; attempt++ {
+		actions, err := build(base)
+		if err != nil {
+			return base, err
+		}
+		if len(actions) == 0 {
+			return base, nil
+		}
+		actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: time.Now().UnixMilli(), Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo}})
+		data, err := encodeCommit(actions)
+		if err != nil {
+			return nil, err
+		}
 		for _, a := range actions {
 			if a.Txn != nil {
 				if v, ok := base.Txns[a.Txn.AppID]; ok && v >= a.Txn.Version {
@@ -350,13 +368,15 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 		if err := checkRemoves(base, actions); err != nil {
 			return base, err
 		}
-		if attempt > 0 && changesMetadata(actions) && base.Metadata.SchemaString != schemaSeen {
-			// Another writer changed the schema meanwhile: this metaData
-			// was built from the old one and would undo that change.
-			return base, fmt.Errorf("%w: the schema changed at version %d", ErrConflict, base.Version)
-		}
 		v := base.Version + 1
-		err := t.store.PutIfAbsent(ctx, commitPath(v), data)
+		err = t.store.PutIfAbsent(ctx, commitPath(v), data)
+		if err != nil && t.isOurs(ctx, v, data) {
+			// The write landed but its answer was lost, and a retry of
+			// the request found our own commit (412), or failed. The
+			// commitInfo timestamp and the file names make a commit's
+			// bytes unique, so equal bytes mean it is ours.
+			err = nil
+		}
 		if err == nil {
 			st := newState(base)
 			if err := st.apply(v, data); err != nil {
@@ -391,46 +411,65 @@ func (t *Table) Commit(ctx context.Context, operation string, actions []Action) 
 	}
 }
 
+// isOurs reads commit v back and reports whether it holds exactly data.
+func (t *Table) isOurs(ctx context.Context, v int64, data []byte) bool {
+	got, err := t.store.Get(ctx, commitPath(v))
+	return err == nil && bytes.Equal(got, data)
+}
+
 // SetConfiguration commits a metaData action with the table's
 // configuration changed: each key is set to its value, or removed when the
-// value is empty. Delta readers ignore keys they do not know.
+// value is empty. Delta readers ignore keys they do not know. The change is
+// applied to the newest metaData, also when another writer committed first.
 func (t *Table) SetConfiguration(ctx context.Context, operation string, changes map[string]string) (*Snapshot, error) {
-	md := t.Snapshot().Metadata
-	cfg := make(map[string]string, len(md.Configuration)+len(changes))
-	for k, v := range md.Configuration {
-		cfg[k] = v
-	}
-	for k, v := range changes {
-		if v == "" {
-			delete(cfg, k)
-		} else {
+	return t.commit(ctx, operation, func(base *Snapshot) ([]Action, error) {
+		md := base.Metadata
+		cfg := make(map[string]string, len(md.Configuration)+len(changes))
+		for k, v := range md.Configuration {
 			cfg[k] = v
 		}
-	}
-	md.Configuration = cfg
-	return t.Commit(ctx, operation, []Action{{MetaData: &md}})
-}
-
-// SetSchema commits a metaData action with the table's new schema (columns
-// added at the end); identity and configuration stay.
-func (t *Table) SetSchema(ctx context.Context, operation string, sch schema.Table) (*Snapshot, error) {
-	cur := t.Snapshot().Metadata
-	md, err := metadataFor(sch)
-	if err != nil {
-		return nil, err
-	}
-	md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
-	md.Configuration = cur.Configuration
-	return t.Commit(ctx, operation, []Action{{MetaData: md}})
-}
-
-func changesMetadata(actions []Action) bool {
-	for _, a := range actions {
-		if a.MetaData != nil {
-			return true
+		for k, v := range changes {
+			if v == "" {
+				delete(cfg, k)
+			} else {
+				cfg[k] = v
+			}
 		}
-	}
-	return false
+		md.Configuration = cfg
+		return []Action{{MetaData: &md}}, nil
+	})
+}
+
+// AddColumns commits a metaData action with columns appended to the
+// newest schema. A column that is there already with the same type (another
+// writer added it first) is skipped; with another type it is ErrConflict.
+// Identity and configuration stay. When nothing is left to add, nothing is
+// committed.
+func (t *Table) AddColumns(ctx context.Context, operation string, cols []schema.Column) (*Snapshot, error) {
+	return t.commit(ctx, operation, func(base *Snapshot) ([]Action, error) {
+		next := base.Schema
+		next.Columns = append([]schema.Column(nil), next.Columns...)
+		for _, c := range cols {
+			if i := next.ColumnIndex(c.Name); i >= 0 {
+				if next.Columns[i].Type != c.Type {
+					return nil, fmt.Errorf("%w: column %q was added as %s meanwhile", ErrConflict, c.Name, next.Columns[i].Type)
+				}
+				continue
+			}
+			next.Columns = append(next.Columns, c)
+		}
+		if len(next.Columns) == len(base.Schema.Columns) {
+			return nil, nil
+		}
+		md, err := metadataFor(next)
+		if err != nil {
+			return nil, err
+		}
+		cur := base.Metadata
+		md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
+		md.Configuration = cur.Configuration
+		return []Action{{MetaData: md}}, nil
+	})
 }
 
 // checkRemoves is the conflict check of optimistic concurrency: a commit

@@ -15,7 +15,8 @@ import (
 // hold a prefix of the new columns, and every reader pads the rest with
 // NULL. The new schema is one Delta metaData commit; it is published with
 // the snapshot of that commit, so a query sees the columns and the files
-// of one version.
+// of one version. Columns the table has already (another writer added
+// them first) are skipped.
 func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Column) error {
 	ts, err := s.lockTable(name)
 	if err != nil {
@@ -27,50 +28,41 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 			return sqlerr.New(sqlerr.FeatureNotSupported, "column %q: an added column cannot be NOT NULL (the table's rows would have none)", c.Name)
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		old := ts.sch()
-		next, err := schema.New(old.Name, append(append([]schema.Column(nil), old.Columns...), cols...))
-		if err != nil {
-			var dup *schema.DuplicateColumnError
-			if errors.As(err, &dup) {
-				return &sqlerr.Error{Code: sqlerr.DuplicateColumn, Message: err.Error()}
-			}
-			return &sqlerr.Error{Code: sqlerr.InvalidName, Message: err.Error()}
+	cur := ts.sch()
+	for _, c := range cols {
+		if i := cur.ColumnIndex(c.Name); i >= 0 && cur.Columns[i].Type != c.Type {
+			return sqlerr.New(sqlerr.DuplicateColumn, "column %q of relation %q already exists as %s", c.Name, name, cur.Columns[i].Type)
 		}
-		next.ID, next.TimeIndex = old.ID, old.TimeIndex
-		snap, err := ts.delta.SetSchema(ctx, "ADD COLUMNS", next)
-		if errors.Is(err, delta.ErrConflict) && attempt < 3 {
-			// Another writer changed the schema first (perhaps adding the
-			// same columns): take its version and add what is still missing.
-			caught := ts.delta.Snapshot()
-			ts.mu.Lock()
-			ts.published = caught
-			ts.adoptSchema(caught.Schema)
-			ts.mu.Unlock()
-			cols = missingColumns(ts.sch(), cols)
-			if len(cols) == 0 {
-				return nil
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: add columns to %s: %w", name, err)
-		}
-		ts.mu.Lock()
-		ts.published = snap
-		ts.schema.Store(&next)
-		ts.mu.Unlock()
-		break
 	}
+	if _, err := schema.New(cur.Name, append(append([]schema.Column(nil), cur.Columns...), missingColumns(cur, cols)...)); err != nil {
+		var dup *schema.DuplicateColumnError
+		if errors.As(err, &dup) {
+			return &sqlerr.Error{Code: sqlerr.DuplicateColumn, Message: err.Error()}
+		}
+		return &sqlerr.Error{Code: sqlerr.InvalidName, Message: err.Error()}
+	}
+	snap, err := ts.delta.AddColumns(ctx, "ADD COLUMNS", cols)
+	if errors.Is(err, delta.ErrConflict) {
+		return sqlerr.Wrap(sqlerr.DuplicateColumn, err)
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: add columns to %s: %w", name, err)
+	}
+	ts.mu.Lock()
+	ts.publish(snap)
+	ts.mu.Unlock()
 	s.logger.Info("columns added", "table", name, "columns", len(cols))
 	return nil
 }
 
-// adoptSchema takes a wider schema another writer committed.
-func (ts *tableState) adoptSchema(sch schema.Table) {
-	cur := ts.sch()
-	if len(sch.Columns) > len(cur.Columns) {
-		sch.Name = cur.Name
+// publish makes snap what readers of the table see, with its schema when
+// that is wider: a commit may bring another writer's ADD COLUMN along. The
+// caller holds ts.mu for writing.
+func (ts *tableState) publish(snap *delta.Snapshot) {
+	ts.published = snap
+	if len(snap.Schema.Columns) > len(ts.sch().Columns) {
+		sch := snap.Schema
+		sch.Name = ts.sch().Name
 		ts.schema.Store(&sch)
 	}
 }

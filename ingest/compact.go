@@ -180,7 +180,7 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	}
 	s.faults.Hit(fault.CompactAfterCommit, ts.sch().Name)
 	ts.mu.Lock()
-	ts.published = snap
+	ts.publish(snap)
 	ts.mu.Unlock()
 	return true, nil
 }

@@ -18,6 +18,9 @@ import (
 // applies (which batches and files, in which order with inserts) and how the
 // result becomes durable; the DML only computes new rows.
 type DML interface {
+	// Columns is how many of the table's columns the statement was
+	// compiled for; a table that gained columns since needs a new DML.
+	Columns() int
 	// TimeRange bounds the rows the statement may change (inclusive UTC
 	// micros): batches and files outside are not opened.
 	TimeRange() (lo, hi int64)
@@ -60,7 +63,7 @@ func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML)
 	var n int64
 	var applyErr error
 	s.seq.run(first, 1, func() {
-		n, applyErr = s.applyDML(ctx, ts, first, op, dml, false)
+		n, applyErr = s.applyDML(ctx, ts, first, op, sqlText, dml, false)
 	})
 	if applyErr != nil {
 		// Nothing was published; the entry must not be replayed.
@@ -110,11 +113,17 @@ func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
 // may touch, then publishes both at once. During replay the Delta part is
 // skipped when the table's dml txn shows it was committed already. Files
 // that cannot match (by their time statistics) are not opened.
-func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op string, dml DML, replay bool) (int64, error) {
+func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, replay bool) (int64, error) {
 	ts.flushMu.Lock()
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
 		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.sch().Name)
+	}
+	// An ALTER TABLE ADD COLUMN between compiling and now: evaluated with
+	// the old columns, the statement would drop the new ones' values.
+	dml, err := s.recompileDML(ctx, ts, text, dml)
+	if err != nil {
+		return 0, err
 	}
 	name := ts.sch().Name
 	lo, hi := dml.TimeRange()
@@ -161,12 +170,19 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op str
 			if attempt >= 4 {
 				return 0, sqlerr.Wrap(sqlerr.SerializationFailure, fmt.Errorf("could not serialize %s with another writer's commits: %w", op, err))
 			}
+			// Take the other writer's commits (and perhaps its columns).
 			snap = ts.delta.Snapshot()
+			ts.mu.Lock()
+			ts.publish(snap)
+			ts.mu.Unlock()
+			if dml, err = s.recompileDML(ctx, ts, text, dml); err != nil {
+				return 0, err
+			}
 		}
 		changed += fileChanged
 	}
 	ts.mu.Lock()
-	ts.published = snap
+	ts.publish(snap)
 	s.buf.Replace(name, newRecs, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.sch().TimeIndex) })
 	ts.mu.Unlock()
 	s.gate.notify()
@@ -197,6 +213,12 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 	for _, f := range published.Files {
 		if f.MaxTime < lo || f.MinTime > hi {
 			continue
+		}
+		if f.Columns > dml.Columns() {
+			// A file with columns the statement does not know: another
+			// writer added them. Evaluate again with its schema.
+			cleanup()
+			return nil, 0, fmt.Errorf("%w: %s has columns added meanwhile", delta.ErrConflict, f.Path)
 		}
 		if err := store.Fetch(ctx, f.Path); err != nil {
 			cleanup()
@@ -239,4 +261,17 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		return nil, 0, err
 	}
 	return snap, changed, nil
+}
+
+// recompileDML compiles text again when the table's columns are no longer
+// the ones dml was compiled for.
+func (s *Store) recompileDML(ctx context.Context, ts *tableState, text string, dml DML) (DML, error) {
+	cur := ts.sch()
+	if dml.Columns() == len(cur.Columns) {
+		return dml, nil
+	}
+	if s.opts.CompileDML == nil {
+		return nil, errors.New("ingest: the table's columns changed and no DML compiler is configured")
+	}
+	return s.opts.CompileDML(ctx, cur, text)
 }

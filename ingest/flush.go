@@ -363,7 +363,7 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 	}
 	s.faults.Hit(fault.FlushAfterCommit, name)
 	ts.mu.Lock()
-	ts.published = snap
+	ts.publish(snap)
 	for _, sb := range group {
 		s.buf.Release(sb)
 	}

@@ -93,7 +93,7 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 	if err != nil {
 		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
 	}
-	if _, err := s.applyDML(ctx, ts, seq, e.op, dml, true); err != nil {
+	if _, err := s.applyDML(ctx, ts, seq, e.op, e.sql, dml, true); err != nil {
 		return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
 	}
 	ts.addPendingDML(seq)

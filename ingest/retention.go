@@ -33,7 +33,7 @@ func (s *Store) SetRetention(ctx context.Context, name string, d time.Duration) 
 		return fmt.Errorf("ingest: set retention of %s: %w", name, err)
 	}
 	ts.mu.Lock()
-	ts.published = snap
+	ts.publish(snap)
 	ts.mu.Unlock()
 	s.logger.Info("retention set", "table", name, "retention", val)
 	return nil
@@ -170,7 +170,7 @@ func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64)
 		return 0, 0, fmt.Errorf("ingest: retention of %s: %w", ts.sch().Name, err)
 	}
 	ts.mu.Lock()
-	ts.published = next
+	ts.publish(next)
 	ts.mu.Unlock()
 	return len(actions), rows, nil
 }

@@ -169,8 +169,7 @@ func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if snap.Version > ts.published.Version {
-		ts.published = snap
-		ts.adoptSchema(snap.Schema)
+		ts.publish(snap)
 	}
 	return nil
 }

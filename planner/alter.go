@@ -110,6 +110,9 @@ var retentionUnits = map[string]time.Duration{
 	"y": 365 * 24 * time.Hour, "year": 365 * 24 * time.Hour, "years": 365 * 24 * time.Hour,
 }
 
+// maxRetention is the longest retention accepted.
+const maxRetention = 200 * 365 * 24 * time.Hour
+
 // parseRetention reads a retention written like a PostgreSQL interval
 // ('30 days', '1 year 6 months', '12 hours') or a Go duration ('720h');
 // a month is 30 days and a year 365, as in PostgreSQL's interval epoch.
@@ -118,7 +121,7 @@ func parseRetention(v string) (time.Duration, error) {
 		return sqlerr.New(sqlerr.InvalidParameterValue, "invalid retention %q: write it like '30 days', '12 hours' or '1 year'", v)
 	}
 	if d, err := time.ParseDuration(v); err == nil {
-		if d <= 0 {
+		if d <= 0 || d > maxRetention {
 			return 0, bad()
 		}
 		return d, nil
@@ -127,7 +130,7 @@ func parseRetention(v string) (time.Duration, error) {
 	if len(fields) == 0 {
 		return 0, bad()
 	}
-	var total time.Duration
+	var sum float64
 	for i := 0; i < len(fields); i++ {
 		num, unit := fields[i], ""
 		// "30d" or "30 days"
@@ -142,9 +145,12 @@ func parseRetention(v string) (time.Duration, error) {
 		if err != nil || !ok || n <= 0 {
 			return 0, bad()
 		}
-		total += time.Duration(n * float64(mult))
+		// Summed as floats: time.Duration ends at 292 years and would wrap.
+		if sum += n * float64(mult); sum > float64(maxRetention) {
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "retention %q is longer than 200 years; use RESET (retention) to keep rows forever", v)
+		}
 	}
-	return total, nil
+	return time.Duration(sum), nil
 }
 
 // wrapStoreErr passes SQL errors through and reports the others as I/O

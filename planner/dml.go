@@ -248,6 +248,9 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 	return p, nil
 }
 
+// Columns implements ingest.DML.
+func (p *dmlPlan) Columns() int { return len(p.table.Columns) }
+
 // TimeRange implements ingest.DML.
 func (p *dmlPlan) TimeRange() (int64, int64) { return p.lo, p.hi }
 

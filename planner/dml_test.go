@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,5 +96,32 @@ func TestFailingDMLChangesNothing(t *testing.T) {
 	}
 	if got := e.rows("SELECT host, v FROM cpu ORDER BY time"); got != "a|1;b|2" {
 		t.Fatalf("failed statements changed rows: %s", got)
+	}
+}
+
+// A DELETE/UPDATE compiled before ALTER TABLE ADD COLUMN and applied after
+// it is compiled again: evaluated with the old columns it would drop the
+// values of the new one.
+func TestDMLCompiledBeforeAddColumn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must("CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	e.must("INSERT INTO m VALUES ('2026-01-01 00:00:00+00', 'a', 1)")
+	e.must("CHECKPOINT")
+	tbl, _ := e.store.Table("m")
+	const text = "UPDATE m SET v = v + 1"
+	dml, err := e.p.engine.CompileDML(ctx, tbl, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must("ALTER TABLE m ADD COLUMN note TEXT")
+	e.must("INSERT INTO m VALUES ('2026-01-01 00:01:00+00', 'b', 2, 'kept')")
+	e.must("CHECKPOINT")
+	e.must("INSERT INTO m VALUES ('2026-01-01 00:02:00+00', 'c', 3, 'buffered')")
+	if _, err := e.store.ExecDML(ctx, "m", text, "UPDATE", dml); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.rows("SELECT host, v, note FROM m ORDER BY time"); got != "a|2|NULL;b|3|kept;c|4|buffered" {
+		t.Fatalf("after the UPDATE compiled before ADD COLUMN: %s", got)
 	}
 }

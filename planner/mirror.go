@@ -287,6 +287,9 @@ func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirr
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if int(rec.NumCols()) > tsch.NumFields() {
+				return fmt.Errorf("planner: batch %d has %d columns, the mirror %d", ids[i], rec.NumCols(), tsch.NumFields())
+			}
 			padded := arrowutil.Pad(tsch, rec)
 			full := withBatchID(sch, padded, ids[i])
 			padded.Release()

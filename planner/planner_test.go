@@ -416,7 +416,7 @@ func TestParseRetention(t *testing.T) {
 		{"30 days", 30 * day, true}, {"1 day", day, true}, {"12 hours", 12 * time.Hour, true},
 		{"1 year 6 months", 365*day + 180*day, true}, {"2 weeks", 14 * day, true}, {"90 minutes", 90 * time.Minute, true},
 		{"720h", 720 * time.Hour, true}, {"7d", 7 * day, true}, {"1.5 hours", 90 * time.Minute, true}, {"30 DAYS", 30 * day, true},
-		{"", 0, false}, {"soon", 0, false}, {"30", 0, false}, {"0 days", 0, false}, {"-1 day", 0, false}, {"-5h", 0, false}, {"3 fortnights", 0, false},
+		{"", 0, false}, {"soon", 0, false}, {"30", 0, false}, {"0 days", 0, false}, {"-1 day", 0, false}, {"-5h", 0, false}, {"3 fortnights", 0, false}, {"300 years", 0, false}, {"150 years 150 years", 0, false},
 	}
 	for _, tc := range tests {
 		got, err := parseRetention(tc.in)
