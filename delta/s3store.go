@@ -302,6 +302,36 @@ func (s *S3Store) ListData(ctx context.Context) ([]ObjectInfo, error) {
 	return out, nil
 }
 
+// PruneMirror deletes local copies of data files that are not in keep:
+// files another writer's VACUUM deleted from the store leave no trace in
+// this process's log reading, so the mirror is pruned against the table.
+// Copies younger than an hour stay.
+func (s *S3Store) PruneMirror(keep map[string]bool) (int, error) {
+	ents, err := os.ReadDir(s.cache)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("delta: list cache %s: %w", s.cache, err)
+	}
+	n := 0
+	for _, e := range ents {
+		if e.IsDir() || keep[e.Name()] || !isDataFile(e.Name()) {
+			continue
+		}
+		// A copy fetched in the last hour may belong to a commit newer
+		// than keep, which a query is reading now.
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Hour {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.cache, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("delta: uncache %s: %w", e.Name(), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // Delete implements Store; the mirrored copy goes too.
 func (s *S3Store) Delete(ctx context.Context, p string) error {
 	if err := s.root.client.RemoveObject(ctx, s.root.bucket, s.key(p), minio.RemoveObjectOptions{}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -214,5 +215,34 @@ func TestTwoWritersCommit(t *testing.T) {
 	}
 	if snap := b.Snapshot(); snap.Version != 2*perWriter+1 || len(snap.Files) != 2*perWriter-1 {
 		t.Fatalf("after the conflict B is at version %d with %d files", snap.Version, len(snap.Files))
+	}
+}
+
+// The local mirror loses copies of files that left the table, once they
+// are an hour old (a younger copy may serve a query of a newer commit).
+func TestS3PruneMirror(t *testing.T) {
+	ctx := context.Background()
+	root, _ := newS3Root(t)
+	st, _ := root.Table(ctx, "cpu")
+	store := st.(*S3Store)
+	for _, p := range []string{"live.parquet", "gone.parquet", "young.parquet"} {
+		if err := store.Put(ctx, p, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{"live.parquet", "gone.parquet"} {
+		if err := os.Chtimes(store.LocalPath(p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := store.PruneMirror(map[string]bool{"live.parquet": true})
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want 1", n, err)
+	}
+	for p, want := range map[string]bool{"live.parquet": true, "gone.parquet": false, "young.parquet": true} {
+		if _, err := os.Stat(store.LocalPath(p)); (err == nil) != want {
+			t.Errorf("%s cached: %v, want %v", p, err == nil, want)
+		}
 	}
 }

@@ -552,7 +552,8 @@ func (t *Table) DeleteRemovedFiles(ctx context.Context, retention time.Duration,
 // whose tombstones expired before a VACUUM deleted them. The age keeps
 // files a writer (this one or another on shared storage) is about to
 // commit. It reads the newest commits first and returns how many it
-// deleted.
+// deleted. A local mirror of an object store loses the copies of files
+// that are no longer in the table (another writer's VACUUM deleted them).
 func (t *Table) DeleteOrphans(ctx context.Context, olderThan time.Time) (int, error) {
 	snap, err := t.Refresh(ctx)
 	if err != nil {
@@ -568,6 +569,13 @@ func (t *Table) DeleteOrphans(ctx context.Context, olderThan time.Time) (int, er
 	objs, err := t.store.ListData(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if m, ok := t.store.(interface {
+		PruneMirror(keep map[string]bool) (int, error)
+	}); ok {
+		if _, err := m.PruneMirror(known); err != nil {
+			return 0, err
+		}
 	}
 	n := 0
 	for _, o := range objs {
