@@ -86,7 +86,7 @@ test-e2e: deps build
 ## flags (e.g. --hosts 100 --duration 24h --runs 5 --profile DIR). Then the
 ## Go benchmarks: group commit, a simulated week of 10-minute flushes under
 ## the background compactor (files per day, query time against a freshly
-## compacted copy) and WAL replay.
+## compacted copy), WAL replay, and the peak memory of a compaction merge.
 BENCH_FLAGS ?=
 bench: deps build bin/tsdb-bench
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
@@ -97,6 +97,7 @@ bench: deps build bin/tsdb-bench
 	$(GO) test -run '^$$' -bench GroupCommit -benchtime 5000x ./tests/
 	$(GO) test -run '^$$' -bench SimulatedWeek -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/
+	$(GO) test -run '^$$' -bench CompactionMemory -benchtime 3x ./delta/
 
 bin/tsdb-bench: $(SOURCES)
 	@mkdir -p bin

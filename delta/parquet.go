@@ -43,16 +43,9 @@ func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []a
 		return Add{}, err
 	}
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(rowGroupRows),
-		parquet.WithStats(true),
-		parquet.WithDictionaryDefault(true),
-		parquet.WithVersion(parquet.V2_6),
-	)
-	w, err := pqarrow.NewFileWriter(t.ArrowSchema(), &buf, props, pqarrow.NewArrowWriterProperties())
+	w, err := newFileWriter(t, &buf)
 	if err != nil {
-		return Add{}, fmt.Errorf("delta: parquet writer: %w", err)
+		return Add{}, err
 	}
 	if err := w.Write(rec); err != nil {
 		w.Close()
@@ -61,18 +54,41 @@ func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []a
 	if err := w.Close(); err != nil {
 		return Add{}, fmt.Errorf("delta: finish parquet: %w", err)
 	}
-	stats, err := computeStats(t, rec)
+	stats, err := encodeStats(statsOf(t, rec))
 	if err != nil {
 		return Add{}, err
 	}
+	return putDataFile(ctx, store, buf.Bytes(), stats)
+}
+
+// newFileWriter starts a Parquet file of table t: zstd, statistics,
+// row groups of rowGroupRows.
+func newFileWriter(t schema.Table, out *bytes.Buffer) (*pqarrow.FileWriter, error) {
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(rowGroupRows),
+		parquet.WithStats(true),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithVersion(parquet.V2_6),
+	)
+	w, err := pqarrow.NewFileWriter(t.ArrowSchema(), out, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return nil, fmt.Errorf("delta: parquet writer: %w", err)
+	}
+	return w, nil
+}
+
+// putDataFile stores a finished Parquet file under a new unique name and
+// returns its add action.
+func putDataFile(ctx context.Context, store Store, data []byte, stats string) (Add, error) {
 	path := fmt.Sprintf("part-%05d-%s.zstd.parquet", 0, uuid.NewString())
-	if err := store.Put(ctx, path, buf.Bytes()); err != nil {
+	if err := store.Put(ctx, path, data); err != nil {
 		return Add{}, err
 	}
 	return Add{
 		Path:             path,
 		PartitionValues:  map[string]string{},
-		Size:             int64(buf.Len()),
+		Size:             int64(len(data)),
 		ModificationTime: time.Now().UnixMilli(),
 		DataChange:       true,
 		Stats:            stats,
@@ -124,11 +140,11 @@ func FormatTimestampStat(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// computeStats returns add.stats: numRecords, nullCount for every column,
-// min/max for every column but booleans. Timestamp bounds are rounded outward
-// to whole milliseconds so that they stay valid bounds after Delta's
-// millisecond truncation.
-func computeStats(t schema.Table, rec arrow.RecordBatch) (string, error) {
+// statsOf computes add.stats of a record: numRecords, nullCount for every
+// column, min/max for every column but booleans. Timestamp bounds are
+// rounded outward to whole milliseconds so that they stay valid bounds
+// after Delta's millisecond truncation.
+func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 	s := Stats{NumRecords: rec.NumRows(), MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
 	for ci, c := range t.Columns {
 		col := rec.Column(ci)
@@ -179,11 +195,143 @@ func computeStats(t schema.Table, rec arrow.RecordBatch) (string, error) {
 			}
 		}
 	}
+	return s
+}
+
+func encodeStats(s Stats) (string, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("delta: encode stats: %w", err)
 	}
 	return string(b), nil
+}
+
+// mergeStats combines the stats of two parts of one file. A bound one part
+// lacks (all NULL there, or a string too long to keep as a maximum) is
+// taken from the other, except a missing string maximum, which stays
+// missing: it means "unknown", not "none".
+func mergeStats(a, b Stats) Stats {
+	out := Stats{NumRecords: a.NumRecords + b.NumRecords, MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
+	for k, v := range a.NullCount {
+		out.NullCount[k] = toInt(v) + toInt(b.NullCount[k])
+	}
+	for k, v := range b.NullCount {
+		if _, ok := a.NullCount[k]; !ok {
+			out.NullCount[k] = toInt(v)
+		}
+	}
+	for k := range out.NullCount {
+		av, aok := a.MinValues[k]
+		bv, bok := b.MinValues[k]
+		switch {
+		case aok && bok:
+			out.MinValues[k] = pick(av, bv, true)
+		case aok:
+			out.MinValues[k] = av
+		case bok:
+			out.MinValues[k] = bv
+		}
+		av, aok = a.MaxValues[k]
+		bv, bok = b.MaxValues[k]
+		aAll, bAll := toInt(a.NullCount[k]) == a.NumRecords, toInt(b.NullCount[k]) == b.NumRecords
+		switch {
+		case aok && bok:
+			out.MaxValues[k] = pick(av, bv, false)
+		case aok && bAll:
+			out.MaxValues[k] = av
+		case bok && aAll:
+			out.MaxValues[k] = bv
+		}
+	}
+	return out
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+// pick returns the smaller (min) or larger of two stat values of one
+// column; both have the same Go type (statsOf made them).
+func pick(a, b any, min bool) any {
+	less := false
+	switch x := a.(type) {
+	case int64:
+		less = x < b.(int64)
+	case int32:
+		less = x < b.(int32)
+	case int16:
+		less = x < b.(int16)
+	case float64:
+		less = x < b.(float64)
+	case string: // also timestamps: fixed-width ISO-8601 UTC sorts as text
+		less = x < b.(string)
+	}
+	if less == min {
+		return a
+	}
+	return b
+}
+
+// MergeDataFiles writes the data files at paths, which must be in time
+// order and not overlap, as one new file, reading one input at a time:
+// memory holds one input's rows and the output's compressed bytes, not
+// every row of the merge. It returns the new file's add action.
+func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []string) (Add, error) {
+	var buf bytes.Buffer
+	w, err := newFileWriter(t, &buf)
+	if err != nil {
+		return Add{}, err
+	}
+	sch := t.ArrowSchema()
+	var stats *Stats
+	for _, p := range paths {
+		recs, err := ReadDataFile(ctx, store, t, p)
+		if err != nil {
+			w.Close()
+			return Add{}, err
+		}
+		for _, r := range recs {
+			wide := arrowutil.Pad(sch, r)
+			r.Release()
+			// The table's schema, without the Parquet field ids the reader
+			// attached: the writer insists on an identical schema.
+			padded := array.NewRecordBatch(sch, wide.Columns(), wide.NumRows())
+			wide.Release()
+			st := statsOf(t, padded)
+			if stats == nil {
+				stats = &st
+			} else {
+				merged := mergeStats(*stats, st)
+				stats = &merged
+			}
+			// Buffered: inputs smaller than a row group share one.
+			err = w.WriteBuffered(padded)
+			padded.Release()
+			if err != nil {
+				w.Close()
+				return Add{}, fmt.Errorf("delta: write parquet: %w", err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return Add{}, fmt.Errorf("delta: finish parquet: %w", err)
+	}
+	if stats == nil {
+		stats = &Stats{MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
+	}
+	encoded, err := encodeStats(*stats)
+	if err != nil {
+		return Add{}, err
+	}
+	return putDataFile(ctx, store, buf.Bytes(), encoded)
 }
 
 func floorDiv(a, b int64) int64 {

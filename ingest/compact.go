@@ -11,6 +11,7 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/fault"
+	"tsdb/internal/schema"
 )
 
 func releaseAll(recs []arrow.RecordBatch) {
@@ -103,17 +104,7 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		var batches []arrow.RecordBatch
-		for _, f := range group {
-			recs, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
-			if err != nil {
-				releaseAll(batches)
-				return res, fmt.Errorf("ingest: compact %s: %w", name, err)
-			}
-			batches = append(batches, recs...)
-		}
-		add, err := delta.WriteDataFile(ctx, store, ts.sch(), batches)
-		releaseAll(batches)
+		add, err := s.mergeGroup(ctx, store, ts.sch(), group)
 		if err != nil {
 			return res, fmt.Errorf("ingest: compact %s: %w", name, err)
 		}
@@ -183,6 +174,37 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	ts.publish(snap)
 	ts.mu.Unlock()
 	return true, nil
+}
+
+// mergeGroup writes the rows of a group of files as one time-sorted file.
+// Files that follow each other in time (the usual case: flushed buckets)
+// are streamed one at a time; overlapping ones (late rows, DML rewrites)
+// are sorted together in memory.
+func (s *Store) mergeGroup(ctx context.Context, store delta.Store, sch schema.Table, group []delta.File) (delta.Add, error) {
+	sorted := append([]delta.File(nil), group...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].MinTime < sorted[j].MinTime })
+	disjoint := true
+	for i := 1; i < len(sorted); i++ {
+		disjoint = disjoint && sorted[i-1].MaxTime <= sorted[i].MinTime
+	}
+	if disjoint {
+		paths := make([]string, len(sorted))
+		for i, f := range sorted {
+			paths[i] = f.Path
+		}
+		s.metrics.streamedMerges.Inc()
+		return delta.MergeDataFiles(ctx, store, sch, paths)
+	}
+	var batches []arrow.RecordBatch
+	defer func() { releaseAll(batches) }()
+	for _, f := range group {
+		recs, err := delta.ReadDataFile(ctx, store, sch, f.Path)
+		if err != nil {
+			return delta.Add{}, err
+		}
+		batches = append(batches, recs...)
+	}
+	return delta.WriteDataFile(ctx, store, sch, batches)
 }
 
 // Vacuum drops rows past the table's retention, compacts the table, deletes

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"tsdb/delta"
 )
@@ -103,6 +104,10 @@ func TestCompactMergesSmallFiles(t *testing.T) {
 	}
 	if res.FilesBefore != 12 || res.FilesAfter != 1 || res.Merged != 12 || res.Written != 1 {
 		t.Fatalf("compaction: %+v", res)
+	}
+	// Flushed buckets follow each other in time: streamed, one file at a time.
+	if n := testutil.ToFloat64(s.metrics.streamedMerges); n != 1 {
+		t.Fatalf("%v streamed merges, want 1", n)
 	}
 	if after := tableRows(t, s); fmt.Sprint(after) != fmt.Sprint(before) || len(after) != 36 {
 		t.Fatalf("rows after compaction: %d, before %d", len(after), len(before))

@@ -20,6 +20,7 @@ type metrics struct {
 	compactions     prometheus.Counter
 	compactedFiles  prometheus.Counter
 	retentionRows   prometheus.Counter
+	streamedMerges  prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -39,10 +40,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		compactions:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compactions_total", Help: "Merged files committed by compaction."}),
 		compactedFiles:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compacted_files_total", Help: "Small files replaced by compaction."}),
 		retentionRows:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_retention_dropped_rows_total", Help: "Rows dropped because they were older than their table's retention."}),
+		streamedMerges:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compaction_streamed_merges_total", Help: "Compaction merges of files that follow each other in time, written one input file at a time."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
-			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles, m.retentionRows)
+			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles, m.retentionRows, m.streamedMerges)
 	}
 	return m
 }

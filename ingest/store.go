@@ -56,8 +56,9 @@ type Options struct {
 	MaxWALLag    int64
 	WriteTimeout time.Duration
 	// TargetFileSize is the size compaction merges small files up to.
-	// Zero means 64 MiB. A merge holds its rows in memory, several times
-	// the Parquet size.
+	// Zero means 64 MiB. A merge of files that follow each other in time
+	// streams them; one of overlapping files holds their rows in memory,
+	// several times their Parquet size.
 	TargetFileSize int64
 	// CompactInterval is how often background compaction runs; zero means
 	// 10 minutes, negative turns it off (VACUUM still compacts).

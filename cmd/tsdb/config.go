@@ -80,7 +80,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&soft, "memory-soft-limit", "", "buffered bytes above which the largest buckets are flushed early (default: 3/4 of --memory-limit)")
 	str(&maxBucket, "max-bucket-bytes", "128MiB", "a bucket this large is cut into a file, also while it still receives rows")
 	str(&small, "small-file-bytes", "1MiB", "idle buckets smaller than this are held back and merged into one file")
-	str(&targetFile, "target-file-size", "64MiB", "compaction merges small files into files of about this size (a merge holds several times that in memory)")
+	str(&targetFile, "target-file-size", "64MiB", "compaction merges small files into files of about this size (files overlapping in time are merged in memory, several times their size)")
 	fs.DurationVar(&c.FileRetention, "deleted-file-retention", 7*24*time.Hour, "VACUUM deletes files removed from a table (by compaction, DELETE, UPDATE) this long ago; queries may read them until then (env TSDB_DELETED_FILE_RETENTION)")
 	fs.DurationVar(&c.LogRetention, "log-retention", 30*24*time.Hour, "VACUUM deletes Delta log history (commits, checkpoints) older than the newest checkpoint this old (env TSDB_LOG_RETENTION)")
 	fs.DurationVar(&c.CompactInterval, "compact-interval", 10*time.Minute, "how often small files are compacted in the background; negative: only by VACUUM (env TSDB_COMPACT_INTERVAL)")
