@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -450,5 +451,73 @@ func TestMergeDataFiles(t *testing.T) {
 	}
 	if got, want := read(merged.Path), read(whole.Path); got != want {
 		t.Fatalf("rows of the merge %s, of one write %s", got, want)
+	}
+}
+
+func TestMergeStats(t *testing.T) {
+	sch := testTable(t)
+	part := func(n int64, nulls map[string]any, min, max map[string]any) Stats {
+		return Stats{NumRecords: n, NullCount: nulls, MinValues: min, MaxValues: max}
+	}
+	none := map[string]any{}
+	tests := []struct {
+		name     string
+		a, b     Stats
+		min, max string // fmt of the merged bounds
+	}{
+		{"timestamps compare as times, not text",
+			part(1, map[string]any{"time": 0, "host": 0, "v": 0}, map[string]any{"time": "2023-12-31T00:00:00.000Z"}, map[string]any{"time": "2023-12-31T00:00:00.000Z"}),
+			part(1, map[string]any{"time": 0, "host": 0, "v": 0}, map[string]any{"time": "2024-01-01T00:00:00.000Z"}, map[string]any{"time": "2024-06-01T00:00:00.000Z"}),
+			"map[time:2023-12-31T00:00:00.000Z]", "map[time:2024-06-01T00:00:00.000Z]"},
+		{"an unparsable timestamp drops the bound",
+			part(1, map[string]any{"time": 0, "host": 0, "v": 0}, none, map[string]any{"time": "2023-12-31T00:00:00.000Z"}),
+			part(1, map[string]any{"time": 0, "host": 0, "v": 0}, none, map[string]any{"time": "10000-01-01T00:00:00.000Z"}),
+			"map[]", "map[]"},
+		{"a part with values but no bound (infinite floats) drops it",
+			part(2, map[string]any{"time": 0, "host": 0, "v": 0}, none, none),
+			part(2, map[string]any{"time": 0, "host": 0, "v": 0}, map[string]any{"v": 5.0}, map[string]any{"v": 6.0}),
+			"map[]", "map[]"},
+		{"an all-NULL part keeps the other's bounds",
+			part(2, map[string]any{"time": 0, "host": 2, "v": 2}, none, none),
+			part(3, map[string]any{"time": 0, "host": 0, "v": 1}, map[string]any{"host": "a", "v": 1.5}, map[string]any{"host": "z", "v": 2.5}),
+			"map[host:a v:1.5]", "map[host:z v:2.5]"},
+	}
+	for _, tc := range tests {
+		got := mergeStats(sch, tc.a, tc.b)
+		if min, max := fmt.Sprint(got.MinValues), fmt.Sprint(got.MaxValues); min != tc.min || max != tc.max {
+			t.Errorf("%s: min %s max %s, want %s %s", tc.name, min, max, tc.min, tc.max)
+		}
+		if got.NumRecords != tc.a.NumRecords+tc.b.NumRecords {
+			t.Errorf("%s: %d records", tc.name, got.NumRecords)
+		}
+	}
+}
+
+// A file whose rows are not in time order (written by another Delta
+// writer) is not streamed: MergeDataFiles says so and writes nothing.
+func TestMergeDataFilesRefusesUnsortedInput(t *testing.T) {
+	ctx := context.Background()
+	store, sch, _ := createTestTable(t)
+	var buf bytes.Buffer
+	w, err := newFileWriter(sch, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(batch(sch, []int64{2_000_000, 1_000_000}, []string{"b", "a"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	add, err := putDataFile(ctx, store, buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := store.ListData(ctx)
+	if _, err := MergeDataFiles(ctx, store, sch, []string{add.Path}); !errors.Is(err, ErrUnsorted) {
+		t.Fatalf("merge of an unsorted file: %v, want ErrUnsorted", err)
+	}
+	if after, _ := store.ListData(ctx); len(after) != len(before) {
+		t.Fatalf("a refused merge left a file: %d files, were %d", len(after), len(before))
 	}
 }

@@ -206,41 +206,33 @@ func encodeStats(s Stats) (string, error) {
 	return string(b), nil
 }
 
-// mergeStats combines the stats of two parts of one file. A bound one part
-// lacks (all NULL there, or a string too long to keep as a maximum) is
-// taken from the other, except a missing string maximum, which stays
-// missing: it means "unknown", not "none".
-func mergeStats(a, b Stats) Stats {
+// mergeStats combines the stats of two parts of one file of table t. A
+// bound is kept where both parts have one, or where one has it and the
+// other part is all NULL; a part with values but no bound (all NaN or
+// infinite floats, a string too long for a maximum) makes the bound
+// unknown, so it is left out.
+func mergeStats(t schema.Table, a, b Stats) Stats {
 	out := Stats{NumRecords: a.NumRecords + b.NumRecords, MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
-	for k, v := range a.NullCount {
-		out.NullCount[k] = toInt(v) + toInt(b.NullCount[k])
-	}
-	for k, v := range b.NullCount {
-		if _, ok := a.NullCount[k]; !ok {
-			out.NullCount[k] = toInt(v)
-		}
-	}
-	for k := range out.NullCount {
-		av, aok := a.MinValues[k]
-		bv, bok := b.MinValues[k]
-		switch {
-		case aok && bok:
-			out.MinValues[k] = pick(av, bv, true)
-		case aok:
-			out.MinValues[k] = av
-		case bok:
-			out.MinValues[k] = bv
-		}
-		av, aok = a.MaxValues[k]
-		bv, bok = b.MaxValues[k]
-		aAll, bAll := toInt(a.NullCount[k]) == a.NumRecords, toInt(b.NullCount[k]) == b.NumRecords
-		switch {
-		case aok && bok:
-			out.MaxValues[k] = pick(av, bv, false)
-		case aok && bAll:
-			out.MaxValues[k] = av
-		case bok && aAll:
-			out.MaxValues[k] = bv
+	for _, c := range t.Columns {
+		an, bn := toInt(a.NullCount[c.Name]), toInt(b.NullCount[c.Name])
+		out.NullCount[c.Name] = an + bn
+		aAll, bAll := an == a.NumRecords, bn == b.NumRecords
+		for _, m := range []struct {
+			a, b, out map[string]any
+			min       bool
+		}{{a.MinValues, b.MinValues, out.MinValues, true}, {a.MaxValues, b.MaxValues, out.MaxValues, false}} {
+			av, aok := m.a[c.Name]
+			bv, bok := m.b[c.Name]
+			switch {
+			case aok && bok:
+				if v, ok := pick(c.Type, av, bv, m.min); ok {
+					m.out[c.Name] = v
+				}
+			case aok && bAll:
+				m.out[c.Name] = av
+			case bok && aAll:
+				m.out[c.Name] = bv
+			}
 		}
 	}
 	return out
@@ -258,10 +250,11 @@ func toInt(v any) int64 {
 	return 0
 }
 
-// pick returns the smaller (min) or larger of two stat values of one
-// column; both have the same Go type (statsOf made them).
-func pick(a, b any, min bool) any {
-	less := false
+// pick returns the smaller (min) or larger of two stat values of a column
+// of type ty, as statsOf made them; false when they cannot be compared.
+// Timestamps compare as times: their text sorts wrongly past year 9999.
+func pick(ty schema.Type, a, b any, min bool) (any, bool) {
+	var less bool
 	switch x := a.(type) {
 	case int64:
 		less = x < b.(int64)
@@ -271,14 +264,30 @@ func pick(a, b any, min bool) any {
 		less = x < b.(int16)
 	case float64:
 		less = x < b.(float64)
-	case string: // also timestamps: fixed-width ISO-8601 UTC sorts as text
-		less = x < b.(string)
+	case string:
+		if ty.IsTimestamp() {
+			at, err1 := time.Parse(time.RFC3339Nano, x)
+			bt, err2 := time.Parse(time.RFC3339Nano, b.(string))
+			if err1 != nil || err2 != nil {
+				return nil, false
+			}
+			less = at.Before(bt)
+		} else {
+			less = x < b.(string)
+		}
+	default:
+		return nil, false
 	}
 	if less == min {
-		return a
+		return a, true
 	}
-	return b
+	return b, true
 }
+
+// ErrUnsorted is returned by MergeDataFiles when the rows of the files are
+// not in time order (a file written by another Delta writer may not be
+// sorted): such files must be sorted together instead.
+var ErrUnsorted = errors.New("delta: files are not in time order")
 
 // MergeDataFiles writes the data files at paths, which must be in time
 // order and not overlap, as one new file, reading one input at a time:
@@ -292,13 +301,24 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []st
 	}
 	sch := t.ArrowSchema()
 	var stats *Stats
+	last := int64(math.MinInt64)
 	for _, p := range paths {
 		recs, err := ReadDataFile(ctx, store, t, p)
 		if err != nil {
 			w.Close()
 			return Add{}, err
 		}
-		for _, r := range recs {
+		for i, r := range recs {
+			times := r.Column(t.TimeIndex).(*array.Timestamp)
+			for j := 0; j < times.Len(); j++ {
+				if v := int64(times.Value(j)); v >= last {
+					last = v
+				} else {
+					w.Close()
+					releaseAll(recs[i:])
+					return Add{}, fmt.Errorf("%w: %s", ErrUnsorted, p)
+				}
+			}
 			wide := arrowutil.Pad(sch, r)
 			r.Release()
 			// The table's schema, without the Parquet field ids the reader
@@ -309,7 +329,7 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []st
 			if stats == nil {
 				stats = &st
 			} else {
-				merged := mergeStats(*stats, st)
+				merged := mergeStats(t, *stats, st)
 				stats = &merged
 			}
 			// Buffered: inputs smaller than a row group share one.
@@ -317,6 +337,7 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []st
 			padded.Release()
 			if err != nil {
 				w.Close()
+				releaseAll(recs[i+1:])
 				return Add{}, fmt.Errorf("delta: write parquet: %w", err)
 			}
 		}
@@ -433,4 +454,10 @@ func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string)
 		return nil, fmt.Errorf("delta: read %s: %w", path, err)
 	}
 	return out, nil
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
 }

@@ -303,8 +303,8 @@ func (s *S3Store) ListData(ctx context.Context) ([]ObjectInfo, error) {
 }
 
 // PruneMirror deletes local copies of data files that are not in keep:
-// files another writer's VACUUM deleted from the store leave no trace in
-// this process's log reading, so the mirror is pruned against the table.
+// a file whose tombstone expired before this process deleted it (another
+// writer's VACUUM did) would otherwise stay in the mirror forever.
 // Copies younger than an hour stay.
 func (s *S3Store) PruneMirror(keep map[string]bool) (int, error) {
 	ents, err := os.ReadDir(s.cache)

@@ -411,10 +411,23 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 	}
 }
 
-// isOurs reads commit v back and reports whether it holds exactly data.
+// isOurs reads commit v back and reports whether it holds exactly data. It
+// reads also when ctx was canceled meanwhile (shutdown): the outcome
+// decides whether the caller may delete the commit's data files.
 func (t *Table) isOurs(ctx context.Context, v int64, data []byte) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	got, err := t.store.Get(ctx, commitPath(v))
 	return err == nil && bytes.Equal(got, data)
+}
+
+// Refused reports whether a Commit error means the commit was certainly
+// not written (a conflict, or its txn committed before), so that the data
+// files written for it may be deleted. After any other error the outcome
+// is unknown: the files must stay (VACUUM deletes them once they are
+// orphans of a certain age).
+func Refused(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrTxnAlreadyCommitted)
 }
 
 // SetConfiguration commits a metaData action with the table's
@@ -553,8 +566,14 @@ func (t *Table) DeleteRemovedFiles(ctx context.Context, retention time.Duration,
 // files a writer (this one or another on shared storage) is about to
 // commit. It reads the newest commits first and returns how many it
 // deleted. A local mirror of an object store loses the copies of files
-// that are no longer in the table (another writer's VACUUM deleted them).
+// that are neither live nor tombstoned any more.
 func (t *Table) DeleteOrphans(ctx context.Context, olderThan time.Time) (int, error) {
+	// List before reading the log: a file committed in between is then
+	// known; listed after, it could look like an orphan.
+	objs, err := t.store.ListData(ctx)
+	if err != nil {
+		return 0, err
+	}
 	snap, err := t.Refresh(ctx)
 	if err != nil {
 		return 0, err
@@ -565,10 +584,6 @@ func (t *Table) DeleteOrphans(ctx context.Context, olderThan time.Time) (int, er
 	}
 	for _, r := range snap.Tombstones {
 		known[r.Path] = true
-	}
-	objs, err := t.store.ListData(ctx)
-	if err != nil {
-		return 0, err
 	}
 	if m, ok := t.store.(interface {
 		PruneMirror(keep map[string]bool) (int, error)

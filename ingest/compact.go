@@ -114,11 +114,13 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 			return res, err
 		}
 		committed, err := s.commitCompaction(ctx, ts, group, add)
-		if err != nil || !committed {
+		if err != nil {
+			// The commit may have landed (its answer was lost): the file
+			// stays, and VACUUM deletes it once it is an old orphan.
+			return res, err
+		}
+		if !committed {
 			store.Delete(context.Background(), add.Path)
-			if err != nil {
-				return res, err
-			}
 			res.Dropped++
 			continue
 		}
@@ -192,8 +194,14 @@ func (s *Store) mergeGroup(ctx context.Context, store delta.Store, sch schema.Ta
 		for i, f := range sorted {
 			paths[i] = f.Path
 		}
-		s.metrics.streamedMerges.Inc()
-		return delta.MergeDataFiles(ctx, store, sch, paths)
+		add, err := delta.MergeDataFiles(ctx, store, sch, paths)
+		if !errors.Is(err, delta.ErrUnsorted) {
+			if err == nil {
+				s.metrics.streamedMerges.Inc()
+			}
+			return add, err
+		}
+		// A file not in time order (another Delta writer's): sort.
 	}
 	var batches []arrow.RecordBatch
 	defer func() { releaseAll(batches) }()

@@ -257,7 +257,11 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		return ts.delta.Snapshot(), changed, nil
 	}
 	if err != nil {
-		cleanup()
+		// After an error other than a refusal the commit may have landed:
+		// its files stay (VACUUM deletes them if they turn out orphans).
+		if delta.Refused(err) {
+			cleanup()
+		}
 		return nil, 0, err
 	}
 	return snap, changed, nil

@@ -354,7 +354,10 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 		snap, err = ts.delta.Snapshot(), nil
 	}
 	if err != nil {
-		if add.Path != "" {
+		// Only a refused commit's file can go: after another error the
+		// commit may have landed, and VACUUM deletes the file once it is
+		// an old orphan.
+		if add.Path != "" && delta.Refused(err) {
 			if derr := store.Delete(ctx, add.Path); derr != nil {
 				s.logger.Warn("cannot remove data file of failed commit", "path", add.Path, "err", derr)
 			}
