@@ -252,6 +252,20 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 // negative interval: never); it closes done when it stops. A failure is
 // logged with msg and the table is tried again the next round.
 func (s *Store) tableLoop(done chan struct{}, every time.Duration, msg string, fn func(ctx context.Context, table string) error) {
+	s.loop(done, every, func(ctx context.Context) {
+		for _, tbl := range s.Tables() {
+			if err := fn(ctx, tbl.Name); err != nil && ctx.Err() == nil {
+				s.logger.Warn(msg, "table", tbl.Name, "err", err)
+			}
+		}
+	})
+}
+
+// loop calls fn each interval until Close (a negative interval: never)
+// and closes done when it stops: the one shape of every background loop
+// of the store, so each is stopped by Close and testable with a short
+// interval.
+func (s *Store) loop(done chan struct{}, every time.Duration, fn func(ctx context.Context)) {
 	defer close(done)
 	if every < 0 {
 		return
@@ -264,10 +278,6 @@ func (s *Store) tableLoop(done chan struct{}, every time.Duration, msg string, f
 			return
 		case <-t.C:
 		}
-		for _, tbl := range s.Tables() {
-			if err := fn(s.bgCtx, tbl.Name); err != nil && s.bgCtx.Err() == nil {
-				s.logger.Warn(msg, "table", tbl.Name, "err", err)
-			}
-		}
+		fn(s.bgCtx)
 	}
 }

@@ -98,29 +98,18 @@ func (s *Store) ownsAppID(id string) bool {
 // refreshLoop reads other writers' commits and tables every
 // RefreshInterval until Close.
 func (s *Store) refreshLoop() {
-	defer close(s.refreshDone)
 	every := s.opts.RefreshInterval
 	if every == 0 {
-		if _, local := s.root.(*delta.LocalRoot); local {
-			return
-		}
 		every = 2 * time.Second
-	}
-	if every < 0 {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
+		if _, local := s.root.(*delta.LocalRoot); local {
+			every = -1 // one writer per local directory: nothing to read
 		}
-		if err := s.Refresh(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+	}
+	s.loop(s.refreshDone, every, func(ctx context.Context) {
+		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("reading other writers' commits failed; retrying", "err", err)
 		}
-	}
+	})
 }
 
 // Refresh makes what other writers committed visible: new commits of known
