@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestAddColumn: ALTER TABLE ADD COLUMN on a table with flushed files,
@@ -76,10 +75,7 @@ func TestAddColumn(t *testing.T) {
 		"ALTER TABLE m ADD COLUMN x geometry":                "42704",
 		"ALTER TABLE m ADD COLUMN x TEXT, ADD COLUMN x TEXT": "42701",
 	} {
-		_, err := c.Exec(ctx, q)
-		if pe, ok := err.(*pgconn.PgError); !ok || pe.Code != code {
-			t.Errorf("%s: %v, want SQLSTATE %s", q, err, code)
-		}
+		wantSQLState(t, c, q, code)
 	}
 	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'm'"); n != 5 {
 		t.Fatalf("information_schema lists %d columns, want 5", n)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,18 +35,12 @@ func TestVacuumCompactsWhileReadersRead(t *testing.T) {
 	ctx := context.Background()
 	c := s.connect(ctx)
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)"); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, c, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
 	for b := range 8 {
 		q := fmt.Sprintf(`INSERT INTO m SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + INTERVAL '%d minutes' + g * INTERVAL '100 milliseconds', 'h' || (g %% 3), g
 			FROM generate_series(0, 4999) AS t(g)`, b*10)
-		if _, err := c.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
-			t.Fatal(err)
-		}
+		execAll(t, c, q)
+		execAll(t, c, "CHECKPOINT")
 	}
 	if n := activeFiles(t, dir, "m"); n != 8 {
 		t.Fatalf("%d files before VACUUM, want 8", n)
@@ -59,11 +54,16 @@ func TestVacuumCompactsWhileReadersRead(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
-	reads := 0
+	started := make(chan struct{})
+	var reads atomic.Int64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r := s.connect(ctx)
+		r, err := s.tryConnect(ctx) // not s.connect: t.Fatal belongs to the test's goroutine
+		if err != nil {
+			errs <- err
+			return
+		}
 		defer r.Close(ctx)
 		for {
 			select {
@@ -77,12 +77,20 @@ func TestVacuumCompactsWhileReadersRead(t *testing.T) {
 				errs <- fmt.Errorf("reader during VACUUM saw %d rows (%d distinct, sum %v): %v", rn, rd, rs, err)
 				return
 			}
-			reads++
+			if reads.Add(1) == 1 {
+				close(started)
+			}
 		}
 	}()
-	if _, err := c.Exec(ctx, "VACUUM m"); err != nil {
+	// The reader must be reading when VACUUM starts, or it tests nothing.
+	select {
+	case <-started:
+	case err := <-errs:
 		t.Fatal(err)
 	}
+	before := reads.Load()
+	execAll(t, c, "VACUUM m")
+	during := reads.Load() - before
 	close(stop)
 	wg.Wait()
 	select {
@@ -102,7 +110,7 @@ func TestVacuumCompactsWhileReadersRead(t *testing.T) {
 	if err := c2.QueryRow(ctx, check).Scan(&n2, &d2, &sum2); err != nil || n2 != n || d2 != distinct || sum2 != sum {
 		t.Fatalf("after VACUUM and restart: %d rows, %d distinct, sum %v (%v); want %d, %d, %v", n2, d2, sum2, err, n, distinct, sum)
 	}
-	t.Logf("%d reads during VACUUM", reads)
+	t.Logf("%d reads during VACUUM", during)
 }
 
 func parquetOnDisk(t *testing.T, dataDir, table string) int {
@@ -127,20 +135,12 @@ func TestVacuumDeletesRemovedFilesAfterRetention(t *testing.T) {
 			ctx := context.Background()
 			c := s.connect(ctx)
 			defer c.Close(ctx)
-			if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)"); err != nil {
-				t.Fatal(err)
-			}
+			execAll(t, c, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)")
 			for b := range 3 {
-				if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 00:%02d:00+00', %d)", b*10, b)); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
-					t.Fatal(err)
-				}
+				execAll(t, c, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 00:%02d:00+00', %d)", b*10, b))
+				execAll(t, c, "CHECKPOINT")
 			}
-			if _, err := c.Exec(ctx, "VACUUM"); err != nil {
-				t.Fatal(err)
-			}
+			execAll(t, c, "VACUUM")
 			if n := parquetOnDisk(t, dir, "m"); n != tc.onDisk {
 				t.Fatalf("%d Parquet files on disk after VACUUM, want %d", n, tc.onDisk)
 			}
@@ -160,24 +160,16 @@ func TestVacuumCleansLogHistory(t *testing.T) {
 	s := startServer(t, dir, args)
 	ctx := context.Background()
 	c := s.connect(ctx)
-	if _, err := c.Exec(ctx, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)"); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, c, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT)")
 	for i := range 12 {
-		if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 %02d:00:00+00', %d)", i, i)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
-			t.Fatal(err)
-		}
+		execAll(t, c, fmt.Sprintf("INSERT INTO m VALUES ('2026-01-01 %02d:00:00+00', %d)", i, i))
+		execAll(t, c, "CHECKPOINT")
 	}
 	logDir := filepath.Join(dir, "tables", "m", "_delta_log")
 	if _, err := os.Stat(filepath.Join(logDir, fmt.Sprintf("%020d.json", 0))); err != nil {
 		t.Fatal("no commit 0 before VACUUM")
 	}
-	if _, err := c.Exec(ctx, "VACUUM m"); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, c, "VACUUM m")
 	if _, err := os.Stat(filepath.Join(logDir, fmt.Sprintf("%020d.json", 0))); !os.IsNotExist(err) {
 		t.Fatalf("commit 0 still there after VACUUM with a 1ms log retention: %v", err)
 	}

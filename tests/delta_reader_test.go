@@ -120,24 +120,18 @@ func TestIndependentDeltaReader(t *testing.T) {
 	ctx := context.Background()
 	c := s.connect(ctx)
 	defer c.Close(ctx)
-	exec := func(q string) {
-		t.Helper()
-		if _, err := c.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec("CREATE TABLE readings (time TIMESTAMPTZ NOT NULL, host TEXT, n BIGINT, v DOUBLE PRECISION, ok BOOLEAN)")
+	execAll(t, c, "CREATE TABLE readings (time TIMESTAMPTZ NOT NULL, host TEXT, n BIGINT, v DOUBLE PRECISION, ok BOOLEAN)")
 	for b := range 4 {
-		exec(fmt.Sprintf(`INSERT INTO readings SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + INTERVAL '%d minutes' + g * INTERVAL '1 second',
+		execAll(t, c, fmt.Sprintf(`INSERT INTO readings SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + INTERVAL '%d minutes' + g * INTERVAL '1 second',
 			CASE WHEN g %% 7 = 0 THEN NULL ELSE 'host-' || (g %% 5) END, g * 1000000007, g / 3.0, g %% 2 = 0
 			FROM generate_series(0, 299) AS t(g)`, b*10))
-		exec("CHECKPOINT")
+		execAll(t, c, "CHECKPOINT")
 	}
-	exec("DELETE FROM readings WHERE n % 11 = 0")
-	exec("UPDATE readings SET v = -v, host = 'moved' WHERE time >= '2026-12-01 00:10:00+00' AND time < '2026-12-01 00:12:00+00'")
-	exec("VACUUM readings")
-	exec("INSERT INTO readings VALUES ('2026-12-01 01:00:00+00', 'late', 1, 1.5, NULL)")
-	exec("CHECKPOINT")
+	execAll(t, c, "DELETE FROM readings WHERE n % 11 = 0")
+	execAll(t, c, "UPDATE readings SET v = -v, host = 'moved' WHERE time >= '2026-12-01 00:10:00+00' AND time < '2026-12-01 00:12:00+00'")
+	execAll(t, c, "VACUUM readings")
+	execAll(t, c, "INSERT INTO readings VALUES ('2026-12-01 01:00:00+00', 'late', 1, 1.5, NULL)")
+	execAll(t, c, "CHECKPOINT")
 
 	table, _ := filepath.Abs(filepath.Join(dir, "tables", "readings"))
 	cols := []string{"us", "host", "n", "v", "ok"}

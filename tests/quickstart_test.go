@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestPsqlIsInstalled(t *testing.T) {
@@ -161,15 +158,7 @@ func TestErrorsKeepConnectionUsable(t *testing.T) {
 		{"LOAD 'httpfs'", "42501"},
 	}
 	for _, tt := range tests {
-		_, err := c.Exec(ctx, tt.q)
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != tt.code {
-			t.Errorf("%s: %v, want SQLSTATE %s", tt.q, err, tt.code)
-		}
-		var one int
-		if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-			t.Fatalf("connection unusable after %q: %v", tt.q, err)
-		}
+		wantSQLState(t, c, tt.q, tt.code)
 	}
 	if _, err := os.Stat("/tmp/tsdb-e2e-copy.csv"); err == nil {
 		t.Error("COPY TO wrote a file")

@@ -20,24 +20,6 @@ func s3Env(srv *s3test.Server) []string {
 	return []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey, "AWS_ENDPOINT_URL=" + srv.Endpoint, "AWS_REGION=us-east-1"}
 }
 
-func execAll(t *testing.T, c *pgx.Conn, stmts ...string) {
-	t.Helper()
-	for _, q := range stmts {
-		if _, err := c.Exec(context.Background(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-func queryInt(t *testing.T, c *pgx.Conn, q string) int64 {
-	t.Helper()
-	var n int64
-	if err := c.QueryRow(context.Background(), q).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
 // commitVersions lists the commit files of a table in versitygw's posix
 // directory and checks that they run 0, 1, 2, ... without a gap.
 func commitVersions(t *testing.T, logDir string) int {
@@ -164,7 +146,11 @@ func TestTwoWritersOneTable(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c := srvr.connect(ctx)
+				c, err := srvr.tryConnect(ctx) // t.Fatal belongs to the test's goroutine
+				if err != nil {
+					t.Errorf("%s: %v", w, err)
+					return
+				}
 				defer c.Close(ctx)
 				for r := range rounds {
 					base := (cl*rounds + r) * rowsPer

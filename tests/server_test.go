@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // binary is the tsdb binary under test: $TSDB_BIN, else ../bin/tsdb (built
@@ -248,4 +250,40 @@ func lines(s string) []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// execAll runs statements in order; the first error fails the test.
+func execAll(t testing.TB, c *pgx.Conn, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := c.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// queryInt runs a query returning one integer.
+func queryInt(t testing.TB, c *pgx.Conn, q string) int64 {
+	t.Helper()
+	var n int64
+	if err := c.QueryRow(context.Background(), q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// wantSQLState runs q, which must fail with SQLSTATE code and leave the
+// connection usable.
+func wantSQLState(t testing.TB, c *pgx.Conn, q, code string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.Exec(ctx, q)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != code {
+		t.Errorf("%s: %v, want SQLSTATE %s", q, err, code)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("connection unusable after %q: %v", q, err)
+	}
 }

@@ -38,20 +38,15 @@ func simulateWeek(b *testing.B, targetFileSize string) {
 	ctx := context.Background()
 	c := s.connect(ctx)
 	defer c.Close(ctx)
-	mustExec := func(q string) {
-		if _, err := c.Exec(ctx, q); err != nil {
-			b.Fatalf("%s: %v", q, err)
-		}
-	}
-	mustExec("CREATE TABLE week (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
-	mustExec("CREATE TABLE fresh (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	execAll(b, c, "CREATE TABLE week (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	execAll(b, c, "CREATE TABLE fresh (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	began := time.Now()
 	for w := 0; w < windows; w++ {
 		from := start.Add(time.Duration(w) * 10 * time.Minute)
-		mustExec(fmt.Sprintf(`INSERT INTO week SELECT TIMESTAMPTZ '%s' + (g // %d) * INTERVAL '10 seconds', 'host-' || (g %% %d), (g * 7919 + %d) %% 1000 / 10.0
+		execAll(b, c, fmt.Sprintf(`INSERT INTO week SELECT TIMESTAMPTZ '%s' + (g // %d) * INTERVAL '10 seconds', 'host-' || (g %% %d), (g * 7919 + %d) %% 1000 / 10.0
 			FROM generate_series(0, %d) AS t(g)`, from.Format(time.RFC3339), hosts, hosts, w, hosts*rowsPerHostPerWindow-1))
-		mustExec("CHECKPOINT")
+		execAll(b, c, "CHECKPOINT")
 	}
 	ingest := time.Since(began)
 	// Let the background compactor finish what the last flushes left.
@@ -66,10 +61,10 @@ func simulateWeek(b *testing.B, targetFileSize string) {
 	}
 	for h := range 7 * 24 {
 		from := start.Add(time.Duration(h) * time.Hour)
-		mustExec(fmt.Sprintf("INSERT INTO fresh SELECT * FROM week WHERE time >= '%s' AND time < '%s' ORDER BY time", from.Format(time.RFC3339), from.Add(time.Hour).Format(time.RFC3339)))
+		execAll(b, c, fmt.Sprintf("INSERT INTO fresh SELECT * FROM week WHERE time >= '%s' AND time < '%s' ORDER BY time", from.Format(time.RFC3339), from.Add(time.Hour).Format(time.RFC3339)))
 	}
-	mustExec("CHECKPOINT")
-	mustExec("VACUUM fresh")
+	execAll(b, c, "CHECKPOINT")
+	execAll(b, c, "VACUUM fresh")
 	freshFiles := activeFiles(b, s.dataDir, "fresh")
 
 	timeQuery := func(q string) time.Duration {
