@@ -128,8 +128,7 @@ func columnType(kind byte) schema.Type {
 // write groups points by measurement, creates missing tables (time, then
 // tags as text, then fields) and adds missing columns to known ones,
 // checks every value against its column and writes each table's rows in
-// one durable insert. All lines are checked before any row is written
-// (columns a rejected batch added stay: they are schema, not data).
+// one durable insert. All lines are checked before anything changes.
 func (h *handler) write(ctx context.Context, points []Point) error {
 	byTable := map[string][]Point{}
 	var order []string
@@ -143,74 +142,119 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 		}
 		byTable[name] = append(byTable[name], p)
 	}
-	recs := map[string]arrow.RecordBatch{}
-	for _, name := range order {
+	// First every table's rows are built against the schema they need, in
+	// memory: a bad value rejects the batch before any table or column is
+	// created. Then the schema changes, then the inserts.
+	type plan struct {
+		create *schema.Table   // a new table
+		add    []schema.Column // columns a known table gains
+		want   schema.Table    // the schema rec was built for
+		rec    arrow.RecordBatch
+	}
+	plans := make([]plan, len(order))
+	for i, name := range order {
 		pts := byTable[name]
 		tbl, ok := h.store.Table(name)
-		// Tags and fields the table lacks, tags (TEXT) first, each group
-		// sorted: the columns of a new table after time, or the columns a
-		// known table gains (schema evolution, ALTER TABLE ADD COLUMN).
-		var cols []schema.Column
-		tags, fields := map[string]bool{}, map[string]byte{}
-		for _, p := range pts {
-			for k := range p.Tags {
-				if tbl.ColumnIndex(k) < 0 {
-					tags[k] = true
-				}
-			}
-			for _, f := range p.Fields {
-				if _, seen := fields[f.Key]; !seen && tbl.ColumnIndex(f.Key) < 0 {
-					fields[f.Key] = f.Kind
-				}
-			}
+		cols, err := missingColumns(name, tbl, pts)
+		if err != nil {
+			return err
 		}
-		for _, k := range sortedKeys(tags) {
-			cols = append(cols, schema.Column{Name: k, Type: schema.Text})
-		}
-		for _, k := range sortedKeys(fields) {
-			if tags[k] {
-				return sqlerr.New(sqlerr.InvalidParameterValue, "measurement %s: %q is both a tag and a field", name, k)
-			}
-			cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
-		}
-		for _, c := range cols {
-			if !schema.ValidName(c.Name) {
-				return sqlerr.New(sqlerr.InvalidName, "measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, c.Name)
-			}
-		}
+		p := &plans[i]
 		switch {
 		case !ok:
 			t, err := schema.New(name, append([]schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}, cols...))
 			if err != nil {
 				return err
 			}
-			if _, err := h.store.CreateTable(ctx, t, true); err != nil {
-				return err
-			}
-			tbl, _ = h.store.Table(name)
+			p.create, p.want = &t, t
 		case len(cols) > 0:
-			if err := h.store.AddColumns(ctx, name, cols); err != nil {
+			wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
+			if err != nil {
 				return err
 			}
-			tbl, _ = h.store.Table(name)
+			wide.ID, wide.TimeIndex = tbl.ID, tbl.TimeIndex
+			p.add, p.want = cols, wide
+		default:
+			p.want = tbl
 		}
-		rec, err := build(tbl, pts)
-		if err != nil {
-			if sqlerr.Code(err) == sqlerr.InternalError {
-				// A value that does not fit its column: the client's
-				// fault (InfluxDB answers a field type conflict with 400).
-				err = sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
-			}
+		if p.rec, err = build(p.want, pts); err != nil {
 			return err
 		}
-		recs[name] = rec
 	}
-	for _, name := range order {
-		if _, err := h.store.Insert(ctx, name, recs[name]); err != nil {
+	for i, name := range order {
+		p := plans[i]
+		switch {
+		case p.create != nil:
+			if _, err := h.store.CreateTable(ctx, *p.create, true); err != nil {
+				return err
+			}
+		case len(p.add) > 0:
+			if err := h.store.AddColumns(ctx, name, p.add); err != nil {
+				return err
+			}
+		}
+		rec := p.rec
+		if tbl, _ := h.store.Table(name); !sameColumns(tbl, p.want) {
+			// Another request changed the table first: build again for
+			// the columns it has now.
+			var err error
+			if rec, err = build(tbl, byTable[name]); err != nil {
+				return err
+			}
+		}
+		if _, err := h.store.Insert(ctx, name, rec); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)
+// first, then fields by their type, each group sorted.
+func missingColumns(name string, tbl schema.Table, pts []Point) ([]schema.Column, error) {
+	tags, fields := map[string]bool{}, map[string]byte{}
+	for _, p := range pts {
+		for k := range p.Tags {
+			tags[k] = true
+		}
+		for _, f := range p.Fields {
+			if _, seen := fields[f.Key]; !seen {
+				fields[f.Key] = f.Kind
+			}
+		}
+	}
+	var cols []schema.Column
+	for _, k := range sortedKeys(tags) {
+		if tbl.ColumnIndex(k) < 0 {
+			cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+		}
+	}
+	for _, k := range sortedKeys(fields) {
+		if tags[k] {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "measurement %s: %q is both a tag and a field", name, k)
+		}
+		if tbl.ColumnIndex(k) < 0 {
+			cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
+		}
+	}
+	for _, c := range cols {
+		if !schema.ValidName(c.Name) {
+			return nil, sqlerr.New(sqlerr.InvalidName, "measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, c.Name)
+		}
+	}
+	return cols, nil
+}
+
+func sameColumns(a, b schema.Table) bool {
+	if len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for i := range a.Columns {
+		if a.Columns[i].Name != b.Columns[i].Name || a.Columns[i].Type != b.Columns[i].Type {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -252,13 +296,15 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 			v, ok := vals[i]
 			if !ok {
 				if c.NotNull {
-					return nil, fmt.Errorf("%s: column %q is NOT NULL and the line has no value for it", tbl.Name, c.Name)
+					return nil, sqlerr.New(sqlerr.NotNullViolation, "%s: column %q is NOT NULL and the line has no value for it", tbl.Name, c.Name)
 				}
 				bld.Field(i).AppendNull()
 				continue
 			}
 			if err := appendValue(bld.Field(i), c, v); err != nil {
-				return nil, fmt.Errorf("%s.%s: %w", tbl.Name, c.Name, err)
+				// The client's fault: InfluxDB answers a field type
+				// conflict with 400.
+				return nil, sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("%s.%s: %w", tbl.Name, c.Name, err))
 			}
 		}
 	}

@@ -61,10 +61,14 @@ func TestLineProtocolWrites(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
 		t.Fatalf("bad line: %d %s", code, body)
 	}
-	// A value of another type than its column: 400, nothing lands.
-	code, body = post(t, url, "cpu,host=c usage_user=1 1767225630\ncpu,host=c usage_system=\"text\" 1767225631\n")
+	// A value of another type than its column: 400, nothing lands, not
+	// even the new column and table the other lines bring.
+	code, body = post(t, url, "cpu,host=c,zone=z usage_user=1,fresh=2 1767225630\ncpu,host=c usage_system=\"text\" 1767225631\nnewtable v=1 1767225631\n")
 	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") {
 		t.Fatalf("type conflict: %d %s", code, body)
+	}
+	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('zone', 'fresh') OR table_name = 'newtable'"); n != 0 {
+		t.Fatalf("a rejected batch changed the schema: %d new columns", n)
 	}
 	var n int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 2 {
