@@ -175,7 +175,6 @@ func (sc *scanner) value() (literal, bool) {
 			// PostgreSQL's grammar folds the minus into the constant.
 			if lit.kind == 'i' {
 				lit.i = -lit.i
-				lit.text = strconv.FormatInt(lit.i, 10)
 			} else {
 				lit.text = "-" + lit.text
 			}
@@ -234,7 +233,7 @@ func (sc *scanner) number() (literal, bool) {
 	text := s[start:sc.pos]
 	if isInt {
 		if v, err := strconv.ParseInt(text, 10, 32); err == nil {
-			return literal{kind: 'i', i: v, text: strconv.FormatInt(v, 10)}, true
+			return literal{kind: 'i', i: v}, true
 		}
 	}
 	return literal{kind: 'f', text: text}, true

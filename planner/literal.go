@@ -56,7 +56,8 @@ func literalRecord(tbl schema.Table, targets []int, n int, cell func(r, j int, t
 	return bld.NewRecordBatch(), true
 }
 
-// literal is a constant cell: its kind and text.
+// literal is a constant cell: its kind and value (text for decimals and
+// strings, i for integers, b for booleans).
 type literal struct {
 	kind byte // 'i' integer, 'f' decimal, 's' string, 'b' boolean, 'n' null
 	text string
@@ -82,7 +83,7 @@ func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 	}
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Ival:
-		return literal{kind: 'i', i: int64(v.Ival.Ival), text: strconv.FormatInt(int64(v.Ival.Ival), 10)}, true
+		return literal{kind: 'i', i: int64(v.Ival.Ival)}, true
 	case *pg_query.A_Const_Fval:
 		return literal{kind: 'f', text: v.Fval.Fval}, true
 	case *pg_query.A_Const_Sval:
