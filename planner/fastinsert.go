@@ -241,6 +241,11 @@ func (sc *scanner) number() (literal, bool) {
 
 // scanInsert parses query as a fast-path INSERT, or reports false.
 func scanInsert(query string) (*insertScan, bool) {
+	// PostgreSQL's parser reads a C string: a NUL byte ends the query
+	// there. (Over the wire it cannot occur inside a query string.)
+	if strings.IndexByte(query, 0) >= 0 {
+		return nil, false
+	}
 	sc := &scanner{s: query}
 	if !sc.keyword("insert") || !sc.keyword("into") {
 		return nil, false
