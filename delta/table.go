@@ -67,6 +67,10 @@ type File struct {
 	// COLUMN lack the later ones, which read as NULL. Known from the
 	// stats' nullCount, which names every column of the file.
 	Columns int
+	// parsed: the fields above are read from Stats for the schema of the
+	// snapshot that holds the file (parsing every file's stats on every
+	// commit would make each commit cost the size of the table).
+	parsed bool
 }
 
 // Snapshot is an immutable view of a table at one version.
@@ -192,6 +196,9 @@ type state struct {
 	files    map[string]File
 	txns     map[string]int64
 	removed  map[string]Remove
+	// schemaChanged: a metaData action was applied, so the stats of every
+	// file must be read again for the new schema.
+	schemaChanged bool
 }
 
 func newState(base *Snapshot) *state {
@@ -232,6 +239,7 @@ func (st *state) apply(v int64, data []byte) error {
 			st.protocol = *a.Protocol
 		case a.MetaData != nil:
 			st.md = a.MetaData
+			st.schemaChanged = true
 		case a.Add != nil:
 			f, err := fileFromAdd(*a.Add)
 			if err != nil {
@@ -261,12 +269,18 @@ func (st *state) snapshot() (*Snapshot, error) {
 	if err != nil {
 		return nil, &LogError{Version: st.version, Err: err}
 	}
-	// The time column's stats key is only known now; refresh file ranges.
+	// Stats are read for the schema (the time column's key, the column
+	// count): for files added since the base, or all after a schema change.
 	files := make([]File, 0, len(st.files))
-	for _, f := range st.files {
-		f.MinTime, f.MaxTime, f.NumRecords, f.Columns = fileStats(f.Stats, sch)
+	for p, f := range st.files {
+		if !f.parsed || st.schemaChanged {
+			f.MinTime, f.MaxTime, f.NumRecords, f.Columns = fileStats(f.Stats, sch)
+			f.parsed = true
+			st.files[p] = f
+		}
 		files = append(files, f)
 	}
+	st.schemaChanged = false
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	txns := make(map[string]int64, len(st.txns))
 	for k, v := range st.txns {
