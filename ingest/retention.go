@@ -8,6 +8,7 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
+	"tsdb/membuffer"
 )
 
 // RetentionKey is the Delta configuration key that holds a table's data
@@ -85,8 +86,10 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if d <= 0 {
 		return res, nil
 	}
-	res.Cutoff = s.opts.Now().Add(-d).Truncate(s.opts.BucketDuration).UTC()
-	cut := res.Cutoff.UnixMicro()
+	// The start of the bucket the cutoff falls in (time.Truncate counts
+	// from year 1, buckets from 1970: they differ for widths such as 7m).
+	cut := membuffer.BucketKey(s.opts.Now().Add(-d).UnixMicro(), s.opts.BucketDuration).Start
+	res.Cutoff = time.UnixMicro(cut).UTC()
 
 	files, rows, err := s.dropExpiredFiles(ctx, ts, cut)
 	res.FilesRemoved, res.Rows = files, rows
@@ -102,9 +105,10 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	for _, f := range snap.Files {
 		older = older || f.MinTime < cut
 	}
-	batches, _ := s.buf.Snapshot(name)
-	for _, b := range batches {
-		older = older || (b.Rec.NumRows() > 0 && b.MinTime < cut)
+	// Buckets hold rows of their own time range only, and cut is a
+	// bucket start: a bucket starting before it holds only expired rows.
+	for _, bk := range s.buf.Buckets(name) {
+		older = older || (bk.Rows > 0 && bk.Key.Start < cut)
 	}
 	if !older {
 		return res, s.logRetention(name, res)
