@@ -315,7 +315,7 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []st
 					last = v
 				} else {
 					w.Close()
-					releaseAll(recs[i:])
+					arrowutil.ReleaseAll(recs[i:])
 					return Add{}, fmt.Errorf("%w: %s", ErrUnsorted, p)
 				}
 			}
@@ -337,7 +337,7 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, paths []st
 			padded.Release()
 			if err != nil {
 				w.Close()
-				releaseAll(recs[i+1:])
+				arrowutil.ReleaseAll(recs[i+1:])
 				return Add{}, fmt.Errorf("delta: write parquet: %w", err)
 			}
 		}
@@ -454,10 +454,4 @@ func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string)
 		return nil, fmt.Errorf("delta: read %s: %w", path, err)
 	}
 	return out, nil
-}
-
-func releaseAll(recs []arrow.RecordBatch) {
-	for _, r := range recs {
-		r.Release()
-	}
 }

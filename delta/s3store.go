@@ -131,7 +131,8 @@ func (r *S3Root) Table(_ context.Context, name string) (Store, error) {
 // DropTable implements Root: every object of the table is deleted, then
 // the local mirror.
 func (r *S3Root) DropTable(ctx context.Context, name string) error {
-	s := &S3Store{root: r, prefix: r.key(name), cache: filepath.Join(r.cache, name)}
+	st, _ := r.Table(ctx, name)
+	s := st.(*S3Store)
 	// The log goes first: once commit 0 is gone nobody opens the table,
 	// so a crash halfway leaves unreferenced data files, not a broken table.
 	for _, dir := range []string{logDir + "/", ""} {

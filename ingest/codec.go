@@ -83,12 +83,8 @@ type entry struct {
 	rec     arrow.RecordBatch
 }
 
-func encodeEntry(e entry) ([]byte, error) {
-	return encodeEntryFramed(e, 0)
-}
-
-// encodeEntryFramed is encodeEntry with room bytes reserved in front (for
-// wal.AppendFramed).
+// encodeEntryFramed encodes a rows entry with room bytes reserved in front
+// (for wal.AppendFramed).
 func encodeEntryFramed(e entry, room int) ([]byte, error) {
 	var buf bytes.Buffer
 	// The IPC stream is about the record's buffers plus a little metadata;

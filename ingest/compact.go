@@ -10,15 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"tsdb/delta"
+	"tsdb/internal/arrowutil"
 	"tsdb/internal/fault"
 	"tsdb/internal/schema"
 )
-
-func releaseAll(recs []arrow.RecordBatch) {
-	for _, r := range recs {
-		r.Release()
-	}
-}
 
 // Compaction merges the small files that flushes, late rows and DELETE /
 // UPDATE leave behind into files of about TargetFileSize, time-ordered and
@@ -145,19 +140,9 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	if ts.isDropped() {
 		return false, nil
 	}
-	ts.mu.RLock()
-	cur := ts.published
-	ts.mu.RUnlock()
-	live := make(map[string]bool, len(cur.Files))
-	for _, f := range cur.Files {
-		live[f.Path] = true
-	}
 	now := time.Now().UnixMilli()
 	actions := make([]delta.Action, 0, len(group)+1)
 	for _, f := range group {
-		if !live[f.Path] {
-			return false, nil
-		}
 		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: false,
 			ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
 	}
@@ -165,8 +150,9 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	snap, err := ts.delta.Commit(ctx, "OPTIMIZE", actions)
 	if err != nil {
 		if errors.Is(err, delta.ErrConflict) {
-			// Another writer removed an input first (its DML or its own
-			// compaction): dropping this merge loses nothing.
+			// A DELETE/UPDATE (here or by another writer) or another
+			// compaction removed an input first (delta's conflict check):
+			// dropping this merge loses nothing.
 			return false, nil
 		}
 		return false, fmt.Errorf("ingest: commit compaction of %s: %w", ts.sch().Name, err)
@@ -204,7 +190,7 @@ func (s *Store) mergeGroup(ctx context.Context, store delta.Store, sch schema.Ta
 		// A file not in time order (another Delta writer's): sort.
 	}
 	var batches []arrow.RecordBatch
-	defer func() { releaseAll(batches) }()
+	defer func() { arrowutil.ReleaseAll(batches) }()
 	for _, f := range group {
 		recs, err := delta.ReadDataFile(ctx, store, sch, f.Path)
 		if err != nil {

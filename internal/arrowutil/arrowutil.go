@@ -85,3 +85,10 @@ func Pad(sch *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
 	}
 	return array.NewRecordBatch(sch, cols, int64(n))
 }
+
+// ReleaseAll releases every record.
+func ReleaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
