@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -242,8 +243,9 @@ func (sc *scanner) number() (literal, bool) {
 // scanInsert parses query as a fast-path INSERT, or reports false.
 func scanInsert(query string) (*insertScan, bool) {
 	// PostgreSQL's parser reads a C string: a NUL byte ends the query
-	// there. (Over the wire it cannot occur inside a query string.)
-	if strings.IndexByte(query, 0) >= 0 {
+	// there. (Over the wire it cannot occur inside a query string.) And
+	// text that is not UTF-8 is refused by the parser, not stored.
+	if strings.IndexByte(query, 0) >= 0 || !utf8.ValidString(query) {
 		return nil, false
 	}
 	sc := &scanner{s: query}
