@@ -291,23 +291,12 @@ func (p *dmlPlan) rowFilter() string {
 // withView creates a temporary view named like the statement's table (or
 // alias) over source for the duration of fn.
 func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, present int, withBatchID bool, fn func() error) error {
-	cols := make([]string, len(p.table.Columns))
-	for i, c := range p.table.Columns {
-		q := schema.QuoteIdent(c.Name)
-		if i >= present {
-			// A column added after the source was written.
-			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
-		} else if c.Type == schema.Timestamp {
-			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
-		} else {
-			cols[i] = q
-		}
-	}
+	list := selectList(p.table, present)
 	view := schema.QuoteIdent(p.alias)
 	if withBatchID {
-		cols = append(cols, batchColumn)
+		list += ", " + batchColumn
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT %s FROM (%s)", view, strings.Join(cols, ", "), source)); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT %s FROM (%s)", view, list, source)); err != nil {
 		return err
 	}
 	defer conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS temp.main."+view)

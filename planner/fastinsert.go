@@ -351,7 +351,15 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 		return nil, false, nil
 	}
 	targets, err := targetColumns(tbl, ins.cols)
-	if err != nil || len(ins.rows) == 0 || len(ins.rows[0]) != len(targets) {
+	if err != nil || len(ins.rows) == 0 {
+		return nil, false, nil
+	}
+	// Without a column list fewer values fill the first columns, as on
+	// the general path.
+	if w := len(ins.rows[0]); len(ins.cols) == 0 && w > 0 && w < len(targets) {
+		targets = targets[:w]
+	}
+	if len(ins.rows[0]) != len(targets) {
 		return nil, false, nil
 	}
 	// The scanner made every row as wide as the first.

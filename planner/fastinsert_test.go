@@ -118,6 +118,7 @@ func TestFastInsertMatchesGeneralPath(t *testing.T) {
 		"INSERT INTO %s VALUES ('2026-01-01 00:00:00+00', 'a', 1, 1.5, true), ('2026-01-01 00:10:00Z', 'it''s', -7, -2, false)",
 		"INSERT INTO %s (time, v) VALUES ('2026-01-01 01:00:00.123456+02', 1e3), ('2026-01-01', .5)",
 		"INSERT INTO %s (host, time, n) VALUES (NULL, '2025-12-31 23:59:59', 9007199254740993), ('x', '2026-01-02 00:00', DEFAULT)",
+		"INSERT INTO %s VALUES ('2026-01-03 00:00:00+00', 'fewer', 3)", // fills the first columns
 	}
 	ctx := context.Background()
 	for _, st := range stmts {

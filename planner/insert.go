@@ -60,18 +60,13 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "unsupported INSERT source")
 	}
 	var tables []string
-	// Without a column list, a SELECT of fewer columns fills the first
-	// columns, as in PostgreSQL.
-	if n := selectWidth(sel); len(st.Cols) == 0 && len(sel.ValuesLists) == 0 && n > 0 && n < len(targets) {
+	// Without a column list, fewer values (or SELECT columns) than the
+	// table has fill the first columns, as in PostgreSQL (and as a
+	// statement prepared before ALTER TABLE ADD COLUMN expects).
+	if n := selectWidth(sel); len(st.Cols) == 0 && n > 0 && n < len(targets) {
 		targets = targets[:n]
 	}
 	if len(sel.ValuesLists) > 0 {
-		// Without a column list, fewer values than columns fill the first
-		// columns, as in PostgreSQL (and as a statement prepared before
-		// ALTER TABLE ADD COLUMN expects).
-		if n := len(sel.ValuesLists[0].GetList().GetItems()); len(st.Cols) == 0 && n < len(targets) {
-			targets = targets[:n]
-		}
 		for _, row := range sel.ValuesLists {
 			if n := len(row.GetList().GetItems()); n != len(targets) {
 				if n > len(targets) {
@@ -369,10 +364,14 @@ func relationName(rv *pg_query.RangeVar) (string, error) {
 }
 
 // selectWidth is the number of columns a SELECT returns when its target
-// list says so without looking at tables (no *), else -1.
+// list (or its first VALUES row) says so without looking at tables (no *),
+// else -1.
 func selectWidth(sel *pg_query.SelectStmt) int {
 	for sel.Larg != nil { // UNION & co.: the left branch decides
 		sel = sel.Larg
+	}
+	if len(sel.ValuesLists) > 0 {
+		return len(sel.ValuesLists[0].GetList().GetItems())
 	}
 	if len(sel.TargetList) == 0 {
 		return -1

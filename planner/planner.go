@@ -420,23 +420,14 @@ func (b *bound) done() {
 // committed file or in a batch of the snapshot, never both).
 func viewSQL(p *pruned) string {
 	snap := p.snap
-	cols := make([]string, len(snap.Table.Columns))
-	for i, c := range snap.Table.Columns {
-		q := schema.QuoteIdent(c.Name)
-		if c.Type == schema.Timestamp {
-			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
-		} else {
-			cols[i] = q
-		}
-	}
-	list := strings.Join(cols, ", ")
+	all := len(snap.Table.Columns)
 	var parts []string
 	// Files written before ALTER TABLE ADD COLUMN lack the later columns:
-	// one read_parquet per column count, the missing columns NULL.
+	// one read_parquet per column count.
 	byCols := map[int][]string{}
 	var counts []int
 	for i, f := range p.files {
-		n := min(p.fileCols[i], len(cols))
+		n := min(p.fileCols[i], all)
 		if _, ok := byCols[n]; !ok {
 			counts = append(counts, n)
 		}
@@ -444,16 +435,9 @@ func viewSQL(p *pruned) string {
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
 	for _, n := range counts {
-		sel := list
-		if n < len(cols) {
-			padded := append([]string(nil), cols[:n]...)
-			for _, c := range snap.Table.Columns[n:] {
-				padded = append(padded, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), schema.QuoteIdent(c.Name)))
-			}
-			sel = strings.Join(padded, ", ")
-		}
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", sel, strings.Join(byCols[n], ", ")))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
 	}
+	list := selectList(snap.Table, all)
 	// Without buffered batches in range the view is the files alone: a
 	// UNION ALL with an empty branch still costs DuckDB plan and pipeline
 	// work on every query.
@@ -461,6 +445,26 @@ func viewSQL(p *pruned) string {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, idPredicate(p.batchIDs)))
 	}
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
+}
+
+// selectList is the select list that reads a source holding the first
+// present columns of t as the table: timestamps without time zone cast
+// back from the stored UTC instant, columns added after the source was
+// written NULL.
+func selectList(t schema.Table, present int) string {
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		q := schema.QuoteIdent(c.Name)
+		switch {
+		case i >= present:
+			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
+		case c.Type == schema.Timestamp:
+			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
+		default:
+			cols[i] = q
+		}
+	}
+	return strings.Join(cols, ", ")
 }
 
 // query runs a row-returning statement over bound views.
