@@ -35,11 +35,12 @@ type copyFeed struct {
 	// chunkBytes overrides copyChunkBytes (tests use tiny chunks).
 	chunkBytes int
 
-	jobs    chan copyJob
-	wg      sync.WaitGroup
-	failed  atomic.Bool
-	mu      sync.Mutex
-	results []*chunkDecoder // by chunk sequence
+	jobs   chan copyJob
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	// results are the decoders by chunk sequence; only the connection's
+	// goroutine (dispatch, Finish, Close) touches the slice.
+	results []*chunkDecoder
 	closed  bool
 }
 
@@ -125,9 +126,7 @@ func (c *CopyIn) start(job copyJob) {
 			}()
 		}
 	}
-	f.mu.Lock()
 	f.results = append(f.results, job.dec)
-	f.mu.Unlock()
 	f.jobs <- job
 }
 
@@ -212,8 +211,8 @@ func (c *CopyIn) binaryHeader(data []byte, final bool) (int, error) {
 		return 0, bad
 	}
 	ext := int(binary.BigEndian.Uint32(data[len(binaryCopySignature)+4:]))
-	if ext < 0 || len(data) < hl+ext {
-		if final || ext < 0 {
+	if len(data) < hl+ext { // ext is a uint32: never negative
+		if final {
 			return 0, bad
 		}
 		return 0, nil

@@ -89,7 +89,7 @@ func (m *mirror) drop(ctx context.Context, conn *sql.Conn, t schema.Table) error
 	names := []string{mirrorName(t)}
 	if mt != nil {
 		mt.mu.Lock()
-		names = append(names, mt.name)
+		names = []string{mt.name}
 		for _, o := range mt.outgrown {
 			names = append(names, o.name)
 		}
@@ -192,6 +192,9 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 
 // dropOutgrown drops the outgrown tables of mt no running query can read.
 func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTable) error {
+	if len(mt.outgrown) == 0 {
+		return nil // every query but after an ADD COLUMN
+	}
 	oldest := m.epochs.oldest()
 	keep := mt.outgrown[:0]
 	for _, o := range mt.outgrown {
