@@ -25,7 +25,6 @@ import (
 type loadData struct {
 	csv        []byte
 	splitAt    int // byte offset of the first row of the second COPY part
-	splitRows  int
 	rows       int
 	inserts    []string
 	arrowBytes float64 // what the rows take as Arrow arrays
@@ -40,7 +39,6 @@ func generate(d *dataset, batch int) *loadData {
 	split := int(float64(d.rows()) * splitFraction)
 	// Keep the split on a time step, so files and buffer hold whole steps.
 	split -= split % len(d.hosts)
-	out.splitRows = split
 	var vals []byte
 	n, inBatch := 0, 0
 	prefix := "INSERT INTO cpu_insert VALUES "

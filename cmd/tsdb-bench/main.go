@@ -45,6 +45,10 @@ func main() {
 	chartFrom := flag.String("chart-from", "", "only redraw --out/bench.png from this bench.json")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if c.runs < 1 {
+		logger.Error("--runs must be at least 1")
+		os.Exit(2)
+	}
 	if *chartFrom != "" {
 		if err := redraw(*chartFrom, filepath.Join(c.out, "bench.png")); err != nil {
 			logger.Error("chart failed", "err", err)

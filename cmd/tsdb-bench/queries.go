@@ -89,14 +89,3 @@ func queries(d *dataset, table string) []benchQuery {
 }
 
 func ts(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05+00") }
-
-// aggregationQuery reports whether the issue's "faster than PostgreSQL
-// with indexes" target applies to q.
-func aggregationQuery(name string) bool {
-	for _, p := range []string{"double-groupby", "high-cpu-all", "lastpoint", "groupby-orderby-limit", "cpu-max-all"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -68,7 +68,6 @@ func waitConnect(ctx context.Context, url string, died <-chan error, logs fmt.St
 // tsdbServer is the real tsdb binary on a temporary data directory.
 type tsdbServer struct {
 	cmd     *exec.Cmd
-	dataDir string
 	url     string
 	httpURL string
 	logs    *lockedBuffer
@@ -84,7 +83,7 @@ func startTSDB(ctx context.Context, binary, dataDir string, extra []string) (*ts
 	if err != nil {
 		return nil, err
 	}
-	s := &tsdbServer{dataDir: dataDir, logs: &lockedBuffer{}, died: make(chan error, 1),
+	s := &tsdbServer{logs: &lockedBuffer{}, died: make(chan error, 1),
 		url:     fmt.Sprintf("postgres://tsdb@127.0.0.1:%d/tsdb?sslmode=disable", pgPort),
 		httpURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort)}
 	args := append([]string{"serve", "--data-dir", dataDir,
