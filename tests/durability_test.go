@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"tsdb/internal/proctest"
 )
 
 func count(t *testing.T, s *server) (total, distinct int64) {
@@ -184,7 +186,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(), "TSDB_DATA_DIR="+dir, "TSDB_PG_ADDR="+addr, "TSDB_HTTP_ADDR="+freeAddr(t), "TSDB_BUCKET_DURATION=7m", "TSDB_LOG_FORMAT=json")
-	logs := &syncBuffer{}
+	logs := &proctest.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,21 +13,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// rssBytes reads a process's resident set size.
-func rssBytes(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
-	if m == nil {
-		return 0, errors.New("no VmRSS")
-	}
-	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return kb << 10, nil
-}
+	"tsdb/internal/proctest"
+)
 
 func httpGet(url string) (int, string) {
 	resp, err := http.Get(url)
@@ -107,7 +92,7 @@ func TestMemoryLimitBackpressure(t *testing.T) {
 	sawUnhealthy := false
 	deadline := time.Now().Add(4 * time.Second)
 	for time.Now().Before(deadline) {
-		if rss, err := rssBytes(s.cmd.Process.Pid); err == nil && rss > maxRSS {
+		if rss, err := proctest.RSS(s.cmd.Process.Pid); err == nil && rss > maxRSS {
 			maxRSS = rss
 		}
 		if code, _ := httpGet("http://" + httpAddr + "/health"); code == http.StatusServiceUnavailable {

@@ -5,7 +5,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,13 +13,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"tsdb/internal/proctest"
 )
 
 // binary is the tsdb binary under test: $TSDB_BIN, else ../bin/tsdb (built
@@ -58,35 +58,17 @@ type server struct {
 	dataDir string
 	pgAddr  string
 	cmd     *exec.Cmd
-	logs    *syncBuffer
+	logs    *proctest.LockedBuffer
 	done    chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := proctest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // startServerB is startServer for benchmarks.
@@ -113,7 +95,7 @@ func startServer(t *testing.T, dataDir string, args []string, env ...string) *se
 // launch starts tsdb and waits until it is ready or has exited (died).
 func launch(t testing.TB, dataDir string, args []string, env ...string) (s *server, died error) {
 	t.Helper()
-	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
+	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &proctest.LockedBuffer{}, done: make(chan error, 1)}
 	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)
 	s.cmd = exec.Command(binary, all...)
 	s.cmd.Env = append(os.Environ(), env...)

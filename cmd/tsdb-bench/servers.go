@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,39 +10,25 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"tsdb/internal/proctest"
 )
 
+// freePort is a port nothing listens on now.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := proctest.FreeAddr()
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// lockedBuffer collects a child's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(port)
 }
 
 // waitConnect dials url until it answers or the deadline passes.
@@ -70,7 +55,7 @@ type tsdbServer struct {
 	cmd     *exec.Cmd
 	url     string
 	httpURL string
-	logs    *lockedBuffer
+	logs    *proctest.LockedBuffer
 	died    chan error
 }
 
@@ -83,7 +68,7 @@ func startTSDB(ctx context.Context, binary, dataDir string, extra []string) (*ts
 	if err != nil {
 		return nil, err
 	}
-	s := &tsdbServer{logs: &lockedBuffer{}, died: make(chan error, 1),
+	s := &tsdbServer{logs: &proctest.LockedBuffer{}, died: make(chan error, 1),
 		url:     fmt.Sprintf("postgres://tsdb@127.0.0.1:%d/tsdb?sslmode=disable", pgPort),
 		httpURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort)}
 	args := append([]string{"serve", "--data-dir", dataDir,
@@ -116,17 +101,8 @@ func (s *tsdbServer) stop() {
 }
 
 func procRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	n, _ := proctest.RSS(pid) // 0 when unknown
+	return n
 }
 
 // pgServer is Debian's PostgreSQL server in a temporary directory, run as
@@ -136,7 +112,7 @@ type pgServer struct {
 	dir   string
 	url   string
 	asPG  bool
-	logs  *lockedBuffer
+	logs  *proctest.LockedBuffer
 	cmd   *exec.Cmd
 	died  chan error
 	Major string
@@ -169,7 +145,7 @@ func startPostgres(ctx context.Context, dir string) (*pgServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pgServer{bin: bin, dir: dir, asPG: os.Geteuid() == 0, logs: &lockedBuffer{}, died: make(chan error, 1),
+	p := &pgServer{bin: bin, dir: dir, asPG: os.Geteuid() == 0, logs: &proctest.LockedBuffer{}, died: make(chan error, 1),
 		Major: filepath.Base(filepath.Dir(bin))}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

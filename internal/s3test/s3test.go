@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"tsdb/internal/proctest"
 )
 
 // Server is a running versitygw on 127.0.0.1 serving the directories of
@@ -64,12 +66,10 @@ func Start(t testing.TB, buckets ...string) *Server {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := proctest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--access", s.AccessKey, "--secret", s.SecretKey, "--port", addr, "posix", s.Dir)
 	logs, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
