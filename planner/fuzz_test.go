@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"math"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,6 +27,12 @@ func FuzzSQL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		parseTimestamp(s)
 		parseFloat(s)
+		if f, ok := exactDecimal(s); ok {
+			want, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+				t.Fatalf("exactDecimal(%q) = %v, strconv says %v (%v)", s, f, want, err)
+			}
+		}
 		for _, ty := range types {
 			b := array.NewBuilder(memory.DefaultAllocator, ty.Arrow())
 			if err := appendText(b, ty, s); err == nil && b.Len() != 1 {

@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -88,5 +90,67 @@ func TestLiteralFastPathMatchesEngine(t *testing.T) {
 	}
 	if fast < len(cases)/2 {
 		t.Fatalf("fast path took only %d of %d cases", fast, len(cases))
+	}
+}
+
+// TestExactDecimalMatchesStrconv checks the float fast path bit for bit
+// against strconv.ParseFloat: chosen edge cases (2^53, 22 fraction digits,
+// negative zero) and a million random decimals of the shapes metrics take.
+func TestExactDecimalMatchesStrconv(t *testing.T) {
+	cases := []struct {
+		in   string
+		fast bool // the fast path takes it
+	}{
+		{"0", true}, {"-0", true}, {"12.5", true}, {"-0.0417", true}, {"1.", true}, {".5", true},
+		{"9007199254740992", true}, {"9007199254740993", false}, {"900719925474099.3", false},
+		{"0.0000000000000000000001", true}, {"0.00000000000000000000001", false},
+		{"", false}, {"-", false}, {".", false}, {"1.2.3", false}, {"+1", false}, {"1e5", false},
+		{"--1", false}, {" 1", false}, {"1_0", false}, {"NaN", false},
+	}
+	for _, c := range cases {
+		f, ok := exactDecimal(c.in)
+		if ok != c.fast {
+			t.Errorf("exactDecimal(%q) took the fast path: %v, want %v", c.in, ok, c.fast)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want, err := strconv.ParseFloat(c.in, 64)
+		if err != nil || math.Float64bits(f) != math.Float64bits(want) {
+			t.Errorf("exactDecimal(%q) = %v, strconv.ParseFloat = %v (%v)", c.in, f, want, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	fast := 0
+	for range 1_000_000 {
+		whole := rng.Uint64N(1 << uint(rng.IntN(54)))
+		s := strconv.FormatUint(whole, 10)
+		if n := rng.IntN(23); n > 0 {
+			frac := make([]byte, n)
+			for i := range frac {
+				frac[i] = byte('0' + rng.IntN(10))
+			}
+			s += "." + string(frac)
+		}
+		if rng.IntN(2) == 0 {
+			s = "-" + s
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("strconv.ParseFloat(%q): %v", s, err)
+		}
+		if f, ok := exactDecimal(s); ok {
+			fast++
+			if math.Float64bits(f) != math.Float64bits(want) {
+				t.Fatalf("exactDecimal(%q) = %v, strconv.ParseFloat = %v", s, f, want)
+			}
+		}
+		if f, ok := parseFloat(s); !ok || math.Float64bits(f) != math.Float64bits(want) {
+			t.Fatalf("parseFloat(%q) = %v, %v, strconv.ParseFloat = %v", s, f, ok, want)
+		}
+	}
+	if fast < 100_000 {
+		t.Fatalf("only %d of the random decimals took the fast path", fast)
 	}
 }
