@@ -38,6 +38,13 @@ type copyFeed struct {
 	jobs   chan copyJob
 	wg     sync.WaitGroup
 	failed atomic.Bool
+	// free holds chunk buffers the decoders are done with, for the next
+	// chunks: a COPY then touches a few MiB of input buffers instead of
+	// fresh memory for every chunk.
+	free chan []byte
+	// textBytes is, per column, the text bytes per row (×16) of the last
+	// record cut, for sizing the next builders' data buffers up front.
+	textBytes []atomic.Int64
 	// results are the decoders by chunk sequence; only the connection's
 	// goroutine (dispatch, Finish, Close) touches the slice.
 	results []*chunkDecoder
@@ -47,6 +54,7 @@ type copyFeed struct {
 type copyJob struct {
 	seq  int
 	data []byte
+	buf  []byte // the buffer data lies in, reused once data is decoded
 	dec  *chunkDecoder
 }
 
@@ -91,19 +99,36 @@ func (c *CopyIn) dispatch(final bool) error {
 	// The chunk keeps pending's array; only the partial row after it is
 	// copied into a new one, so each input byte is copied once.
 	rest := data[end:]
-	f.pending = append(make([]byte, 0, len(rest)+copyChunkBytes), rest...)
-	d := &chunkDecoder{c: c, line: f.lines}
-	c.start(copyJob{seq: len(f.results), data: data[:end:end], dec: d})
+	buf := f.pending[:0]
+	f.pending = append(c.buffer(len(rest)+copyChunkBytes), rest...)
+	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
+	c.start(copyJob{seq: len(f.results), data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
 	return nil
+}
+
+// buffer returns an empty buffer of at least size bytes, one the decoders
+// are done with when there is one.
+func (c *CopyIn) buffer(size int) []byte {
+	select {
+	case b := <-c.feed.free:
+		if cap(b) >= size {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, size)
 }
 
 // start runs job on a decoder goroutine, starting them on first use.
 func (c *CopyIn) start(job copyJob) {
 	f := &c.feed
 	if f.jobs == nil {
+		workers := max(1, min(runtime.GOMAXPROCS(0), 4))
 		f.jobs = make(chan copyJob)
-		for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
+		f.free = make(chan []byte, workers+1)
+		f.textBytes = make([]atomic.Int64, len(c.tbl.Columns))
+		for range workers {
 			f.wg.Add(1)
 			go func() {
 				defer f.wg.Done()
@@ -121,7 +146,13 @@ func (c *CopyIn) start(job copyJob) {
 						f.failed.Store(true)
 						continue
 					}
-					j.dec.cut()
+					j.dec.done()
+					// Nothing decoded points into the input: the
+					// builders copied what they keep.
+					select {
+					case f.free <- j.buf:
+					default:
+					}
 				}
 			}()
 		}
@@ -163,7 +194,7 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 			if err := d.consume(d.skipped); err != nil {
 				return 0, err
 			}
-			d.cut()
+			d.done()
 		}
 		if d.err != nil {
 			return 0, d.err

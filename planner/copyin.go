@@ -35,6 +35,7 @@ type chunkDecoder struct {
 	err        error  // the chunk's first bad row
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
+	chunkRows  int    // rows in the chunk, for sizing builders
 }
 
 // copyField is one field of a row: its bytes, or NULL.
@@ -45,9 +46,44 @@ type copyField struct {
 
 // cut turns the rows in the builder into a record.
 func (d *chunkDecoder) cut() {
-	if d.bld != nil && d.bld.Field(0).Len() > 0 {
-		d.recs = append(d.recs, d.bld.NewRecordBatch())
+	if d.bld == nil || d.bld.Field(0).Len() == 0 {
+		return
 	}
+	rec := d.bld.NewRecordBatch()
+	d.recs = append(d.recs, rec)
+	if stats := d.c.feed.textBytes; stats != nil {
+		for i := range stats {
+			if a, ok := rec.Column(i).(*array.String); ok && a.Len() > 0 {
+				stats[i].Store(int64(len(a.ValueBytes())) * 16 / int64(a.Len()))
+			}
+		}
+	}
+}
+
+// reserve sizes an empty builder for the rows left in the chunk (at most a
+// record's worth), and its text columns by the bytes per row of the last
+// record. Arrow builders otherwise grow by doubling: every step copies
+// what is there and zeroes the new half, and the record keeps the slack.
+func (d *chunkDecoder) reserve() {
+	rows := min(max(d.chunkRows-int(d.rows), 64), copyBatchRows)
+	d.bld.Reserve(rows)
+	stats := d.c.feed.textBytes
+	for i := range stats {
+		if per := stats[i].Load(); per > 0 {
+			if sb, ok := d.bld.Field(i).(*array.StringBuilder); ok {
+				sb.ReserveData(int(int64(rows)*per/16) + 64)
+			}
+		}
+	}
+}
+
+// done cuts the last record of the chunk and drops the row scratch: its
+// field slices point into the chunk, and a finished decoder waits for
+// Finish with its records, so keeping them would keep every chunk's input
+// alive until the COPY ends.
+func (d *chunkDecoder) done() {
+	d.cut()
+	d.fields, d.scratch = nil, nil
 }
 
 // copyMinCutRows is the fewest rows records cut at bucket changes must
@@ -80,7 +116,7 @@ func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
 		n = 0
 	}
 	if n == 0 {
-		d.bld.Reserve(4096)
+		d.reserve()
 	}
 	if ok {
 		d.bucket = bucket

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -133,5 +134,36 @@ func TestCopyStreaming(t *testing.T) {
 	}
 	if got := e.rows("SELECT count(*) FROM c"); got != "0" {
 		t.Fatalf("failed COPYs left %s rows", got)
+	}
+}
+
+// TestCopyReusesChunkBuffers copies thousands of distinct rows in small
+// chunks, so that the decoders' input buffers are handed back and refilled
+// many times: every stored value must still be the one its row sent, in
+// each format.
+func TestCopyReusesChunkBuffers(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE c (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)")
+	const n = 3000
+	var csv, text strings.Builder
+	for i := range n {
+		fmt.Fprintf(&csv, "2026-01-01 00:%02d:%02d+00,\"host-%d\",%d.25\n", i/60%60, i%60, i, i)
+		fmt.Fprintf(&text, "2026-01-02 00:%02d:%02d+00\thost-%d\t%d.25\n", i/60%60, i%60, i, i)
+	}
+	for _, tc := range []struct{ stmt, data string }{
+		{"COPY c FROM STDIN WITH (FORMAT csv)", csv.String()},
+		{"COPY c FROM STDIN", text.String()},
+	} {
+		for _, chunk := range []int{97, 4096} {
+			e.must("DELETE FROM c")
+			if err := copyChunks(t, e, tc.stmt, []byte(tc.data), chunk); err != nil {
+				t.Fatalf("%s in chunks of %d: %v", tc.stmt, chunk, err)
+			}
+			want := fmt.Sprintf("%d|%d|0", n, n)
+			got := e.rows("SELECT count(*), count(DISTINCT host), count(*) FILTER (WHERE host <> 'host-' || CAST(v - 0.25 AS BIGINT)) FROM c")
+			if got != want {
+				t.Fatalf("%s in chunks of %d: count, distinct hosts, hosts not matching their value = %s, want %s", tc.stmt, chunk, got, want)
+			}
+		}
 	}
 }
