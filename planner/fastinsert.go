@@ -29,7 +29,16 @@ import (
 type insertScan struct {
 	table string
 	cols  []string // nil: all columns
-	rows  [][]literal
+	// cells are the values row after row, width to a row: one allocation
+	// for the statement instead of one per row.
+	cells []literal
+	width int
+	n     int // rows
+}
+
+// row returns the values of row r.
+func (ins *insertScan) row(r int) []literal {
+	return ins.cells[r*ins.width : (r+1)*ins.width]
 }
 
 type scanner struct {
@@ -283,18 +292,18 @@ func scanInsert(query string) (*insertScan, bool) {
 	if !namesAreIdentifiers(query[:sc.pos]) || !sc.keyword("values") {
 		return nil, false
 	}
-	width := -1
+	values := sc.pos
 	for {
 		if !sc.punct('(') {
 			return nil, false
 		}
-		row := make([]literal, 0, max(width, 1))
+		start := len(ins.cells)
 		for {
 			v, ok := sc.value()
 			if !ok {
 				return nil, false
 			}
-			row = append(row, v)
+			ins.cells = append(ins.cells, v)
 			if sc.punct(')') {
 				break
 			}
@@ -302,11 +311,19 @@ func scanInsert(query string) (*insertScan, bool) {
 				return nil, false
 			}
 		}
-		if width >= 0 && len(row) != width {
+		if ins.n == 0 {
+			ins.width = len(ins.cells)
+			// Rows are about as long as the first: size the cells for
+			// the whole statement once.
+			if per := sc.pos - values; per > 0 {
+				cells := make([]literal, len(ins.cells), ins.width*((len(sc.s)-values)/per+1))
+				copy(cells, ins.cells)
+				ins.cells = cells
+			}
+		} else if len(ins.cells)-start != ins.width {
 			return nil, false // the general path reports the mismatch
 		}
-		width = len(row)
-		ins.rows = append(ins.rows, row)
+		ins.n++
 		if !sc.punct(',') {
 			break
 		}
@@ -351,20 +368,20 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 		return nil, false, nil
 	}
 	targets, err := targetColumns(tbl, ins.cols)
-	if err != nil || len(ins.rows) == 0 {
+	if err != nil || ins.n == 0 {
 		return nil, false, nil
 	}
 	// Without a column list fewer values fill the first columns, as on
 	// the general path.
-	if w := len(ins.rows[0]); len(ins.cols) == 0 && w > 0 && w < len(targets) {
+	if w := ins.width; len(ins.cols) == 0 && w > 0 && w < len(targets) {
 		targets = targets[:w]
 	}
-	if len(ins.rows[0]) != len(targets) {
+	if ins.width != len(targets) {
 		return nil, false, nil
 	}
 	// The scanner made every row as wide as the first.
-	rec, ok := literalRecord(tbl, targets, len(ins.rows), func(r, j int, _ schema.Type) (literal, bool) {
-		return ins.rows[r][j], true
+	rec, ok := literalRecord(tbl, targets, ins.n, func(r, j int, _ schema.Type) (literal, bool) {
+		return ins.cells[r*ins.width+j], true
 	})
 	if !ok {
 		return nil, false, nil

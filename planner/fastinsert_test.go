@@ -36,16 +36,16 @@ func scanAgreesWithParser(t *testing.T, s string) bool {
 		}
 	}
 	sel := st.SelectStmt.GetSelectStmt()
-	if sel == nil || len(sel.ValuesLists) != len(ins.rows) {
-		t.Fatalf("%q: %d rows, parser disagrees", s, len(ins.rows))
+	if sel == nil || len(sel.ValuesLists) != ins.n {
+		t.Fatalf("%q: %d rows, parser disagrees", s, ins.n)
 	}
 	for r, row := range sel.ValuesLists {
 		items := row.GetList().GetItems()
-		if len(items) != len(ins.rows[r]) {
-			t.Fatalf("%q: row %d has %d values, parser says %d", s, r, len(ins.rows[r]), len(items))
+		if len(items) != len(ins.row(r)) {
+			t.Fatalf("%q: row %d has %d values, parser says %d", s, r, len(ins.row(r)), len(items))
 		}
 		for i, item := range items {
-			got := ins.rows[r][i]
+			got := ins.row(r)[i]
 			if item.GetSetToDefault() != nil {
 				if got.kind != 'n' {
 					t.Fatalf("%q: DEFAULT read as %+v", s, got)
