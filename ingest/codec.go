@@ -83,10 +83,11 @@ type entry struct {
 	rec     arrow.RecordBatch
 }
 
-// encodeEntryFramed encodes a rows entry with room bytes reserved in front
-// (for wal.AppendFramed).
-func encodeEntryFramed(e entry, room int) ([]byte, error) {
-	var buf bytes.Buffer
+// encodeEntryFramed encodes a rows entry into buf (emptied first) with
+// room bytes reserved in front (for wal.AppendFramed). The result is buf's
+// bytes.
+func encodeEntryFramed(buf *bytes.Buffer, e entry, room int) ([]byte, error) {
+	buf.Reset()
 	// The IPC stream is about the record's buffers plus a little metadata;
 	// growing the buffer by doubling instead costs more than the encoding.
 	buf.Grow(room + int(membuffer.RecordBytes(e.rec)) + 4096 + len(e.table) + len(e.tableID))
@@ -100,7 +101,7 @@ func encodeEntryFramed(e entry, room int) ([]byte, error) {
 	}
 	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.Start)])
 	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.End)])
-	w := ipc.NewWriter(&buf, ipc.WithSchema(e.rec.Schema()))
+	w := ipc.NewWriter(buf, ipc.WithSchema(e.rec.Schema()))
 	if err := w.Write(e.rec); err != nil {
 		return nil, fmt.Errorf("encode wal entry: %w", err)
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,9 +122,22 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 		parts = append(parts, p...)
 	}
 	payloads := make([][]byte, len(parts))
+	bufs := make([]*bytes.Buffer, 0, len(parts))
+	// The WAL has copied the frames into its log when AppendFramed
+	// returns, whatever the outcome.
+	defer func() {
+		for _, b := range bufs {
+			s.frames.Put(b)
+		}
+	}()
 	var need, largest int64
 	for i, p := range parts {
-		if payloads[i], err = encodeEntryFramed(entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom); err != nil {
+		buf, _ := s.frames.Get().(*bytes.Buffer)
+		if buf == nil {
+			buf = new(bytes.Buffer)
+		}
+		bufs = append(bufs, buf)
+		if payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom); err != nil {
 			return 0, err
 		}
 		b := membuffer.RecordBytes(p.rec)

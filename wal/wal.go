@@ -193,8 +193,9 @@ const HeaderRoom = headerSize
 
 // AppendFramed is Append of payloads that each start with HeaderRoom
 // reserved bytes, which the WAL fills with the entry header in place: a
-// large write is then stored without another copy. The WAL owns the frames
-// from the call on.
+// large write is then stored without another copy. The WAL writes the
+// frames' headers in place and keeps no reference to them once it returns
+// (badger has copied them into its log), so callers may reuse them.
 func (w *WAL) AppendFramed(ctx context.Context, frames [][]byte) (uint64, error) {
 	for _, f := range frames {
 		if len(f) < HeaderRoom {
