@@ -178,17 +178,17 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string)
 	return out, used
 }
 
-// bindCatalog creates the catalog views a statement uses, inside its
-// transaction; bound.done drops them with the other views.
-func (s *Session) bindCatalog(ctx context.Context, b *bound, used []string) error {
+// bindCatalog makes the catalog views a statement uses, over the tables
+// as they are now.
+func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	if len(used) == 0 {
 		return nil
 	}
 	tables := s.p.store.Tables()
 	for _, name := range used {
 		view := catalogView(name)
-		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))); err != nil {
-			return mapDuckError(err)
+		if err := s.ensureView(ctx, view, "", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))); err != nil {
+			return err
 		}
 	}
 	return nil

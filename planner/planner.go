@@ -129,6 +129,21 @@ type Session struct {
 	conn     *sql.Conn
 	settings *Settings
 	inTx     bool
+	// views are the temporary views on conn by name, as last created.
+	// A view is made again only when its definition changes: creating
+	// one binds it (for a table view, every file's Parquet footer), and
+	// that was a third of a short query's time. Dashboards repeat queries
+	// over unchanged files and batches, so most statements find their
+	// views as they need them.
+	views map[string]sessionView
+}
+
+// sessionView is a temporary view on a session's connection: its CREATE
+// statement, and the ID of the tsdb table it reads (empty for catalog
+// views).
+type sessionView struct {
+	create  string
+	tableID string
 }
 
 // NewSession opens a session of user with its own DuckDB connection.
@@ -139,11 +154,53 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	}
 	settings := NewSettings()
 	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
-	return &Session{p: p, user: user, conn: conn, settings: settings}, nil
+	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}}, nil
 }
 
-// Close releases the session's engine connection.
-func (s *Session) Close() error { return s.conn.Close() }
+// Close drops the session's views and releases its engine connection,
+// which goes back to the pool: the next user of the connection must not
+// find views of tables that may be gone by then.
+func (s *Session) Close() error {
+	ctx := context.Background()
+	for name := range s.views {
+		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
+	}
+	clear(s.views)
+	return s.conn.Close()
+}
+
+// ensureView creates the temporary view name with create (a CREATE OR
+// REPLACE TEMP VIEW statement) unless the session's view is exactly that.
+func (s *Session) ensureView(ctx context.Context, name, tableID, create string) error {
+	if v, ok := s.views[name]; ok && v.create == create {
+		return nil
+	}
+	delete(s.views, name)
+	if _, err := s.conn.ExecContext(ctx, create); err != nil {
+		return mapDuckError(err)
+	}
+	s.views[name] = sessionView{create: create, tableID: tableID}
+	return nil
+}
+
+// dropStaleViews drops the views of tables that were dropped (or dropped
+// and created anew) since the view was made. A statement naming such a
+// table must fail as undefined, not read the old table's files.
+func (s *Session) dropStaleViews(ctx context.Context) error {
+	for name, v := range s.views {
+		if v.tableID == "" {
+			continue
+		}
+		if t, ok := s.p.store.Table(name); ok && t.ID == v.tableID {
+			continue
+		}
+		if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name)); err != nil {
+			return mapDuckError(err)
+		}
+		delete(s.views, name)
+	}
+	return nil
+}
 
 // Settings returns the session's settings (SET/SHOW).
 func (s *Session) Settings() *Settings { return s.settings }
@@ -259,6 +316,9 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}
+	if err := s.dropStaleViews(ctx); err != nil {
+		return nil, err
+	}
 	if st.node == nil {
 		if forbiddenKeywords[firstKeyword(st.text)] {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
@@ -333,23 +393,29 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
 }
 
-// bound is the engine state a statement reads: a transaction on the
-// session's connection and a temporary view per table pinned to one
-// snapshot, released by done.
+// bound is the engine state a statement reads: a temporary view per table
+// over one snapshot, whose mirrored batches stay until done unpins the
+// epoch.
 type bound struct {
 	s      *Session
 	epoch  uint64
-	inTx   bool
 	pruned []*pruned
 }
 
 // bind pins an epoch, takes a snapshot of each table, makes sure the
-// snapshot's buffered batches are in the mirror, opens a transaction,
-// computes the time range the statement (root, may be nil) needs of each
-// table, and creates a temporary view per table over the snapshot's files
-// and mirrored batches in that range. Temporary views are private to the
-// connection: tsdb tables exist in DuckDB only as these views.
+// snapshot's buffered batches are in the mirror, computes the time range
+// the statement (root, may be nil) needs of each table, and makes a
+// temporary view per table over the snapshot's files and mirrored batches
+// in that range. Temporary views are private to the connection: tsdb
+// tables exist in DuckDB only as these views. The statement runs on its
+// own (autocommit): one statement reads one consistent state of the
+// mirror, and the view names every file and batch it reads, so a view
+// left from an earlier statement with the same definition is the same
+// relation.
 func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
+	if err := s.dropStaleViews(ctx); err != nil {
+		return nil, err
+	}
 	b := &bound{s: s, epoch: s.p.mirror.epochs.pin()}
 	snaps := make([]*ingest.Snapshot, 0, len(tables))
 	mirrors := map[string]string{}
@@ -371,11 +437,6 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		snaps = append(snaps, snap)
 		schemas[name] = snap.Table
 	}
-	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		b.done()
-		return nil, mapDuckError(err)
-	}
-	b.inTx = true
 	ranges := map[string]interval{}
 	if root != nil && len(snaps) > 0 {
 		var err error
@@ -392,26 +453,17 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		}
 		pr := prune(snap, r)
 		pr.mirror = mirrors[snap.Table.Name]
-		if _, err := s.conn.ExecContext(ctx, viewSQL(pr)); err != nil {
+		if err := s.ensureView(ctx, snap.Table.Name, snap.Table.ID, viewSQL(pr)); err != nil {
 			b.done()
-			return nil, mapDuckError(err)
+			return nil, err
 		}
 		b.pruned = append(b.pruned, pr)
 	}
 	return b, nil
 }
 
-// done ends the statement's transaction and unpins the epoch. The
-// transaction only read, and DuckDB's catalog is transactional: rolling it
-// back also drops the temporary views it created, in one statement instead
-// of a DROP per view and a COMMIT.
+// done unpins the epoch: the mirror may drop batches the statement read.
 func (b *bound) done() {
-	// A fresh context: cleanup must run even if the query was canceled.
-	ctx := context.Background()
-	if b.inTx {
-		b.s.conn.ExecContext(ctx, "ROLLBACK")
-		b.inTx = false
-	}
 	b.s.p.mirror.epochs.unpin(b.epoch)
 }
 
@@ -482,7 +534,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.bindCatalog(ctx, b, catalog); err != nil {
+	if err := s.bindCatalog(ctx, catalog); err != nil {
 		b.done()
 		return nil, err
 	}

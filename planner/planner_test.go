@@ -428,3 +428,86 @@ func TestParseRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionViewsFollowTheTables: a session keeps its temporary views
+// between statements and makes one again only when its definition changes.
+// Whatever it kept, every statement reads the table as it is: new rows,
+// flushed rows, a dropped table, a table created anew under the same name,
+// and a new session on a pooled connection.
+func TestSessionViewsFollowTheTables(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must(setup)
+	q := "SELECT count(*), sum(usage) FROM cpu"
+	steps := []struct {
+		do, want string
+	}{
+		{"", "4|4.5"},
+		{"", "4|4.5"}, // the same view again
+		{"INSERT INTO cpu VALUES ('2026-01-01 00:30:00+00', 'e', 10, 5)", "5|14.5"},
+		{"CHECKPOINT", "5|14.5"},
+		{"DELETE FROM cpu WHERE host = 'a'", "4|14"},
+		{"ALTER TABLE cpu ADD COLUMN extra TEXT", "4|14"},
+		{"DROP TABLE cpu; CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, usage DOUBLE PRECISION); INSERT INTO cpu VALUES (now(), 7)", "1|7"},
+	}
+	for _, st := range steps {
+		if st.do != "" {
+			e.must(st.do)
+		}
+		if got := e.rows(q); got != st.want {
+			t.Fatalf("after %q: %s, want %s", st.do, got, st.want)
+		}
+		v, ok := e.s.views["cpu"]
+		if tbl, _ := e.store.Table("cpu"); !ok || v.tableID != tbl.ID {
+			t.Fatalf("after %q: session view of cpu %+v, table %s", st.do, v, tbl.ID)
+		}
+	}
+	e.rows("SELECT count(*) FROM pg_catalog.pg_class")
+
+	// Dropped by another session: the name is undefined here too.
+	other, err := e.p.NewSession(ctx, "tsdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Execute(ctx, "DROP TABLE cpu", func(*Result) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	for _, q := range []string{q, "FROM cpu SELECT count(*)"} { // PostgreSQL's grammar and DuckDB's
+		if _, err := e.run(q); sqlerr.Code(err) != sqlerr.UndefinedTable {
+			t.Fatalf("%s of a dropped table: %v, want %s", q, err, sqlerr.UndefinedTable)
+		}
+	}
+	if _, ok := e.s.views["cpu"]; ok {
+		t.Fatal("the view of the dropped table is kept")
+	}
+
+	// A closed session leaves no views on its connection for the next.
+	e.must("CREATE TABLE gone (time TIMESTAMPTZ NOT NULL); INSERT INTO gone VALUES (now())")
+	e.rows("SELECT count(*) FROM gone")
+	if len(e.s.views) == 0 {
+		t.Fatal("no views kept")
+	}
+	e.must("DROP TABLE gone")
+	e.s.Close()
+	if len(e.s.views) != 0 {
+		t.Fatalf("views left after Close: %v", e.s.views)
+	}
+	for range 3 {
+		s, err := e.p.NewSession(ctx, "tsdb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Execute(ctx, "SELECT count(*) FROM gone", func(r *Result) error {
+			if r.Rows != nil {
+				r.Rows.Close()
+			}
+			return nil
+		})
+		s.Close()
+		if sqlerr.Code(err) != sqlerr.UndefinedTable {
+			t.Fatalf("a new session reads a dropped table: %v", err)
+		}
+	}
+	e.s, _ = e.p.NewSession(ctx, "tsdb")
+}
