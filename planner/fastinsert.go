@@ -3,10 +3,13 @@ package planner
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/auth"
@@ -29,17 +32,30 @@ import (
 type insertScan struct {
 	table string
 	cols  []string // nil: all columns
-	// cells are the values row after row, width to a row: one allocation
-	// for the statement instead of one per row.
-	cells []literal
 	width int
 	n     int // rows
+	// parts hold the values row after row, width to a row, each a whole
+	// number of rows: one allocation per part instead of one per row,
+	// and a large statement is read in parts at once (see splitRows).
+	parts [][]literal
 }
 
 // row returns the values of row r.
 func (ins *insertScan) row(r int) []literal {
-	return ins.cells[r*ins.width : (r+1)*ins.width]
+	for _, p := range ins.parts {
+		if n := len(p) / ins.width; r >= n {
+			r -= n
+			continue
+		}
+		return p[r*ins.width : (r+1)*ins.width]
+	}
+	return nil
 }
+
+// insertPartBytes is the least VALUES text a part of a statement read on
+// its own core gets: below it, starting a goroutine costs more than it
+// saves.
+const insertPartBytes = 32 << 10
 
 type scanner struct {
 	s   string
@@ -251,6 +267,12 @@ func (sc *scanner) number() (literal, bool) {
 
 // scanInsert parses query as a fast-path INSERT, or reports false.
 func scanInsert(query string) (*insertScan, bool) {
+	return scanInsertParts(query, insertPartBytes, runtime.GOMAXPROCS(0))
+}
+
+// scanInsertParts is scanInsert reading VALUES in up to maxParts parts of
+// at least partBytes, concurrently.
+func scanInsertParts(query string, partBytes, maxParts int) (*insertScan, bool) {
 	// PostgreSQL's parser reads a C string: a NUL byte ends the query
 	// there. (Over the wire it cannot occur inside a query string.) And
 	// text that is not UTF-8 is refused by the parser, not stored.
@@ -292,45 +314,141 @@ func scanInsert(query string) (*insertScan, bool) {
 	if !namesAreIdentifiers(query[:sc.pos]) || !sc.keyword("values") {
 		return nil, false
 	}
-	values := sc.pos
-	for {
-		if !sc.punct('(') {
+	first, ok := sc.row(nil, -1)
+	if !ok {
+		return nil, false
+	}
+	ins.width = len(first)
+	// The rest is cut at row ends into parts read concurrently; the last
+	// part ends the statement.
+	bounds := splitRows(query, sc.pos, partBytes, maxParts)
+	ins.parts = make([][]literal, len(bounds))
+	counts := make([]int, len(bounds))
+	oks := make([]bool, len(bounds))
+	read := func(i int) {
+		from, to := bounds[i][0], bounds[i][1]
+		ps := &scanner{s: query[:to], pos: from}
+		// Every row opens with '(' and takes at least 2·width+1 bytes:
+		// room for that many rows is enough and not absurd.
+		rows := min(strings.Count(query[from:to], "("), (to-from)/(2*ins.width+1)) + 1
+		cells := make([]literal, 0, ins.width*rows)
+		if i == 0 {
+			cells = append(cells, first...)
+			counts[i] = 1
+		}
+		n, ok := 0, true
+		// Part 0 continues after the first row; the others start at a
+		// row.
+		if i == 0 {
+			if ps.punct(',') {
+				cells, n, ok = ps.rows(cells, ins.width)
+			}
+		} else {
+			cells, n, ok = ps.rows(cells, ins.width)
+		}
+		if ok && i == len(bounds)-1 {
+			ps.punct(';')
+			ps.space()
+		}
+		ins.parts[i], counts[i], oks[i] = cells, counts[i]+n, ok && ps.pos == to
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(bounds); i++ {
+		wg.Go(func() { read(i) })
+	}
+	read(0)
+	wg.Wait()
+	for i := range bounds {
+		if !oks[i] {
 			return nil, false
 		}
-		start := len(ins.cells)
-		for {
-			v, ok := sc.value()
-			if !ok {
-				return nil, false
-			}
-			ins.cells = append(ins.cells, v)
-			if sc.punct(')') {
-				break
-			}
-			if !sc.punct(',') {
-				return nil, false
-			}
+		ins.n += counts[i]
+	}
+	return ins, true
+}
+
+// row reads one parenthesized row of literals onto cells; width < 0
+// takes any width, else the row must have exactly width values.
+func (sc *scanner) row(cells []literal, width int) ([]literal, bool) {
+	if !sc.punct('(') {
+		return nil, false
+	}
+	start := len(cells)
+	for {
+		v, ok := sc.value()
+		if !ok {
+			return nil, false
 		}
-		if ins.n == 0 {
-			ins.width = len(ins.cells)
-			// Rows are about as long as the first: size the cells for
-			// the whole statement once.
-			if per := sc.pos - values; per > 0 {
-				cells := make([]literal, len(ins.cells), ins.width*((len(sc.s)-values)/per+1))
-				copy(cells, ins.cells)
-				ins.cells = cells
-			}
-		} else if len(ins.cells)-start != ins.width {
-			return nil, false // the general path reports the mismatch
+		cells = append(cells, v)
+		if sc.punct(')') {
+			break
 		}
-		ins.n++
 		if !sc.punct(',') {
+			return nil, false
+		}
+	}
+	if width >= 0 && len(cells)-start != width {
+		return nil, false // the general path reports the mismatch
+	}
+	return cells, true
+}
+
+// rows reads comma-separated rows of width values until one is not
+// followed by a comma, and returns how many it read.
+func (sc *scanner) rows(cells []literal, width int) ([]literal, int, bool) {
+	n := 0
+	for {
+		var ok bool
+		if cells, ok = sc.row(cells, width); !ok {
+			return nil, 0, false
+		}
+		n++
+		if !sc.punct(',') {
+			return cells, n, true
+		}
+	}
+}
+
+// splitRows cuts query[from:] (the rows after the first, from a comma
+// on) into up to maxParts pieces of at least partBytes, at row ends: a ')'
+// outside string literals followed by a comma and the next '('. The
+// scanner takes quotes only as the delimiters of '…' literals (a doubled
+// quote inside one counts twice), so an even count of quotes before a
+// position means it is outside any literal; statements with anything else
+// that could hold a quote (comments, dollar quotes, quoted names) are
+// not cut. Each piece is [start, end): the first starts at from, the
+// others at their '(', and the last ends the query.
+func splitRows(query string, from, partBytes, maxParts int) [][2]int {
+	rest := query[from:]
+	parts := min(maxParts, len(rest)/max(partBytes, 1))
+	if parts < 2 || strings.IndexByte(rest, '"') >= 0 || strings.IndexByte(rest, '$') >= 0 || strings.Contains(rest, "--") || strings.Contains(rest, "/*") {
+		return [][2]int{{from, len(query)}}
+	}
+	var bounds [][2]int
+	start, counted, quotes := from, from, 0
+	for k := 1; k < parts; k++ {
+		target := from + k*len(rest)/parts
+		for at := max(target, start); ; at++ {
+			j := strings.IndexByte(query[at:], ')')
+			if j < 0 {
+				return append(bounds, [2]int{start, len(query)})
+			}
+			at += j
+			quotes += strings.Count(query[counted:at], "'")
+			counted = at
+			if quotes%2 != 0 {
+				continue
+			}
+			sc := &scanner{s: query, pos: at + 1}
+			if !sc.punct(',') || !sc.punct('(') {
+				continue
+			}
+			bounds = append(bounds, [2]int{start, at + 1})
+			start = sc.pos - 1
 			break
 		}
 	}
-	sc.punct(';')
-	sc.space()
-	return ins, sc.pos == len(sc.s)
+	return append(bounds, [2]int{start, len(query)})
 }
 
 // namesAreIdentifiers checks the statement head with PostgreSQL's lexer:
@@ -379,15 +497,33 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 	if ins.width != len(targets) {
 		return nil, false, nil
 	}
-	// The scanner made every row as wide as the first.
-	rec, ok := literalRecord(tbl, targets, ins.n, func(r, j int, _ schema.Type) (literal, bool) {
-		return ins.cells[r*ins.width+j], true
-	})
-	if !ok {
-		return nil, false, nil
+	// The scanner made every row as wide as the first. Parts convert
+	// concurrently, one record each.
+	recs := make([]arrow.RecordBatch, len(ins.parts))
+	convert := func(i int) {
+		cells := ins.parts[i]
+		recs[i], _ = literalRecord(tbl, targets, len(cells)/ins.width, func(r, j int, _ schema.Type) (literal, bool) {
+			return cells[r*ins.width+j], true
+		})
 	}
-	// The store keeps the record (it becomes a MemBuffer batch).
-	n, err := s.p.store.Insert(ctx, ins.table, rec)
+	var wg sync.WaitGroup
+	for i := 1; i < len(recs); i++ {
+		wg.Go(func() { convert(i) })
+	}
+	convert(0)
+	wg.Wait()
+	for _, rec := range recs {
+		if rec == nil {
+			for _, r := range recs {
+				if r != nil {
+					r.Release()
+				}
+			}
+			return nil, false, nil
+		}
+	}
+	// The store keeps the records (they become MemBuffer batches).
+	n, err := s.p.store.InsertBatches(ctx, ins.table, recs)
 	if err != nil {
 		return nil, true, err
 	}

@@ -2,6 +2,9 @@ package planner
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -13,6 +16,11 @@ import (
 func scanAgreesWithParser(t *testing.T, s string) bool {
 	t.Helper()
 	ins, ok := scanInsert(s)
+	// Read in parts as small as can be, the statement reads the same.
+	split, splitOK := scanInsertParts(s, 1, 8)
+	if splitOK != ok || ok && !sameScan(ins, split) {
+		t.Fatalf("%q: read in parts (%v, %d parts) differs from read whole (%v)", s, splitOK, partsOf(split), ok)
+	}
 	if !ok {
 		return false
 	}
@@ -59,6 +67,64 @@ func scanAgreesWithParser(t *testing.T, s string) bool {
 		}
 	}
 	return true
+}
+
+func partsOf(ins *insertScan) int {
+	if ins == nil {
+		return 0
+	}
+	return len(ins.parts)
+}
+
+// sameScan reports whether two scans read the same statement.
+func sameScan(a, b *insertScan) bool {
+	if a.table != b.table || a.width != b.width || a.n != b.n || !slices.Equal(a.cols, b.cols) {
+		return false
+	}
+	for r := range a.n {
+		if !slices.Equal(a.row(r), b.row(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestScanInsertInParts: large statements are cut at row ends only, never
+// inside a literal that looks like one, and read the same in parts.
+func TestScanInsertInParts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("INSERT INTO t VALUES ")
+	for i := range 400 {
+		if i > 0 {
+			b.WriteString(", \n ")
+		}
+		fmt.Fprintf(&b, "('2026-01-01', 'h%d),(''x'' ), (', %d.5, NULL, TRUE)", i, i)
+	}
+	b.WriteString(" ;")
+	stmt := b.String()
+	whole, ok := scanInsertParts(stmt, len(stmt), 1)
+	if !ok || whole.n != 400 || len(whole.parts) != 1 {
+		t.Fatalf("whole: ok %v, %d rows, %d parts", ok, whole.n, partsOf(whole))
+	}
+	for _, parts := range []int{2, 3, 8} {
+		split, ok := scanInsertParts(stmt, 64, parts)
+		if !ok || len(split.parts) != parts || !sameScan(whole, split) {
+			t.Fatalf("in %d parts: ok %v, %d parts, same %v", parts, ok, partsOf(split), ok && sameScan(whole, split))
+		}
+		if got := split.row(123)[1].text; got != "h123),('x' ), (" {
+			t.Fatalf("in %d parts: row 123 host %q", parts, got)
+		}
+	}
+	// A statement the scanner refuses is refused in parts too, wherever
+	// the bad row is.
+	for _, bad := range []string{"(1, 2)", "(now())", "('open"} {
+		for _, at := range []int{1, 200, 399} {
+			st := strings.Replace(stmt, fmt.Sprintf("('2026-01-01', 'h%d),(", at), bad+", ('2026-01-01', 'x),(", 1)
+			if _, ok := scanInsertParts(st, 64, 4); ok {
+				t.Errorf("bad row %s at %d accepted in parts", bad, at)
+			}
+		}
+	}
 }
 
 func TestScanInsert(t *testing.T) {
