@@ -26,6 +26,12 @@ func FuzzSQL(f *testing.F) {
 	known := func(string) bool { return true }
 	f.Fuzz(func(t *testing.T, s string) {
 		parseTimestamp(s)
+		if us, zone, ok := isoTimestamp(s); ok {
+			wantUS, wantZone, wantOK := parseTimestampForms(s)
+			if !wantOK || us != wantUS || zone != wantZone {
+				t.Fatalf("isoTimestamp(%q) = %d, %v; parseTimestampForms says %d, %v, %v", s, us, zone, wantUS, wantZone, wantOK)
+			}
+		}
 		parseFloat(s)
 		if f, ok := exactDecimal(s); ok {
 			want, err := strconv.ParseFloat(s, 64)

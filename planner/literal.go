@@ -271,6 +271,119 @@ func exactDecimal(s string) (float64, bool) {
 // More than microsecond precision, other zones and other forms are left to
 // DuckDB.
 func parseTimestamp(s string) (micros int64, hasZone, ok bool) {
+	if micros, hasZone, ok = isoTimestamp(s); ok {
+		return micros, hasZone, true
+	}
+	return parseTimestampForms(s)
+}
+
+// isoTimestamp reads the one form loads send nearly always, without
+// spaces around it: YYYY-MM-DD HH:MM:SS (or T), optionally 1 to 6
+// fraction digits, optionally Z or a ±HH, ±HHMM or ±HH:MM zone. It takes
+// exactly what parseTimestampForms takes of that form, with the same
+// result (a test and FuzzSQL check), in a tenth of time.Parse's time.
+func isoTimestamp(s string) (micros int64, hasZone, ok bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return 0, false, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return 0, false, false
+	}
+	i, frac := 19, 0
+	if i < len(s) && s[i] == '.' {
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		digits := j - i - 1
+		if digits < 1 || digits > 6 {
+			return 0, false, false
+		}
+		frac = num(i+1, digits)
+		for range 6 - digits {
+			frac *= 10
+		}
+		i = j
+	}
+	offset := 0
+	switch zone := s[i:]; {
+	case zone == "":
+	case zone == "Z" || zone == "z":
+		hasZone = true
+	case zone[0] == '+' || zone[0] == '-':
+		var hh, mm int
+		switch len(zone) {
+		case 3:
+			hh, mm = num(i+1, 2), 0
+		case 5:
+			hh, mm = num(i+1, 2), num(i+3, 2)
+		case 6:
+			if zone[3] != ':' {
+				return 0, false, false
+			}
+			hh, mm = num(i+1, 2), num(i+4, 2)
+		default:
+			return 0, false, false
+		}
+		if hh < 0 || hh > 15 || mm < 0 || mm > 59 {
+			return 0, false, false
+		}
+		offset = (hh*60 + mm) * 60
+		if zone[0] == '-' {
+			offset = -offset
+		}
+		hasZone = true
+	default:
+		return 0, false, false
+	}
+	secs := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec-offset)
+	return secs*1_000_000 + int64(frac), hasZone, true
+}
+
+// daysIn is the number of days of a month of the proleptic Gregorian
+// calendar.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil counts days from 1970-01-01 to a proleptic Gregorian date
+// (the era arithmetic of Howard Hinnant's days_from_civil).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400 // y >= 0 here: years before 1 are refused
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// parseTimestampForms is parseTimestamp for every form it takes.
+func parseTimestampForms(s string) (micros int64, hasZone, ok bool) {
 	s = strings.TrimSpace(s)
 	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
 		return 0, false, false

@@ -154,3 +154,58 @@ func TestExactDecimalMatchesStrconv(t *testing.T) {
 		t.Fatalf("only %d of the random decimals took the fast path", fast)
 	}
 }
+
+// TestISOTimestampMatchesGeneralForms checks the timestamp fast path
+// against the general parser: random instants from year 1 to 9999 in
+// every spelling it takes, and near misses it must leave to the general
+// path (or refuse as the general path does).
+func TestISOTimestampMatchesGeneralForms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	zones := []string{"", "Z", "z", "+00", "-00", "+05", "-11", "+0530", "-09:30", "+15:59"}
+	fast := 0
+	for range 200_000 {
+		tm := time.Date(1+rng.IntN(9999), time.Month(1+rng.IntN(12)), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60), 0, time.UTC)
+		s := tm.Format("2006-01-02")
+		if rng.IntN(2) == 0 {
+			s += " "
+		} else {
+			s += "T"
+		}
+		s += tm.Format("15:04:05")
+		if n := rng.IntN(8); n > 0 && n <= 6 {
+			s += "." + fmt.Sprintf("%06d", rng.IntN(1_000_000))[:n]
+		}
+		s += zones[rng.IntN(len(zones))]
+		// Some dates do not exist: February 30th and the like.
+		if rng.IntN(10) == 0 {
+			s = s[:8] + fmt.Sprintf("%02d", 28+rng.IntN(4)) + s[10:]
+		}
+		us, zone, ok := isoTimestamp(s)
+		wantUS, wantZone, wantOK := parseTimestampForms(s)
+		if ok {
+			fast++
+			if !wantOK || us != wantUS || zone != wantZone {
+				t.Fatalf("isoTimestamp(%q) = %d, %v; parseTimestampForms says %d, %v, %v", s, us, zone, wantUS, wantZone, wantOK)
+			}
+		}
+		if gotUS, gotZone, gotOK := parseTimestamp(s); gotOK != wantOK || gotUS != wantUS || gotZone != wantZone {
+			t.Fatalf("parseTimestamp(%q) = %d, %v, %v; parseTimestampForms says %d, %v, %v", s, gotUS, gotZone, gotOK, wantUS, wantZone, wantOK)
+		}
+	}
+	if fast < 150_000 {
+		t.Fatalf("only %d of the timestamps took the fast path", fast)
+	}
+	for _, s := range []string{"2026-01-01 24:00:00", "2026-01-01 23:60:00", "2026-01-01 23:59:60", "2026-02-29 00:00:00", "0000-01-01 00:00:00",
+		"2026-01-01 00:00:00.", "2026-01-01 00:00:00.1234567", "2026-01-01 00:00:00+16", "2026-01-01 00:00:00+05:3", "2026-01-01 00:00:00 +00", " 2026-01-01 00:00:00", "2026-1-01 00:00:00"} {
+		if _, _, ok := isoTimestamp(s); ok {
+			t.Errorf("isoTimestamp took %q", s)
+		}
+	}
+	for _, s := range []string{"2024-02-29 00:00:00", "2000-02-29 12:00:00.5+01", "0001-01-01 00:00:00Z", "9999-12-31T23:59:59.999999-15:59"} {
+		us, _, ok := isoTimestamp(s)
+		want, _, wantOK := parseTimestampForms(s)
+		if !ok || !wantOK || us != want {
+			t.Errorf("%q: isoTimestamp %d %v, general %d %v", s, us, ok, want, wantOK)
+		}
+	}
+}
