@@ -147,7 +147,14 @@ func TestCopyReusesChunkBuffers(t *testing.T) {
 	const n = 3000
 	var csv, text strings.Builder
 	for i := range n {
-		fmt.Fprintf(&csv, "2026-01-01 00:%02d:%02d+00,\"host-%d\",%d.25\n", i/60%60, i%60, i, i)
+		// Quoted and plain fields, and a line ending in CRLF now and then.
+		if i%3 == 0 {
+			fmt.Fprintf(&csv, "2026-01-01 00:%02d:%02d+00,\"host-%d\",%d.25\n", i/60%60, i%60, i, i)
+		} else if i%3 == 1 {
+			fmt.Fprintf(&csv, "2026-01-01 00:%02d:%02d+00,host-%d,%d.25\n", i/60%60, i%60, i, i)
+		} else {
+			fmt.Fprintf(&csv, "2026-01-01 00:%02d:%02d+00,host-%d,%d.25\r\n", i/60%60, i%60, i, i)
+		}
 		fmt.Fprintf(&text, "2026-01-02 00:%02d:%02d+00\thost-%d\t%d.25\n", i/60%60, i%60, i, i)
 	}
 	for _, tc := range []struct{ stmt, data string }{
