@@ -30,6 +30,8 @@ type conn struct {
 
 	mu          sync.Mutex
 	queryCancel context.CancelFunc // of the running statement, if any
+
+	enc rowEncoder // the connection's goroutine renders rows with it
 }
 
 func (c *conn) cancelQuery() {
@@ -313,11 +315,11 @@ func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Loca
 	n := 0
 	for rows.Next() {
 		vals := rows.Values()
-		out := make([][]byte, len(vals))
+		c.enc.start(len(vals))
 		for i, v := range vals {
-			out[i] = encodeText(v, cols[i].OID, loc)
+			c.enc.text(v, cols[i].OID, loc)
 		}
-		c.be.Send(&pgproto3.DataRow{Values: out})
+		c.be.Send(&pgproto3.DataRow{Values: c.enc.row()})
 		n++
 		if n%flushEvery == 0 {
 			if err := c.be.Flush(); err != nil {

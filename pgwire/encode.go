@@ -26,105 +26,169 @@ const (
 // type. timestamptz values are shown in the session's time zone, as
 // PostgreSQL does. nil is SQL NULL.
 func encodeText(v any, oid uint32, loc *time.Location) []byte {
+	b, null := appendText(nil, v, oid, loc)
+	if null {
+		return nil
+	}
+	if b == nil {
+		b = []byte{} // empty, not NULL
+	}
+	return b
+}
+
+// appendText is encodeText appending to dst; null reports SQL NULL (and
+// appends nothing).
+func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, null bool) {
 	switch x := v.(type) {
 	case nil:
-		return nil
+		return dst, true
 	case bool:
 		if x {
-			return []byte("t")
+			return append(dst, 't'), false
 		}
-		return []byte("f")
+		return append(dst, 'f'), false
 	case int8:
-		return strconv.AppendInt(nil, int64(x), 10)
+		return strconv.AppendInt(dst, int64(x), 10), false
 	case int16:
-		return strconv.AppendInt(nil, int64(x), 10)
+		return strconv.AppendInt(dst, int64(x), 10), false
 	case int32:
-		return strconv.AppendInt(nil, int64(x), 10)
+		return strconv.AppendInt(dst, int64(x), 10), false
 	case int64:
-		return strconv.AppendInt(nil, x, 10)
+		return strconv.AppendInt(dst, x, 10), false
 	case uint8:
-		return strconv.AppendUint(nil, uint64(x), 10)
+		return strconv.AppendUint(dst, uint64(x), 10), false
 	case uint16:
-		return strconv.AppendUint(nil, uint64(x), 10)
+		return strconv.AppendUint(dst, uint64(x), 10), false
 	case uint32:
-		return strconv.AppendUint(nil, uint64(x), 10)
+		return strconv.AppendUint(dst, uint64(x), 10), false
 	case uint64:
-		return strconv.AppendUint(nil, x, 10)
+		return strconv.AppendUint(dst, x, 10), false
 	case float32:
-		return formatFloat(float64(x), 32)
+		return appendFloat(dst, float64(x), 32), false
 	case float64:
-		return formatFloat(x, 64)
+		return appendFloat(dst, x, 64), false
 	case string:
-		return []byte(x)
+		return append(dst, x...), false
 	case []byte:
 		if oid == oidBytea {
-			return []byte(`\x` + hex.EncodeToString(x))
+			dst = append(dst, `\x`...)
+			return hex.AppendEncode(dst, x), false
 		}
-		return x
+		return append(dst, x...), false
 	case time.Time:
-		return formatTime(x, oid, loc)
+		return appendTime(dst, x, oid, loc), false
 	case *big.Int:
-		return []byte(x.String())
+		return x.Append(dst, 10), false
 	case duckdb.Decimal:
-		return []byte(formatDecimal(x))
+		return append(dst, formatDecimal(x)...), false
 	case duckdb.Interval:
-		return []byte(formatInterval(x))
+		return append(dst, formatInterval(x)...), false
 	case duckdb.UUID:
-		return []byte(formatUUID(x[:]))
+		return append(dst, formatUUID(x[:])...), false
 	case []any:
-		return []byte(formatArray(x, loc))
+		return append(dst, formatArray(x, loc)...), false
 	case map[string]any, duckdb.Map:
 		b, err := json.Marshal(x)
 		if err != nil {
-			return []byte(fmt.Sprint(x))
+			return fmt.Append(dst, x), false
 		}
-		return b
+		return append(dst, b...), false
 	}
-	return []byte(fmt.Sprint(v))
+	return fmt.Append(dst, v), false
+}
+
+// rowEncoder renders the rows of a result into one buffer it reuses:
+// Backend.Send copies a DataRow into the connection's write buffer, so its
+// values need to live only until then, and a large result then costs no
+// allocation per value.
+type rowEncoder struct {
+	buf   []byte
+	ends  []int
+	nulls []bool
+	out   [][]byte
+}
+
+// start begins a row of n values.
+func (e *rowEncoder) start(n int) {
+	if e.buf == nil {
+		e.buf = make([]byte, 0, 4096) // never nil: an empty value is not NULL
+	}
+	e.buf, e.ends, e.nulls = e.buf[:0], e.ends[:0], e.nulls[:0]
+	if cap(e.out) < n {
+		e.out = make([][]byte, n)
+	}
+	e.out = e.out[:n]
+}
+
+// text appends the next value in text format.
+func (e *rowEncoder) text(v any, oid uint32, loc *time.Location) {
+	var null bool
+	e.buf, null = appendText(e.buf, v, oid, loc)
+	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, null)
+}
+
+// raw appends the next value as given (nil is NULL).
+func (e *rowEncoder) raw(b []byte) {
+	e.buf = append(e.buf, b...)
+	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, b == nil)
+}
+
+// row returns the values of the row, valid until the next start.
+func (e *rowEncoder) row() [][]byte {
+	from := 0
+	for i, end := range e.ends {
+		if e.nulls[i] {
+			e.out[i] = nil
+		} else {
+			e.out[i] = e.buf[from:end:end]
+		}
+		from = end
+	}
+	return e.out
 }
 
 // formatFloat follows PostgreSQL 12+ (extra_float_digits = 1): the shortest
 // text that reads back to the same value, NaN, Infinity, -Infinity.
-func formatFloat(f float64, bits int) []byte {
+func appendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
-		return []byte("NaN")
+		return append(dst, "NaN"...)
 	case math.IsInf(f, 1):
-		return []byte("Infinity")
+		return append(dst, "Infinity"...)
 	case math.IsInf(f, -1):
-		return []byte("-Infinity")
+		return append(dst, "-Infinity"...)
 	}
-	return strconv.AppendFloat(nil, f, 'g', -1, bits)
+	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }
 
-func formatTime(t time.Time, oid uint32, loc *time.Location) []byte {
+func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte {
 	switch oid {
 	case oidDate:
-		return []byte(t.UTC().Format("2006-01-02"))
+		return t.UTC().AppendFormat(dst, "2006-01-02")
 	case oidTime:
-		return []byte(t.UTC().Format("15:04:05.999999"))
+		return t.UTC().AppendFormat(dst, "15:04:05.999999")
 	case oidTimestamp:
-		return []byte(t.UTC().Format("2006-01-02 15:04:05.999999"))
+		return t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999")
 	}
 	if loc == nil {
 		loc = time.UTC
 	}
 	t = t.In(loc)
-	b := []byte(t.Format("2006-01-02 15:04:05.999999"))
+	dst = t.AppendFormat(dst, "2006-01-02 15:04:05.999999")
 	_, off := t.Zone()
 	sign := byte('+')
 	if off < 0 {
 		sign, off = '-', -off
 	}
-	b = append(b, sign)
-	b = append(b, fmt.Sprintf("%02d", off/3600)...)
+	two := func(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
+	dst = two(append(dst, sign), off/3600)
 	if m := off % 3600 / 60; m != 0 || off%60 != 0 {
-		b = append(b, fmt.Sprintf(":%02d", m)...)
+		dst = two(append(dst, ':'), m)
 		if s := off % 60; s != 0 {
-			b = append(b, fmt.Sprintf(":%02d", s)...)
+			dst = two(append(dst, ':'), s)
 		}
 	}
-	return b
+	return dst
 }
 
 // formatInterval follows IntervalStyle postgres: "1 year 2 mons 3 days 04:05:06.5".

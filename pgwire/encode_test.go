@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,37 @@ func TestNumericBinaryRoundTrip(t *testing.T) {
 		out, err := decodeNumeric(b)
 		if err != nil || out != in {
 			t.Errorf("numeric %s round trip gave %v (%v)", in, out, err)
+		}
+	}
+}
+
+// TestRowEncoder: values rendered into the shared buffer come out as
+// encodeText renders them one by one, NULL stays apart from the empty
+// string, and a row that outgrows the buffer is still whole.
+func TestRowEncoder(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	rows := [][]any{
+		{"", nil, int64(-7), 1.5, true},
+		{nil, "", long, float32(0.25), time.Date(2026, 1, 2, 3, 4, 5, 600000, time.UTC)},
+		{"a", long + "y", nil, math.Inf(-1), []byte{1, 2}},
+	}
+	oids := []uint32{25, 25, 25, 701, 1184}
+	var e rowEncoder
+	for _, row := range rows {
+		e.start(len(row))
+		for i, v := range row {
+			if i == 4 {
+				e.raw(encodeText(v, oids[i], time.UTC))
+				continue
+			}
+			e.text(v, oids[i], time.UTC)
+		}
+		got := e.row()
+		for i, v := range row {
+			want := encodeText(v, oids[i], time.UTC)
+			if (got[i] == nil) != (want == nil) || string(got[i]) != string(want) {
+				t.Fatalf("row %v value %d: %q (nil %v), want %q (nil %v)", row, i, got[i], got[i] == nil, want, want == nil)
+			}
 		}
 	}
 }

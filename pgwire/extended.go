@@ -154,7 +154,7 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 	loc := sess.Settings().Location()
 	sent := 0
 	send := func(row []any) error {
-		out := make([][]byte, len(row))
+		c.enc.start(len(row))
 		for i, v := range row {
 			var oid uint32 = 25
 			if i < len(cols) {
@@ -165,12 +165,12 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				if err != nil {
 					return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
 				}
-				out[i] = b
+				c.enc.raw(b)
 			} else {
-				out[i] = encodeText(v, oid, loc)
+				c.enc.text(v, oid, loc)
 			}
 		}
-		c.be.Send(&pgproto3.DataRow{Values: out})
+		c.be.Send(&pgproto3.DataRow{Values: c.enc.row()})
 		sent++
 		if sent%flushEvery == 0 {
 			return c.be.Flush()
