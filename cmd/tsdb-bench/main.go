@@ -34,7 +34,7 @@ func main() {
 	var c config
 	flag.IntVar(&c.hosts, "hosts", 100, "simulated hosts")
 	flag.DurationVar(&c.duration, "duration", 24*time.Hour, "time span of the data set (one row per host every 10 s)")
-	flag.IntVar(&c.runs, "runs", 5, "timed runs of each query (after one warm-up); the median is reported")
+	flag.IntVar(&c.runs, "runs", 9, "timed runs of each query (after one warm-up); the median is reported")
 	flag.StringVar(&c.binary, "tsdb", "bin/tsdb", "the tsdb binary")
 	flag.StringVar(&c.out, "out", "bench-results", "directory for bench.json and bench.png")
 	flag.StringVar(&c.workDir, "work-dir", "", "scratch directory for the servers' data (default: a temporary directory)")
