@@ -136,7 +136,16 @@ type Session struct {
 	// over unchanged files and batches, so most statements find their
 	// views as they need them.
 	views map[string]sessionView
+	// plans are prepared SELECTs by text, kept while every view stays as
+	// it was and the session runs nothing but queries: a repeated short
+	// query then skips DuckDB's parse, bind and optimize, which took
+	// longer than running it.
+	plans map[string]*sql.Stmt
 }
+
+// maxSessionPlans bounds a session's prepared statements; when full they
+// are all dropped (dashboards repeat a handful of queries).
+const maxSessionPlans = 64
 
 // sessionView is a temporary view on a session's connection: its CREATE
 // statement, and the ID of the tsdb table it reads (empty for catalog
@@ -154,13 +163,14 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	}
 	settings := NewSettings()
 	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
-	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}}, nil
+	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}, plans: map[string]*sql.Stmt{}}, nil
 }
 
 // Close drops the session's views and releases its engine connection,
 // which goes back to the pool: the next user of the connection must not
 // find views of tables that may be gone by then.
 func (s *Session) Close() error {
+	s.dropPlans()
 	ctx := context.Background()
 	for name := range s.views {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
@@ -176,11 +186,37 @@ func (s *Session) ensureView(ctx context.Context, name, tableID, create string) 
 		return nil
 	}
 	delete(s.views, name)
+	s.dropPlans()
 	if _, err := s.conn.ExecContext(ctx, create); err != nil {
 		return mapDuckError(err)
 	}
 	s.views[name] = sessionView{create: create, tableID: tableID}
 	return nil
+}
+
+// dropPlans closes the session's prepared statements.
+func (s *Session) dropPlans() {
+	for text, st := range s.plans {
+		st.Close()
+		delete(s.plans, text)
+	}
+}
+
+// prepared runs a SELECT through the session's prepared statement of
+// text, preparing it first if there is none.
+func (s *Session) prepared(ctx context.Context, text string) (*sql.Rows, error) {
+	st, ok := s.plans[text]
+	if !ok {
+		var err error
+		if st, err = s.conn.PrepareContext(ctx, text); err != nil {
+			return nil, err
+		}
+		if len(s.plans) >= maxSessionPlans {
+			s.dropPlans()
+		}
+		s.plans[text] = st
+	}
+	return st.QueryContext(ctx)
 }
 
 // dropStaleViews drops the views of tables that were dropped (or dropped
@@ -194,6 +230,7 @@ func (s *Session) dropStaleViews(ctx context.Context) error {
 		if t, ok := s.p.store.Table(name); ok && t.ID == v.tableID {
 			continue
 		}
+		s.dropPlans()
 		if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name)); err != nil {
 			return mapDuckError(err)
 		}
@@ -318,6 +355,11 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	}
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
+	}
+	if st.node != nil && st.node.GetSelectStmt() == nil {
+		// Whatever else the session runs (SET, DDL, writes) may change
+		// what a query means: prepared queries are made anew.
+		s.dropPlans()
 	}
 	if st.node == nil {
 		if forbiddenKeywords[firstKeyword(st.text)] {
@@ -538,7 +580,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		b.done()
 		return nil, err
 	}
-	rows, err := s.conn.QueryContext(ctx, text)
+	rows, err := s.prepared(ctx, text)
 	if err != nil {
 		b.done()
 		return nil, mapDuckError(err)

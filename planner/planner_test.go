@@ -429,6 +429,21 @@ func TestParseRetention(t *testing.T) {
 	}
 }
 
+// inOtherSession runs statements that return no rows in a session of
+// their own.
+func (e *env) inOtherSession(stmts string) {
+	e.t.Helper()
+	ctx := context.Background()
+	other, err := e.p.NewSession(ctx, "tsdb")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Execute(ctx, stmts, func(*Result) error { return nil }); err != nil {
+		e.t.Fatalf("%s: %v", stmts, err)
+	}
+}
+
 // TestSessionViewsFollowTheTables: a session keeps its temporary views
 // between statements and makes one again only when its definition changes.
 // Whatever it kept, every statement reads the table as it is: new rows,
@@ -464,15 +479,23 @@ func TestSessionViewsFollowTheTables(t *testing.T) {
 	}
 	e.rows("SELECT count(*) FROM pg_catalog.pg_class")
 
+	// Repeated queries run prepared plans: what each execution evaluates
+	// anew stays fresh, and rows another session writes are seen.
+	first := e.rows("SELECT CAST(now() AS VARCHAR), random()")
+	time.Sleep(2 * time.Millisecond)
+	if again := e.rows("SELECT CAST(now() AS VARCHAR), random()"); again == first {
+		t.Fatalf("a repeated query returned the same now() and random(): %s", again)
+	}
+	e.inOtherSession("INSERT INTO cpu VALUES (now(), 8)")
+	if got := e.rows(q); got != "2|15" {
+		t.Fatalf("after another session's insert: %s, want 2|15", got)
+	}
+	if len(e.s.plans) == 0 {
+		t.Fatal("no prepared queries kept")
+	}
+
 	// Dropped by another session: the name is undefined here too.
-	other, err := e.p.NewSession(ctx, "tsdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Execute(ctx, "DROP TABLE cpu", func(*Result) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	other.Close()
+	e.inOtherSession("DROP TABLE cpu")
 	for _, q := range []string{q, "FROM cpu SELECT count(*)"} { // PostgreSQL's grammar and DuckDB's
 		if _, err := e.run(q); sqlerr.Code(err) != sqlerr.UndefinedTable {
 			t.Fatalf("%s of a dropped table: %v, want %s", q, err, sqlerr.UndefinedTable)
