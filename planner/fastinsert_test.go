@@ -17,7 +17,7 @@ func scanAgreesWithParser(t *testing.T, s string) bool {
 	t.Helper()
 	ins, ok := scanInsert(s)
 	// Read in parts as small as can be, the statement reads the same.
-	split, splitOK := scanInsertParts(s, 1, 8)
+	split, splitOK := scanInsertParts(s, 1, 8, nil)
 	if splitOK != ok || ok && !sameScan(ins, split) {
 		t.Fatalf("%q: read in parts (%v, %d parts) differs from read whole (%v)", s, splitOK, partsOf(split), ok)
 	}
@@ -102,12 +102,12 @@ func TestScanInsertInParts(t *testing.T) {
 	}
 	b.WriteString(" ;")
 	stmt := b.String()
-	whole, ok := scanInsertParts(stmt, len(stmt), 1)
+	whole, ok := scanInsertParts(stmt, len(stmt), 1, nil)
 	if !ok || whole.n != 400 || len(whole.parts) != 1 {
 		t.Fatalf("whole: ok %v, %d rows, %d parts", ok, whole.n, partsOf(whole))
 	}
 	for _, parts := range []int{2, 3, 8} {
-		split, ok := scanInsertParts(stmt, 64, parts)
+		split, ok := scanInsertParts(stmt, 64, parts, nil)
 		if !ok || len(split.parts) != parts || !sameScan(whole, split) {
 			t.Fatalf("in %d parts: ok %v, %d parts, same %v", parts, ok, partsOf(split), ok && sameScan(whole, split))
 		}
@@ -120,7 +120,7 @@ func TestScanInsertInParts(t *testing.T) {
 	for _, bad := range []string{"(1, 2)", "(now())", "('open"} {
 		for _, at := range []int{1, 200, 399} {
 			st := strings.Replace(stmt, fmt.Sprintf("('2026-01-01', 'h%d),(", at), bad+", ('2026-01-01', 'x),(", 1)
-			if _, ok := scanInsertParts(st, 64, 4); ok {
+			if _, ok := scanInsertParts(st, 64, 4, nil); ok {
 				t.Errorf("bad row %s at %d accepted in parts", bad, at)
 			}
 		}

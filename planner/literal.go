@@ -41,6 +41,21 @@ func literalRecord(tbl schema.Table, targets []int, n int, cell func(r, j int, t
 	defer bld.Release()
 	bld.Reserve(n)
 	pos := positions(len(tbl.Columns), targets)
+	// Text columns get their bytes up front: growing by doubling copies
+	// and zeroes, and fresh memory is what costs here.
+	for ci, col := range tbl.Columns {
+		sb, ok := bld.Field(ci).(*array.StringBuilder)
+		if !ok || pos[ci] < 0 || col.Type != schema.Text {
+			continue
+		}
+		size := 0
+		for r := range n {
+			if lit, ok := cell(r, pos[ci], col.Type); ok && lit.kind == 's' {
+				size += len(lit.text)
+			}
+		}
+		sb.ReserveData(size)
+	}
 	for r := range n {
 		for ci, col := range tbl.Columns {
 			if pos[ci] < 0 {

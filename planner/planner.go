@@ -141,6 +141,8 @@ type Session struct {
 	// query then skips DuckDB's parse, bind and optimize, which took
 	// longer than running it.
 	plans map[string]*sql.Stmt
+	// cells are the last fast-path INSERT's cell arrays, for the next.
+	cells [][]literal
 }
 
 // maxSessionPlans bounds a session's prepared statements; when full they
