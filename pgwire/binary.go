@@ -88,80 +88,98 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 }
 
 // encodeBinary renders a value in PostgreSQL's binary format for the
-// column's type OID.
+// column's type OID. nil is SQL NULL.
 func encodeBinary(v any, oid uint32) ([]byte, error) {
+	b, null, err := appendBinary(nil, v, oid)
+	if err != nil || null {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{} // empty, not NULL
+	}
+	return b, nil
+}
+
+// appendBinary is encodeBinary appending to dst; null reports SQL NULL
+// (and appends nothing).
+func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error) {
 	if v == nil {
-		return nil, nil
+		return dst, true, nil
 	}
 	switch oid {
 	case 16:
 		b, ok := v.(bool)
 		if !ok {
-			return nil, fmt.Errorf("bool column holds %T", v)
+			return nil, false, fmt.Errorf("bool column holds %T", v)
 		}
 		if b {
-			return []byte{1}, nil
+			return append(dst, 1), false, nil
 		}
-		return []byte{0}, nil
+		return append(dst, 0), false, nil
 	case 21, 23, 20:
 		n, ok := toInt64(v)
 		if !ok {
-			return nil, fmt.Errorf("integer column holds %T", v)
+			return nil, false, fmt.Errorf("integer column holds %T", v)
 		}
 		switch oid {
 		case 21:
-			return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
+			return binary.BigEndian.AppendUint16(dst, uint16(n)), false, nil
 		case 23:
-			return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+			return binary.BigEndian.AppendUint32(dst, uint32(n)), false, nil
 		}
-		return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(n)), false, nil
 	case 700, 701:
 		f, ok := toFloat64(v)
 		if !ok {
-			return nil, fmt.Errorf("float column holds %T", v)
+			return nil, false, fmt.Errorf("float column holds %T", v)
 		}
 		if oid == 700 {
-			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(f))), nil
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(f))), false, nil
 		}
-		return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)), nil
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), false, nil
 	case 1114, 1184:
 		t, ok := v.(time.Time)
 		if !ok {
-			return nil, fmt.Errorf("timestamp column holds %T", v)
+			return nil, false, fmt.Errorf("timestamp column holds %T", v)
 		}
 		us := t.UnixMicro() - pgEpoch.UnixMicro()
-		return binary.BigEndian.AppendUint64(nil, uint64(us)), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(us)), false, nil
 	case 1082:
 		t, ok := v.(time.Time)
 		if !ok {
-			return nil, fmt.Errorf("date column holds %T", v)
+			return nil, false, fmt.Errorf("date column holds %T", v)
 		}
 		days := int32(t.UTC().Sub(pgEpoch).Hours() / 24)
 		if t.UTC().Before(pgEpoch) && t.UTC().Sub(pgEpoch)%(24*time.Hour) != 0 {
 			days--
 		}
-		return binary.BigEndian.AppendUint32(nil, uint32(days)), nil
+		return binary.BigEndian.AppendUint32(dst, uint32(days)), false, nil
 	case 1186:
 		iv, ok := v.(duckdb.Interval)
 		if !ok {
-			return nil, fmt.Errorf("interval column holds %T", v)
+			return nil, false, fmt.Errorf("interval column holds %T", v)
 		}
-		b := binary.BigEndian.AppendUint64(nil, uint64(iv.Micros))
-		b = binary.BigEndian.AppendUint32(b, uint32(iv.Days))
-		return binary.BigEndian.AppendUint32(b, uint32(iv.Months)), nil
+		dst = binary.BigEndian.AppendUint64(dst, uint64(iv.Micros))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
+		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months)), false, nil
 	case 1700:
-		return encodeNumeric(string(encodeText(v, oid, nil)))
+		n, err := encodeNumeric(string(encodeText(v, oid, nil)))
+		if err != nil {
+			return nil, false, err
+		}
+		return append(dst, n...), false, nil
 	case 2950:
 		if u, ok := v.(duckdb.UUID); ok {
-			return u[:], nil
+			return append(dst, u[:]...), false, nil
 		}
 	}
 	// text, varchar, json, bytea and everything rendered as text: the
 	// binary format of these types is their bytes.
 	if b, ok := v.([]byte); ok {
-		return b, nil
+		return append(dst, b...), false, nil
 	}
-	return encodeText(v, oid, time.UTC), nil
+	b, _ = appendText(dst, v, oid, time.UTC)
+	return b, false, nil
 }
 
 func toInt64(v any) (int64, bool) {

@@ -127,10 +127,15 @@ func (e *rowEncoder) text(v any, oid uint32, loc *time.Location) {
 	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, null)
 }
 
-// raw appends the next value as given (nil is NULL).
-func (e *rowEncoder) raw(b []byte) {
-	e.buf = append(e.buf, b...)
-	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, b == nil)
+// binary appends the next value in binary format.
+func (e *rowEncoder) binary(v any, oid uint32) error {
+	b, null, err := appendBinary(e.buf, v, oid)
+	if err != nil {
+		return err
+	}
+	e.buf = b
+	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, null)
+	return nil
 }
 
 // row returns the values of the row, valid until the next start.

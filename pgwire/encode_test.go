@@ -129,14 +129,14 @@ func TestNumericBinaryRoundTrip(t *testing.T) {
 }
 
 // TestRowEncoder: values rendered into the shared buffer come out as
-// encodeText renders them one by one, NULL stays apart from the empty
+// encodeText and encodeBinary render them one by one, NULL stays apart from the empty
 // string, and a row that outgrows the buffer is still whole.
 func TestRowEncoder(t *testing.T) {
 	long := strings.Repeat("x", 10_000)
 	rows := [][]any{
-		{"", nil, int64(-7), 1.5, true},
+		{"", nil, int64(-7), 1.5, time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC)},
 		{nil, "", long, float32(0.25), time.Date(2026, 1, 2, 3, 4, 5, 600000, time.UTC)},
-		{"a", long + "y", nil, math.Inf(-1), []byte{1, 2}},
+		{"a", long + "y", []byte{1, 2}, math.Inf(-1), nil},
 	}
 	oids := []uint32{25, 25, 25, 701, 1184}
 	var e rowEncoder
@@ -144,7 +144,9 @@ func TestRowEncoder(t *testing.T) {
 		e.start(len(row))
 		for i, v := range row {
 			if i == 4 {
-				e.raw(encodeText(v, oids[i], time.UTC))
+				if err := e.binary(v, oids[i]); err != nil {
+					t.Fatal(err)
+				}
 				continue
 			}
 			e.text(v, oids[i], time.UTC)
@@ -152,6 +154,12 @@ func TestRowEncoder(t *testing.T) {
 		got := e.row()
 		for i, v := range row {
 			want := encodeText(v, oids[i], time.UTC)
+			if i == 4 {
+				var err error
+				if want, err = encodeBinary(v, oids[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if (got[i] == nil) != (want == nil) || string(got[i]) != string(want) {
 				t.Fatalf("row %v value %d: %q (nil %v), want %q (nil %v)", row, i, got[i], got[i] == nil, want, want == nil)
 			}

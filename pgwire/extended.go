@@ -161,11 +161,9 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				oid = cols[i].OID
 			}
 			if i < len(pt.formats) && pt.formats[i] == 1 {
-				b, err := encodeBinary(v, oid)
-				if err != nil {
+				if err := c.enc.binary(v, oid); err != nil {
 					return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
 				}
-				c.enc.raw(b)
 			} else {
 				c.enc.text(v, oid, loc)
 			}
