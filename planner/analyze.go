@@ -177,6 +177,14 @@ func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", catalog, schemaName, rel)
 	}
 	if schemaName == "" && ctes[rel] {
+		// A CTE by a table's name still leaves the table to references
+		// outside its scope and inside its own body: bind the table too.
+		// Otherwise such a reference would reach DuckDB unbound and read
+		// whatever view of the table an earlier statement left.
+		if known(rel) && !seen[rel] {
+			seen[rel] = true
+			r.tables = append(r.tables, rel)
+		}
 		return nil
 	}
 	if !known(rel) {

@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -75,9 +77,10 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit)"
 	},
 	"pg_catalog.pg_settings": func([]schema.Table) string {
+		// In a fixed order: a session rebuilds a view whose text changed.
 		var rows []string
-		for k, d := range settingDefs {
-			rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(DisplayName(k)), schema.QuoteString(d.def)))
+		for _, k := range slices.Sorted(maps.Keys(settingDefs)) {
+			rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(DisplayName(k)), schema.QuoteString(settingDefs[k].def)))
 		}
 		return valuesView(rows, "name, setting", "")
 	},

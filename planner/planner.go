@@ -190,6 +190,9 @@ func (s *Session) ensureView(ctx context.Context, name, tableID, create string) 
 	delete(s.views, name)
 	s.dropPlans()
 	if _, err := s.conn.ExecContext(ctx, create); err != nil {
+		// The old view may still be there, no longer tracked: it must not
+		// outlive the session.
+		s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 		return mapDuckError(err)
 	}
 	s.views[name] = sessionView{create: create, tableID: tableID}

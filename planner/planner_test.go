@@ -493,6 +493,12 @@ func TestSessionViewsFollowTheTables(t *testing.T) {
 	if len(e.s.plans) == 0 {
 		t.Fatal("no prepared queries kept")
 	}
+	// A CTE by the table's name: the table inside its body is read as
+	// it is now, not through the view the previous statement left.
+	e.inOtherSession("INSERT INTO cpu VALUES (now(), 9)")
+	if got := e.rows("WITH cpu AS (SELECT * FROM cpu WHERE usage > 0) SELECT count(*), sum(usage) FROM cpu"); got != "3|24" {
+		t.Fatalf("CTE named like its table after another session's insert: %s, want 3|24", got)
+	}
 
 	// Dropped by another session: the name is undefined here too.
 	e.inOtherSession("DROP TABLE cpu")
