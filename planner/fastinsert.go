@@ -496,6 +496,11 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 			size += cap(p)
 		}
 		if size <= maxSpareCells {
+			// Cleared: their strings point into the query text, which
+			// must not stay alive with them.
+			for _, p := range ins.parts {
+				clear(p)
+			}
 			s.cells = ins.parts
 		}
 	}()
