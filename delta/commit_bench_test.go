@@ -11,10 +11,7 @@ import (
 // grow with the table.
 func BenchmarkCommitLargeTable(b *testing.B) {
 	ctx := context.Background()
-	store, err := NewLocalStore(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	store := benchStore(b)
 	tbl, err := Create(ctx, store, testTable(&testing.T{}))
 	if err != nil {
 		b.Fatal(err)
@@ -34,4 +31,14 @@ func BenchmarkCommitLargeTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchStore is a local store in the benchmark's temporary directory.
+func benchStore(b *testing.B) *LocalStore {
+	b.Helper()
+	store, err := NewLocalStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store
 }

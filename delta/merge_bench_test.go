@@ -21,10 +21,7 @@ import (
 // WriteDataFile), and reports the peak Go heap of each.
 func BenchmarkCompactionMemory(b *testing.B) {
 	ctx := context.Background()
-	store, err := NewLocalStore(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	store := benchStore(b)
 	sch := testTable(&testing.T{})
 	var paths []string
 	for f := range 48 {
