@@ -52,7 +52,6 @@ type copyFeed struct {
 }
 
 type copyJob struct {
-	seq  int
 	data []byte
 	buf  []byte // the buffer data lies in, reused once data is decoded
 	dec  *chunkDecoder
@@ -102,7 +101,7 @@ func (c *CopyIn) dispatch(final bool) error {
 	buf := f.pending[:0]
 	f.pending = append(c.buffer(len(rest)+copyChunkBytes), rest...)
 	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
-	c.start(copyJob{seq: len(f.results), data: data[:end:end], buf: buf, dec: d})
+	c.start(copyJob{data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
 	return nil
 }

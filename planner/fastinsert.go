@@ -40,18 +40,6 @@ type insertScan struct {
 	parts [][]literal
 }
 
-// row returns the values of row r.
-func (ins *insertScan) row(r int) []literal {
-	for _, p := range ins.parts {
-		if n := len(p) / ins.width; r >= n {
-			r -= n
-			continue
-		}
-		return p[r*ins.width : (r+1)*ins.width]
-	}
-	return nil
-}
-
 // maxSpareCells bounds the cells a session keeps for its next INSERT
 // (about 40 bytes each).
 const maxSpareCells = 1 << 17

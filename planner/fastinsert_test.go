@@ -69,6 +69,18 @@ func scanAgreesWithParser(t *testing.T, s string) bool {
 	return true
 }
 
+// row returns the values of row r.
+func (ins *insertScan) row(r int) []literal {
+	for _, p := range ins.parts {
+		if n := len(p) / ins.width; r >= n {
+			r -= n
+			continue
+		}
+		return p[r*ins.width : (r+1)*ins.width]
+	}
+	return nil
+}
+
 func partsOf(ins *insertScan) int {
 	if ins == nil {
 		return 0
