@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -396,64 +395,6 @@ func TestCommitWithLostReply(t *testing.T) {
 	}
 }
 
-// MergeDataFiles streams files that follow each other in time into one
-// file with the same rows and the same stats as writing them at once, and
-// small inputs share row groups.
-func TestMergeDataFiles(t *testing.T) {
-	ctx := context.Background()
-	store, sch, _ := createTestTable(t)
-	parts := []arrow.RecordBatch{
-		batch(sch, []int64{1_000_000, 2_000_500}, []string{"b", "a"}),
-		batch(sch, []int64{3_000_000}, []string{"zz"}), // v NULL only
-		batch(sch, []int64{4_000_000, 5_000_000, 5_000_000}, []string{"c", "a", "d"}),
-	}
-	var paths []string
-	for _, p := range parts {
-		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, add.Path)
-	}
-	merged, err := MergeDataFiles(ctx, store, sch, paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := WriteDataFile(ctx, store, sch, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ms, ws Stats
-	if err := json.Unmarshal([]byte(merged.Stats), &ms); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(whole.Stats), &ws); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(ms) != fmt.Sprint(ws) {
-		t.Fatalf("stats of the merge %+v, of one write %+v", ms, ws)
-	}
-	read := func(p string) string {
-		recs, err := ReadDataFile(ctx, store, sch, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, r := range recs {
-			for i := 0; i < int(r.NumRows()); i++ {
-				out = append(out, fmt.Sprint(r.Column(0).(*array.Timestamp).Value(i), r.Column(1).ValueStr(i), r.Column(2).ValueStr(i)))
-			}
-		}
-		if len(recs) != 1 {
-			t.Errorf("%s has %d row groups, want 1", p, len(recs))
-		}
-		return strings.Join(out, ";")
-	}
-	if got, want := read(merged.Path), read(whole.Path); got != want {
-		t.Fatalf("rows of the merge %s, of one write %s", got, want)
-	}
-}
-
 func TestMergeStats(t *testing.T) {
 	sch := testTable(t)
 	part := func(n int64, nulls map[string]any, min, max map[string]any) Stats {
@@ -490,34 +431,5 @@ func TestMergeStats(t *testing.T) {
 		if got.NumRecords != tc.a.NumRecords+tc.b.NumRecords {
 			t.Errorf("%s: %d records", tc.name, got.NumRecords)
 		}
-	}
-}
-
-// A file whose rows are not in time order (written by another Delta
-// writer) is not streamed: MergeDataFiles says so and writes nothing.
-func TestMergeDataFilesRefusesUnsortedInput(t *testing.T) {
-	ctx := context.Background()
-	store, sch, _ := createTestTable(t)
-	var buf bytes.Buffer
-	w, err := newFileWriter(sch, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(batch(sch, []int64{2_000_000, 1_000_000}, []string{"b", "a"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	add, err := putDataFile(ctx, store, buf.Bytes(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, _ := store.ListData(ctx)
-	if _, err := MergeDataFiles(ctx, store, sch, []string{add.Path}); !errors.Is(err, ErrUnsorted) {
-		t.Fatalf("merge of an unsorted file: %v, want ErrUnsorted", err)
-	}
-	if after, _ := store.ListData(ctx); len(after) != len(before) {
-		t.Fatalf("a refused merge left a file: %d files, were %d", len(after), len(before))
 	}
 }

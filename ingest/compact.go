@@ -16,9 +16,9 @@ import (
 )
 
 // Compaction merges the small files that flushes, late rows and DELETE /
-// UPDATE leave behind into files of about TargetFileSize, time-ordered and
-// not overlapping, each merge one Delta commit of removes and an add with
-// dataChange false. It reads and writes without holding the table's flush
+// UPDATE leave behind into files of about TargetFileSize, in file order
+// (hour, host, time: see delta/order.go) and not overlapping in time, each
+// merge one Delta commit of removes and an add with dataChange false. It reads and writes without holding the table's flush
 // lock, so inserts and flushes go on; only the commit takes the lock, to
 // check that no DELETE/UPDATE removed an input file meanwhile (the merge is
 // then dropped). Removed files stay on disk for queries still reading them.
@@ -164,30 +164,18 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	return true, nil
 }
 
-// mergeGroup writes the rows of a group of files as one time-sorted file.
-// Files that follow each other in time (the usual case: flushed buckets)
-// are streamed one at a time; overlapping ones (late rows, DML rewrites)
-// are sorted together in memory.
+// mergeGroup writes the rows of a group of files as one file in file order
+// (see delta/order.go). Files in that order (every file tsdb writes) are
+// merged a batch at a time; a group holding another order (files of another
+// Delta writer, or written before files were clustered by host) is sorted
+// together in memory.
 func (s *Store) mergeGroup(ctx context.Context, store delta.Store, sch schema.Table, group []delta.File) (delta.Add, error) {
-	sorted := append([]delta.File(nil), group...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].MinTime < sorted[j].MinTime })
-	disjoint := true
-	for i := 1; i < len(sorted); i++ {
-		disjoint = disjoint && sorted[i-1].MaxTime <= sorted[i].MinTime
-	}
-	if disjoint {
-		paths := make([]string, len(sorted))
-		for i, f := range sorted {
-			paths[i] = f.Path
+	add, err := delta.MergeDataFiles(ctx, store, sch, group)
+	if !errors.Is(err, delta.ErrUnsorted) {
+		if err == nil {
+			s.metrics.streamedMerges.Inc()
 		}
-		add, err := delta.MergeDataFiles(ctx, store, sch, paths)
-		if !errors.Is(err, delta.ErrUnsorted) {
-			if err == nil {
-				s.metrics.streamedMerges.Inc()
-			}
-			return add, err
-		}
-		// A file not in time order (another Delta writer's): sort.
+		return add, err
 	}
 	var batches []arrow.RecordBatch
 	defer func() { arrowutil.ReleaseAll(batches) }()

@@ -288,7 +288,7 @@ func (s *Store) groupSealed(sealed []*membuffer.Sealed) [][]*membuffer.Sealed {
 	return out
 }
 
-// flushGroup writes sealed buckets as one time-sorted Parquet file and
+// flushGroup writes sealed buckets as one Parquet file (in file order) and
 // commits it with one txn action per bucket key (appId per bucket, version =
 // the largest WAL sequence of that key in the file). Only after the commit is
 // durable are the rows released from memory and their WAL entries deleted.

@@ -40,7 +40,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		compactions:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compactions_total", Help: "Merged files committed by compaction."}),
 		compactedFiles:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compacted_files_total", Help: "Small files replaced by compaction."}),
 		retentionRows:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_retention_dropped_rows_total", Help: "Rows dropped because they were older than their table's retention."}),
-		streamedMerges:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compaction_streamed_merges_total", Help: "Compaction merges of files that follow each other in time, written one input file at a time."}),
+		streamedMerges:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compaction_streamed_merges_total", Help: "Compaction merges of files in file order, merged a batch at a time rather than sorted in memory."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,

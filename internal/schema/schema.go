@@ -197,6 +197,20 @@ func (e *DuplicateColumnError) Error() string {
 // TimeColumn returns the designated time column.
 func (t Table) TimeColumn() Column { return t.Columns[t.TimeIndex] }
 
+// ClusterIndex returns the position of the table's cluster column, its
+// first TEXT column (the tag a table is usually filtered by, such as the
+// host), or -1 when it has none. Within each hour of a data file, rows are
+// ordered by it before time, so that Parquet row groups hold few of its
+// values and readers skip the others by their statistics.
+func (t Table) ClusterIndex() int {
+	for i, c := range t.Columns {
+		if c.Type == Text {
+			return i
+		}
+	}
+	return -1
+}
+
 // ColumnIndex returns the position of the named column or -1.
 func (t Table) ColumnIndex(name string) int {
 	for i, c := range t.Columns {
