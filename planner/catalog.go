@@ -187,7 +187,7 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	tables := s.p.store.Tables()
 	for _, name := range used {
 		view := catalogView(name)
-		if err := s.ensureView(ctx, view, "", fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))); err != nil {
+		if err := s.ensureView(ctx, view, sessionView{create: fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))}); err != nil {
 			return err
 		}
 	}

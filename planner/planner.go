@@ -141,6 +141,11 @@ type Session struct {
 	// query then skips DuckDB's parse, bind and optimize, which took
 	// longer than running it.
 	plans map[string]*sql.Stmt
+	// described are result columns by statement text and the shapes of
+	// the tables it reads: clients that do not keep prepared statements
+	// (the unnamed statement, lib/pq with parameters) send Parse, and so
+	// a DESCRIBE that costs as much as the query, on every execution.
+	described map[string][]Column
 	// cells are the last fast-path INSERT's cell arrays, for the next.
 	cells [][]literal
 }
@@ -150,11 +155,12 @@ type Session struct {
 const maxSessionPlans = 64
 
 // sessionView is a temporary view on a session's connection: its CREATE
-// statement, and the ID of the tsdb table it reads (empty for catalog
-// views).
+// statement, the ID of the tsdb table it reads (empty for catalog views)
+// and the table's columns it was made for (its shape).
 type sessionView struct {
 	create  string
 	tableID string
+	shape   string
 }
 
 // NewSession opens a session of user with its own DuckDB connection.
@@ -165,7 +171,7 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	}
 	settings := NewSettings()
 	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
-	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}, plans: map[string]*sql.Stmt{}}, nil
+	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}, plans: map[string]*sql.Stmt{}, described: map[string][]Column{}}, nil
 }
 
 // Close drops the session's views and releases its engine connection,
@@ -181,22 +187,44 @@ func (s *Session) Close() error {
 	return s.conn.Close()
 }
 
-// ensureView creates the temporary view name with create (a CREATE OR
+// ensureView creates the temporary view name as v.create (a CREATE OR
 // REPLACE TEMP VIEW statement) unless the session's view is exactly that.
-func (s *Session) ensureView(ctx context.Context, name, tableID, create string) error {
-	if v, ok := s.views[name]; ok && v.create == create {
+func (s *Session) ensureView(ctx context.Context, name string, v sessionView) error {
+	if old, ok := s.views[name]; ok && old.create == v.create {
 		return nil
 	}
 	delete(s.views, name)
 	s.dropPlans()
-	if _, err := s.conn.ExecContext(ctx, create); err != nil {
+	if _, err := s.conn.ExecContext(ctx, v.create); err != nil {
 		// The old view may still be there, no longer tracked: it must not
 		// outlive the session.
 		s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 		return mapDuckError(err)
 	}
-	s.views[name] = sessionView{create: create, tableID: tableID}
+	s.views[name] = v
 	return nil
+}
+
+// viewsFit reports whether the session has a view of each table as it is
+// now (the same table, the same columns), whatever files and batches the
+// view reads: enough to describe a statement's result columns.
+func (s *Session) viewsFit(tables []string) bool {
+	for _, name := range tables {
+		v, ok := s.views[name]
+		if !ok {
+			return false
+		}
+		t, ok := s.p.store.Table(name)
+		if !ok || t.ID != v.tableID || viewShape(t) != v.shape {
+			return false
+		}
+	}
+	return true
+}
+
+// viewShape names a table's columns and types as its views show them.
+func viewShape(t schema.Table) string {
+	return selectList(t, len(t.Columns)) + " " + fmt.Sprint(t.Columns)
 }
 
 // dropPlans closes the session's prepared statements.
@@ -500,7 +528,8 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 		}
 		pr := prune(snap, r)
 		pr.mirror = mirrors[snap.Table.Name]
-		if err := s.ensureView(ctx, snap.Table.Name, snap.Table.ID, viewSQL(pr)); err != nil {
+		v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
+		if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {
 			b.done()
 			return nil, err
 		}

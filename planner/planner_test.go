@@ -540,3 +540,76 @@ func TestSessionViewsFollowTheTables(t *testing.T) {
 	}
 	e.s, _ = e.p.NewSession(ctx, "tsdb")
 }
+
+// TestPrepareKeepsViewsAndPlans: clients that do not keep prepared
+// statements send Parse before every execution. Describing the statement
+// again must not replace the pruned views and plans the executions use,
+// and a description follows the table's columns.
+func TestPrepareKeepsViewsAndPlans(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must(setup)
+	// A second file, which the executions' time range prunes.
+	e.must("CHECKPOINT")
+	e.must("INSERT INTO cpu VALUES ('2026-01-03 00:00:00+00', 'z', 1, 1); CHECKPOINT")
+	q := "SELECT host, usage FROM cpu WHERE time >= $1 AND time < $2 ORDER BY host"
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	params := []any{from, from.Add(time.Hour)}
+	var views []string
+	for i := range 4 {
+		// The same text, then new ones: described from the cache, then
+		// over the views the last execution left.
+		text := q
+		if i > 1 {
+			text += fmt.Sprintf(" LIMIT %d", 100+i)
+		}
+		p, err := e.s.Prepare(ctx, text, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Columns) != 2 || p.Columns[0].Name != "host" || p.Columns[1].Name != "usage" {
+			t.Fatalf("described columns %+v", p.Columns)
+		}
+		rows := 0
+		err = e.s.ExecutePrepared(ctx, p, params, func(r *Result) error {
+			defer r.Rows.Close()
+			for r.Rows.Next() {
+				rows++
+			}
+			return r.Rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows == 0 {
+			t.Fatal("no rows in the hour")
+		}
+		views = append(views, e.s.views["cpu"].create)
+		if want := max(1, i); len(e.s.plans) != want {
+			t.Fatalf("execution %d: %d plans kept, want %d", i+1, len(e.s.plans), want)
+		}
+	}
+	if views[0] != views[1] || views[1] != views[2] || views[2] != views[3] {
+		t.Fatalf("the view changed between executions:\n%s", strings.Join(views, "\n"))
+	}
+	describe := func(q string) []string {
+		p, err := e.s.Prepare(ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range p.Columns {
+			names = append(names, fmt.Sprint(c.Name, ":", c.OID))
+		}
+		return names
+	}
+	before := describe("SELECT * FROM cpu")
+	e.must("ALTER TABLE cpu ADD COLUMN extra TEXT")
+	if after := describe("SELECT * FROM cpu"); len(after) != len(before)+1 || after[len(after)-1] != "extra:25" {
+		t.Fatalf("after ADD COLUMN: %v, were %v", after, before)
+	}
+	e.must("DROP TABLE cpu; CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host BIGINT)")
+	if got := fmt.Sprint(describe("SELECT * FROM cpu")); got != "[time:1184 host:20]" {
+		t.Fatalf("after the table was made anew: %s", got)
+	}
+}

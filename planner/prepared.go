@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,12 +130,50 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		}
 		tables = r.tables
 	}
-	b, err := s.bind(ctx, tables, nil)
-	if err != nil {
+	key := text
+	for _, name := range tables {
+		if t, ok := s.p.store.Table(name); ok {
+			key += "\x00" + t.ID + viewShape(t)
+		}
+	}
+	if cols, ok := s.described[key]; ok {
+		p.Columns = slices.Clone(cols)
+		return nil
+	}
+	defer func() {
+		if p.Columns != nil {
+			if len(s.described) >= maxSessionPlans {
+				clear(s.described)
+			}
+			s.described[key] = slices.Clone(p.Columns)
+		}
+	}()
+	// The result's shape depends on the tables' columns, not on which
+	// files and batches a view reads: views an earlier statement left are
+	// used as they are. Binding the full range here would replace the
+	// pruned views that executions use, and with them the session's
+	// plans, on every Parse of a client that does not keep statements.
+	// A kept view may name a file VACUUM has deleted since: then bind.
+	if err := s.dropStaleViews(ctx); err != nil {
 		return err
 	}
-	defer b.done()
+	kept := s.viewsFit(tables)
+	if !kept {
+		b, err := s.bind(ctx, tables, nil)
+		if err != nil {
+			return err
+		}
+		defer b.done()
+	}
 	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+text)
+	if err != nil && kept {
+		b, berr := s.bind(ctx, tables, nil)
+		if berr != nil {
+			return berr
+		}
+		defer b.done()
+		rows, err = s.conn.QueryContext(ctx, "DESCRIBE "+text)
+	}
 	if err != nil {
 		return mapDuckError(err)
 	}
