@@ -382,7 +382,8 @@ func (e *env) storeDir() string { return e.dir }
 
 // TestEverySessionGetsPostgresSemantics holds many sessions open at once:
 // each has its own engine connection, and each must divide integers as
-// PostgreSQL does (integer_division is a per-connection DuckDB setting).
+// PostgreSQL does and cache Parquet footers (integer_division and
+// parquet_metadata_cache are per-connection DuckDB settings).
 func TestEverySessionGetsPostgresSemantics(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -402,6 +403,13 @@ func TestEverySessionGetsPostgresSemantics(t *testing.T) {
 		})
 		if err != nil || got != "3" {
 			t.Fatalf("session %d: SELECT 7/2 = %q, %v; want 3", i, got, err)
+		}
+		// The footer cache is per connection too: without it every query
+		// re-read the footers of its files (a one-host query took twice
+		// as long on all connections but the first).
+		var cache bool
+		if err := s.conn.QueryRowContext(ctx, "SELECT current_setting('parquet_metadata_cache')").Scan(&cache); err != nil || !cache {
+			t.Fatalf("session %d: parquet_metadata_cache %v, %v", i, cache, err)
 		}
 	}
 }
