@@ -27,10 +27,10 @@ import (
 // rowGroupRows bounds a Parquet row group. Files are in file order
 // (order.go), so each row group covers an hour or less and, within it, a
 // range of cluster values (hosts); DuckDB skips groups by their stats.
-// Smaller groups skip more precisely and cost more per group: measured on
-// the bench's 100 hosts, 8,192 rows halved one-host queries over 8 and 12
-// hours against 32,768, and cost queries over all hosts up to a fifth more;
-// 4,096 cost those more and gained nothing.
+// Smaller groups skip more precisely and cost more per group: on the
+// bench's 100 hosts, 8,192 rows took a third to a half off one-host queries
+// over 8 and 12 hours against 32,768, and added up to a fifth to queries
+// over all hosts; 4,096 was slower than 8,192 on most queries.
 const rowGroupRows = 8 * 1024
 
 // maxStringStat is the longest string kept as a max statistic: a truncated
