@@ -621,3 +621,36 @@ func TestPrepareKeepsViewsAndPlans(t *testing.T) {
 		t.Fatalf("after the table was made anew: %s", got)
 	}
 }
+
+// TestPrepareDescribesAsExecuted: what Parse describes is what Execute
+// returns, also for catalog relations, which tsdb answers from its own
+// views and DuckDB also has under the same names with other columns.
+func TestPrepareDescribesAsExecuted(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	for _, q := range []string{
+		"SELECT * FROM information_schema.tables",
+		"SELECT * FROM information_schema.columns WHERE table_name = 'cpu'",
+		"SELECT * FROM pg_catalog.pg_class",
+		"SELECT * FROM pg_settings",
+		"SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid",
+		"SELECT * FROM cpu",
+	} {
+		p, err := e.s.Prepare(context.Background(), q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var described []string
+		for _, c := range p.Columns {
+			described = append(described, fmt.Sprint(c.Name, ":", c.OID))
+		}
+		res := e.must(q)
+		var executed []string
+		for i, name := range res[0].cols {
+			executed = append(executed, fmt.Sprint(name, ":", res[0].oids[i]))
+		}
+		if fmt.Sprint(described) != fmt.Sprint(executed) {
+			t.Errorf("%s:\ndescribed %v\nexecuted  %v", q, described, executed)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		return nil
 	}
 	text := p.stmt.text
-	var tables []string
+	var tables, catalog []string
 	var sel *pg_query.SelectStmt
 	if p.stmt.node != nil {
 		nulls := make([]any, len(p.ParamOIDs))
@@ -114,15 +114,20 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		if err != nil {
 			return err
 		}
-		if text, err = deparse(s.p.pgVersion, node); err != nil {
-			return err
-		}
-		sel = node.GetSelectStmt()
-		r, err := collectRefs(sel, s.known)
+		r, err := collectRefs(node.GetSelectStmt(), s.known)
 		if err != nil {
 			return err
 		}
 		tables = r.tables
+		// Described as executed: catalog relations read tsdb's views,
+		// not DuckDB's own catalog of the same name.
+		if rewritten, used := s.rewriteSession(node); rewritten != nil {
+			node, catalog = rewritten, used
+		}
+		if text, err = deparse(s.p.pgVersion, node); err != nil {
+			return err
+		}
+		sel = node.GetSelectStmt()
 	} else {
 		r, err := duckdbRefs(ctx, s.conn, text, s.known)
 		if err != nil {
@@ -164,6 +169,9 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 			return err
 		}
 		defer b.done()
+	}
+	if err := s.bindCatalog(ctx, catalog); err != nil {
+		return err
 	}
 	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+text)
 	if err != nil && kept {
