@@ -28,9 +28,10 @@ var ErrUnsorted = errors.New("delta: file rows are not in file order")
 // file in file order and returns its add action. It merges the files
 // batch by batch and opens a file only when its first rows can be next
 // (known from its MinTime, which must not be later than its first row's
-// time; a file without stats has the full range), so memory holds a batch
-// of each file that overlaps the hour being merged and the output's
-// compressed bytes, not every row of the merge. Files flushed from
+// time; a file without stats has the full range and is open from the
+// start), so memory holds the compressed bytes and a decoded batch of each
+// file that overlaps the hour being merged, and the output's compressed
+// bytes, not every decoded row of the merge. Files flushed from
 // consecutive buckets of the same hour interleave by host; later hours
 // stay closed until they are reached. Rows with equal keys keep the
 // order of files (by MinTime, then path) and of rows within a file.
@@ -215,7 +216,10 @@ func (m *merger) take(in, second *mergeInput) error {
 	start := in.row
 	prev := in.keys.key(start)
 	if m.last != nil && prev.compare(*m.last) < 0 {
-		return fmt.Errorf("%w: %s", ErrUnsorted, in.r.path)
+		// This file, or one merged before it, is not in file order, or
+		// this file's MinTime is later than its first row (it was opened
+		// too late).
+		return fmt.Errorf("%w: the merge would go back in order at a row of %s", ErrUnsorted, in.r.path)
 	}
 	hour := prev.hour
 	end := start + 1

@@ -47,6 +47,7 @@ func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []a
 	if err != nil {
 		return Add{}, err
 	}
+	defer rec.Release()
 	var buf bytes.Buffer
 	w, err := newFileWriter(t, &buf)
 	if err != nil {
