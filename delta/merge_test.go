@@ -427,3 +427,56 @@ func TestMergeDataFilesAcrossAddedClusterColumn(t *testing.T) {
 		t.Fatalf("merged rows (v/host) %s, want %s", got, want)
 	}
 }
+
+// A table's cluster column is kept in its Delta configuration: it survives
+// reopening, and it decides the order of data files.
+func TestClusterColumnPersistsAndOrders(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "cpu", Type: schema.Text}, {Name: "host", Type: schema.Text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch.Cluster = "host"
+	if _, err := Create(ctx, store, sch); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Open(ctx, store, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tbl.Snapshot().Schema
+	if got.Cluster != "host" || got.ClusterIndex() != 2 {
+		t.Fatalf("reopened: Cluster %q, index %d", got.Cluster, got.ClusterIndex())
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, got.ArrowSchema())
+	for _, r := range []struct {
+		t         int64
+		cpu, host string
+	}{{1, "cpu0", "b"}, {2, "cpu1", "a"}, {3, "cpu0", "a"}} {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.t))
+		b.Field(1).(*array.StringBuilder).Append(r.cpu)
+		b.Field(2).(*array.StringBuilder).Append(r.host)
+	}
+	add, err := WriteDataFile(ctx, store, got, []arrow.RecordBatch{b.NewRecordBatch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range fileRows(t, store, got, add.Path) {
+		f := strings.Fields(r)
+		order = append(order, f[len(f)-2]+"/"+f[len(f)-1])
+	}
+	if strings.Join(order, " ") != "cpu1/a cpu0/a cpu0/b" {
+		t.Fatalf("rows by host: %v", order)
+	}
+	if _, err := tbl.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{ClusterKey: ""}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tbl.Snapshot().Schema; got.Cluster != "" || got.ClusterIndex() != 1 {
+		t.Fatalf("after reset: Cluster %q, index %d", got.Cluster, got.ClusterIndex())
+	}
+}

@@ -11,6 +11,9 @@ import (
 const (
 	confTimeColumn = "tsdb.timeColumn"
 	fieldTypeKey   = "tsdb.type"
+	// ClusterKey names the table's cluster column (schema.Table.Cluster);
+	// absent means its first TEXT column.
+	ClusterKey = "tsdb.clusterColumn"
 )
 
 type structType struct {
@@ -46,8 +49,16 @@ func metadataFor(t schema.Table) (*Metadata, error) {
 		Format:           Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     string(b),
 		PartitionColumns: []string{},
-		Configuration:    map[string]string{confTimeColumn: t.TimeColumn().Name},
+		Configuration:    configurationFor(t),
 	}, nil
+}
+
+func configurationFor(t schema.Table) map[string]string {
+	cfg := map[string]string{confTimeColumn: t.TimeColumn().Name}
+	if t.Cluster != "" {
+		cfg[ClusterKey] = t.Cluster
+	}
+	return cfg
 }
 
 // deltaTypes maps Delta types to tsdb types for tables written by others.
@@ -62,7 +73,7 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 	if err := json.Unmarshal([]byte(md.SchemaString), &st); err != nil {
 		return schema.Table{}, fmt.Errorf("parse schemaString: %w", err)
 	}
-	t := schema.Table{Name: md.Name, ID: md.ID, TimeIndex: -1}
+	t := schema.Table{Name: md.Name, ID: md.ID, TimeIndex: -1, Cluster: md.Configuration[ClusterKey]}
 	timeCol := md.Configuration[confTimeColumn]
 	for _, f := range st.Fields {
 		var ty schema.Type

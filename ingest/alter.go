@@ -55,12 +55,55 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 	return nil
 }
 
+// SetCluster sets the column a table's data files group rows by within
+// each hour (ALTER TABLE t SET (cluster_by = 'col')); empty returns to the
+// default, the first TEXT column. The column must be a TEXT column. Files
+// written before keep their order; compaction sorts them anew when it
+// merges them.
+func (s *Store) SetCluster(ctx context.Context, name, column string) error {
+	ts, err := s.lockTable(name)
+	if err != nil {
+		return err
+	}
+	defer ts.flushMu.Unlock()
+	if err := CheckCluster(ts.sch(), column); err != nil {
+		return err
+	}
+	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{delta.ClusterKey: column})
+	if err != nil {
+		return fmt.Errorf("ingest: set cluster column of %s: %w", name, err)
+	}
+	ts.mu.Lock()
+	ts.publish(snap)
+	ts.mu.Unlock()
+	s.logger.Info("cluster column set", "table", name, "column", column)
+	return nil
+}
+
+// CheckCluster says whether column can be t's cluster column: empty (the
+// default) or one of its TEXT columns.
+func CheckCluster(t schema.Table, column string) error {
+	if column == "" {
+		return nil
+	}
+	i := t.ColumnIndex(column)
+	if i < 0 {
+		return sqlerr.New(sqlerr.UndefinedColumn, "cluster_by: column %q of relation %q does not exist", column, t.Name)
+	}
+	if t.Columns[i].Type != schema.Text {
+		return sqlerr.New(sqlerr.DatatypeMismatch, "cluster_by: column %q is %s; the cluster column must be text", column, t.Columns[i].Type)
+	}
+	return nil
+}
+
 // publish makes snap what readers of the table see, with its schema when
-// that is wider: a commit may bring another writer's ADD COLUMN along. The
-// caller holds ts.mu for writing.
+// that is wider, or as wide with another cluster column: a commit may bring
+// another writer's ADD COLUMN or SET (cluster_by) along. The caller holds
+// ts.mu for writing.
 func (ts *tableState) publish(snap *delta.Snapshot) {
 	ts.published = snap
-	if len(snap.Schema.Columns) > len(ts.sch().Columns) {
+	cur := ts.sch()
+	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && snap.Schema.Cluster != cur.Cluster {
 		sch := snap.Schema
 		sch.Name = ts.sch().Name
 		ts.schema.Store(&sch)

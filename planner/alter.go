@@ -9,13 +9,16 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
 // alterTable runs ALTER TABLE t ADD COLUMN c type (nullable, no default:
 // existing rows read NULL), ALTER TABLE t SET (retention = '30 days') and
-// ALTER TABLE t RESET (retention): how long the table keeps rows.
+// ALTER TABLE t RESET (retention): how long the table keeps rows, and
+// SET (cluster_by = 'col') / RESET (cluster_by): the column data files
+// group rows by within each hour.
 func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (*Result, error) {
 	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER %s is not supported", strings.TrimPrefix(st.Objtype.String(), "OBJECT_"))
@@ -32,6 +35,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	}
 	// Every command is checked before any takes effect.
 	var retention *time.Duration
+	var cluster *string
 	var add []schema.Column
 	tbl, _ := s.p.store.Table(name)
 	for _, c := range st.Cmds {
@@ -41,8 +45,16 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			reset := cmd.GetSubtype() == pg_query.AlterTableType_AT_ResetRelOptions
 			for _, o := range cmd.GetDef().GetList().GetItems() {
 				def := o.GetDefElem()
+				if def.GetDefname() == "cluster_by" {
+					col := ""
+					if !reset {
+						col = defValue(def)
+					}
+					cluster = &col
+					continue
+				}
 				if def.GetDefname() != "retention" {
-					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have one: retention)", def.GetDefname())
+					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
 				}
 				var d time.Duration
 				if !reset {
@@ -68,7 +80,15 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			}
 			add = append(add, col)
 		default:
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …) and RESET (retention)")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …) and RESET (retention, cluster_by)")
+		}
+	}
+	if cluster != nil {
+		// A column added by the same statement may be named.
+		wide := tbl
+		wide.Columns = append(append([]schema.Column(nil), tbl.Columns...), add...)
+		if err := ingest.CheckCluster(wide, *cluster); err != nil {
+			return nil, err
 		}
 	}
 	if len(add) > 0 {
@@ -78,6 +98,11 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	}
 	if retention != nil {
 		if err := s.p.store.SetRetention(ctx, name, *retention); err != nil {
+			return nil, wrapStoreErr(err)
+		}
+	}
+	if cluster != nil {
+		if err := s.p.store.SetCluster(ctx, name, *cluster); err != nil {
 			return nil, wrapStoreErr(err)
 		}
 	}

@@ -3,15 +3,19 @@ package planner
 import (
 	"context"
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
 // createTable creates a Delta table. Column constraints NOT NULL and NULL are
 // kept; the first timestamp column is the time column (always NOT NULL).
+// WITH (cluster_by = 'col', retention = '…') sets the table's cluster
+// column and retention.
 func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Result, error) {
 	name, err := relationName(st.Relation)
 	if err != nil {
@@ -45,8 +49,33 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 		}
 		return nil, &sqlerr.Error{Code: code, Message: err.Error()}
 	}
-	if _, err := s.p.store.CreateTable(ctx, tbl, st.IfNotExists); err != nil {
+	// WITH (cluster_by = 'host', retention = '30 days'): checked before
+	// the table exists, so a bad option creates nothing.
+	var retention time.Duration
+	for _, o := range st.Options {
+		def := o.GetDefElem()
+		switch def.GetDefname() {
+		case "cluster_by":
+			tbl.Cluster = defValue(def)
+			if err := ingest.CheckCluster(tbl, tbl.Cluster); err != nil {
+				return nil, err
+			}
+		case "retention":
+			if retention, err = parseRetention(defValue(def)); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+		}
+	}
+	created, err := s.p.store.CreateTable(ctx, tbl, st.IfNotExists)
+	if err != nil {
 		return nil, err
+	}
+	if created && retention > 0 {
+		if err := s.p.store.SetRetention(ctx, name, retention); err != nil {
+			return nil, wrapStoreErr(err)
+		}
 	}
 	return &Result{Tag: "CREATE TABLE"}, nil
 }

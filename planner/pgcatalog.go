@@ -45,8 +45,13 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_class": func(ts []schema.Table) string {
 		var rows []string
 		for _, t := range ts {
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'r', 10, 2, 0, false, false, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([] AS VARCHAR[]), NULL, NULL)",
-				tableOID(t), schema.QuoteString(t.Name), nsPublic, len(t.Columns)))
+			// reloptions: what CREATE TABLE … WITH set (psql's \d+ shows it).
+			options := ""
+			if t.Cluster != "" {
+				options = schema.QuoteString("cluster_by=" + t.Cluster)
+			}
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'r', 10, 2, 0, false, false, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
+				tableOID(t), schema.QuoteString(t.Name), nsPublic, len(t.Columns), options))
 		}
 		return valuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
 			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +

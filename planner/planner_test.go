@@ -654,3 +654,53 @@ func TestPrepareDescribesAsExecuted(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterBy: CREATE TABLE … WITH (cluster_by, retention) and ALTER
+// TABLE SET/RESET (cluster_by) set the table's cluster column, which pg_class
+// shows; bad options get their SQLSTATE and change nothing.
+func TestClusterBy(t *testing.T) {
+	e := newEnv(t)
+	cluster := func(name string) string {
+		tbl, ok := e.store.Table(name)
+		if !ok {
+			t.Fatalf("no table %s", name)
+		}
+		return fmt.Sprintf("%s/%d", tbl.Cluster, tbl.ClusterIndex())
+	}
+	e.must("CREATE TABLE m (time TIMESTAMPTZ NOT NULL, cpu TEXT, host TEXT, v DOUBLE PRECISION) WITH (cluster_by = 'host', retention = '30 days')")
+	if got := cluster("m"); got != "host/2" {
+		t.Fatalf("cluster after CREATE: %s", got)
+	}
+	if d, err := e.store.Retention("m"); err != nil || d != 30*24*time.Hour {
+		t.Fatalf("retention after CREATE: %v %v", d, err)
+	}
+	if got := e.rows("SELECT reloptions[1] FROM pg_class WHERE relname = 'm'"); got != "cluster_by=host" {
+		t.Fatalf("pg_class.reloptions: %s", got)
+	}
+	e.must("ALTER TABLE m RESET (cluster_by)")
+	if got := cluster("m"); got != "/1" {
+		t.Fatalf("cluster after RESET: %s", got)
+	}
+	e.must("ALTER TABLE m ADD COLUMN dc TEXT, SET (cluster_by = 'dc')")
+	if got := cluster("m"); got != "dc/4" {
+		t.Fatalf("cluster after ADD COLUMN and SET: %s", got)
+	}
+	for _, tc := range []struct{ q, code string }{
+		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (cluster_by = 'nope')", sqlerr.UndefinedColumn},
+		{"CREATE TABLE n (time TIMESTAMPTZ, v DOUBLE PRECISION) WITH (cluster_by = 'v')", sqlerr.DatatypeMismatch},
+		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (fillfactor = 70)", sqlerr.InvalidParameterValue},
+		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (retention = 'soon')", sqlerr.InvalidParameterValue},
+		{"ALTER TABLE m SET (cluster_by = 'v')", sqlerr.DatatypeMismatch},
+		{"ALTER TABLE m SET (cluster_by = 'nope')", sqlerr.UndefinedColumn},
+	} {
+		if _, err := e.run(tc.q); sqlerr.Code(err) != tc.code {
+			t.Errorf("%s: %v, want SQLSTATE %s", tc.q, err, tc.code)
+		}
+	}
+	if _, ok := e.store.Table("n"); ok {
+		t.Fatal("a CREATE with a bad option created the table")
+	}
+	if got := cluster("m"); got != "dc/4" {
+		t.Fatalf("cluster after refused ALTERs: %s", got)
+	}
+}

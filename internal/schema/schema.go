@@ -147,6 +147,10 @@ type Table struct {
 	ID        string // Delta metaData.id; changes when a table is dropped and created again
 	Columns   []Column
 	TimeIndex int
+	// Cluster names the column rows are grouped by within each hour of a
+	// data file (CREATE TABLE … WITH (cluster_by = 'host')); empty means
+	// the first TEXT column. See ClusterIndex.
+	Cluster string
 }
 
 var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -197,12 +201,16 @@ func (e *DuplicateColumnError) Error() string {
 // TimeColumn returns the designated time column.
 func (t Table) TimeColumn() Column { return t.Columns[t.TimeIndex] }
 
-// ClusterIndex returns the position of the table's cluster column, its
-// first TEXT column (the tag a table is usually filtered by, such as the
-// host), or -1 when it has none. Within each hour of a data file, rows are
-// ordered by it before time, so that Parquet row groups hold few of its
-// values and readers skip the others by their statistics.
+// ClusterIndex returns the position of the table's cluster column: the
+// TEXT column Cluster names, else its first TEXT column (the tag a table is
+// usually filtered by, such as the host), or -1 when it has none. Within
+// each hour of a data file, rows are ordered by it before time, so that
+// Parquet row groups hold few of its values and readers skip the others by
+// their statistics.
 func (t Table) ClusterIndex() int {
+	if i := t.ColumnIndex(t.Cluster); t.Cluster != "" && i >= 0 && t.Columns[i].Type == Text {
+		return i
+	}
 	for i, c := range t.Columns {
 		if c.Type == Text {
 			return i

@@ -58,3 +58,25 @@ func TestTypeNames(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterIndex(t *testing.T) {
+	cols := []Column{{Name: "time", Type: Timestamptz}, {Name: "v", Type: Float64}, {Name: "cpu", Type: Text}, {Name: "host", Type: Text}}
+	tests := []struct {
+		cluster string
+		cols    []Column
+		want    int
+	}{
+		{"", cols, 2},         // the first TEXT column
+		{"host", cols, 3},     // the named one
+		{"v", cols, 2},        // not TEXT: the default
+		{"gone", cols, 2},     // not a column: the default
+		{"", cols[:2], -1},    // no TEXT column
+		{"host", cols[:3], 2}, // named column not (yet) there
+	}
+	for _, tt := range tests {
+		tbl := Table{Name: "t", Columns: tt.cols, Cluster: tt.cluster}
+		if got := tbl.ClusterIndex(); got != tt.want {
+			t.Errorf("ClusterIndex with Cluster %q over %d columns = %d, want %d", tt.cluster, len(tt.cols), got, tt.want)
+		}
+	}
+}
