@@ -166,13 +166,14 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 			if err != nil {
 				return err
 			}
+			t.Cluster = clusterTag(t)
 			p.create, p.want = &t, t
 		case len(cols) > 0:
 			wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
 			if err != nil {
 				return err
 			}
-			wide.ID, wide.TimeIndex = tbl.ID, tbl.TimeIndex
+			wide.ID, wide.TimeIndex, wide.Cluster = tbl.ID, tbl.TimeIndex, tbl.Cluster
 			p.add, p.want = cols, wide
 		default:
 			p.want = tbl
@@ -207,6 +208,19 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 		}
 	}
 	return nil
+}
+
+// clusterTag picks the cluster column of a new measurement's table: the
+// tag agents name the machine by (Telegraf adds host to every point), which
+// dashboards filter by most; without one, the default (the first tag by
+// name).
+func clusterTag(t schema.Table) string {
+	for _, name := range []string{"host", "hostname"} {
+		if i := t.ColumnIndex(name); i >= 0 && t.Columns[i].Type == schema.Text {
+			return name
+		}
+	}
+	return ""
 }
 
 // missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)

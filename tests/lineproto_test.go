@@ -56,6 +56,15 @@ func TestLineProtocolWrites(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT free, ok FROM mem").Scan(&free, &ok); err != nil || free != 1024 || !ok {
 		t.Fatalf("mem: %v %v %v", free, ok, err)
 	}
+	// A new measurement's files are clustered by its host tag, though
+	// another tag sorts first.
+	if code, body := post(t, url, "disk,device=sda,host=a used=1 1767225600\n"); code != http.StatusNoContent {
+		t.Fatalf("disk write: %d %s", code, body)
+	}
+	var options string
+	if err := c.QueryRow(ctx, "SELECT reloptions[1] FROM pg_class WHERE relname = 'disk'").Scan(&options); err != nil || options != "cluster_by=host" {
+		t.Fatalf("disk's reloptions: %q, %v", options, err)
+	}
 	// A bad second line: 400 naming it, and the first line is not written.
 	code, body = post(t, url, "cpu,host=c usage_user=1 1767225620\ncpu,host=c usage_user=oops 1767225621\n")
 	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
