@@ -61,22 +61,31 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 // written before keep their order; compaction sorts them anew when it
 // merges them.
 func (s *Store) SetCluster(ctx context.Context, name, column string) error {
+	return s.setConfiguration(ctx, name, delta.ClusterKey, column, func(t schema.Table) error { return CheckCluster(t, column) })
+}
+
+// setConfiguration commits one key of a table's Delta configuration
+// (empty removes it) under the table's flush lock, after check (if any)
+// accepted the table as it is, and publishes the new snapshot.
+func (s *Store) setConfiguration(ctx context.Context, name, key, value string, check func(schema.Table) error) error {
 	ts, err := s.lockTable(name)
 	if err != nil {
 		return err
 	}
 	defer ts.flushMu.Unlock()
-	if err := CheckCluster(ts.sch(), column); err != nil {
-		return err
+	if check != nil {
+		if err := check(ts.sch()); err != nil {
+			return err
+		}
 	}
-	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{delta.ClusterKey: column})
+	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{key: value})
 	if err != nil {
-		return fmt.Errorf("ingest: set cluster column of %s: %w", name, err)
+		return fmt.Errorf("ingest: set %s of %s: %w", key, name, err)
 	}
 	ts.mu.Lock()
 	ts.publish(snap)
 	ts.mu.Unlock()
-	s.logger.Info("cluster column set", "table", name, "column", column)
+	s.logger.Info("table configuration set", "table", name, "key", key, "value", value)
 	return nil
 }
 

@@ -20,24 +20,11 @@ const RetentionKey = "tsdb.retention"
 // SetRetention sets how long a table keeps rows (by their time column);
 // zero or less keeps them forever.
 func (s *Store) SetRetention(ctx context.Context, name string, d time.Duration) error {
-	ts, err := s.lockTable(name)
-	if err != nil {
-		return err
-	}
-	defer ts.flushMu.Unlock()
 	val := ""
 	if d > 0 {
 		val = d.String()
 	}
-	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{RetentionKey: val})
-	if err != nil {
-		return fmt.Errorf("ingest: set retention of %s: %w", name, err)
-	}
-	ts.mu.Lock()
-	ts.publish(snap)
-	ts.mu.Unlock()
-	s.logger.Info("retention set", "table", name, "retention", val)
-	return nil
+	return s.setConfiguration(ctx, name, RetentionKey, val, nil)
 }
 
 // Retention returns a table's retention; zero means forever.
