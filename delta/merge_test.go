@@ -480,3 +480,66 @@ func TestClusterColumnPersistsAndOrders(t *testing.T) {
 		t.Fatalf("after reset: Cluster %q, index %d", got.Cluster, got.ClusterIndex())
 	}
 }
+
+// MergeDataFiles equals sorting all its inputs at once, on random inputs:
+// up to six files of up to 10,000 rows (more than a batch), times over a
+// few hours around 1970 (so negative ones too), NULL hosts, equal keys,
+// empty files and files without stats.
+func TestMergeDataFilesMatchesSortOnRandomInputs(t *testing.T) {
+	ctx := context.Background()
+	for seed := range uint64(25) {
+		store, sch, _ := createTestTable(t)
+		rng := rand.New(rand.NewPCG(seed, 99))
+		var files []File
+		for range 1 + rng.IntN(6) {
+			from := (rng.Int64N(6) - 3) * hour
+			span := 1 + rng.Int64N(2*hour)
+			rows := make([]testRow, rng.IntN(10_001))
+			minTime := int64(math.MaxInt64)
+			for i := range rows {
+				host := fmt.Sprintf("h%02d", rng.IntN(30))
+				if rng.IntN(20) == 0 {
+					host = "NULL"
+				}
+				rows[i] = testRow{from + rng.Int64N(span)/second*second, host, float64(i)}
+				minTime = min(minTime, rows[i].time)
+			}
+			add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{testRows(sch, rows)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) == 0 || rng.IntN(4) == 0 {
+				minTime = math.MinInt64 // no stats
+			}
+			files = append(files, File{Add: add, MinTime: minTime})
+		}
+		merged, err := MergeDataFiles(ctx, store, sch, files)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		slices.SortStableFunc(files, func(a, b File) int {
+			if a.MinTime != b.MinTime {
+				return cmp.Compare(a.MinTime, b.MinTime)
+			}
+			return strings.Compare(a.Path, b.Path)
+		})
+		var all []arrow.RecordBatch
+		for _, f := range files {
+			recs, err := ReadDataFile(ctx, store, sch, f.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, recs...)
+		}
+		whole, err := WriteDataFile(ctx, store, sch, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fileRows(t, store, sch, merged.Path), fileRows(t, store, sch, whole.Path); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: the merge (%d rows) differs from one sorted write (%d rows)", seed, len(got), len(want))
+		}
+		if merged.Stats != whole.Stats {
+			t.Fatalf("seed %d: stats %s, one write %s", seed, merged.Stats, whole.Stats)
+		}
+	}
+}
