@@ -12,7 +12,7 @@ import (
 func BenchmarkCommitLargeTable(b *testing.B) {
 	ctx := context.Background()
 	store := benchStore(b)
-	tbl, err := Create(ctx, store, testTable(&testing.T{}))
+	tbl, err := Create(ctx, store, testTable(&testing.T{}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

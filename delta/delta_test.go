@@ -35,7 +35,7 @@ func createTestTable(t *testing.T) (*LocalStore, schema.Table, *Table) {
 		t.Fatal(err)
 	}
 	sch := testTable(t)
-	tbl, err := Create(context.Background(), store, sch)
+	tbl, err := Create(context.Background(), store, sch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func batch(t schema.Table, times []int64, hosts []string) arrow.RecordBatch {
 func TestCreateWriteCommitReopen(t *testing.T) {
 	ctx := context.Background()
 	store, sch, tbl := createTestTable(t)
-	if _, err := Create(ctx, store, sch); !errors.Is(err, ErrExists) {
+	if _, err := Create(ctx, store, sch, nil); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v, want ErrExists", err)
 	}
 	b1 := batch(sch, []int64{3_000_500, 1_000_000}, []string{"b", "a"})

@@ -441,7 +441,7 @@ func TestClusterColumnPersistsAndOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	sch.Cluster = "host"
-	if _, err := Create(ctx, store, sch); err != nil {
+	if _, err := Create(ctx, store, sch, nil); err != nil {
 		t.Fatal(err)
 	}
 	tbl, err := Open(ctx, store, "m")

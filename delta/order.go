@@ -13,14 +13,14 @@ import (
 )
 
 // The order of the rows in a data file is (hour of time, cluster column,
-// time), the cluster column being the table's first TEXT column
-// (schema.Table.ClusterIndex), NULLs first; a table without one is ordered
-// by time alone. Within an hour the rows of one host (the usual cluster
-// column) sit together, so a row group holds a few hosts over one hour and
-// readers skip the others by the group's min/max statistics: by time and by
-// host. Files ordered by time alone let readers prune by time only: a
-// query for one host over 12 hours read every row of those 12 hours, of
-// every host.
+// time), the cluster column being the TEXT column the table names
+// (cluster_by), else its first TEXT column (schema.Table.ClusterIndex),
+// NULLs first; a table without one is ordered by time alone. Within an
+// hour the rows of one host (the usual cluster column) sit together, so a
+// row group holds a few hosts over one hour and readers skip the others by
+// the group's min/max statistics: by time and by host. Files ordered by
+// time alone let readers prune by time only: a query for one host over 12
+// hours read every row of those 12 hours, of every host.
 //
 // The hour is the granule. A smaller one would keep row groups narrower in
 // time for queries over all hosts, a larger one would keep a host's rows

@@ -139,7 +139,7 @@ func TestTwoWritersCommit(t *testing.T) {
 	root, _ := newS3Root(t)
 	sch := testTable(t)
 	storeA, _ := root.Table(ctx, "cpu")
-	a, err := Create(ctx, storeA, sch)
+	a, err := Create(ctx, storeA, sch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,13 +116,20 @@ func logVersions(names []string, suffix string) []int64 {
 }
 
 // Create writes version 0 of a new table: protocol, metaData, commitInfo.
-func Create(ctx context.Context, store Store, t schema.Table) (*Table, error) {
+// config adds keys to the metaData's configuration (tsdb's table options),
+// so that a table never exists without them.
+func Create(ctx context.Context, store Store, t schema.Table, config map[string]string) (*Table, error) {
 	if t.ID == "" {
 		t.ID = uuid.NewString()
 	}
 	md, err := metadataFor(t)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range config {
+		if v != "" {
+			md.Configuration[k] = v
+		}
 	}
 	now := time.Now().UnixMilli()
 	md.CreatedTime = now

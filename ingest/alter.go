@@ -58,34 +58,38 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 // SetCluster sets the column a table's data files group rows by within
 // each hour (ALTER TABLE t SET (cluster_by = 'col')); empty returns to the
 // default, the first TEXT column. The column must be a TEXT column. Files
-// written before keep their order; compaction sorts them anew when it
-// merges them.
+// written before keep their order; compaction sorts the small ones anew
+// when it merges them, larger ones keep it.
 func (s *Store) SetCluster(ctx context.Context, name, column string) error {
-	return s.setConfiguration(ctx, name, delta.ClusterKey, column, func(t schema.Table) error { return CheckCluster(t, column) })
+	return s.SetOptions(ctx, name, TableOptions{Cluster: &column})
 }
 
-// setConfiguration commits one key of a table's Delta configuration
-// (empty removes it) under the table's flush lock, after check (if any)
-// accepted the table as it is, and publishes the new snapshot.
-func (s *Store) setConfiguration(ctx context.Context, name, key, value string, check func(schema.Table) error) error {
+// SetOptions changes a table's options in one Delta commit, after checking
+// them against the table as it is (under its flush lock), and publishes
+// the new snapshot.
+func (s *Store) SetOptions(ctx context.Context, name string, opts TableOptions) error {
 	ts, err := s.lockTable(name)
 	if err != nil {
 		return err
 	}
 	defer ts.flushMu.Unlock()
-	if check != nil {
-		if err := check(ts.sch()); err != nil {
+	if opts.Cluster != nil {
+		if err := CheckCluster(ts.sch(), *opts.Cluster); err != nil {
 			return err
 		}
 	}
-	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", map[string]string{key: value})
+	cfg := opts.configuration()
+	if len(cfg) == 0 {
+		return nil
+	}
+	snap, err := ts.delta.SetConfiguration(ctx, "SET TBLPROPERTIES", cfg)
 	if err != nil {
-		return fmt.Errorf("ingest: set %s of %s: %w", key, name, err)
+		return fmt.Errorf("ingest: set options of %s: %w", name, err)
 	}
 	ts.mu.Lock()
 	ts.publish(snap)
 	ts.mu.Unlock()
-	s.logger.Info("table configuration set", "table", name, "key", key, "value", value)
+	s.logger.Info("table options set", "table", name, "options", cfg)
 	return nil
 }
 

@@ -17,11 +17,11 @@ import (
 
 // Compaction merges the small files that flushes, late rows and DELETE /
 // UPDATE leave behind into files of about TargetFileSize, in file order
-// (hour, host, time: see delta/order.go) and not overlapping in time, each
-// merge one Delta commit of removes and an add with dataChange false. It
-// reads and writes without holding the table's flush lock, so inserts and
-// flushes go on; only the commit takes the lock, to check that no
-// DELETE/UPDATE removed an input file meanwhile (the merge is then
+// (hour, cluster column, time: see delta/order.go) and not overlapping in
+// time, each merge one Delta commit of removes and an add with dataChange
+// false. It reads and writes without holding the table's flush lock, so
+// inserts and flushes go on; only the commit takes the lock, to check that
+// no DELETE/UPDATE removed an input file meanwhile (the merge is then
 // dropped). Removed files stay on disk for queries still reading them.
 // A crash before the commit leaves an unreferenced file and the table as it
 // was; after it, the merged table.

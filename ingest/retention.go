@@ -20,11 +20,7 @@ const RetentionKey = "tsdb.retention"
 // SetRetention sets how long a table keeps rows (by their time column);
 // zero or less keeps them forever.
 func (s *Store) SetRetention(ctx context.Context, name string, d time.Duration) error {
-	val := ""
-	if d > 0 {
-		val = d.String()
-	}
-	return s.setConfiguration(ctx, name, RetentionKey, val, nil)
+	return s.SetOptions(ctx, name, TableOptions{Retention: &d})
 }
 
 // Retention returns a table's retention; zero means forever.

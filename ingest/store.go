@@ -414,6 +414,39 @@ func (s *Store) state(name string) (*tableState, error) {
 // CreateTable creates a Delta table for t. With ifNotExists an existing table
 // is not an error (created reports whether it was made).
 func (s *Store) CreateTable(ctx context.Context, t schema.Table, ifNotExists bool) (created bool, err error) {
+	return s.CreateTableWith(ctx, t, ifNotExists, TableOptions{})
+}
+
+// TableOptions are a table's settings kept in its Delta configuration
+// (CREATE TABLE … WITH, ALTER TABLE … SET / RESET). A nil field is left as
+// it is; a zero value resets it.
+type TableOptions struct {
+	// Retention: how long rows are kept; zero or less keeps them forever.
+	Retention *time.Duration
+	// Cluster: the table's cluster column (schema.Table.Cluster); empty
+	// is the first TEXT column. t.Cluster sets it at CREATE.
+	Cluster *string
+}
+
+// configuration renders the options as Delta configuration changes
+// (an empty value removes the key).
+func (o TableOptions) configuration() map[string]string {
+	cfg := map[string]string{}
+	if o.Retention != nil {
+		cfg[RetentionKey] = ""
+		if *o.Retention > 0 {
+			cfg[RetentionKey] = o.Retention.String()
+		}
+	}
+	if o.Cluster != nil {
+		cfg[delta.ClusterKey] = *o.Cluster
+	}
+	return cfg
+}
+
+// CreateTableWith is CreateTable with options, written in the table's
+// first commit: the table never exists without them.
+func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists bool, opts TableOptions) (created bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tables[t.Name]; ok {
@@ -431,7 +464,7 @@ func (s *Store) CreateTable(ctx context.Context, t schema.Table, ifNotExists boo
 	if err != nil {
 		return false, err
 	}
-	dt, err := delta.Create(ctx, store, t)
+	dt, err := delta.Create(ctx, store, t, opts.configuration())
 	if errors.Is(err, delta.ErrExists) {
 		// Another writer on shared storage created the table: take it
 		// into the catalog, as IF NOT EXISTS expects.

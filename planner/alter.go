@@ -34,8 +34,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	// Every command is checked before any takes effect.
-	var retention *time.Duration
-	var cluster *string
+	var opts ingest.TableOptions
 	var add []schema.Column
 	tbl, _ := s.p.store.Table(name)
 	for _, c := range st.Cmds {
@@ -45,24 +44,26 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			reset := cmd.GetSubtype() == pg_query.AlterTableType_AT_ResetRelOptions
 			for _, o := range cmd.GetDef().GetList().GetItems() {
 				def := o.GetDefElem()
-				if def.GetDefname() == "cluster_by" {
-					col := ""
-					if !reset {
-						col = defValue(def)
-					}
-					cluster = &col
-					continue
-				}
-				if def.GetDefname() != "retention" {
-					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
-				}
-				var d time.Duration
+				var v string
 				if !reset {
-					if d, err = parseRetention(defValue(def)); err != nil {
+					if v, err = optionValue(def); err != nil {
 						return nil, err
 					}
 				}
-				retention = &d
+				switch def.GetDefname() {
+				case "cluster_by":
+					opts.Cluster = &v
+				case "retention":
+					var d time.Duration
+					if !reset {
+						if d, err = parseRetention(v); err != nil {
+							return nil, err
+						}
+					}
+					opts.Retention = &d
+				default:
+					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+				}
 			}
 		case pg_query.AlterTableType_AT_AddColumn:
 			col, err := columnFromDef(cmd.GetDef().GetColumnDef())
@@ -83,11 +84,11 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …) and RESET (retention, cluster_by)")
 		}
 	}
-	if cluster != nil {
+	if opts.Cluster != nil {
 		// A column added by the same statement may be named.
 		wide := tbl
 		wide.Columns = append(append([]schema.Column(nil), tbl.Columns...), add...)
-		if err := ingest.CheckCluster(wide, *cluster); err != nil {
+		if err := ingest.CheckCluster(wide, *opts.Cluster); err != nil {
 			return nil, err
 		}
 	}
@@ -96,32 +97,31 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			return nil, wrapStoreErr(err)
 		}
 	}
-	if retention != nil {
-		if err := s.p.store.SetRetention(ctx, name, *retention); err != nil {
-			return nil, wrapStoreErr(err)
-		}
-	}
-	if cluster != nil {
-		if err := s.p.store.SetCluster(ctx, name, *cluster); err != nil {
+	// The options are one commit. With ADD COLUMN in the same statement
+	// they are a second one, after the columns.
+	if opts.Retention != nil || opts.Cluster != nil {
+		if err := s.p.store.SetOptions(ctx, name, opts); err != nil {
 			return nil, wrapStoreErr(err)
 		}
 	}
 	return &Result{Tag: "ALTER TABLE"}, nil
 }
 
-// defValue is an option's value as written: '30 days', 30, or a word.
-func defValue(def *pg_query.DefElem) string {
+// optionValue is an option's value as written: '30 days', 30, or a word
+// (cluster_by = host). An option without a value is an error.
+func optionValue(def *pg_query.DefElem) (string, error) {
 	switch a := def.GetArg().GetNode().(type) {
 	case *pg_query.Node_String_:
-		return a.String_.Sval
+		return a.String_.Sval, nil
 	case *pg_query.Node_Integer:
-		return strconv.Itoa(int(a.Integer.Ival))
+		return strconv.Itoa(int(a.Integer.Ival)), nil
 	case *pg_query.Node_Float:
-		return a.Float.Fval
+		return a.Float.Fval, nil
 	case *pg_query.Node_TypeName:
-		return a.TypeName.String()
+		// A bare word parses as a type name.
+		return typeNameString(a.TypeName), nil
 	}
-	return ""
+	return "", sqlerr.New(sqlerr.InvalidParameterValue, "parameter %q needs a value", def.GetDefname())
 }
 
 // retentionUnits are the interval units a retention may be written in.

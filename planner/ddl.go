@@ -3,7 +3,6 @@ package planner
 import (
 	"context"
 	"strings"
-	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -50,32 +49,33 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 		return nil, &sqlerr.Error{Code: code, Message: err.Error()}
 	}
 	// WITH (cluster_by = 'host', retention = '30 days'): checked before
-	// the table exists, so a bad option creates nothing.
-	var retention time.Duration
+	// the table exists and written in its first commit, so a bad option
+	// creates nothing and a table never exists without its options.
+	var opts ingest.TableOptions
 	for _, o := range st.Options {
 		def := o.GetDefElem()
+		v, err := optionValue(def)
+		if err != nil {
+			return nil, err
+		}
 		switch def.GetDefname() {
 		case "cluster_by":
-			tbl.Cluster = defValue(def)
+			tbl.Cluster = v
 			if err := ingest.CheckCluster(tbl, tbl.Cluster); err != nil {
 				return nil, err
 			}
 		case "retention":
-			if retention, err = parseRetention(defValue(def)); err != nil {
+			d, err := parseRetention(v)
+			if err != nil {
 				return nil, err
 			}
+			opts.Retention = &d
 		default:
 			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
 		}
 	}
-	created, err := s.p.store.CreateTable(ctx, tbl, st.IfNotExists)
-	if err != nil {
+	if _, err := s.p.store.CreateTableWith(ctx, tbl, st.IfNotExists, opts); err != nil {
 		return nil, err
-	}
-	if created && retention > 0 {
-		if err := s.p.store.SetRetention(ctx, name, retention); err != nil {
-			return nil, wrapStoreErr(err)
-		}
 	}
 	return &Result{Tag: "CREATE TABLE"}, nil
 }

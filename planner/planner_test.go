@@ -674,6 +674,11 @@ func TestClusterBy(t *testing.T) {
 	if d, err := e.store.Retention("m"); err != nil || d != 30*24*time.Hour {
 		t.Fatalf("retention after CREATE: %v %v", d, err)
 	}
+	// The options are in the table's first commit: it never existed
+	// without them.
+	if snap, err := e.store.Snapshot(context.Background(), "m"); err != nil || snap.DeltaVersion != 0 {
+		t.Fatalf("Delta version after CREATE with options: %d, %v", snap.DeltaVersion, err)
+	}
 	if got := e.rows("SELECT reloptions[1] FROM pg_class WHERE relname = 'm'"); got != "cluster_by=host" {
 		t.Fatalf("pg_class.reloptions: %s", got)
 	}
@@ -685,6 +690,13 @@ func TestClusterBy(t *testing.T) {
 	if got := cluster("m"); got != "dc/4" {
 		t.Fatalf("cluster after ADD COLUMN and SET: %s", got)
 	}
+	// A bare word names the column as a quoted one does; both options in
+	// one commit.
+	e.must("ALTER TABLE m SET (cluster_by = host, retention = '2 days')")
+	if d, _ := e.store.Retention("m"); cluster("m") != "host/2" || d != 48*time.Hour {
+		t.Fatalf("after SET of both: cluster %s, retention %v", cluster("m"), d)
+	}
+	e.must("ALTER TABLE m SET (cluster_by = 'dc')")
 	for _, tc := range []struct{ q, code string }{
 		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (cluster_by = 'nope')", sqlerr.UndefinedColumn},
 		{"CREATE TABLE n (time TIMESTAMPTZ, v DOUBLE PRECISION) WITH (cluster_by = 'v')", sqlerr.DatatypeMismatch},
@@ -692,6 +704,8 @@ func TestClusterBy(t *testing.T) {
 		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (retention = 'soon')", sqlerr.InvalidParameterValue},
 		{"ALTER TABLE m SET (cluster_by = 'v')", sqlerr.DatatypeMismatch},
 		{"ALTER TABLE m SET (cluster_by = 'nope')", sqlerr.UndefinedColumn},
+		{"ALTER TABLE m SET (cluster_by)", sqlerr.InvalidParameterValue},
+		{"ALTER TABLE m SET (cluster_by = 'cpu', retention = 'soon')", sqlerr.InvalidParameterValue},
 	} {
 		if _, err := e.run(tc.q); sqlerr.Code(err) != tc.code {
 			t.Errorf("%s: %v, want SQLSTATE %s", tc.q, err, tc.code)
