@@ -32,6 +32,47 @@ type conn struct {
 	queryCancel context.CancelFunc // of the running statement, if any
 
 	enc rowEncoder // the connection's goroutine renders rows with it
+	// rows holds encoded DataRow messages until flushRows writes them,
+	// and keeps its capacity across batches and statements. Sent through
+	// the Backend instead, every flushed batch of rows got a fresh write
+	// buffer (pgproto3 drops one larger than 1 KiB after each flush): 21 MB
+	// of garbage for a 45,000-row result, each page touched for the first
+	// time.
+	rows []byte
+}
+
+// rowsFlushBytes is how many bytes of rows are queued before they are
+// written.
+const rowsFlushBytes = 64 << 10
+
+// sendRow queues one DataRow. The caller must call flushRows before it
+// sends any other message, so that the rows go first.
+func (c *conn) sendRow(values [][]byte) error {
+	var err error
+	if c.rows, err = (&pgproto3.DataRow{Values: values}).Encode(c.rows); err != nil {
+		return err
+	}
+	if len(c.rows) >= rowsFlushBytes {
+		return c.flushRows()
+	}
+	return nil
+}
+
+// flushRows writes the queued rows after the messages the Backend holds
+// (the RowDescription and whatever else came before them).
+func (c *conn) flushRows() error {
+	if len(c.rows) == 0 {
+		return nil
+	}
+	err := c.be.Flush()
+	if err == nil {
+		_, err = c.nc.Write(c.rows)
+	}
+	c.rows = c.rows[:0]
+	if cap(c.rows) > 4*rowsFlushBytes {
+		c.rows = nil // one huge row need not stay
+	}
+	return err
 }
 
 func (c *conn) cancelQuery() {
@@ -216,7 +257,8 @@ func (c *conn) ready(sess *planner.Session) {
 	c.be.Flush()
 }
 
-// flushEvery bounds how many DataRows are buffered before they are written.
+// flushEvery bounds how many COPY data messages are buffered before they
+// are written.
 const flushEvery = 512
 
 // statementContext is the context of one statement: canceled by a
@@ -311,21 +353,23 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 	c.ready(sess)
 }
 
-func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Location) (int, error) {
-	n := 0
+func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Location) (n int, err error) {
+	// The rows go out before anything the caller sends next.
+	defer func() {
+		if ferr := c.flushRows(); err == nil {
+			err = ferr
+		}
+	}()
 	for rows.Next() {
 		vals := rows.Values()
 		c.enc.start(len(vals))
 		for i, v := range vals {
 			c.enc.text(v, cols[i].OID, loc)
 		}
-		c.be.Send(&pgproto3.DataRow{Values: c.enc.row()})
-		n++
-		if n%flushEvery == 0 {
-			if err := c.be.Flush(); err != nil {
-				return n, err
-			}
+		if err := c.sendRow(c.enc.row()); err != nil {
+			return n, err
 		}
+		n++
 	}
 	return n, rows.Err()
 }

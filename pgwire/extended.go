@@ -168,12 +168,8 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				c.enc.text(v, oid, loc)
 			}
 		}
-		c.be.Send(&pgproto3.DataRow{Values: c.enc.row()})
 		sent++
-		if sent%flushEvery == 0 {
-			return c.be.Flush()
-		}
-		return nil
+		return c.sendRow(c.enc.row())
 	}
 	if !pt.started {
 		pt.started = true
@@ -206,6 +202,10 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 			}
 			return nil
 		})
+		// The rows sent so far go before the error or the tag.
+		if ferr := c.flushRows(); err == nil {
+			err = ferr
+		}
 		if err != nil {
 			pt.done = true
 			return timeoutError(qctx, err)
@@ -220,8 +220,12 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 		row := pt.pending[0]
 		pt.pending = pt.pending[1:]
 		if err := send(row); err != nil {
+			c.flushRows()
 			return err
 		}
+	}
+	if err := c.flushRows(); err != nil {
+		return err
 	}
 	if len(pt.pending) > 0 {
 		c.be.Send(&pgproto3.PortalSuspended{})

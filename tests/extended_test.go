@@ -113,3 +113,41 @@ func TestPgxDefaultMode(t *testing.T) {
 		t.Fatalf("range rows %d %v", got, rows.Err())
 	}
 }
+
+// Results larger than one write of rows arrive whole and in order over
+// both protocols, and the connection stays in step for the next statement.
+func TestLargeResults(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	q := "SELECT g, repeat('x', CAST(g % 97 AS INTEGER)) AS pad FROM generate_series(0, 99999) AS t(g) ORDER BY g"
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
+		rows, err := c.Query(ctx, q, mode)
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		n := int64(0)
+		for rows.Next() {
+			var g int64
+			var pad string
+			if err := rows.Scan(&g, &pad); err != nil {
+				t.Fatalf("%v: row %d: %v", mode, n, err)
+			}
+			if g != n || len(pad) != int(g%97) {
+				t.Fatalf("%v: row %d is %d with %d bytes of padding", mode, n, g, len(pad))
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil || n != 100000 {
+			t.Fatalf("%v: %d rows, %v", mode, n, err)
+		}
+		var one int
+		if err := c.QueryRow(ctx, "SELECT 1", mode).Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: the next statement: %d, %v", mode, one, err)
+		}
+	}
+}
