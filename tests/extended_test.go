@@ -119,11 +119,7 @@ func TestPgxDefaultMode(t *testing.T) {
 func TestLargeResults(t *testing.T) {
 	s := startServer(t, t.TempDir(), nil)
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c := s.connect(ctx)
 	q := "SELECT g, repeat('x', CAST(g % 97 AS INTEGER)) AS pad FROM generate_series(0, 99999) AS t(g) ORDER BY g"
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
 		rows, err := c.Query(ctx, q, mode)
