@@ -48,10 +48,23 @@ const rowsFlushBytes = 64 << 10
 // sendRow queues one DataRow. The caller must call flushRows before it
 // sends any other message, so that the rows go first.
 func (c *conn) sendRow(values [][]byte) error {
-	var err error
-	if c.rows, err = (&pgproto3.DataRow{Values: values}).Encode(c.rows); err != nil {
+	msg := pgproto3.DataRow{Values: values}
+	return c.queued(msg.Encode(c.rows))
+}
+
+// sendCopyData queues one CopyData message of COPY TO STDOUT, as sendRow
+// queues a row.
+func (c *conn) sendCopyData(data []byte) error {
+	msg := pgproto3.CopyData{Data: data}
+	return c.queued(msg.Encode(c.rows))
+}
+
+// queued keeps the grown row buffer and writes it once it is large.
+func (c *conn) queued(rows []byte, err error) error {
+	if err != nil {
 		return err
 	}
+	c.rows = rows
 	if len(c.rows) >= rowsFlushBytes {
 		return c.flushRows()
 	}
@@ -256,10 +269,6 @@ func (c *conn) ready(sess *planner.Session) {
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
 	c.be.Flush()
 }
-
-// flushEvery bounds how many COPY data messages are buffered before they
-// are written.
-const flushEvery = 512
 
 // statementContext is the context of one statement: canceled by a
 // CancelRequest, by the server closing, or after statement_timeout. The

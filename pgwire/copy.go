@@ -3,7 +3,6 @@ package pgwire
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -73,43 +72,102 @@ func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) 
 	}
 	defer res.Rows.Close()
 	csvMode := co.Format == planner.CopyCSV
-	field := func(s string, null bool) string {
-		if null {
-			return co.Null
+	// Fields are rendered into one line buffer and queued as CopyData with
+	// the result rows' buffer: no value, field or line is allocated.
+	var line, val []byte
+	field := func(s []byte, null bool) {
+		switch {
+		case null:
+			line = append(line, co.Null...)
+		case csvMode:
+			line = appendCSVField(line, s, co.Delim, co.Null)
+		default:
+			line = appendTextField(line, s, co.Delim)
 		}
-		if csvMode {
-			if s == "" || s == co.Null || strings.ContainsAny(s, string(co.Delim)+"\"\r\n") {
-				return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-			}
-			return s
-		}
-		return strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, string(co.Delim), `\`+string(co.Delim)).Replace(s)
 	}
 	if co.Header && csvMode {
-		names := make([]string, len(res.Columns))
 		for i, col := range res.Columns {
-			names[i] = field(col.Name, false)
+			if i > 0 {
+				line = append(line, co.Delim)
+			}
+			field([]byte(col.Name), false)
 		}
-		c.be.Send(&pgproto3.CopyData{Data: []byte(strings.Join(names, string(co.Delim)) + "\n")})
+		line = append(line, '\n')
+		if err := c.sendCopyData(line); err != nil {
+			return "", err
+		}
 	}
 	n := 0
 	for res.Rows.Next() {
-		vals := res.Rows.Values()
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = field(string(encodeText(v, res.Columns[i].OID, loc)), v == nil)
-		}
-		c.be.Send(&pgproto3.CopyData{Data: []byte(strings.Join(parts, string(co.Delim)) + "\n")})
-		n++
-		if n%flushEvery == 0 {
-			if err := c.be.Flush(); err != nil {
-				return "", err
+		line = line[:0]
+		for i, v := range res.Rows.Values() {
+			if i > 0 {
+				line = append(line, co.Delim)
 			}
+			var null bool
+			val, null = appendText(val[:0], v, res.Columns[i].OID, loc)
+			field(val, null)
 		}
+		line = append(line, '\n')
+		if err := c.sendCopyData(line); err != nil {
+			c.flushRows()
+			return "", err
+		}
+		n++
+	}
+	// The data goes before CopyDone or an error.
+	if err := c.flushRows(); err != nil {
+		return "", err
 	}
 	if err := res.Rows.Err(); err != nil {
 		return "", err
 	}
 	c.be.Send(&pgproto3.CopyDone{})
 	return fmt.Sprintf("COPY %d", n), nil
+}
+
+// appendCSVField appends s as a CSV field: quoted (quotes doubled) when it
+// is empty or the NULL string, or holds the delimiter, a quote or a line
+// break, so that it reads back as the same text and never as NULL.
+func appendCSVField(dst, s []byte, delim byte, null string) []byte {
+	quote := len(s) == 0 || string(s) == null
+	for i := 0; !quote && i < len(s); i++ {
+		switch s[i] {
+		case delim, '"', '\r', '\n':
+			quote = true
+		}
+	}
+	if !quote {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	for _, ch := range s {
+		if ch == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, ch)
+	}
+	return append(dst, '"')
+}
+
+// appendTextField appends s as a field of COPY's text format: backslash,
+// tab, newline, carriage return and the delimiter escaped with a backslash.
+func appendTextField(dst, s []byte, delim byte) []byte {
+	for _, ch := range s {
+		switch ch {
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case delim:
+			dst = append(dst, '\\', delim)
+		default:
+			dst = append(dst, ch)
+		}
+	}
+	return dst
 }

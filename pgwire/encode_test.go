@@ -166,3 +166,27 @@ func TestRowEncoder(t *testing.T) {
 		}
 	}
 }
+
+func TestCopyFields(t *testing.T) {
+	tests := []struct {
+		in        string
+		csv, text string
+	}{
+		{"plain", "plain", "plain"},
+		{"", `""`, ""},
+		{`\N`, `"\N"`, `\\N`},
+		{"a,b", `"a,b"`, `a\,b`},
+		{`say "hi"`, `"say ""hi"""`, `say "hi"`},
+		{"two\nlines\r", "\"two\nlines\r\"", `two\nlines\r`},
+		{"tab\there", "tab\there", `tab\there`},
+		{`back\slash`, `back\slash`, `back\\slash`},
+	}
+	for _, tt := range tests {
+		if got := string(appendCSVField([]byte("x"), []byte(tt.in), ',', `\N`)); got != "x"+tt.csv {
+			t.Errorf("CSV field of %q = %q, want %q", tt.in, got, "x"+tt.csv)
+		}
+		if got := string(appendTextField([]byte("x"), []byte(tt.in), ',')); got != "x"+tt.text {
+			t.Errorf("text field of %q = %q, want %q", tt.in, got, "x"+tt.text)
+		}
+	}
+}

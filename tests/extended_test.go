@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,5 +147,18 @@ func TestLargeResults(t *testing.T) {
 		if err := c.QueryRow(ctx, "SELECT 1", mode).Scan(&one); err != nil || one != 1 {
 			t.Fatalf("%v: the next statement: %d, %v", mode, one, err)
 		}
+	}
+	// COPY TO STDOUT of as many rows, in CSV with fields that need quotes.
+	var out bytes.Buffer
+	tag, err := c.PgConn().CopyTo(ctx, &out, `COPY (SELECT g, 'a "b"' || CAST(g AS VARCHAR) AS s FROM generate_series(0, 99999) AS t(g) ORDER BY g) TO STDOUT WITH (FORMAT csv)`)
+	if err != nil || tag.String() != "COPY 100000" {
+		t.Fatalf("COPY TO STDOUT: %v, %v", tag, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 100000 || lines[0] != `0,"a ""b""0"` || lines[99999] != `99999,"a ""b""99999"` {
+		t.Fatalf("COPY TO STDOUT: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(new(int)); err != nil {
+		t.Fatalf("after COPY TO STDOUT: %v", err)
 	}
 }
