@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -150,19 +149,6 @@ type Session struct {
 	cells [][]literal
 }
 
-// maxSessionPlans bounds a session's prepared statements; when full they
-// are all dropped (dashboards repeat a handful of queries).
-const maxSessionPlans = 64
-
-// sessionView is a temporary view on a session's connection: its CREATE
-// statement, the ID of the tsdb table it reads (empty for catalog views)
-// and the table's columns it was made for (its shape).
-type sessionView struct {
-	create  string
-	tableID string
-	shape   string
-}
-
 // NewSession opens a session of user with its own DuckDB connection.
 func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error) {
 	conn, err := p.db.Conn(ctx)
@@ -185,91 +171,6 @@ func (s *Session) Close() error {
 	}
 	clear(s.views)
 	return s.conn.Close()
-}
-
-// ensureView creates the temporary view name as v.create (a CREATE OR
-// REPLACE TEMP VIEW statement) unless the session's view is exactly that.
-func (s *Session) ensureView(ctx context.Context, name string, v sessionView) error {
-	if old, ok := s.views[name]; ok && old.create == v.create {
-		return nil
-	}
-	delete(s.views, name)
-	s.dropPlans()
-	if _, err := s.conn.ExecContext(ctx, v.create); err != nil {
-		// The old view may still be there, no longer tracked: it must not
-		// outlive the session.
-		s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
-		return mapDuckError(err)
-	}
-	s.views[name] = v
-	return nil
-}
-
-// viewsFit reports whether the session has a view of each table as it is
-// now (the same table, the same columns), whatever files and batches the
-// view reads: enough to describe a statement's result columns.
-func (s *Session) viewsFit(tables []string) bool {
-	for _, name := range tables {
-		v, ok := s.views[name]
-		if !ok {
-			return false
-		}
-		t, ok := s.p.store.Table(name)
-		if !ok || t.ID != v.tableID || viewShape(t) != v.shape {
-			return false
-		}
-	}
-	return true
-}
-
-// viewShape names a table's columns and types as its views show them.
-func viewShape(t schema.Table) string {
-	return selectList(t, len(t.Columns)) + " " + fmt.Sprint(t.Columns)
-}
-
-// dropPlans closes the session's prepared statements.
-func (s *Session) dropPlans() {
-	for text, st := range s.plans {
-		st.Close()
-		delete(s.plans, text)
-	}
-}
-
-// prepared runs a SELECT through the session's prepared statement of
-// text, preparing it first if there is none.
-func (s *Session) prepared(ctx context.Context, text string) (*sql.Rows, error) {
-	st, ok := s.plans[text]
-	if !ok {
-		var err error
-		if st, err = s.conn.PrepareContext(ctx, text); err != nil {
-			return nil, err
-		}
-		if len(s.plans) >= maxSessionPlans {
-			s.dropPlans()
-		}
-		s.plans[text] = st
-	}
-	return st.QueryContext(ctx)
-}
-
-// dropStaleViews drops the views of tables that were dropped (or dropped
-// and created anew) since the view was made. A statement naming such a
-// table must fail as undefined, not read the old table's files.
-func (s *Session) dropStaleViews(ctx context.Context) error {
-	for name, v := range s.views {
-		if v.tableID == "" {
-			continue
-		}
-		if t, ok := s.p.store.Table(name); ok && t.ID == v.tableID {
-			continue
-		}
-		s.dropPlans()
-		if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name)); err != nil {
-			return mapDuckError(err)
-		}
-		delete(s.views, name)
-	}
-	return nil
 }
 
 // Settings returns the session's settings (SET/SHOW).
@@ -466,133 +367,6 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	}
 	tag := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", st.node.Node), "*pg_query.Node_"), "Stmt")
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
-}
-
-// bound is the engine state a statement reads: a temporary view per table
-// over one snapshot, whose mirrored batches stay until done unpins the
-// epoch.
-type bound struct {
-	s      *Session
-	epoch  uint64
-	pruned []*pruned
-}
-
-// bind pins an epoch, takes a snapshot of each table, makes sure the
-// snapshot's buffered batches are in the mirror, computes the time range
-// the statement (root, may be nil) needs of each table, and makes a
-// temporary view per table over the snapshot's files and mirrored batches
-// in that range. Temporary views are private to the connection: tsdb
-// tables exist in DuckDB only as these views. The statement runs on its
-// own (autocommit): one statement reads one consistent state of the
-// mirror, and the view names every file and batch it reads, so a view
-// left from an earlier statement with the same definition is the same
-// relation.
-func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
-	if err := s.dropStaleViews(ctx); err != nil {
-		return nil, err
-	}
-	b := &bound{s: s, epoch: s.p.mirror.epochs.pin()}
-	snaps := make([]*ingest.Snapshot, 0, len(tables))
-	mirrors := map[string]string{}
-	schemas := map[string]schema.Table{}
-	for _, name := range tables {
-		snap, err := s.p.store.Snapshot(ctx, name)
-		if err != nil {
-			b.done()
-			return nil, err
-		}
-		// Mirroring happens outside the query's transaction: what one
-		// session appends must be committed before others rely on it.
-		mirrored, err := s.p.mirror.ensure(ctx, s.conn, snap)
-		if err != nil {
-			b.done()
-			return nil, mapDuckError(err)
-		}
-		mirrors[name] = mirrored
-		snaps = append(snaps, snap)
-		schemas[name] = snap.Table
-	}
-	ranges := map[string]interval{}
-	if root != nil && len(snaps) > 0 {
-		var err error
-		ranges, err = planTimeRanges(root, schemas).evaluate(ctx, s.conn, s.p.pgVersion, schemas)
-		if err != nil {
-			b.done()
-			return nil, err
-		}
-	}
-	for _, snap := range snaps {
-		r, ok := ranges[snap.Table.Name]
-		if !ok {
-			r = fullRange
-		}
-		pr := prune(snap, r)
-		pr.mirror = mirrors[snap.Table.Name]
-		v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
-		if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {
-			b.done()
-			return nil, err
-		}
-		b.pruned = append(b.pruned, pr)
-	}
-	return b, nil
-}
-
-// done unpins the epoch: the mirror may drop batches the statement read.
-func (b *bound) done() {
-	b.s.p.mirror.epochs.unpin(b.epoch)
-}
-
-// viewSQL builds the view of one pruned table snapshot: its files and its
-// buffered batches in range, each row exactly once (a row is either in a
-// committed file or in a batch of the snapshot, never both).
-func viewSQL(p *pruned) string {
-	snap := p.snap
-	all := len(snap.Table.Columns)
-	var parts []string
-	// Files written before ALTER TABLE ADD COLUMN lack the later columns:
-	// one read_parquet per column count.
-	byCols := map[int][]string{}
-	var counts []int
-	for i, f := range p.files {
-		n := min(p.fileCols[i], all)
-		if _, ok := byCols[n]; !ok {
-			counts = append(counts, n)
-		}
-		byCols[n] = append(byCols[n], schema.QuoteString(f))
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
-	for _, n := range counts {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
-	}
-	list := selectList(snap.Table, all)
-	// Without buffered batches in range the view is the files alone: a
-	// UNION ALL with an empty branch still costs DuckDB plan and pipeline
-	// work on every query.
-	if len(p.batchIDs) > 0 || len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, idPredicate(p.batchIDs)))
-	}
-	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
-}
-
-// selectList is the select list that reads a source holding the first
-// present columns of t as the table: timestamps without time zone cast
-// back from the stored UTC instant, columns added after the source was
-// written NULL.
-func selectList(t schema.Table, present int) string {
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		q := schema.QuoteIdent(c.Name)
-		switch {
-		case i >= present:
-			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
-		case c.Type == schema.Timestamp:
-			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
-		default:
-			cols[i] = q
-		}
-	}
-	return strings.Join(cols, ", ")
 }
 
 // query runs a row-returning statement over bound views.
