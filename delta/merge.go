@@ -44,12 +44,7 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, files []Fi
 	m := &merger{t: t, sch: t.ArrowSchema(), w: w}
 	defer m.release()
 	m.pending = slices.Clone(files)
-	slices.SortStableFunc(m.pending, func(a, b File) int {
-		if a.MinTime != b.MinTime {
-			return cmp.Compare(a.MinTime, b.MinTime)
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
+	slices.SortStableFunc(m.pending, mergeRank)
 	if err := m.run(ctx, store); err != nil {
 		w.Close()
 		return Add{}, err
@@ -65,6 +60,15 @@ func MergeDataFiles(ctx context.Context, store Store, t schema.Table, files []Fi
 		return Add{}, err
 	}
 	return putDataFile(ctx, store, buf.Bytes(), encoded)
+}
+
+// mergeRank orders a merge's inputs: by MinTime, then path. Rows with
+// equal keys keep this order of their files.
+func mergeRank(a, b File) int {
+	if a.MinTime != b.MinTime {
+		return cmp.Compare(a.MinTime, b.MinTime)
+	}
+	return strings.Compare(a.Path, b.Path)
 }
 
 // merger holds the state of one MergeDataFiles.

@@ -2,7 +2,6 @@ package delta
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +67,28 @@ func fileRows(t *testing.T, store Store, sch schema.Table, path string) []string
 		r.Release()
 	}
 	return out
+}
+
+// sortedWrite writes the rows of files as one file sorted at once, the
+// inputs taken in the merge's order (mergeRank), so that equal keys keep
+// the order a merge gives them.
+func sortedWrite(t *testing.T, store Store, sch schema.Table, files []File) Add {
+	t.Helper()
+	ordered := slices.Clone(files)
+	slices.SortStableFunc(ordered, mergeRank)
+	var all []arrow.RecordBatch
+	for _, f := range ordered {
+		recs, err := ReadDataFile(context.Background(), store, sch, f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, recs...)
+	}
+	whole, err := WriteDataFile(context.Background(), store, sch, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return whole
 }
 
 // fileMeta reads a data file's Parquet footer.
@@ -207,26 +228,7 @@ func TestMergeDataFiles(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	// Sorting everything at once keeps equal keys in input order: give it
-	// the inputs in the merge's order.
-	slices.SortStableFunc(files, func(a, b File) int {
-		if a.MinTime != b.MinTime {
-			return cmp.Compare(a.MinTime, b.MinTime)
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	var all []arrow.RecordBatch
-	for _, f := range files {
-		recs, err := ReadDataFile(ctx, store, sch, f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, recs...)
-	}
-	whole, err := WriteDataFile(ctx, store, sch, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := sortedWrite(t, store, sch, files)
 	merged, err := MergeDataFiles(ctx, store, sch, files)
 	if err != nil {
 		t.Fatal(err)
@@ -517,24 +519,7 @@ func TestMergeDataFilesMatchesSortOnRandomInputs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		slices.SortStableFunc(files, func(a, b File) int {
-			if a.MinTime != b.MinTime {
-				return cmp.Compare(a.MinTime, b.MinTime)
-			}
-			return strings.Compare(a.Path, b.Path)
-		})
-		var all []arrow.RecordBatch
-		for _, f := range files {
-			recs, err := ReadDataFile(ctx, store, sch, f.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, recs...)
-		}
-		whole, err := WriteDataFile(ctx, store, sch, all)
-		if err != nil {
-			t.Fatal(err)
-		}
+		whole := sortedWrite(t, store, sch, files)
 		if got, want := fileRows(t, store, sch, merged.Path), fileRows(t, store, sch, whole.Path); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: the merge (%d rows) differs from one sorted write (%d rows)", seed, len(got), len(want))
 		}
