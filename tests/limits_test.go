@@ -206,7 +206,8 @@ wait:
 
 // A large INSERT … SELECT (2.4M rows over a week of buckets, about 65 MB
 // in the WAL) is one atomic, durable statement like any other: it used to
-// exceed one badger transaction and fail with 54000.
+// exceed one badger transaction (the WAL before the segment log) and fail
+// with 54000.
 func TestLargeInsertSelect(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir, nil)

@@ -1,11 +1,20 @@
 // Package wal is tsdb's write-ahead log: a durable, ordered log of opaque
-// entries stored in badger. Every Append is one badger transaction written
-// with SyncWrites, so it returns only after the entry is fsynced; badger
-// batches concurrent commits into one write and one fsync (group commit).
+// entries in segment files. Every Append returns only after its entries are
+// written and fdatasynced; appends that arrive while a group is being
+// synced share the next write and sync (group commit).
 //
 // Entries are numbered by a sequence the WAL assigns. Callers replay entries
 // in sequence order after a restart and delete them once their contents are
-// durable elsewhere. The WAL knows nothing about what an entry holds.
+// durable elsewhere. A deletion is a tombstone record; a segment file is
+// removed once it and every older segment hold no live entry. The WAL knows
+// nothing about what an entry holds.
+//
+// Why not a key-value store: the WAL was on badger, whose commit writes the
+// value log and the memtable log through mmap and msyncs both. On this
+// project's 2-core machine that took 2.1–2.6 ms for a 190 KB statement,
+// against 0.75 ms for write and fdatasync of the same bytes; the WAL was
+// half of a 1,000-row INSERT. The log needs no keyed access: it is written
+// in order, read in order at start-up, and dropped from the front.
 package wal
 
 import (
@@ -13,80 +22,94 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 )
-
-// keyPrefix marks entry keys; the rest of the key is the big-endian sequence,
-// so badger's key order is sequence order.
-const keyPrefix = 'e'
-
-// nextSeqKey holds the sequence the next entry gets. It is written in every
-// commit, so sequences keep increasing across restarts even when every
-// entry has been deleted: callers compare sequences with what they recorded
-// elsewhere (the Delta txn versions), and a reused sequence would look
-// already flushed.
-var nextSeqKey = []byte("m/next")
-
-// headerSize is the CRC32-C that precedes every payload. badger checksums its
-// own files, but the CRC also catches a payload that was written wrongly by
-// us and makes corruption reportable with the entry's sequence.
-const headerSize = 4
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Options configure a WAL.
 type Options struct {
-	// Logger receives the WAL's and badger's messages; nil discards them.
+	// Logger receives the WAL's messages; nil discards them.
 	Logger *slog.Logger
 	// Registerer receives the WAL's metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// GCInterval is how often badger's value log is garbage collected.
-	// Zero means one minute.
-	GCInterval time.Duration
+	// SegmentBytes is the size after which writing moves on to a new
+	// segment file. Zero means 128 MiB.
+	SegmentBytes int64
 }
 
 // WAL is an open write-ahead log. It is safe for concurrent use.
 type WAL struct {
-	db      *badger.DB
-	logger  *slog.Logger
-	metrics *metrics
+	dir          string
+	logger       *slog.Logger
+	metrics      *metrics
+	segmentBytes int64
 
-	// requests carries appends to the commit loop, which owns next.
+	// requests carries appends, deletions and markers to the commit loop,
+	// which alone writes to the current segment.
 	requests chan *request
 	next     atomic.Uint64 // sequence of the next entry; written only by commitLoop after Open
 
-	mu     sync.Mutex // guards closed
-	closed bool
+	// Owned by the commit loop.
+	cur     *os.File // the last segment, open for appending
+	curSize int64
+	broken  error // a write or sync failed: nothing more is written
+
+	mu      sync.Mutex // guards the fields below
+	closed  bool
+	segs    []*segment          // oldest first; the last is cur
+	live    map[uint64]entryLoc // entries not deleted
+	damaged []*CorruptionError  // found by Open, reported by the next Replay
 
 	stop       chan struct{}
 	commitDone chan struct{}
-	gcDone     chan struct{}
 }
 
-// request is one Append waiting for the commit loop.
+// entryLoc is where an entry's payload lies.
+type entryLoc struct {
+	seg *segment
+	off int64 // of the payload
+	n   uint32
+	crc uint32
+}
+
+// request is one operation waiting for the commit loop.
 type request struct {
 	payloads [][]byte
-	framed   bool // payloads start with HeaderRoom reserved bytes
+	framed   bool     // payloads start with HeaderRoom reserved bytes
+	deletes  []uint64 // a tombstone for these entries
+	mark     bool     // a next-sequence marker
 	first    uint64
 	err      error
 	done     chan struct{}
 }
 
-// CorruptionError reports an entry that cannot be read back as it was written.
+// CorruptionError reports log contents that cannot be read back as they
+// were written: an entry (Seq) or, when Seq is zero, a damaged byte range
+// of a segment.
 type CorruptionError struct {
-	Dir string
-	Seq uint64
-	Err error
+	Dir     string
+	Seq     uint64
+	Segment string // file name, when known
+	Offset  int64  // of the damage in Segment
+	Err     error
 }
 
 func (e *CorruptionError) Error() string {
+	if e.Seq == 0 {
+		return fmt.Sprintf("wal %s: segment %s offset %d: %v", e.Dir, e.Segment, e.Offset, e.Err)
+	}
+	if e.Segment != "" {
+		return fmt.Sprintf("wal %s: corrupt entry %d (segment %s offset %d): %v", e.Dir, e.Seq, e.Segment, e.Offset, e.Err)
+	}
 	return fmt.Sprintf("wal %s: corrupt entry %d: %v", e.Dir, e.Seq, e.Err)
 }
 
@@ -96,95 +119,174 @@ func (e *CorruptionError) Unwrap() error { return e.Err }
 // ErrClosed is returned by operations on a closed WAL.
 var ErrClosed = errors.New("wal: closed")
 
-// Open opens (or creates) the WAL in dir.
+// TooLargeError reports a single entry larger than a record can hold.
+type TooLargeError struct{ Bytes int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("a single write of %d bytes is too large for one WAL record; split it into smaller statements", e.Bytes)
+}
+
+// quarantineDir holds, by sequence, entries that could not be replayed.
+const quarantineDir = "quarantine"
+
+// Open opens (or creates) the WAL in dir. It reads every segment: a write
+// that a crash cut short at the end of the log is cut off (it was never
+// acknowledged); damage elsewhere is reported by the next Replay.
 func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	bopts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(badgerLogger{logger}).
-		WithLoggingLevel(badger.WARNING).
-		// The WAL is written far more than it is read: small memtables and
-		// caches keep badger's footprint out of the MemBuffer's budget.
-		WithMemTableSize(16 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		// Entries above 1 KiB live in the value log and cost a
-		// transaction only their key and a pointer. Badger caps a
-		// transaction at 15% of a memtable (2.4 MB here) counting inline
-		// values in full, and one statement is one transaction: with
-		// 64 KiB inline, an INSERT … SELECT of 9 MB failed.
-		WithValueThreshold(1 << 10).
-		WithValueLogFileSize(256 << 20).
-		WithNumCompactors(2).
-		WithDetectConflicts(false)
-	db, err := badger.Open(bopts)
-	if err != nil {
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	w := &WAL{dir: dir, logger: logger, metrics: newMetrics(opts.Registerer), segmentBytes: opts.SegmentBytes,
+		requests: make(chan *request, 1024), live: make(map[uint64]entryLoc),
+		stop: make(chan struct{}), commitDone: make(chan struct{})}
+	if w.segmentBytes <= 0 {
+		w.segmentBytes = 128 << 20
 	}
-	w := &WAL{db: db, logger: logger, metrics: newMetrics(opts.Registerer), requests: make(chan *request, 1024),
-		stop: make(chan struct{}), commitDone: make(chan struct{}), gcDone: make(chan struct{})}
-	last, err := w.lastSeq()
-	if err != nil {
-		db.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	if err := migrateBadger(ctx, dir, logger); err != nil {
 		return nil, err
 	}
-	w.next.Store(last + 1)
-	interval := opts.GCInterval
-	if interval <= 0 {
-		interval = time.Minute
+	segs, err := listSegments(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wal: list segments: %w", err)
 	}
-	go w.gcLoop(interval)
+	next := uint64(1)
+	for i, s := range segs {
+		n, err := w.load(s, i == len(segs)-1)
+		if err != nil {
+			return nil, err
+		}
+		next = max(next, n, s.first)
+	}
+	w.segs = segs
+	w.next.Store(next)
+	if len(segs) == 0 {
+		if err := w.newSegment(); err != nil {
+			return nil, err
+		}
+	} else {
+		last := segs[len(segs)-1]
+		f, err := os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, fmt.Errorf("wal: %w", err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("wal: %w", err)
+		}
+		w.cur, w.curSize = f, fi.Size()
+	}
+	if err := w.dropDeadSegments(); err != nil {
+		w.cur.Close()
+		return nil, err
+	}
+	w.metrics.segments.Set(float64(len(w.segs)))
 	go w.commitLoop()
 	return w, nil
 }
 
-func (w *WAL) lastSeq() (uint64, error) {
-	var last uint64
-	err := w.db.View(func(txn *badger.Txn) error {
-		if item, err := txn.Get(nextSeqKey); err == nil {
-			if err := item.Value(func(v []byte) error {
-				if len(v) == 8 {
-					last = binary.BigEndian.Uint64(v) - 1
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{keyPrefix}})
-		defer it.Close()
-		// Seek past the largest possible key of the prefix.
-		it.Seek([]byte{keyPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-		if it.Valid() {
-			last = max(last, binary.BigEndian.Uint64(it.Item().Key()[1:]))
-		}
-		return nil
-	})
+// load reads segment s into the index and returns the next sequence it
+// implies. The last segment's damaged tail is cut off.
+func (w *WAL) load(s *segment, last bool) (uint64, error) {
+	data, err := os.ReadFile(s.path)
 	if err != nil {
-		return 0, fmt.Errorf("wal: find last entry: %w", err)
+		return 0, fmt.Errorf("wal: read segment: %w", err)
 	}
-	return last, nil
+	recs, damaged, tailAt := scan(data)
+	name := filepath.Base(s.path)
+	next := uint64(0)
+	for _, r := range recs {
+		switch r.typ {
+		case recEntry:
+			if _, dup := w.live[r.seq]; !dup {
+				s.live++
+			}
+			w.live[r.seq] = entryLoc{seg: s, off: r.off + headerSize, n: r.length, crc: r.payloadCRC}
+			next = max(next, r.seq+1)
+		case recTombstone:
+			for _, seq := range r.tombs {
+				if loc, ok := w.live[seq]; ok {
+					loc.seg.live--
+					delete(w.live, seq)
+				}
+			}
+		case recNextSeq:
+			next = max(next, r.seq)
+		}
+	}
+	for _, d := range damaged {
+		w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Segment: name, Offset: d.off,
+			Err: fmt.Errorf("%d damaged bytes skipped", d.n)})
+	}
+	if tailAt < int64(len(data)) {
+		if !last {
+			w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Segment: name, Offset: tailAt,
+				Err: fmt.Errorf("the last %d bytes are damaged", int64(len(data))-tailAt)})
+			return next, nil
+		}
+		// Only the last write can be torn, and it was not acknowledged:
+		// the sync that would have acknowledged it did not return.
+		w.logger.Warn("wal: dropping a torn write at the end of the log", "segment", name, "offset", tailAt, "bytes", int64(len(data))-tailAt)
+		if err := os.Truncate(s.path, tailAt); err != nil {
+			return 0, fmt.Errorf("wal: cut torn tail: %w", err)
+		}
+	}
+	return next, nil
 }
 
-func key(seq uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = keyPrefix
-	binary.BigEndian.PutUint64(k[1:], seq)
-	return k
+// newSegment starts a segment named by the next sequence and makes it the
+// one written. Called by Open and the commit loop.
+func (w *WAL) newSegment() error {
+	s := &segment{first: w.next.Load(), path: filepath.Join(w.dir, segmentName(w.next.Load()))}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("wal: new segment: %w", err)
+	}
+	// The segment's name records the next sequence, so it must survive a
+	// crash with the directory entry.
+	if err := syncDir(w.dir); err != nil {
+		f.Close()
+		return err
+	}
+	if w.cur != nil {
+		w.cur.Close()
+	}
+	w.cur, w.curSize = f, 0
+	w.mu.Lock()
+	w.segs = append(w.segs, s)
+	w.mu.Unlock()
+	w.metrics.segments.Inc()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("wal: sync %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Append writes the payloads as consecutive entries in one atomic, fsynced
 // batch and returns the sequence of the first. Either all entries are durable
 // when it returns nil, or none is visible. Concurrent appends share one
-// badger commit and one fsync (group commit).
+// write and one fsync (group commit).
 //
 // A non-zero sequence is returned whenever sequences were assigned, also
 // with an error: callers that apply entries in sequence order must skip it.
 func (w *WAL) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
-	return w.append(ctx, payloads, false)
+	if len(payloads) == 0 {
+		return 0, errors.New("wal: append of no entries")
+	}
+	return w.submit(ctx, &request{payloads: payloads})
 }
 
 // HeaderRoom is how many bytes AppendFramed expects reserved at the front
@@ -192,24 +294,28 @@ func (w *WAL) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 const HeaderRoom = headerSize
 
 // AppendFramed is Append of payloads that each start with HeaderRoom
-// reserved bytes, which the WAL fills with the entry header in place: a
-// large write is then stored without another copy. The WAL writes the
-// frames' headers in place and keeps no reference to them once it returns
-// (badger has copied them into its log), so callers may reuse them.
+// reserved bytes, which the WAL fills with the record header in place: a
+// large write then reaches the file without another copy. The WAL keeps no
+// reference to the frames once it returns, so callers may reuse them.
 func (w *WAL) AppendFramed(ctx context.Context, frames [][]byte) (uint64, error) {
+	if len(frames) == 0 {
+		return 0, errors.New("wal: append of no entries")
+	}
 	for _, f := range frames {
 		if len(f) < HeaderRoom {
 			return 0, errors.New("wal: frame shorter than its header")
 		}
 	}
-	return w.append(ctx, frames, true)
+	return w.submit(ctx, &request{payloads: frames, framed: true})
 }
 
-func (w *WAL) append(ctx context.Context, payloads [][]byte, framed bool) (uint64, error) {
-	if len(payloads) == 0 {
-		return 0, errors.New("wal: append of no entries")
+func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
+	for _, p := range req.payloads {
+		if n := len(p) - w.room(req); n > math.MaxUint32 {
+			return 0, &TooLargeError{Bytes: n}
+		}
 	}
-	req := &request{payloads: payloads, framed: framed, done: make(chan struct{})}
+	req.done = make(chan struct{})
 	w.mu.Lock()
 	closed := w.closed
 	w.mu.Unlock()
@@ -239,12 +345,19 @@ func (w *WAL) append(ctx context.Context, payloads [][]byte, framed bool) (uint6
 	}
 }
 
+func (w *WAL) room(r *request) int {
+	if r.framed {
+		return HeaderRoom
+	}
+	return 0
+}
+
 // maxGroupBytes bounds the payload bytes committed together.
 const maxGroupBytes = 8 << 20
 
 // commitLoop takes every queued request, assigns sequences in queue order,
-// writes them in one badger transaction (one fsync) and wakes the writers.
-// While a group is being fsynced, the next one queues up.
+// writes them with one write and one fdatasync and wakes the writers.
+// While a group is being synced, the next one queues up.
 func (w *WAL) commitLoop() {
 	defer close(w.commitDone)
 	for {
@@ -264,13 +377,13 @@ func (w *WAL) commitLoop() {
 			}
 		}
 		group := []*request{first}
-		size := payloadBytes(first)
+		size := requestBytes(first)
 	drain:
 		for size < maxGroupBytes {
 			select {
 			case r := <-w.requests:
 				group = append(group, r)
-				size += payloadBytes(r)
+				size += requestBytes(r)
 			default:
 				break drain
 			}
@@ -279,82 +392,117 @@ func (w *WAL) commitLoop() {
 	}
 }
 
-func payloadBytes(r *request) int {
-	n := 0
+func requestBytes(r *request) int {
+	n := 8 * len(r.deletes)
 	for _, p := range r.payloads {
 		n += len(p)
-		if !r.framed {
-			n += headerSize
-		}
 	}
 	return n
 }
 
-// commitGroup writes a group of requests. Each request lands in exactly one
-// badger transaction; a request that does not fit with the others gets a
-// transaction of its own.
+// commitGroup writes a group of requests as one write and one sync.
 func (w *WAL) commitGroup(group []*request) {
 	start := time.Now()
-	for _, r := range group {
-		r.first = w.next.Add(uint64(len(r.payloads))) - uint64(len(r.payloads))
-	}
-	var pending []*request
-	txn := w.db.NewTransaction(true)
-	commit := func() {
-		var next [8]byte
-		binary.BigEndian.PutUint64(next[:], w.next.Load())
-		err := txn.Set(nextSeqKey, next[:])
-		if err == nil {
-			err = txn.Commit()
-		}
-		w.metrics.fsyncs.Inc()
-		for _, r := range pending {
-			r.err = err
-		}
-		pending = nil
-		txn = w.db.NewTransaction(true)
+	err := w.broken
+	if err == nil && w.curSize >= w.segmentBytes {
+		// Before sequences are assigned: a segment is named by the first
+		// sequence it may hold.
+		err = w.newSegment()
 	}
 	for _, r := range group {
-		err := w.setAll(txn, r)
-		if errors.Is(err, badger.ErrTxnTooBig) && len(pending) > 0 {
-			// Commit what fits so far, then retry this request alone.
-			txn.Discard()
-			txn = w.db.NewTransaction(true)
-			for _, p := range pending {
-				if err := w.setAll(txn, p); err != nil {
-					p.err = err
+		if len(r.payloads) > 0 {
+			r.first = w.next.Add(uint64(len(r.payloads))) - uint64(len(r.payloads))
+		}
+	}
+	var (
+		iov     [][]byte
+		added   []uint64
+		locs    []entryLoc
+		deleted []uint64
+		seen    = map[uint64]bool{}
+	)
+	if err == nil {
+		w.mu.Lock()
+		seg := w.segs[len(w.segs)-1]
+		off := w.curSize
+		for _, r := range group {
+			switch {
+			case len(r.payloads) > 0:
+				for i, p := range r.payloads {
+					seq := r.first + uint64(i)
+					var hdr []byte
+					if r.framed {
+						frame := p
+						hdr, p = frame[:HeaderRoom], frame[HeaderRoom:]
+						putHeader(hdr, recEntry, seq, p)
+						iov = append(iov, frame)
+					} else {
+						hdr = make([]byte, headerSize)
+						putHeader(hdr, recEntry, seq, p)
+						iov = append(iov, hdr, p)
+					}
+					added = append(added, seq)
+					locs = append(locs, entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])})
+					off += int64(headerSize + len(p))
+				}
+			case r.mark:
+				rec := record(recNextSeq, w.next.Load(), nil)
+				iov = append(iov, rec)
+				off += int64(len(rec))
+			default:
+				var p []byte
+				for _, seq := range r.deletes {
+					if _, ok := w.live[seq]; ok && !seen[seq] {
+						seen[seq] = true
+						p = binary.BigEndian.AppendUint64(p, seq)
+						deleted = append(deleted, seq)
+					}
+				}
+				if len(p) > 0 {
+					rec := record(recTombstone, 0, p)
+					iov = append(iov, rec)
+					off += int64(len(rec))
 				}
 			}
-			commit()
-			err = w.setAll(txn, r)
 		}
+		w.mu.Unlock()
+		if len(iov) > 0 {
+			err = w.write(iov)
+			w.metrics.fsyncs.Inc()
+		}
+	}
+	if err == nil {
+		w.mu.Lock()
+		for i, seq := range added {
+			w.live[seq] = locs[i]
+			locs[i].seg.live++
+		}
+		for _, seq := range deleted {
+			if loc, ok := w.live[seq]; ok {
+				loc.seg.live--
+				delete(w.live, seq)
+			}
+		}
+		w.mu.Unlock()
+		if len(deleted) > 0 {
+			w.metrics.deletes.Add(float64(len(deleted)))
+			if derr := w.dropDeadSegments(); derr != nil {
+				w.logger.Error("wal: removing segments whose entries are all deleted", "err", derr)
+			}
+		}
+	}
+	for _, r := range group {
 		if err != nil {
-			if errors.Is(err, badger.ErrTxnTooBig) {
-				err = &TooLargeError{Bytes: payloadBytes(r)}
+			switch {
+			case len(r.payloads) > 0:
+				r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(len(r.payloads))-1, err)
+			default:
+				r.err = fmt.Errorf("wal: %w", err)
 			}
-			r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(len(r.payloads))-1, err)
-			// The transaction may hold part of r: drop it and re-add the others.
-			txn.Discard()
-			txn = w.db.NewTransaction(true)
-			for _, p := range pending {
-				if err := w.setAll(txn, p); err != nil {
-					p.err = err
-				}
-			}
-			continue
-		}
-		pending = append(pending, r)
-	}
-	if len(pending) > 0 {
-		commit()
-	}
-	txn.Discard()
-	for _, r := range group {
-		if r.err != nil {
 			w.metrics.failures.Inc()
-		} else {
+		} else if len(r.payloads) > 0 {
 			w.metrics.appends.Add(float64(len(r.payloads)))
-			w.metrics.bytes.Add(float64(payloadBytes(r)))
+			w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
 		}
 		close(r.done)
 	}
@@ -362,30 +510,63 @@ func (w *WAL) commitGroup(group []*request) {
 	w.metrics.latency.Observe(time.Since(start).Seconds())
 }
 
-func (w *WAL) setAll(txn *badger.Txn, r *request) error {
-	for i, p := range r.payloads {
-		if r.framed {
-			binary.BigEndian.PutUint32(p, crc32.Checksum(p[headerSize:], castagnoli))
-			if err := txn.Set(key(r.first+uint64(i)), p); err != nil {
-				return err
+// write appends the buffers to the current segment and syncs it. On a
+// failed write the segment is cut back to where the group began, so that
+// the next group does not follow a partial one. After a failed sync
+// nothing more is written: the kernel may have dropped the dirty pages
+// and a later sync would report success for data that is not there.
+func (w *WAL) write(iov [][]byte) error {
+	start := w.curSize
+	fd := int(w.cur.Fd())
+	for len(iov) > 0 {
+		batch := iov[:min(len(iov), 1024)] // IOV_MAX
+		n, err := unix.Writev(fd, batch)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			if terr := w.cur.Truncate(start); terr != nil {
+				w.broken = fmt.Errorf("write failed (%w) and the segment could not be cut back: %v", err, terr)
 			}
-			continue
+			return fmt.Errorf("write %s: %w", w.cur.Name(), err)
 		}
-		v := make([]byte, headerSize+len(p))
-		binary.BigEndian.PutUint32(v, crc32.Checksum(p, castagnoli))
-		copy(v[headerSize:], p)
-		if err := txn.Set(key(r.first+uint64(i)), v); err != nil {
-			return err
+		w.curSize += int64(n)
+		// Drop what was written, including part of a buffer.
+		for n > 0 && len(iov) > 0 {
+			if n >= len(iov[0]) {
+				n -= len(iov[0])
+				iov = iov[1:]
+				continue
+			}
+			iov[0] = iov[0][n:]
+			n = 0
 		}
+	}
+	if err := unix.Fdatasync(fd); err != nil {
+		w.broken = fmt.Errorf("fdatasync %s failed: %w", w.cur.Name(), err)
+		return w.broken
 	}
 	return nil
 }
 
-// TooLargeError reports a single append larger than one WAL transaction.
-type TooLargeError struct{ Bytes int }
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("a single write of %d bytes is too large for one WAL transaction; split it into smaller statements", e.Bytes)
+// dropDeadSegments removes segments from the front of the log while they
+// hold no live entry. Only the front: a segment's tombstones may be all
+// that keeps entries of older segments deleted.
+func (w *WAL) dropDeadSegments() error {
+	w.mu.Lock()
+	var drop []*segment
+	for len(w.segs) > 1 && w.segs[0].live == 0 {
+		drop = append(drop, w.segs[0])
+		w.segs = w.segs[1:]
+	}
+	w.mu.Unlock()
+	if len(drop) == 0 {
+		return nil
+	}
+	for _, s := range drop {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("wal: remove segment: %w", err)
+		}
+		w.metrics.segments.Dec()
+	}
+	return syncDir(w.dir)
 }
 
 // NextSeq returns the sequence the first appended entry will get. It is
@@ -400,136 +581,125 @@ func (w *WAL) EnsureNextSeq(seq uint64) error {
 		return nil
 	}
 	w.next.Store(seq)
-	var v [8]byte
-	binary.BigEndian.PutUint64(v[:], seq)
-	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(nextSeqKey, v[:]) }); err != nil {
+	if _, err := w.submit(context.Background(), &request{mark: true}); err != nil {
 		return fmt.Errorf("wal: persist next sequence: %w", err)
 	}
 	return nil
 }
 
-// Replay calls fn for every entry in sequence order. An entry that cannot be
-// read back (badger error, checksum mismatch) is reported to onCorrupt,
-// moved out of the log into a quarantine key range (kept for inspection,
-// never replayed again) and skipped, so that one bad entry does not keep
-// the server from starting. fn may also return a *CorruptionError for an
-// entry it cannot decode; it is quarantined the same way. Any other error
-// from fn stops the replay.
+// Replay calls fn for every entry in sequence order. Damage found when the
+// WAL was opened is reported to onCorrupt first. An entry that cannot be
+// read back (read error, checksum mismatch) is reported to onCorrupt,
+// copied to the quarantine directory (kept for inspection), deleted from
+// the log and skipped, so that one bad entry does not keep the server from
+// starting. fn may also return a *CorruptionError for an entry it cannot
+// decode; it is quarantined the same way. Any other error from fn stops
+// the replay.
 func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error, onCorrupt func(*CorruptionError)) error {
-	var bad []uint64
-	err := w.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: []byte{keyPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			item := it.Item()
-			seq := binary.BigEndian.Uint64(item.Key()[1:])
-			corrupt := func(cause error) {
-				ce := &CorruptionError{Dir: w.db.Opts().Dir, Seq: seq, Err: cause}
-				w.metrics.corrupt.Inc()
-				if onCorrupt != nil {
-					onCorrupt(ce)
-				}
-				bad = append(bad, seq)
-			}
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				corrupt(err)
-				continue
-			}
-			if len(v) < headerSize {
-				corrupt(fmt.Errorf("entry of %d bytes is shorter than its header", len(v)))
-				continue
-			}
-			p := v[headerSize:]
-			if want, got := binary.BigEndian.Uint32(v), crc32.Checksum(p, castagnoli); want != got {
-				corrupt(fmt.Errorf("checksum %08x, want %08x", got, want))
-				continue
-			}
-			if err := fn(seq, p); err != nil {
-				var ce *CorruptionError
-				if errors.As(err, &ce) {
-					corrupt(ce.Err)
-					continue
-				}
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	w.mu.Lock()
+	damaged := w.damaged
+	w.damaged = nil
+	seqs := make([]uint64, 0, len(w.live))
+	for seq := range w.live {
+		seqs = append(seqs, seq)
 	}
-	return w.quarantine(bad)
-}
-
-// quarantineKeyPrefix holds entries that could not be replayed.
-const quarantineKeyPrefix = 'q'
-
-func (w *WAL) quarantine(seqs []uint64) error {
+	w.mu.Unlock()
+	for _, ce := range damaged {
+		w.metrics.corrupt.Inc()
+		if onCorrupt != nil {
+			onCorrupt(ce)
+		}
+	}
+	slices.Sort(seqs)
+	files := map[*segment]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	for _, seq := range seqs {
-		err := w.db.Update(func(txn *badger.Txn) error {
-			var v []byte
-			if item, err := txn.Get(key(seq)); err == nil {
-				v, _ = item.ValueCopy(nil) // a value badger cannot read is quarantined empty
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		loc, ok := w.live[seq]
+		w.mu.Unlock()
+		if !ok {
+			continue
+		}
+		f := files[loc.seg]
+		if f == nil {
+			var err error
+			if f, err = os.Open(loc.seg.path); err != nil {
+				return fmt.Errorf("wal: replay: %w", err)
 			}
-			qk := key(seq)
-			qk[0] = quarantineKeyPrefix
-			if err := txn.Set(qk, v); err != nil {
+			files[loc.seg] = f
+		}
+		corrupt := func(p []byte, cause error) error {
+			ce := &CorruptionError{Dir: w.dir, Seq: seq, Segment: filepath.Base(loc.seg.path), Offset: loc.off - headerSize, Err: cause}
+			w.metrics.corrupt.Inc()
+			if onCorrupt != nil {
+				onCorrupt(ce)
+			}
+			return w.quarantine(ctx, seq, p)
+		}
+		p := make([]byte, loc.n)
+		if _, err := f.ReadAt(p, loc.off); err != nil {
+			if err := corrupt(nil, err); err != nil {
 				return err
 			}
-			return txn.Delete(key(seq))
-		})
-		if err != nil {
-			return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+			continue
+		}
+		if got := crc32Checksum(p); got != loc.crc {
+			if err := corrupt(p, fmt.Errorf("checksum %08x, want %08x", got, loc.crc)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(seq, p); err != nil {
+			var ce *CorruptionError
+			if !errors.As(err, &ce) {
+				return err
+			}
+			if err := corrupt(p, ce.Err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// Delete removes entries whose contents are durable elsewhere. Deleting an
-// entry that does not exist is not an error.
-func (w *WAL) Delete(ctx context.Context, seqs []uint64) error {
-	wb := w.db.NewWriteBatch()
-	defer wb.Cancel()
-	for _, s := range seqs {
-		if err := wb.Delete(key(s)); err != nil {
-			return fmt.Errorf("wal: delete entry %d: %w", s, err)
-		}
+// quarantine keeps an entry that cannot be replayed in the quarantine
+// directory and deletes it from the log, so that it is never replayed.
+func (w *WAL) quarantine(ctx context.Context, seq uint64, p []byte) error {
+	qdir := filepath.Join(w.dir, quarantineDir)
+	if err := os.MkdirAll(qdir, 0o755); err != nil {
+		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
 	}
-	if err := wb.Flush(); err != nil {
+	if err := os.WriteFile(filepath.Join(qdir, fmt.Sprintf("%020d", seq)), p, 0o644); err != nil {
+		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+	}
+	if err := w.Delete(ctx, []uint64{seq}); err != nil {
+		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+	}
+	return nil
+}
+
+// Delete removes entries whose contents are durable elsewhere: a tombstone
+// is written and synced. Deleting an entry that does not exist is not an
+// error.
+func (w *WAL) Delete(ctx context.Context, seqs []uint64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	if _, err := w.submit(ctx, &request{deletes: seqs}); err != nil {
 		return fmt.Errorf("wal: delete %d entries: %w", len(seqs), err)
 	}
-	w.metrics.deletes.Add(float64(len(seqs)))
 	return nil
 }
 
-// gcLoop reclaims value-log space of deleted entries until Close.
-func (w *WAL) gcLoop(interval time.Duration) {
-	defer close(w.gcDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-			// RunValueLogGC rewrites at most one file per call; loop while it
-			// finds work. ErrNoRewrite means nothing was worth reclaiming.
-			for w.db.RunValueLogGC(0.5) == nil {
-				select {
-				case <-w.stop:
-					return
-				default:
-				}
-			}
-		}
-	}
-}
-
-// Close stops background work and closes badger. Appends after Close fail.
+// Close stops the commit loop, after the appends it took, and closes the
+// log. Appends after Close fail.
 func (w *WAL) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -540,8 +710,7 @@ func (w *WAL) Close() error {
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.commitDone
-	<-w.gcDone
-	if err := w.db.Close(); err != nil {
+	if err := w.cur.Close(); err != nil {
 		return fmt.Errorf("wal: close: %w", err)
 	}
 	return nil
@@ -554,6 +723,7 @@ type metrics struct {
 	failures  prometheus.Counter
 	fsyncs    prometheus.Counter
 	corrupt   prometheus.Counter
+	segments  prometheus.Gauge
 	latency   prometheus.Histogram
 	groupSize prometheus.Histogram
 }
@@ -561,34 +731,19 @@ type metrics struct {
 func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
 		appends:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_entries_appended_total", Help: "WAL entries appended and fsynced."}),
-		bytes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_bytes_appended_total", Help: "Bytes appended to the WAL."}),
+		bytes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_bytes_appended_total", Help: "Payload bytes appended to the WAL."}),
 		deletes:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_entries_deleted_total", Help: "WAL entries deleted after their rows became durable in Delta."}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_append_failures_total", Help: "WAL appends that failed."}),
-		fsyncs:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_fsyncs_total", Help: "WAL commits (each one fsync), shared by the appends of a group."}),
-		corrupt:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_corrupt_entries_total", Help: "WAL entries that could not be replayed and were quarantined."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_append_failures_total", Help: "WAL appends and deletions that failed."}),
+		fsyncs:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_fsyncs_total", Help: "WAL commits (each one fdatasync), shared by the appends of a group."}),
+		corrupt:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_wal_corrupt_entries_total", Help: "Damaged WAL entries and byte ranges found; damaged entries are quarantined."}),
+		segments: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_segments", Help: "WAL segment files on disk."}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_wal_commit_duration_seconds", Help: "Time to write and fsync one group of appends.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tsdb_wal_group_appends", Help: "Appends committed together by one fsync.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 	}
 	if r != nil {
-		r.MustRegister(m.appends, m.bytes, m.deletes, m.failures, m.fsyncs, m.corrupt, m.latency, m.groupSize)
+		r.MustRegister(m.appends, m.bytes, m.deletes, m.failures, m.fsyncs, m.corrupt, m.segments, m.latency, m.groupSize)
 	}
 	return m
-}
-
-// badgerLogger routes badger's log lines to slog.
-type badgerLogger struct{ l *slog.Logger }
-
-func (b badgerLogger) Errorf(f string, a ...any) {
-	b.l.Error(fmt.Sprintf(f, a...), "component", "badger")
-}
-func (b badgerLogger) Warningf(f string, a ...any) {
-	b.l.Warn(fmt.Sprintf(f, a...), "component", "badger")
-}
-func (b badgerLogger) Infof(f string, a ...any) {
-	b.l.Debug(fmt.Sprintf(f, a...), "component", "badger")
-}
-func (b badgerLogger) Debugf(f string, a ...any) {
-	b.l.Debug(fmt.Sprintf(f, a...), "component", "badger")
 }

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -177,15 +179,8 @@ func TestCorruptEntryIsQuarantined(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Garble entry 2 behind the WAL's back.
-	if err := w.db.Update(func(txn *badger.Txn) error {
-		v := make([]byte, headerSize+1)
-		binary.BigEndian.PutUint32(v, 12345)
-		v[headerSize] = 'b'
-		return txn.Set(key(2), v)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	// Garble entry 2's payload behind the WAL's back.
+	damage(t, w, 2, headerSize)
 	got, bad := replayAll(t, w)
 	if fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 1 || bad[0].Seq != 2 {
 		t.Fatalf("replay %v, corrupt %v", got, bad)
@@ -194,63 +189,263 @@ func TestCorruptEntryIsQuarantined(t *testing.T) {
 	if fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 0 {
 		t.Fatalf("second replay %v, corrupt %v: quarantined entry came back", got, bad)
 	}
+	if b, err := os.ReadFile(filepath.Join(w.dir, quarantineDir, fmt.Sprintf("%020d", 2))); err != nil || len(b) != 1 {
+		t.Fatalf("quarantined entry: %q %v", b, err)
+	}
+	w.Close()
+	w, err = Open(ctx, w.dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 0 {
+		t.Fatalf("replay after reopen %v, corrupt %v: quarantined entry came back", got, bad)
+	}
 }
 
-// A crash can leave the last entry of badger's log torn. The WAL opens,
-// drops the torn tail and keeps every intact entry before it.
-func TestTornTailIsDropped(t *testing.T) {
+// A damaged header (whose length cannot be trusted) is reported with its
+// segment and offset; the reader finds the next intact record and replays
+// everything after the damage.
+func TestDamagedHeaderIsSkipped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	w, err := Open(ctx, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 10; i++ {
-		if _, err := w.Append(ctx, [][]byte{[]byte(fmt.Sprintf("entry-%d", i))}); err != nil {
+	for _, p := range []string{"a", "bb", "c"} {
+		if _, err := w.Append(ctx, [][]byte{[]byte(p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Copy the files as a crash would leave them (badger still open), then
-	// cut the end of the memtable log in the copy.
-	crashed := t.TempDir()
-	copyDir(t, dir, crashed)
 	w.Close()
-	mems, _ := filepath.Glob(filepath.Join(crashed, "*.mem"))
-	if len(mems) == 0 {
-		t.Fatal("no memtable log found")
-	}
-	for _, m := range mems {
-		fi, err := os.Stat(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The log file is preallocated; find the end of the written data
-		// (the last non-zero byte) and cut three bytes off it.
-		end := len(bytes.TrimRight(data, "\x00"))
-		if end < 4 {
-			continue
-		}
-		data = data[:end-3]
-		if err := os.WriteFile(m, append(data, make([]byte, int(fi.Size())-len(data))...), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w2, err := Open(ctx, crashed, Options{})
+	damage(t, w, 2, 9) // the length field
+	at := w.live[2].off - headerSize
+	w, err = Open(ctx, dir, Options{})
 	if err != nil {
-		t.Fatalf("open after torn tail: %v", err)
+		t.Fatal(err)
 	}
-	defer w2.Close()
-	got, _ := replayAll(t, w2)
-	if len(got) != 9 || got[8] != "9=entry-8" {
-		t.Fatalf("replay after torn tail: %v", got)
+	defer w.Close()
+	got, bad := replayAll(t, w)
+	if fmt.Sprint(got) != "[1=a 3=c]" || len(bad) != 1 || bad[0].Seq != 0 || bad[0].Offset != at || bad[0].Segment != segmentName(1) {
+		t.Fatalf("replay %v, corrupt %v (want offset %d)", got, bad, at)
 	}
-	// New appends continue after the surviving entries.
-	if s, err := w2.Append(ctx, [][]byte{[]byte("new")}); err != nil || s != 10 {
-		t.Fatalf("append after recovery: %d %v", s, err)
+	if s, err := w.Append(ctx, [][]byte{[]byte("d")}); err != nil || s != 4 {
+		t.Fatalf("append after damage: %d %v", s, err)
+	}
+}
+
+// Writing moves on to a new segment file once one is full; segments are
+// removed from the front once every entry in them is deleted, and the
+// rest replays across them.
+func TestSegmentsRotateAndDrop(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	reg := prometheus.NewRegistry()
+	w, err := Open(ctx, dir, Options{SegmentBytes: 200, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := bytes.Repeat([]byte("x"), 100)
+	for i := 0; i < 10; i++ {
+		if _, err := w.Append(ctx, [][]byte{payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix))
+		return len(m)
+	}
+	if n := segs(); n < 4 {
+		t.Fatalf("%d segments for 10 entries of 124 bytes in 200-byte segments", n)
+	}
+	first, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix))
+	// Deleting entries of a later segment frees nothing: older ones are alive.
+	if err := w.Delete(ctx, []uint64{9, 10}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range first {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("a segment behind a live one was removed: %v", err)
+		}
+	}
+	before := segs()
+	if err := w.Delete(ctx, []uint64{1, 2, 3, 4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	after := segs()
+	if after >= before {
+		t.Fatalf("segments %d → %d: none removed after deleting the oldest entries", before, after)
+	}
+	if g := testutil.ToFloat64(w.metrics.segments); int(g) != after {
+		t.Fatalf("segments gauge %v, files %d", g, after)
+	}
+	w.Close()
+	w, err = Open(ctx, dir, Options{SegmentBytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	got, bad := replayAll(t, w)
+	var seqs []string
+	for _, g := range got {
+		seqs = append(seqs, g[:strings.Index(g, "=")])
+	}
+	if fmt.Sprint(seqs) != "[6 7 8]" || len(bad) != 0 {
+		t.Fatalf("replay %v, corrupt %v", seqs, bad)
+	}
+	if w.NextSeq() != 11 {
+		t.Fatalf("next sequence %d, want 11", w.NextSeq())
+	}
+}
+
+// A data directory from the badger WAL is converted on open: the same
+// entries under the same sequences, quarantined ones kept aside, the next
+// sequence kept, and badger's files gone.
+func TestBadgerWALIsConverted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithSyncWrites(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := func(p string) []byte {
+		v := binary.BigEndian.AppendUint32(nil, crc32Checksum([]byte(p)))
+		return append(v, p...)
+	}
+	key := func(prefix byte, seq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{prefix}, seq) }
+	err = db.Update(func(txn *badger.Txn) error {
+		for _, kv := range []struct {
+			k, v []byte
+		}{
+			{key('e', 3), val("three")},
+			{key('e', 5), val("five")},
+			{key('e', 6), []byte("\x00\x00\x00\x00bad")},
+			{key('q', 4), val("four")},
+			{[]byte("m/next"), binary.BigEndian.AppendUint64(nil, 9)},
+		} {
+			if err := txn.Set(kv.k, kv.v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	w, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, bad := replayAll(t, w)
+	if fmt.Sprint(got) != "[3=three 5=five]" || len(bad) != 0 || w.NextSeq() != 9 {
+		t.Fatalf("converted replay %v, corrupt %v, next %d", got, bad, w.NextSeq())
+	}
+	w.Close()
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "["+segmentName(1)+" "+quarantineDir+"]" {
+		t.Fatalf("files after conversion: %v", names)
+	}
+	q, _ := os.ReadDir(filepath.Join(dir, quarantineDir))
+	if len(q) != 2 {
+		t.Fatalf("quarantined %d entries, want 2 (the bad one and the one badger had quarantined)", len(q))
+	}
+	w, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, _ := replayAll(t, w); fmt.Sprint(got) != "[3=three 5=five]" {
+		t.Fatalf("replay after second open %v", got)
+	}
+	if s, err := w.Append(ctx, [][]byte{[]byte("nine")}); err != nil || s != 9 {
+		t.Fatalf("append after conversion: %d %v", s, err)
+	}
+}
+
+// A crash can leave the last write of the log torn. The WAL opens, cuts
+// the torn tail and keeps every intact entry before it.
+func TestTornTailIsDropped(t *testing.T) {
+	ctx := context.Background()
+	for _, cut := range []int{1, 3, headerSize, headerSize + 5} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := Open(ctx, dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 10; i++ {
+				if _, err := w.Append(ctx, [][]byte{[]byte(fmt.Sprintf("entry-%d", i))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix))
+			if len(segs) != 1 {
+				t.Fatalf("segments %v", segs)
+			}
+			fi, err := os.Stat(segs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The last record is a header and 7 bytes of payload.
+			if err := os.Truncate(segs[0], fi.Size()-int64(cut)); err != nil {
+				t.Fatal(err)
+			}
+			w2, err := Open(ctx, dir, Options{})
+			if err != nil {
+				t.Fatalf("open after torn tail: %v", err)
+			}
+			defer w2.Close()
+			got, bad := replayAll(t, w2)
+			if len(got) != 9 || got[8] != "9=entry-8" || len(bad) != 0 {
+				t.Fatalf("replay after torn tail: %v, corrupt %v", got, bad)
+			}
+			// New appends continue after the surviving entries, and replay.
+			if s, err := w2.Append(ctx, [][]byte{[]byte("new")}); err != nil || s != 10 {
+				t.Fatalf("append after recovery: %d %v", s, err)
+			}
+			w2.Close()
+			w3, err := Open(ctx, dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w3.Close()
+			if got, bad := replayAll(t, w3); len(got) != 10 || got[9] != "10=new" || len(bad) != 0 {
+				t.Fatalf("replay after recovery and append: %v, corrupt %v", got, bad)
+			}
+		})
+	}
+}
+
+// damage flips a byte of entry seq's record, at off from the start of its
+// header (0 damages the header checksum, headerSize the payload).
+func damage(t *testing.T, w *WAL, seq uint64, off int64) {
+	t.Helper()
+	w.mu.Lock()
+	loc, ok := w.live[seq]
+	w.mu.Unlock()
+	if !ok {
+		t.Fatalf("entry %d is not in the log", seq)
+	}
+	f, err := os.OpenFile(loc.seg.path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	at := loc.off - headerSize + off
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x40
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -306,19 +501,7 @@ func TestAppendFramed(t *testing.T) {
 		t.Fatalf("replay = %v, corrupt %v", got, bad)
 	}
 	// Flip a payload byte of entry 3 behind the WAL's back.
-	if err := w.db.Update(func(txn *badger.Txn) error {
-		v := frame("framee")
-		binary.BigEndian.PutUint32(v, 0)
-		item, err := txn.Get(key(3))
-		if err != nil {
-			return err
-		}
-		old, _ := item.ValueCopy(nil)
-		copy(v, old[:HeaderRoom])
-		return txn.Set(key(3), v)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	damage(t, w, 3, headerSize+2)
 	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[1=plain 2=x]" || len(bad) != 1 || bad[0].Seq != 3 {
 		t.Fatalf("after damage: replay = %v, corrupt %v", got, bad)
 	}

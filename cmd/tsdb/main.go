@@ -1,5 +1,5 @@
 // Command tsdb is a SQL-queryable time-series store: PostgreSQL protocol in
-// front, a badger WAL and an Arrow MemBuffer for recent rows, Delta Lake
+// front, a write-ahead log and an Arrow MemBuffer for recent rows, Delta Lake
 // tables of Parquet files for the rest, DuckDB to query both.
 package main
 

@@ -1,0 +1,82 @@
+package wal
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// Every record in a segment starts with a fixed header:
+//
+//	offset size
+//	0      4    CRC32-C of header bytes 4..24
+//	4      4    CRC32-C of the payload
+//	8      4    payload length
+//	12     1    record type
+//	13     3    zero
+//	16     8    the entry's sequence (entries), the next sequence
+//	            (markers), zero (tombstones)
+//
+// The header has a checksum of its own so that a reader can tell a damaged
+// header, whose length cannot be trusted, from a damaged payload, whose
+// record is skipped by its length; and so that after damage it can find the
+// next intact record by trying every offset.
+const headerSize = 24
+
+// Record types.
+const (
+	recEntry     byte = 1 // a payload appended by a caller
+	recTombstone byte = 2 // payload: big-endian sequences of deleted entries
+	recNextSeq   byte = 3 // the sequence the next entry gets, at least
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// header is a decoded record header.
+type header struct {
+	payloadCRC uint32
+	length     uint32
+	typ        byte
+	seq        uint64
+}
+
+// putHeader writes the header of a record with payload p into dst[:headerSize].
+func putHeader(dst []byte, typ byte, seq uint64, p []byte) {
+	binary.BigEndian.PutUint32(dst[4:], crc32.Checksum(p, castagnoli))
+	binary.BigEndian.PutUint32(dst[8:], uint32(len(p)))
+	dst[12] = typ
+	dst[13], dst[14], dst[15] = 0, 0, 0
+	binary.BigEndian.PutUint64(dst[16:], seq)
+	binary.BigEndian.PutUint32(dst[0:], crc32.Checksum(dst[4:headerSize], castagnoli))
+}
+
+// parseHeader decodes the header at the start of b. It fails when b is too
+// short, the header checksum does not match, or the type is unknown.
+func parseHeader(b []byte) (header, bool) {
+	if len(b) < headerSize {
+		return header{}, false
+	}
+	if binary.BigEndian.Uint32(b) != crc32.Checksum(b[4:headerSize], castagnoli) {
+		return header{}, false
+	}
+	h := header{
+		payloadCRC: binary.BigEndian.Uint32(b[4:]),
+		length:     binary.BigEndian.Uint32(b[8:]),
+		typ:        b[12],
+		seq:        binary.BigEndian.Uint64(b[16:]),
+	}
+	switch h.typ {
+	case recEntry, recTombstone, recNextSeq:
+		return h, true
+	}
+	return header{}, false
+}
+
+// record returns a whole record (header and payload) of the given type.
+func record(typ byte, seq uint64, p []byte) []byte {
+	b := make([]byte, headerSize+len(p))
+	copy(b[headerSize:], p)
+	putHeader(b, typ, seq, b[headerSize:])
+	return b
+}
+
+func crc32Checksum(p []byte) uint32 { return crc32.Checksum(p, castagnoli) }
