@@ -100,68 +100,109 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 		return 0, err
 	}
 	t := ts.sch()
-	var rows int64
-	for _, rec := range recs {
-		if err := s.validate(t, rec); err != nil {
-			return 0, err
-		}
-		rows += rec.NumRows()
+	e, err := s.encode(t, recs)
+	if err != nil {
+		return 0, err
 	}
-	if rows == 0 {
+	// The WAL has copied the frames into its log when AppendFramed
+	// returns, whatever the outcome.
+	defer s.recycle(e)
+	if e.rows == 0 {
 		return 0, nil
 	}
-	var parts []part
+	// Wait for room before the WAL append: a statement rejected here
+	// leaves no trace, neither in the WAL nor in the MemBuffer.
+	release, err := s.admit(ctx, e.need)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	first, err := s.wal.AppendFramed(ctx, e.payloads)
+	if err := s.applyAppended(ts, t, first, err, e.parts, e.sizes); err != nil {
+		return 0, err
+	}
+	s.inserted(e.largest, e.rows)
+	return e.rows, nil
+}
+
+// encoded is a statement's rows cut by bucket, with each part encoded as a
+// WAL frame.
+type encoded struct {
+	parts    []part
+	payloads [][]byte
+	sizes    []int64 // of the payloads, kept after the frames are recycled
+	bufs     []*bytes.Buffer
+	need     int64 // MemBuffer bytes
+	largest  int64 // MemBuffer bytes of the largest part
+	rows     int64
+}
+
+// encode validates recs against t, cuts them by bucket and encodes the
+// parts as WAL frames. The frames come from a pool: recycle returns them.
+func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch) (*encoded, error) {
+	e := &encoded{}
+	for _, rec := range recs {
+		if err := s.validate(t, rec); err != nil {
+			return nil, err
+		}
+		e.rows += rec.NumRows()
+	}
+	if e.rows == 0 {
+		return e, nil
+	}
 	for _, rec := range recs {
 		if rec.NumRows() == 0 {
 			continue
 		}
 		p, err := s.splitByBucket(t, rec)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		parts = append(parts, p...)
+		e.parts = append(e.parts, p...)
 	}
-	payloads := make([][]byte, len(parts))
-	bufs := make([]*bytes.Buffer, 0, len(parts))
-	// The WAL has copied the frames into its log when AppendFramed
-	// returns, whatever the outcome.
-	defer func() {
-		for _, b := range bufs {
-			s.frames.Put(b)
-		}
-	}()
-	var need, largest int64
-	for i, p := range parts {
+	e.payloads = make([][]byte, len(e.parts))
+	e.sizes = make([]int64, len(e.parts))
+	for i, p := range e.parts {
 		buf, _ := s.frames.Get().(*bytes.Buffer)
 		if buf == nil {
 			buf = new(bytes.Buffer)
 		}
-		bufs = append(bufs, buf)
-		if payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom); err != nil {
-			return 0, err
+		e.bufs = append(e.bufs, buf)
+		var err error
+		if e.payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom); err != nil {
+			s.recycle(e)
+			return nil, err
 		}
+		e.sizes[i] = int64(len(e.payloads[i]))
 		b := membuffer.RecordBytes(p.rec)
-		need += b
-		largest = max(largest, b)
+		e.need += b
+		e.largest = max(e.largest, b)
 	}
-	// Wait for room before the WAL append: a statement rejected here
-	// leaves no trace, neither in the WAL nor in the MemBuffer.
-	release, err := s.admit(ctx, need)
-	if err != nil {
-		return 0, err
+	return e, nil
+}
+
+// recycle returns e's frames to the pool.
+func (s *Store) recycle(e *encoded) {
+	for _, b := range e.bufs {
+		s.frames.Put(b)
 	}
-	defer release()
-	first, err := s.wal.AppendFramed(ctx, payloads)
+	e.bufs, e.payloads = nil, nil
+}
+
+// applyAppended adds parts, appended to the WAL from sequence first with
+// the outcome err, to the MemBuffer in WAL order.
+func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err error, parts []part, sizes []int64) error {
 	if first == 0 {
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	if err != nil {
+		// The sequences are taken: later writers wait for their turn.
 		s.seq.run(first, len(parts), func() {})
 		var tl *wal.TooLargeError
 		if errors.As(err, &tl) {
-			return 0, &sqlerr.Error{Code: "54000", Message: tl.Error(), Err: err}
+			return &sqlerr.Error{Code: "54000", Message: tl.Error(), Err: err}
 		}
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	now := s.opts.Now()
 	s.seq.run(first, len(parts), func() {
@@ -171,16 +212,21 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 			return
 		}
 		for i, p := range parts {
-			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: int64(len(payloads[i]))}, now)
-			s.walLag.Add(int64(len(payloads[i])))
+			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: sizes[i]}, now)
+			s.walLag.Add(sizes[i])
 		}
 	})
+	return nil
+}
+
+// inserted updates the metrics after a statement and starts a flush when a
+// bucket or the MemBuffer has grown past its limit.
+func (s *Store) inserted(largest, rows int64) {
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
 	if largest >= s.opts.MaxBucketBytes || s.buf.Bytes() > s.opts.SoftMemoryLimit {
 		s.kickFlusher()
 	}
 	s.metrics.rows.Add(float64(rows))
-	return rows, nil
 }
 
 type part struct {

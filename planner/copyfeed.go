@@ -10,15 +10,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"tsdb/ingest"
 	"tsdb/internal/sqlerr"
 )
 
 // COPY FROM STDIN decodes as the data arrives. Write cuts the stream into
 // chunks of whole rows (a partial row waits for the next payload) and hands
 // them to decoder goroutines, one per core, which convert them straight
-// into Arrow records. Nothing is written before Finish, which puts the
-// chunks' records back in order and inserts them in one write: a COPY is
-// all or nothing, and the raw bytes are never held whole.
+// into Arrow records. As chunks are decoded, in input order, their records
+// are staged in the WAL (ingest.Batch: written, not yet durable or
+// visible), so that the disk writes while the client still sends. Finish
+// stages what is left and commits: a COPY is all or nothing, and the raw
+// bytes are never held whole.
 
 // copyChunkBytes is how much complete input is gathered before a chunk is
 // handed to a decoder.
@@ -49,6 +52,9 @@ type copyFeed struct {
 	// goroutine (dispatch, Finish, Close) touches the slice.
 	results []*chunkDecoder
 	closed  bool
+	// batch holds the records of results[:staged], written to the WAL.
+	batch  *ingest.Batch
+	staged int
 }
 
 type copyJob struct {
@@ -103,7 +109,36 @@ func (c *CopyIn) dispatch(final bool) error {
 	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
 	c.start(copyJob{data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
-	return nil
+	return c.stage()
+}
+
+// stage writes the records of the decoded chunks that follow the staged
+// ones, in input order, to the WAL. It stops at a chunk still being
+// decoded, a failed or skipped one (Finish sorts those out) and at the end
+// marker.
+func (c *CopyIn) stage() error {
+	f := &c.feed
+	var recs []arrow.RecordBatch
+	for f.staged < len(f.results) {
+		d := f.results[f.staged]
+		if !d.finished.Load() || d.err != nil || d.skipped != nil || (f.staged > 0 && f.results[f.staged-1].ended) {
+			break
+		}
+		recs = append(recs, d.recs...)
+		d.recs = nil // the store keeps them
+		f.staged++
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if f.batch == nil {
+		b, err := c.s.p.store.BeginBatch(c.tbl.Name)
+		if err != nil {
+			return err
+		}
+		f.batch = b
+	}
+	return f.batch.Add(context.Background(), recs)
 }
 
 // buffer returns an empty buffer of at least size bytes, one the decoders
@@ -137,15 +172,18 @@ func (c *CopyIn) start(job copyJob) {
 						// an end marker comes before that one: Finish
 						// decodes it then.
 						j.dec.skipped = j.data
+						j.dec.finished.Store(true)
 						continue
 					}
 					if err := j.dec.consume(j.data); err != nil {
 						// The builder may hold half a row: no record.
 						j.dec.err = err
 						f.failed.Store(true)
+						j.dec.finished.Store(true)
 						continue
 					}
 					j.dec.done()
+					j.dec.finished.Store(true)
 					// Nothing decoded points into the input: the
 					// builders copied what they keep.
 					select {
@@ -170,8 +208,9 @@ func (c *CopyIn) wait() {
 	}
 }
 
-// Finish decodes what is left, waits for the decoders and inserts every
-// row in one write; it returns the row count for the COPY n tag.
+// Finish decodes what is left, waits for the decoders, stages the rest
+// and commits every row as one write; it returns the row count for the
+// COPY n tag.
 func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 	defer c.Close()
 	f := &c.feed
@@ -186,9 +225,12 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 		}
 	}
 	c.wait()
+	var rest []*chunkDecoder
+	if f.staged == 0 || !f.results[f.staged-1].ended {
+		rest = f.results[f.staged:]
+	}
 	var recs []arrow.RecordBatch
-	var rows int64
-	for _, d := range f.results {
+	for i, d := range rest {
 		if d.skipped != nil {
 			if err := d.consume(d.skipped); err != nil {
 				return 0, err
@@ -199,19 +241,23 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 			return 0, d.err
 		}
 		recs = append(recs, d.recs...)
-		rows += d.rows
 		if d.ended {
-			break // rows after the end marker do not count
+			rest = rest[:i+1] // rows after the end marker do not count
+			break
 		}
 	}
-	if rows == 0 {
-		return 0, nil
+	for _, d := range rest {
+		d.recs = nil // the store keeps them
 	}
-	// The store keeps the records; the decoders must not release them.
-	for _, d := range f.results {
-		d.recs = nil
+	if f.batch == nil {
+		// Everything arrived before the first chunk was decoded: one
+		// append, as an INSERT.
+		return c.s.p.store.InsertBatches(ctx, c.tbl.Name, recs)
 	}
-	return c.s.p.store.InsertBatches(ctx, c.tbl.Name, recs)
+	if err := f.batch.Add(ctx, recs); err != nil {
+		return 0, err
+	}
+	return f.batch.Commit(ctx)
 }
 
 // Close stops the decoders and frees what they hold. The wire layer calls
@@ -220,6 +266,10 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 func (c *CopyIn) Close() {
 	c.wait()
 	f := &c.feed
+	if f.batch != nil {
+		f.batch.Abort() // a no-op once committed
+		f.batch = nil
+	}
 	for _, d := range f.results {
 		d.release()
 	}

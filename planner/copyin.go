@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,6 +37,10 @@ type chunkDecoder struct {
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
 	chunkRows  int    // rows in the chunk, for sizing builders
+	// finished is set by the decoder goroutine when it is done with the
+	// chunk (decoded, failed or skipped); the fields above are then the
+	// connection goroutine's.
+	finished atomic.Bool
 }
 
 // copyField is one field of a row: its bytes, or NULL.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // copyChunks runs COPY … FROM STDIN with data cut into pieces of size n
@@ -172,5 +173,67 @@ func TestCopyReusesChunkBuffers(t *testing.T) {
 				t.Fatalf("%s in chunks of %d: count, distinct hosts, hosts not matching their value = %s, want %s", tc.stmt, chunk, got, want)
 			}
 		}
+	}
+}
+
+// TestCopyStagesWhileStreaming checks that decoded chunks reach the WAL
+// (staged) while the COPY is still streaming, invisible until Finish, and
+// that a bad row after them leaves nothing, staged rows included.
+func TestCopyStagesWhileStreaming(t *testing.T) {
+	ctx := context.Background()
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			e := newEnv(t)
+			e.must("CREATE TABLE c (time TIMESTAMPTZ NOT NULL, v DOUBLE PRECISION)")
+			var ci *CopyIn
+			if err := e.s.Execute(ctx, "COPY c FROM STDIN WITH (FORMAT csv)", func(r *Result) error {
+				ci = r.CopyIn
+				return nil
+			}); err != nil || ci == nil {
+				t.Fatal(err)
+			}
+			ci.feed.chunkBytes = 64
+			sent := 0
+			row := func() []byte {
+				sent++
+				return fmt.Appendf(nil, "2026-01-01 00:%02d:%02d+00,%d\n", sent/60%60, sent%60, sent)
+			}
+			// Each Write dispatches a chunk and stages those decoded by then.
+			deadline := time.Now().Add(10 * time.Second)
+			for ci.feed.staged == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("no chunk was staged while the COPY streamed")
+				}
+				if err := ci.Write(append(append(row(), row()...), row()...)); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			snap, err := e.store.Snapshot(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snap.Batches) != 0 {
+				t.Fatalf("%d batches visible while the COPY streams", len(snap.Batches))
+			}
+			if fail {
+				if err := ci.Write([]byte("2026-01-01 01:00:00+00,x\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := ci.Finish(ctx)
+			want := fmt.Sprint(sent)
+			if fail {
+				want = "0"
+				if err == nil {
+					t.Fatal("bad row accepted")
+				}
+			} else if err != nil || n != int64(sent) {
+				t.Fatalf("finish: %d %v, want %d rows", n, err, sent)
+			}
+			if got := e.rows("SELECT count(*) FROM c"); got != want {
+				t.Fatalf("%s rows after the COPY, want %s", got, want)
+			}
+		})
 	}
 }

@@ -12,9 +12,10 @@ import (
 //	4      4    CRC32-C of the payload
 //	8      4    payload length
 //	12     1    record type
-//	13     3    zero
+//	13     3    a part's index in its stage, else zero
 //	16     8    the entry's sequence (entries), the next sequence
-//	            (markers), zero (tombstones)
+//	            (markers), the stage (parts), the first sequence
+//	            (commits), zero (tombstones)
 //
 // The header has a checksum of its own so that a reader can tell a damaged
 // header, whose length cannot be trusted, from a damaged payload, whose
@@ -27,7 +28,12 @@ const (
 	recEntry     byte = 1 // a payload appended by a caller
 	recTombstone byte = 2 // payload: big-endian sequences of deleted entries
 	recNextSeq   byte = 3 // the sequence the next entry gets, at least
+	recPart      byte = 4 // a payload of a stage, an entry once committed
+	recCommit    byte = 5 // payload: stage and part count; they become entries
 )
+
+// maxParts bounds the parts of one stage: a part's index has three bytes.
+const maxParts = 1 << 24
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -36,15 +42,16 @@ type header struct {
 	payloadCRC uint32
 	length     uint32
 	typ        byte
+	aux        uint32
 	seq        uint64
 }
 
 // putHeader writes the header of a record with payload p into dst[:headerSize].
-func putHeader(dst []byte, typ byte, seq uint64, p []byte) {
+func putHeader(dst []byte, typ byte, aux uint32, seq uint64, p []byte) {
 	binary.BigEndian.PutUint32(dst[4:], crc32.Checksum(p, castagnoli))
 	binary.BigEndian.PutUint32(dst[8:], uint32(len(p)))
+	binary.BigEndian.PutUint32(dst[12:], aux)
 	dst[12] = typ
-	dst[13], dst[14], dst[15] = 0, 0, 0
 	binary.BigEndian.PutUint64(dst[16:], seq)
 	binary.BigEndian.PutUint32(dst[0:], crc32.Checksum(dst[4:headerSize], castagnoli))
 }
@@ -62,10 +69,11 @@ func parseHeader(b []byte) (header, bool) {
 		payloadCRC: binary.BigEndian.Uint32(b[4:]),
 		length:     binary.BigEndian.Uint32(b[8:]),
 		typ:        b[12],
+		aux:        binary.BigEndian.Uint32(b[12:]) & (maxParts - 1),
 		seq:        binary.BigEndian.Uint64(b[16:]),
 	}
 	switch h.typ {
-	case recEntry, recTombstone, recNextSeq:
+	case recEntry, recTombstone, recNextSeq, recPart, recCommit:
 		return h, true
 	}
 	return header{}, false
@@ -75,7 +83,7 @@ func parseHeader(b []byte) (header, bool) {
 func record(typ byte, seq uint64, p []byte) []byte {
 	b := make([]byte, headerSize+len(p))
 	copy(b[headerSize:], p)
-	putHeader(b, typ, seq, b[headerSize:])
+	putHeader(b, typ, 0, seq, b[headerSize:])
 	return b
 }
 

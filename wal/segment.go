@@ -11,9 +11,12 @@ import (
 	"strings"
 )
 
-// segmentSuffix ends every segment's file name; the rest of the name is the
-// first sequence the segment may hold, zero-padded so that names sort in
-// log order.
+// segmentSuffix ends every segment's file name. The rest of the name is
+// the next sequence when the segment was started, or one more than the
+// previous segment's name if that is larger (stage parts take no
+// sequence); zero-padded, so that names sort in log order. Open starts
+// sequences at no less than the last name, so they survive the deletion of
+// every entry.
 const segmentSuffix = ".wal"
 
 // segment is one file of the log. Segments are written in order; only the

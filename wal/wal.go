@@ -57,11 +57,16 @@ type WAL struct {
 	// which alone writes to the current segment.
 	requests chan *request
 	next     atomic.Uint64 // sequence of the next entry; written only by commitLoop after Open
+	// nextStage is the id of the next Stage. Ids are never reused, also
+	// across restarts (Open continues after the largest in the log), so
+	// that a commit never claims parts an aborted stage left behind.
+	nextStage atomic.Uint64
 
 	// Owned by the commit loop.
-	cur     *os.File // the last segment, open for appending
-	curSize int64
-	broken  error // a write or sync failed: nothing more is written
+	cur      *os.File // the last segment, open for appending
+	curSize  int64
+	unsynced bool  // cur holds stage parts written since its last sync
+	broken   error // a write or sync failed: nothing more is written
 
 	mu      sync.Mutex // guards the fields below
 	closed  bool
@@ -83,13 +88,36 @@ type entryLoc struct {
 
 // request is one operation waiting for the commit loop.
 type request struct {
-	payloads [][]byte
+	op       op
+	payloads [][]byte // opAppend, opPart
 	framed   bool     // payloads start with HeaderRoom reserved bytes
-	deletes  []uint64 // a tombstone for these entries
-	mark     bool     // a next-sequence marker
+	deletes  []uint64 // opDelete
+	stage    *Stage   // opPart, opCommit
 	first    uint64
 	err      error
 	done     chan struct{}
+}
+
+// op is what a request writes.
+type op int
+
+const (
+	opAppend op = iota // entries
+	opPart             // parts of a stage, not synced
+	opCommit           // a stage's commit record
+	opDelete           // a tombstone
+	opMark             // a next-sequence marker
+)
+
+// entries is how many sequences the request takes.
+func (r *request) entries() int {
+	switch r.op {
+	case opAppend:
+		return len(r.payloads)
+	case opCommit:
+		return r.stage.parts
+	}
+	return 0
 }
 
 // CorruptionError reports log contents that cannot be read back as they
@@ -154,8 +182,9 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 		return nil, fmt.Errorf("wal: list segments: %w", err)
 	}
 	next := uint64(1)
+	st := &loadState{parts: map[uint64]map[uint32]entryLoc{}}
 	for i, s := range segs {
-		n, err := w.load(s, i == len(segs)-1)
+		n, err := w.load(s, i == len(segs)-1, st)
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +192,7 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	}
 	w.segs = segs
 	w.next.Store(next)
+	w.nextStage.Store(st.maxStage + 1)
 	if len(segs) == 0 {
 		if err := w.newSegment(); err != nil {
 			return nil, err
@@ -189,9 +219,15 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	return w, nil
 }
 
+// loadState is what Open carries from one segment to the next.
+type loadState struct {
+	parts    map[uint64]map[uint32]entryLoc // stage parts not yet committed, by stage and index
+	maxStage uint64
+}
+
 // load reads segment s into the index and returns the next sequence it
 // implies. The last segment's damaged tail is cut off.
-func (w *WAL) load(s *segment, last bool) (uint64, error) {
+func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 	data, err := os.ReadFile(s.path)
 	if err != nil {
 		return 0, fmt.Errorf("wal: read segment: %w", err)
@@ -216,6 +252,35 @@ func (w *WAL) load(s *segment, last bool) (uint64, error) {
 			}
 		case recNextSeq:
 			next = max(next, r.seq)
+		case recPart:
+			st.maxStage = max(st.maxStage, r.seq)
+			if st.parts[r.seq] == nil {
+				st.parts[r.seq] = map[uint32]entryLoc{}
+			}
+			st.parts[r.seq][r.aux] = entryLoc{seg: s, off: r.off + headerSize, n: r.length, crc: r.payloadCRC}
+		case recCommit:
+			if !r.payloadOK || r.length != 12 {
+				w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: r.seq, Segment: name, Offset: r.off,
+					Err: errors.New("the commit record of a staged write is damaged; its entries are lost")})
+				continue
+			}
+			p := data[r.off+headerSize:]
+			stage, n := binary.BigEndian.Uint64(p), binary.BigEndian.Uint32(p[8:])
+			parts := st.parts[stage]
+			delete(st.parts, stage)
+			for i := range n {
+				loc, ok := parts[i]
+				if !ok {
+					w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: r.seq + uint64(i), Segment: name, Offset: r.off,
+						Err: fmt.Errorf("part %d of staged write %d is missing", i, stage)})
+					continue
+				}
+				if _, dup := w.live[r.seq+uint64(i)]; !dup {
+					loc.seg.live++
+				}
+				w.live[r.seq+uint64(i)] = loc
+			}
+			next = max(next, r.seq+uint64(n))
 		}
 	}
 	for _, d := range damaged {
@@ -241,7 +306,24 @@ func (w *WAL) load(s *segment, last bool) (uint64, error) {
 // newSegment starts a segment named by the next sequence and makes it the
 // one written. Called by Open and the commit loop.
 func (w *WAL) newSegment() error {
-	s := &segment{first: w.next.Load(), path: filepath.Join(w.dir, segmentName(w.next.Load()))}
+	// Named by the next sequence, or one past the previous segment's name
+	// when no entry was appended since (stage parts take no sequence).
+	first := w.next.Load()
+	w.mu.Lock()
+	if n := len(w.segs); n > 0 {
+		first = max(first, w.segs[n-1].first+1)
+	}
+	w.mu.Unlock()
+	if w.cur != nil && w.unsynced {
+		// Stage parts written last to the old segment are synced by no
+		// later commit, which syncs only the segment it lands in.
+		if err := unix.Fdatasync(int(w.cur.Fd())); err != nil {
+			w.broken = fmt.Errorf("fdatasync %s failed: %w", w.cur.Name(), err)
+			return w.broken
+		}
+		w.unsynced = false
+	}
+	s := &segment{first: first, path: filepath.Join(w.dir, segmentName(first))}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("wal: new segment: %w", err)
@@ -286,7 +368,7 @@ func (w *WAL) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 	if len(payloads) == 0 {
 		return 0, errors.New("wal: append of no entries")
 	}
-	return w.submit(ctx, &request{payloads: payloads})
+	return w.submit(ctx, &request{op: opAppend, payloads: payloads})
 }
 
 // HeaderRoom is how many bytes AppendFramed expects reserved at the front
@@ -306,7 +388,7 @@ func (w *WAL) AppendFramed(ctx context.Context, frames [][]byte) (uint64, error)
 			return 0, errors.New("wal: frame shorter than its header")
 		}
 	}
-	return w.submit(ctx, &request{payloads: frames, framed: true})
+	return w.submit(ctx, &request{op: opAppend, payloads: frames, framed: true})
 }
 
 func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
@@ -400,7 +482,8 @@ func requestBytes(r *request) int {
 	return n
 }
 
-// commitGroup writes a group of requests as one write and one sync.
+// commitGroup writes a group of requests as one write and, unless the group
+// is only stage parts, one sync.
 func (w *WAL) commitGroup(group []*request) {
 	start := time.Now()
 	err := w.broken
@@ -410,46 +493,64 @@ func (w *WAL) commitGroup(group []*request) {
 		err = w.newSegment()
 	}
 	for _, r := range group {
-		if len(r.payloads) > 0 {
-			r.first = w.next.Add(uint64(len(r.payloads))) - uint64(len(r.payloads))
+		if n := r.entries(); n > 0 {
+			r.first = w.next.Add(uint64(n)) - uint64(n)
 		}
 	}
 	var (
 		iov     [][]byte
 		added   []uint64
 		locs    []entryLoc
+		parts   = map[*Stage][]entryLoc{}
 		deleted []uint64
 		seen    = map[uint64]bool{}
+		sync    bool
 	)
 	if err == nil {
 		w.mu.Lock()
 		seg := w.segs[len(w.segs)-1]
 		off := w.curSize
 		for _, r := range group {
-			switch {
-			case len(r.payloads) > 0:
+			sync = sync || r.op != opPart
+			switch r.op {
+			case opAppend, opPart:
 				for i, p := range r.payloads {
-					seq := r.first + uint64(i)
+					typ, aux, seq := recEntry, uint32(0), r.first+uint64(i)
+					if r.op == opPart {
+						typ, aux, seq = recPart, uint32(r.stage.parts+len(parts[r.stage])), r.stage.id
+					}
 					var hdr []byte
 					if r.framed {
 						frame := p
 						hdr, p = frame[:HeaderRoom], frame[HeaderRoom:]
-						putHeader(hdr, recEntry, seq, p)
+						putHeader(hdr, typ, aux, seq, p)
 						iov = append(iov, frame)
 					} else {
 						hdr = make([]byte, headerSize)
-						putHeader(hdr, recEntry, seq, p)
+						putHeader(hdr, typ, aux, seq, p)
 						iov = append(iov, hdr, p)
 					}
-					added = append(added, seq)
-					locs = append(locs, entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])})
+					loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])}
+					if r.op == opPart {
+						parts[r.stage] = append(parts[r.stage], loc)
+					} else {
+						added = append(added, seq)
+						locs = append(locs, loc)
+					}
 					off += int64(headerSize + len(p))
 				}
-			case r.mark:
+			case opCommit:
+				var p [12]byte
+				binary.BigEndian.PutUint64(p[:], r.stage.id)
+				binary.BigEndian.PutUint32(p[8:], uint32(len(r.stage.locs)))
+				rec := record(recCommit, r.first, p[:])
+				iov = append(iov, rec)
+				off += int64(len(rec))
+			case opMark:
 				rec := record(recNextSeq, w.next.Load(), nil)
 				iov = append(iov, rec)
 				off += int64(len(rec))
-			default:
+			case opDelete:
 				var p []byte
 				for _, seq := range r.deletes {
 					if _, ok := w.live[seq]; ok && !seen[seq] {
@@ -467,8 +568,10 @@ func (w *WAL) commitGroup(group []*request) {
 		}
 		w.mu.Unlock()
 		if len(iov) > 0 {
-			err = w.write(iov)
-			w.metrics.fsyncs.Inc()
+			err = w.write(iov, sync)
+			if sync {
+				w.metrics.fsyncs.Inc()
+			}
 		}
 	}
 	if err == nil {
@@ -476,6 +579,24 @@ func (w *WAL) commitGroup(group []*request) {
 		for i, seq := range added {
 			w.live[seq] = locs[i]
 			locs[i].seg.live++
+		}
+		for st, ls := range parts {
+			// A stage's parts keep their segments until it commits or
+			// aborts: the commit record may land in a later segment.
+			for _, l := range ls {
+				l.seg.live++
+			}
+			st.locs = append(st.locs, ls...)
+			st.parts += len(ls)
+		}
+		for _, r := range group {
+			if r.op == opCommit {
+				// The parts' pins become the entries' live counts.
+				for i, l := range r.stage.locs {
+					w.live[r.first+uint64(i)] = l
+				}
+				r.stage.locs = nil
+			}
 		}
 		for _, seq := range deleted {
 			if loc, ok := w.live[seq]; ok {
@@ -493,15 +614,19 @@ func (w *WAL) commitGroup(group []*request) {
 	}
 	for _, r := range group {
 		if err != nil {
-			switch {
-			case len(r.payloads) > 0:
-				r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(len(r.payloads))-1, err)
-			default:
+			if n := r.entries(); n > 0 {
+				r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(n)-1, err)
+			} else {
 				r.err = fmt.Errorf("wal: %w", err)
 			}
 			w.metrics.failures.Inc()
-		} else if len(r.payloads) > 0 {
-			w.metrics.appends.Add(float64(len(r.payloads)))
+		} else if n := r.entries(); n > 0 {
+			w.metrics.appends.Add(float64(n))
+			if r.op == opAppend {
+				w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
+			}
+		}
+		if r.op == opPart {
 			w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
 		}
 		close(r.done)
@@ -515,7 +640,7 @@ func (w *WAL) commitGroup(group []*request) {
 // the next group does not follow a partial one. After a failed sync
 // nothing more is written: the kernel may have dropped the dirty pages
 // and a later sync would report success for data that is not there.
-func (w *WAL) write(iov [][]byte) error {
+func (w *WAL) write(iov [][]byte, sync bool) error {
 	start := w.curSize
 	fd := int(w.cur.Fd())
 	for len(iov) > 0 {
@@ -539,10 +664,21 @@ func (w *WAL) write(iov [][]byte) error {
 			n = 0
 		}
 	}
+	if !sync {
+		// Stage parts need no sync yet, but their commit will: start
+		// writing them back now so that the commit's sync has little
+		// left to wait for.
+		if err := unix.SyncFileRange(fd, start, w.curSize-start, unix.SYNC_FILE_RANGE_WRITE); err != nil {
+			w.logger.Debug("wal: sync_file_range", "err", err)
+		}
+		w.unsynced = true
+		return nil
+	}
 	if err := unix.Fdatasync(fd); err != nil {
 		w.broken = fmt.Errorf("fdatasync %s failed: %w", w.cur.Name(), err)
 		return w.broken
 	}
+	w.unsynced = false
 	return nil
 }
 
@@ -581,7 +717,7 @@ func (w *WAL) EnsureNextSeq(seq uint64) error {
 		return nil
 	}
 	w.next.Store(seq)
-	if _, err := w.submit(context.Background(), &request{mark: true}); err != nil {
+	if _, err := w.submit(context.Background(), &request{op: opMark}); err != nil {
 		return fmt.Errorf("wal: persist next sequence: %w", err)
 	}
 	return nil
@@ -692,7 +828,7 @@ func (w *WAL) Delete(ctx context.Context, seqs []uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
-	if _, err := w.submit(ctx, &request{deletes: seqs}); err != nil {
+	if _, err := w.submit(ctx, &request{op: opDelete, deletes: seqs}); err != nil {
 		return fmt.Errorf("wal: delete %d entries: %w", len(seqs), err)
 	}
 	return nil

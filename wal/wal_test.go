@@ -33,6 +33,21 @@ func replayAll(t *testing.T, w *WAL) ([]string, []*CorruptionError) {
 	return got, bad
 }
 
+// reopen closes w and opens its directory again; the new WAL is closed
+// when the test ends.
+func reopen(t *testing.T, w *WAL, opts Options) *WAL {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(context.Background(), w.dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 func TestAppendReplayDeleteAcrossReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -280,12 +295,7 @@ func TestSegmentsRotateAndDrop(t *testing.T) {
 	if g := testutil.ToFloat64(w.metrics.segments); int(g) != after {
 		t.Fatalf("segments gauge %v, files %d", g, after)
 	}
-	w.Close()
-	w, err = Open(ctx, dir, Options{SegmentBytes: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w = reopen(t, w, Options{SegmentBytes: 200})
 	got, bad := replayAll(t, w)
 	var seqs []string
 	for _, g := range got {

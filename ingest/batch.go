@@ -1,0 +1,126 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+	"tsdb/wal"
+)
+
+// Batch is one statement whose rows arrive over time: a COPY. Add puts
+// each slice of rows in the WAL as it comes (written, not yet synced), so
+// that the disk works while the client is still sending; Commit makes all
+// of them durable and visible at once, as InsertBatches of every slice
+// would. Abort, or a crash before Commit, leaves nothing.
+//
+// A Batch is used by one goroutine.
+type Batch struct {
+	s       *Store
+	ts      *tableState
+	t       schema.Table
+	stage   *wal.Stage
+	parts   []part
+	sizes   []int64
+	need    int64 // MemBuffer bytes reserved
+	largest int64
+	rows    int64
+	release []func()
+	ended   bool
+}
+
+// errBatchEnded is returned by a Batch used after Commit or Abort.
+var errBatchEnded = errors.New("ingest: batch already committed or aborted")
+
+// BeginBatch starts a Batch of rows for table name.
+func (s *Store) BeginBatch(name string) (*Batch, error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Batch{s: s, ts: ts, t: ts.sch(), stage: s.wal.Stage()}, nil
+}
+
+// Add validates recs and writes them to the WAL as part of the batch. It
+// waits for room in the MemBuffer first, like a statement: the whole
+// batch must fit under --memory-limit. The store keeps the records.
+func (b *Batch) Add(ctx context.Context, recs []arrow.RecordBatch) error {
+	if b.ended {
+		return errBatchEnded
+	}
+	s := b.s
+	e, err := s.encode(b.t, recs)
+	if err != nil {
+		return err
+	}
+	defer s.recycle(e)
+	if e.rows == 0 {
+		return nil
+	}
+	if b.need+e.need > s.opts.MemoryLimit {
+		return sqlerr.New(sqlerr.OutOfMemory, "this statement needs more than --memory-limit %s in memory: split it into smaller statements", mib(s.opts.MemoryLimit))
+	}
+	release, err := s.admit(ctx, e.need)
+	if err != nil {
+		return err
+	}
+	b.release = append(b.release, release)
+	b.need += e.need
+	if err := b.stage.Write(ctx, e.payloads); err != nil {
+		return sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	b.parts = append(b.parts, e.parts...)
+	b.sizes = append(b.sizes, e.sizes...)
+	b.largest = max(b.largest, e.largest)
+	b.rows += e.rows
+	return nil
+}
+
+// Commit makes the batch's rows durable and visible, and returns how many
+// there are.
+func (b *Batch) Commit(ctx context.Context) (int64, error) {
+	if b.ended {
+		return 0, errBatchEnded
+	}
+	b.ended = true
+	defer b.releaseMemory()
+	if len(b.parts) == 0 {
+		b.stage.Abort()
+		return 0, nil
+	}
+	first, err := b.stage.Commit(ctx)
+	if err := b.s.applyAppended(b.ts, b.t, first, err, b.parts, b.sizes); err != nil {
+		b.releaseRecords()
+		return 0, err
+	}
+	b.s.inserted(b.largest, b.rows)
+	return b.rows, nil
+}
+
+// Abort drops the batch. It is a no-op after Commit.
+func (b *Batch) Abort() {
+	if b.ended {
+		return
+	}
+	b.ended = true
+	b.stage.Abort()
+	b.releaseMemory()
+	b.releaseRecords()
+}
+
+func (b *Batch) releaseMemory() {
+	for _, r := range b.release {
+		r()
+	}
+	b.release = nil
+}
+
+func (b *Batch) releaseRecords() {
+	for _, p := range b.parts {
+		p.rec.Release()
+	}
+	b.parts = nil
+}
