@@ -12,7 +12,8 @@ import (
 //	4      4    CRC32-C of the payload
 //	8      4    payload length
 //	12     1    record type
-//	13     3    a part's index in its stage, else zero
+//	13     3    a part's index in its stage; for an entry, how many
+//	            entries of the same Append follow it
 //	16     8    the entry's sequence (entries), the next sequence
 //	            (markers), the stage (parts), the first sequence
 //	            (commits), zero (tombstones)

@@ -142,11 +142,45 @@ func TestStageAcrossSegments(t *testing.T) {
 	if len(got) != 5 || len(bad) != 0 || got[0][:9] != "6=part-0-" || got[4][:10] != "10=part-4-" {
 		t.Fatalf("replay %v, corrupt %v", got, bad)
 	}
+	// Deleting the first entries frees the segments of their parts; the
+	// commit, in a later segment, then names parts that are gone for a
+	// reason the tombstones give: no damage, and the rest replays.
+	if err := w.Delete(ctx, []uint64{6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix)); len(left) >= len(segs) {
+		t.Fatalf("%d segments before deleting, %d after", len(segs), len(left))
+	}
+	w = reopen(t, w, Options{SegmentBytes: 100})
+	got, bad = replayAll(t, w)
+	if len(got) != 3 || len(bad) != 0 || got[0][:9] != "8=part-2-" {
+		t.Fatalf("after deleting two entries: replay %v, corrupt %v", got, bad)
+	}
 	// Deleting the entries frees every segment but the last.
-	if err := w.Delete(ctx, []uint64{6, 7, 8, 9, 10}); err != nil {
+	if err := w.Delete(ctx, []uint64{8, 9, 10}); err != nil {
 		t.Fatal(err)
 	}
 	if segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix)); len(segs) != 1 {
 		t.Fatalf("%d segments left after deleting everything", len(segs))
+	}
+}
+
+// A staged write one of whose parts is damaged is dropped whole, and
+// reported once.
+func TestStageWithDamagedPart(t *testing.T) {
+	ctx := context.Background()
+	w := openWithA(t)
+	st := w.Stage()
+	if err := st.Write(ctx, frames("p0", "p1", "p2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	damage(t, w, 3, 9) // the header of the second part
+	w = reopen(t, w, Options{})
+	got, bad := replayAll(t, w)
+	if fmt.Sprint(got) != "[1=a]" || len(bad) != 2 {
+		t.Fatalf("replay %v, corrupt %v; want only 1=a, the damaged bytes and the dropped stage reported", got, bad)
 	}
 }

@@ -68,11 +68,17 @@ type WAL struct {
 	unsynced bool  // cur holds stage parts written since its last sync
 	broken   error // a write or sync failed: nothing more is written
 
+	dropMu sync.Mutex // serialises dropDeadSegments
+
 	mu      sync.Mutex // guards the fields below
 	closed  bool
 	segs    []*segment          // oldest first; the last is cur
 	live    map[uint64]entryLoc // entries not deleted
 	damaged []*CorruptionError  // found by Open, reported by the next Replay
+	// loaded keeps the segments Open read, with live entries in them, for
+	// the first Replay: replay then slices the entries out of them instead
+	// of reading each again. Replay drops them.
+	loaded map[*segment][]byte
 
 	stop       chan struct{}
 	commitDone chan struct{}
@@ -182,13 +188,19 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 		return nil, fmt.Errorf("wal: list segments: %w", err)
 	}
 	next := uint64(1)
-	st := &loadState{parts: map[uint64]map[uint32]entryLoc{}}
+	st := &loadState{parts: map[uint64]map[uint32]entryLoc{}, deleted: map[uint64]bool{}}
 	for i, s := range segs {
 		n, err := w.load(s, i == len(segs)-1, st)
 		if err != nil {
 			return nil, err
 		}
 		next = max(next, n, s.first)
+	}
+	w.resolve(st)
+	for s := range w.loaded {
+		if s.live == 0 {
+			delete(w.loaded, s)
+		}
 	}
 	w.segs = segs
 	w.next.Store(next)
@@ -208,6 +220,13 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 			f.Close()
 			return nil, fmt.Errorf("wal: %w", err)
 		}
+		// What a killed process left in the page cache is replayed now:
+		// make it durable before anything depends on it, with the cut of
+		// a torn tail.
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("wal: sync %s: %w", last.path, err)
+		}
 		w.cur, w.curSize = f, fi.Size()
 	}
 	if err := w.dropDeadSegments(); err != nil {
@@ -223,6 +242,44 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 type loadState struct {
 	parts    map[uint64]map[uint32]entryLoc // stage parts not yet committed, by stage and index
 	maxStage uint64
+	// incomplete are commits some of whose parts were not found. That is
+	// damage unless the missing entries were deleted (their segments are
+	// then gone, legitimately), which only tombstones read later tell.
+	incomplete []incompleteCommit
+	deleted    map[uint64]bool // every sequence a tombstone names
+}
+
+type incompleteCommit struct {
+	first   uint64
+	n       uint32
+	stage   uint64
+	missing []uint64
+	segment string
+	off     int64
+}
+
+// resolve drops the entries of commits that lack parts no tombstone
+// explains: a staged write is replayed whole or not at all.
+func (w *WAL) resolve(st *loadState) {
+	for _, c := range st.incomplete {
+		lost := 0
+		for _, seq := range c.missing {
+			if !st.deleted[seq] {
+				lost++
+			}
+		}
+		if lost == 0 {
+			continue
+		}
+		w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: c.first, Segment: c.segment, Offset: c.off,
+			Err: fmt.Errorf("%d of the %d parts of staged write %d are missing; its entries %d..%d are dropped", lost, c.n, c.stage, c.first, c.first+uint64(c.n)-1)})
+		for i := range uint64(c.n) {
+			if loc, ok := w.live[c.first+i]; ok {
+				loc.seg.live--
+				delete(w.live, c.first+i)
+			}
+		}
+	}
 }
 
 // load reads segment s into the index and returns the next sequence it
@@ -234,17 +291,44 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 	}
 	recs, damaged, tailAt := scan(data)
 	name := filepath.Base(s.path)
+	if w.loaded == nil {
+		w.loaded = map[*segment][]byte{}
+	}
+	w.loaded[s] = data
 	next := uint64(0)
+	// The entries of one Append are written together and counted down in
+	// their headers (aux: entries after this one): they become live when
+	// the last one is read, so that a write cut short is not replayed in
+	// part.
+	var call []scannedRecord
+	dropCall := func() {
+		if len(call) > 0 {
+			w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: call[0].seq, Segment: name, Offset: call[0].off,
+				Err: fmt.Errorf("only %d entries of a write are intact; they are dropped", len(call))})
+		}
+		call = nil
+	}
 	for _, r := range recs {
+		if len(call) > 0 && (r.typ != recEntry || r.aux != call[len(call)-1].aux-1 || r.seq != call[len(call)-1].seq+1) {
+			dropCall()
+		}
 		switch r.typ {
 		case recEntry:
-			if _, dup := w.live[r.seq]; !dup {
-				s.live++
+			call = append(call, r)
+			if r.aux != 0 {
+				continue
 			}
-			w.live[r.seq] = entryLoc{seg: s, off: r.off + headerSize, n: r.length, crc: r.payloadCRC}
-			next = max(next, r.seq+1)
+			for _, e := range call {
+				if _, dup := w.live[e.seq]; !dup {
+					s.live++
+				}
+				w.live[e.seq] = entryLoc{seg: s, off: e.off + headerSize, n: e.length, crc: e.payloadCRC}
+				next = max(next, e.seq+1)
+			}
+			call = nil
 		case recTombstone:
 			for _, seq := range r.tombs {
+				st.deleted[seq] = true
 				if loc, ok := w.live[seq]; ok {
 					loc.seg.live--
 					delete(w.live, seq)
@@ -268,11 +352,11 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 			stage, n := binary.BigEndian.Uint64(p), binary.BigEndian.Uint32(p[8:])
 			parts := st.parts[stage]
 			delete(st.parts, stage)
+			var missing []uint64
 			for i := range n {
 				loc, ok := parts[i]
 				if !ok {
-					w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: r.seq + uint64(i), Segment: name, Offset: r.off,
-						Err: fmt.Errorf("part %d of staged write %d is missing", i, stage)})
+					missing = append(missing, r.seq+uint64(i))
 					continue
 				}
 				if _, dup := w.live[r.seq+uint64(i)]; !dup {
@@ -280,9 +364,17 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 				}
 				w.live[r.seq+uint64(i)] = loc
 			}
+			if len(missing) > 0 {
+				st.incomplete = append(st.incomplete, incompleteCommit{first: r.seq, n: n, stage: stage, missing: missing, segment: name, off: r.off})
+			}
 			next = max(next, r.seq+uint64(n))
 		}
 	}
+	if len(call) > 0 && last {
+		// The log ends in the middle of a write: cut it like a torn tail.
+		tailAt, call = call[0].off, nil
+	}
+	dropCall()
 	for _, d := range damaged {
 		w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Segment: name, Offset: d.off,
 			Err: fmt.Errorf("%d damaged bytes skipped", d.n)})
@@ -332,6 +424,7 @@ func (w *WAL) newSegment() error {
 	// crash with the directory entry.
 	if err := syncDir(w.dir); err != nil {
 		f.Close()
+		os.Remove(s.path) // else the next try finds the name taken
 		return err
 	}
 	if w.cur != nil {
@@ -392,6 +485,9 @@ func (w *WAL) AppendFramed(ctx context.Context, frames [][]byte) (uint64, error)
 }
 
 func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
+	if len(req.payloads) > maxParts {
+		return 0, fmt.Errorf("wal: at most %d entries per append", maxParts)
+	}
 	for _, p := range req.payloads {
 		if n := len(p) - w.room(req); n > math.MaxUint32 {
 			return 0, &TooLargeError{Bytes: n}
@@ -515,7 +611,7 @@ func (w *WAL) commitGroup(group []*request) {
 			switch r.op {
 			case opAppend, opPart:
 				for i, p := range r.payloads {
-					typ, aux, seq := recEntry, uint32(0), r.first+uint64(i)
+					typ, aux, seq := recEntry, uint32(len(r.payloads)-1-i), r.first+uint64(i)
 					if r.op == opPart {
 						typ, aux, seq = recPart, uint32(r.stage.parts+len(parts[r.stage])), r.stage.id
 					}
@@ -646,10 +742,14 @@ func (w *WAL) write(iov [][]byte, sync bool) error {
 	for len(iov) > 0 {
 		batch := iov[:min(len(iov), 1024)] // IOV_MAX
 		n, err := unix.Writev(fd, batch)
-		if err != nil && !errors.Is(err, unix.EINTR) {
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
 			if terr := w.cur.Truncate(start); terr != nil {
 				w.broken = fmt.Errorf("write failed (%w) and the segment could not be cut back: %v", err, terr)
 			}
+			w.curSize = start
 			return fmt.Errorf("write %s: %w", w.cur.Name(), err)
 		}
 		w.curSize += int64(n)
@@ -686,6 +786,11 @@ func (w *WAL) write(iov [][]byte, sync bool) error {
 // hold no live entry. Only the front: a segment's tombstones may be all
 // that keeps entries of older segments deleted.
 func (w *WAL) dropDeadSegments() error {
+	// One drop at a time, unlinking in log order: a later segment must
+	// not go before an earlier one, whose deleted entries its tombstones
+	// may be all that keeps deleted.
+	w.dropMu.Lock()
+	defer w.dropMu.Unlock()
 	w.mu.Lock()
 	var drop []*segment
 	for len(w.segs) > 1 && w.segs[0].live == 0 {
@@ -735,6 +840,8 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 	w.mu.Lock()
 	damaged := w.damaged
 	w.damaged = nil
+	loaded := w.loaded
+	w.loaded = nil
 	seqs := make([]uint64, 0, len(w.live))
 	for seq := range w.live {
 		seqs = append(seqs, seq)
@@ -763,14 +870,6 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 		if !ok {
 			continue
 		}
-		f := files[loc.seg]
-		if f == nil {
-			var err error
-			if f, err = os.Open(loc.seg.path); err != nil {
-				return fmt.Errorf("wal: replay: %w", err)
-			}
-			files[loc.seg] = f
-		}
 		corrupt := func(p []byte, cause error) error {
 			ce := &CorruptionError{Dir: w.dir, Seq: seq, Segment: filepath.Base(loc.seg.path), Offset: loc.off - headerSize, Err: cause}
 			w.metrics.corrupt.Inc()
@@ -779,12 +878,28 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			}
 			return w.quarantine(ctx, seq, p)
 		}
-		p := make([]byte, loc.n)
-		if _, err := f.ReadAt(p, loc.off); err != nil {
-			if err := corrupt(nil, err); err != nil {
-				return err
+		var p []byte
+		if data := loaded[loc.seg]; loc.off+int64(loc.n) <= int64(len(data)) {
+			// (An entry appended since Open lies past what was read.)
+			// Shared with the other entries of the segment: the caller
+			// may keep p, and appends nothing to it.
+			p = data[loc.off : loc.off+int64(loc.n) : loc.off+int64(loc.n)]
+		} else {
+			f := files[loc.seg]
+			if f == nil {
+				var err error
+				if f, err = os.Open(loc.seg.path); err != nil {
+					return fmt.Errorf("wal: replay: %w", err)
+				}
+				files[loc.seg] = f
 			}
-			continue
+			p = make([]byte, loc.n)
+			if _, err := f.ReadAt(p, loc.off); err != nil {
+				if err := corrupt(nil, err); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		if got := crc32Checksum(p); got != loc.crc {
 			if err := corrupt(p, fmt.Errorf("checksum %08x, want %08x", got, loc.crc)); err != nil {

@@ -378,6 +378,43 @@ func TestBadgerWALIsConverted(t *testing.T) {
 	}
 }
 
+// The entries of one Append land together or not at all: a write cut
+// after its first entries replays none of them.
+func TestTornMultiEntryAppend(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, [][]byte{[]byte("c"), []byte("d"), []byte("e")}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	seg := filepath.Join(dir, segmentName(1))
+	fi, err := os.Stat(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(seg, fi.Size()-3); err != nil { // into entry 5
+		t.Fatal(err)
+	}
+	w, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[1=a 2=b]" || len(bad) != 0 {
+		t.Fatalf("replay %v, corrupt %v; want the first append only", got, bad)
+	}
+	if s, err := w.Append(ctx, [][]byte{[]byte("f")}); err != nil || s != 3 {
+		t.Fatalf("append after the cut: %d %v", s, err)
+	}
+}
+
 // A crash can leave the last write of the log torn. The WAL opens, cuts
 // the torn tail and keeps every intact entry before it.
 func TestTornTailIsDropped(t *testing.T) {
@@ -516,4 +553,32 @@ func TestAppendFramed(t *testing.T) {
 		t.Fatalf("after damage: replay = %v, corrupt %v", got, bad)
 	}
 	w.Close()
+}
+
+// openWithA opens a WAL in a new directory and appends entry 1 = "a"; it
+// is closed when the test ends.
+func openWithA(t *testing.T) *WAL {
+	t.Helper()
+	w, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if _, err := w.Append(context.Background(), [][]byte{[]byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Entries appended after Open replay with those Open found.
+func TestReplayAfterAppendsSinceOpen(t *testing.T) {
+	ctx := context.Background()
+	w := openWithA(t)
+	w = reopen(t, w, Options{})
+	if _, err := w.Append(ctx, [][]byte{[]byte("b"), []byte("c")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[1=a 2=b 3=c]" || len(bad) != 0 {
+		t.Fatalf("replay %v, corrupt %v", got, bad)
+	}
 }
