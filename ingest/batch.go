@@ -15,7 +15,12 @@ import (
 // each slice of rows in the WAL as it comes (written, not yet synced), so
 // that the disk works while the client is still sending; Commit makes all
 // of them durable and visible at once, as InsertBatches of every slice
-// would. Abort, or a crash before Commit, leaves nothing.
+// would. Abort, a failed Add, or a crash before Commit leaves nothing.
+//
+// Memory is admitted at Commit, for the whole batch, as for one INSERT:
+// reserving it slice by slice would let two large COPYs each hold half of
+// --memory-limit and wait for each other until --write-timeout, since a
+// flush cannot free a reservation.
 //
 // A Batch is used by one goroutine.
 type Batch struct {
@@ -25,10 +30,10 @@ type Batch struct {
 	stage   *wal.Stage
 	parts   []part
 	sizes   []int64
-	need    int64 // MemBuffer bytes reserved
+	need    int64 // MemBuffer bytes the rows take
 	largest int64
 	rows    int64
-	release []func()
+	err     error // a failed Add: the batch cannot commit
 	ended   bool
 }
 
@@ -44,14 +49,28 @@ func (s *Store) BeginBatch(name string) (*Batch, error) {
 	return &Batch{s: s, ts: ts, t: ts.sch(), stage: s.wal.Stage()}, nil
 }
 
-// Add validates recs and writes them to the WAL as part of the batch. It
-// waits for room in the MemBuffer first, like a statement: the whole
-// batch must fit under --memory-limit. The store keeps the records.
+// Add validates recs and writes them to the WAL as part of the batch; the
+// whole batch must fit under --memory-limit. The store keeps the records.
+// After an error the batch can only be aborted.
 func (b *Batch) Add(ctx context.Context, recs []arrow.RecordBatch) error {
 	if b.ended {
 		return errBatchEnded
 	}
+	if b.err != nil {
+		return b.err
+	}
+	err := b.add(ctx, recs)
+	if err != nil {
+		b.err = err
+	}
+	return err
+}
+
+func (b *Batch) add(ctx context.Context, recs []arrow.RecordBatch) error {
 	s := b.s
+	if b.ts.isDropped() {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+	}
 	e, err := s.encode(b.t, recs)
 	if err != nil {
 		return err
@@ -61,13 +80,10 @@ func (b *Batch) Add(ctx context.Context, recs []arrow.RecordBatch) error {
 		return nil
 	}
 	if b.need+e.need > s.opts.MemoryLimit {
-		return sqlerr.New(sqlerr.OutOfMemory, "this statement needs more than --memory-limit %s in memory: split it into smaller statements", mib(s.opts.MemoryLimit))
+		// 54000 as for COPY input over the limit: this statement can
+		// never fit, retrying does not help.
+		return sqlerr.New("54000", "this statement needs more than --memory-limit %s in memory: split it into smaller statements", mib(s.opts.MemoryLimit))
 	}
-	release, err := s.admit(ctx, e.need)
-	if err != nil {
-		return err
-	}
-	b.release = append(b.release, release)
 	b.need += e.need
 	if err := b.stage.Write(ctx, e.payloads); err != nil {
 		return sqlerr.Wrap(sqlerr.IOError, err)
@@ -79,18 +95,33 @@ func (b *Batch) Add(ctx context.Context, recs []arrow.RecordBatch) error {
 	return nil
 }
 
-// Commit makes the batch's rows durable and visible, and returns how many
-// there are.
+// Commit waits for room in the MemBuffer, makes the batch's rows durable
+// and visible, and returns how many there are.
 func (b *Batch) Commit(ctx context.Context) (int64, error) {
 	if b.ended {
 		return 0, errBatchEnded
 	}
-	b.ended = true
-	defer b.releaseMemory()
+	if b.err != nil {
+		b.Abort()
+		return 0, b.err
+	}
 	if len(b.parts) == 0 {
-		b.stage.Abort()
+		b.Abort()
 		return 0, nil
 	}
+	release, err := b.s.admit(ctx, b.need)
+	if err != nil {
+		b.Abort()
+		return 0, err
+	}
+	defer release()
+	// A table dropped while the rows streamed in would take them silently
+	// (the MemBuffer skips dropped tables) and report them written.
+	if b.ts.isDropped() {
+		b.Abort()
+		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+	}
+	b.ended = true
 	first, err := b.stage.Commit(ctx)
 	if err := b.s.applyAppended(b.ts, b.t, first, err, b.parts, b.sizes); err != nil {
 		b.releaseRecords()
@@ -107,15 +138,7 @@ func (b *Batch) Abort() {
 	}
 	b.ended = true
 	b.stage.Abort()
-	b.releaseMemory()
 	b.releaseRecords()
-}
-
-func (b *Batch) releaseMemory() {
-	for _, r := range b.release {
-		r()
-	}
-	b.release = nil
 }
 
 func (b *Batch) releaseRecords() {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -85,7 +87,7 @@ func TestBatchOverMemoryLimit(t *testing.T) {
 	for i := 0; ; i++ {
 		err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, times...)})
 		var se *sqlerr.Error
-		if errors.As(err, &se) && se.Code == sqlerr.OutOfMemory {
+		if errors.As(err, &se) && se.Code == "54000" {
 			break
 		}
 		if err != nil || i > 100 {
@@ -109,4 +111,101 @@ func beginCPUBatch(t *testing.T, s *Store) (schema.Table, *Batch) {
 		t.Fatal(err)
 	}
 	return tbl, b
+}
+
+// Two batches that each take more than half of --memory-limit both commit:
+// memory is admitted at Commit, when a flush can make room for the second.
+// Reserved while streaming, each would hold its half and wait for the
+// other until the write timeout.
+func TestConcurrentBatchesOverHalfTheLimit(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{DataDir: t.TempDir(), BucketDuration: 10 * time.Minute, IdleFlush: time.Hour,
+		MemoryLimit: 1 << 20, WriteTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	tbl, a := beginCPUBatch(t, s)
+	b, err := s.BeginBatch("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	slice := func(from int) []arrow.RecordBatch {
+		var times []time.Time
+		for i := range 40_000 {
+			times = append(times, base.Add(time.Duration(from+i)*time.Millisecond))
+		}
+		return []arrow.RecordBatch{rows(tbl, times...)}
+	}
+	if err := a.Add(ctx, slice(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(ctx, slice(40_000)); err != nil {
+		t.Fatal(err)
+	}
+	if a.need <= s.opts.MemoryLimit/2 || b.need <= s.opts.MemoryLimit/2 {
+		t.Fatalf("batches of %d and %d bytes do not each take over half of %d", a.need, b.need, s.opts.MemoryLimit)
+	}
+	for _, x := range []*Batch{a, b} {
+		if n, err := x.Commit(ctx); err != nil || n != 40_000 {
+			t.Fatalf("commit: %d %v", n, err)
+		}
+	}
+	if f, buf := count(t, s); int64(f)+buf != 80_000 {
+		t.Fatalf("%d rows in files and %d buffered, want 80,000", f, buf)
+	}
+}
+
+// A table dropped while a batch streams fails the batch with 42P01, and a
+// table of the same name created meanwhile gets none of its rows. A batch
+// whose Add failed cannot commit the slices that were staged.
+func TestBatchFailures(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t.Run("dropped", func(t *testing.T) {
+		s := openStore(t, t.TempDir())
+		defer s.Close(ctx)
+		tbl, b := beginCPUBatch(t, s)
+		if err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, base)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DropTable(ctx, "cpu", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+			t.Fatal(err)
+		}
+		var se *sqlerr.Error
+		if _, err := b.Commit(ctx); !errors.As(err, &se) || se.Code != sqlerr.UndefinedTable {
+			t.Fatalf("commit after drop: %v", err)
+		}
+		if _, n := count(t, s); n != 0 {
+			t.Fatalf("%d rows in the new table", n)
+		}
+	})
+	t.Run("failed add", func(t *testing.T) {
+		s := openStore(t, t.TempDir())
+		defer s.Close(ctx)
+		tbl, b := beginCPUBatch(t, s)
+		if err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, base)}); err != nil {
+			t.Fatal(err)
+		}
+		other, err := schema.New("other", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, other.ArrowSchema())
+		bld.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base.UnixMicro()))
+		bld.Field(1).(*array.StringBuilder).Append("x")
+		if err := b.Add(ctx, []arrow.RecordBatch{bld.NewRecordBatch()}); err == nil {
+			t.Fatal("a record of another shape was taken")
+		}
+		if _, err := b.Commit(ctx); err == nil {
+			t.Fatal("a batch committed after a failed Add")
+		}
+		if _, n := count(t, s); n != 0 {
+			t.Fatalf("%d rows visible", n)
+		}
+	})
 }

@@ -121,11 +121,17 @@ func (ts *tableState) backoff() time.Duration {
 	return time.Until(ts.retryAt).Round(time.Millisecond)
 }
 
-// pressurePicks chooses, when the MemBuffer is above its soft limit, the
-// buckets to flush to get back under it: largest first, open buckets
-// included (writes all going to one open bucket must not grow it forever).
+// pressurePicks chooses, when the MemBuffer and what waiting writers need
+// are above its soft limit, the buckets to flush to get back under it:
+// largest first, open buckets included (writes all going to one open
+// bucket must not grow it forever). The waiting writers count: a statement
+// of 60% of the hard limit, over a MemBuffer holding 60%, waits for room
+// that only a flush below the soft limit makes.
 func (s *Store) pressurePicks() map[string]map[membuffer.Key]bool {
-	used := s.buf.Bytes()
+	s.gate.mu.Lock()
+	wanted := s.gate.wanted
+	s.gate.mu.Unlock()
+	used := s.buf.Bytes() + wanted
 	if s.opts.SoftMemoryLimit <= 0 || used <= s.opts.SoftMemoryLimit {
 		return nil
 	}

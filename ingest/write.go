@@ -24,6 +24,7 @@ type gate struct {
 	mu       sync.Mutex
 	reserved int64 // bytes admitted but not yet in the MemBuffer
 	waiting  int   // writers waiting for room
+	wanted   int64 // bytes the waiting writers need
 	ch       chan struct{}
 }
 
@@ -327,10 +328,12 @@ func (s *Store) admit(ctx context.Context, need int64) (release func(), err erro
 			defer timer.Stop()
 			s.gate.mu.Lock()
 			s.gate.waiting++
+			s.gate.wanted += need
 			s.gate.mu.Unlock()
 			defer func() {
 				s.gate.mu.Lock()
 				s.gate.waiting--
+				s.gate.wanted -= need
 				s.gate.mu.Unlock()
 			}()
 		}

@@ -55,6 +55,9 @@ type copyFeed struct {
 	// batch holds the records of results[:staged], written to the WAL.
 	batch  *ingest.Batch
 	staged int
+	// stageErr is the failure of a staging: the COPY fails, whatever the
+	// caller does next.
+	stageErr error
 }
 
 type copyJob struct {
@@ -66,6 +69,9 @@ type copyJob struct {
 // Write takes one CopyData payload.
 func (c *CopyIn) Write(p []byte) error {
 	f := &c.feed
+	if f.stageErr != nil {
+		return f.stageErr
+	}
 	if f.ended || f.failed.Load() {
 		return nil // after the end marker or a bad row, the rest is dropped
 	}
@@ -134,11 +140,16 @@ func (c *CopyIn) stage() error {
 	if f.batch == nil {
 		b, err := c.s.p.store.BeginBatch(c.tbl.Name)
 		if err != nil {
+			f.stageErr = err
 			return err
 		}
 		f.batch = b
 	}
-	return f.batch.Add(context.Background(), recs)
+	if err := f.batch.Add(context.Background(), recs); err != nil {
+		f.stageErr = err
+		return err
+	}
+	return nil
 }
 
 // buffer returns an empty buffer of at least size bytes, one the decoders
@@ -214,6 +225,9 @@ func (c *CopyIn) wait() {
 func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 	defer c.Close()
 	f := &c.feed
+	if f.stageErr != nil {
+		return 0, f.stageErr
+	}
 	if !f.ended && !f.failed.Load() {
 		if err := c.dispatch(true); err != nil {
 			c.wait()

@@ -178,11 +178,13 @@ func TestCopyReusesChunkBuffers(t *testing.T) {
 
 // TestCopyStagesWhileStreaming checks that decoded chunks reach the WAL
 // (staged) while the COPY is still streaming, invisible until Finish, and
-// that a bad row after them leaves nothing, staged rows included.
+// that a bad row after them, or the table dropped meanwhile, leaves
+// nothing, staged rows included.
 func TestCopyStagesWhileStreaming(t *testing.T) {
 	ctx := context.Background()
-	for _, fail := range []bool{false, true} {
-		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+	for _, mode := range []string{"commit", "bad row", "dropped"} {
+		fail := mode != "commit"
+		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
 			e.must("CREATE TABLE c (time TIMESTAMPTZ NOT NULL, v DOUBLE PRECISION)")
 			var ci *CopyIn
@@ -216,10 +218,21 @@ func TestCopyStagesWhileStreaming(t *testing.T) {
 			if len(snap.Batches) != 0 {
 				t.Fatalf("%d batches visible while the COPY streams", len(snap.Batches))
 			}
-			if fail {
+			switch mode {
+			case "bad row":
 				if err := ci.Write([]byte("2026-01-01 01:00:00+00,x\n")); err != nil {
 					t.Fatal(err)
 				}
+			case "dropped":
+				if _, err := e.store.DropTable(ctx, "c", false); err != nil {
+					t.Fatal(err)
+				}
+				// Rows go on arriving; staging them fails, and so does
+				// every later Write and Finish.
+				for i := 0; i < 1000 && ci.Write(append(row(), row()...)) == nil; i++ {
+					time.Sleep(time.Millisecond)
+				}
+				e.must("CREATE TABLE c (time TIMESTAMPTZ NOT NULL, v DOUBLE PRECISION)")
 			}
 			n, err := ci.Finish(ctx)
 			want := fmt.Sprint(sent)
