@@ -6,7 +6,9 @@
 // Entries are numbered by a sequence the WAL assigns. Callers replay entries
 // in sequence order after a restart and delete them once their contents are
 // durable elsewhere. A deletion is a tombstone record; a segment file is
-// removed once it and every older segment hold no live entry. The WAL knows
+// removed once it and every older segment hold no live entry. A Stage
+// writes a large statement's entries as they are produced and makes them
+// entries with one synced commit record (see stage.go). The WAL knows
 // nothing about what an entry holds.
 //
 // Why not a key-value store: the WAL was on badger, whose commit writes the
