@@ -1,0 +1,429 @@
+package wal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// request is one operation waiting for the commit loop.
+type request struct {
+	op       op
+	payloads [][]byte // opAppend, opPart
+	framed   bool     // payloads start with HeaderRoom reserved bytes
+	deletes  []uint64 // opDelete
+	stage    *Stage   // opPart, opCommit
+	first    uint64
+	err      error
+	done     chan struct{}
+}
+
+// op is what a request writes.
+type op int
+
+const (
+	opAppend op = iota // entries
+	opPart             // parts of a stage, not synced
+	opCommit           // a stage's commit record
+	opDelete           // a tombstone
+	opMark             // a next-sequence marker
+)
+
+// entries is how many sequences the request takes.
+func (r *request) entries() int {
+	switch r.op {
+	case opAppend:
+		return len(r.payloads)
+	case opCommit:
+		return r.stage.parts
+	}
+	return 0
+}
+
+// newSegment starts a segment named by the next sequence and makes it the
+// one written. Called by Open and the commit loop.
+func (w *WAL) newSegment() error {
+	// Named by the next sequence, or one past the previous segment's name
+	// when no entry was appended since (stage parts take no sequence).
+	first := w.next.Load()
+	w.mu.Lock()
+	if n := len(w.segs); n > 0 {
+		first = max(first, w.segs[n-1].first+1)
+	}
+	w.mu.Unlock()
+	if w.cur != nil && w.unsynced {
+		// Stage parts written last to the old segment are synced by no
+		// later commit, which syncs only the segment it lands in.
+		if err := unix.Fdatasync(int(w.cur.Fd())); err != nil {
+			w.broken = fmt.Errorf("fdatasync %s failed: %w", w.cur.Name(), err)
+			return w.broken
+		}
+		w.unsynced = false
+	}
+	s := &segment{first: first, path: filepath.Join(w.dir, segmentName(first))}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("wal: new segment: %w", err)
+	}
+	// The segment's name records the next sequence, so it must survive a
+	// crash with the directory entry.
+	if err := syncDir(w.dir); err != nil {
+		f.Close()
+		os.Remove(s.path) // else the next try finds the name taken
+		return err
+	}
+	if w.cur != nil {
+		w.cur.Close()
+	}
+	w.cur, w.curSize = f, 0
+	w.mu.Lock()
+	w.segs = append(w.segs, s)
+	w.mu.Unlock()
+	w.metrics.segments.Inc()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("wal: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
+	if len(req.payloads) > maxParts {
+		return 0, fmt.Errorf("wal: at most %d entries per append", maxParts)
+	}
+	for _, p := range req.payloads {
+		if n := len(p) - w.room(req); n > math.MaxUint32 {
+			return 0, &TooLargeError{Bytes: n}
+		}
+	}
+	req.done = make(chan struct{})
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return 0, ErrClosed
+	}
+	select {
+	case w.requests <- req:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-w.stop:
+		return 0, ErrClosed
+	}
+	// Once queued the outcome is decided by the commit loop: waiting for it
+	// (not for ctx) keeps "acknowledged" and "durable" the same thing.
+	select {
+	case <-req.done:
+		return req.first, req.err
+	case <-w.commitDone:
+		// The loop stopped; it finished every request it took.
+		select {
+		case <-req.done:
+			return req.first, req.err
+		default:
+			return 0, ErrClosed
+		}
+	}
+}
+
+func (w *WAL) room(r *request) int {
+	if r.framed {
+		return HeaderRoom
+	}
+	return 0
+}
+
+// maxGroupBytes bounds the payload bytes committed together.
+const maxGroupBytes = 8 << 20
+
+// commitLoop takes every queued request, assigns sequences in queue order,
+// writes them with one write and one fdatasync and wakes the writers.
+// While a group is being synced, the next one queues up.
+func (w *WAL) commitLoop() {
+	defer close(w.commitDone)
+	for {
+		var first *request
+		select {
+		case first = <-w.requests:
+		case <-w.stop:
+			// Fail what is still queued: nothing of it was written.
+			for {
+				select {
+				case r := <-w.requests:
+					r.err = ErrClosed
+					close(r.done)
+				default:
+					return
+				}
+			}
+		}
+		group := []*request{first}
+		size := requestBytes(first)
+	drain:
+		for size < maxGroupBytes {
+			select {
+			case r := <-w.requests:
+				group = append(group, r)
+				size += requestBytes(r)
+			default:
+				break drain
+			}
+		}
+		w.commitGroup(group)
+	}
+}
+
+func requestBytes(r *request) int {
+	n := 8 * len(r.deletes)
+	for _, p := range r.payloads {
+		n += len(p)
+	}
+	return n
+}
+
+// commitGroup writes a group of requests as one write and, unless the group
+// is only stage parts, one sync.
+func (w *WAL) commitGroup(group []*request) {
+	start := time.Now()
+	err := w.broken
+	if err == nil && w.curSize >= w.segmentBytes {
+		// Before sequences are assigned: a segment is named by the first
+		// sequence it may hold.
+		err = w.newSegment()
+	}
+	for _, r := range group {
+		if n := r.entries(); n > 0 {
+			r.first = w.next.Add(uint64(n)) - uint64(n)
+		}
+	}
+	var (
+		iov     [][]byte
+		added   []uint64
+		locs    []entryLoc
+		parts   = map[*Stage][]entryLoc{}
+		deleted []uint64
+		seen    = map[uint64]bool{}
+		sync    bool
+	)
+	if err == nil {
+		w.mu.Lock()
+		seg := w.segs[len(w.segs)-1]
+		off := w.curSize
+		for _, r := range group {
+			sync = sync || r.op != opPart
+			switch r.op {
+			case opAppend, opPart:
+				for i, p := range r.payloads {
+					typ, aux, seq := recEntry, uint32(len(r.payloads)-1-i), r.first+uint64(i)
+					if r.op == opPart {
+						typ, aux, seq = recPart, uint32(r.stage.parts+len(parts[r.stage])), r.stage.id
+					}
+					var hdr []byte
+					if r.framed {
+						frame := p
+						hdr, p = frame[:HeaderRoom], frame[HeaderRoom:]
+						putHeader(hdr, typ, aux, seq, p)
+						iov = append(iov, frame)
+					} else {
+						hdr = make([]byte, headerSize)
+						putHeader(hdr, typ, aux, seq, p)
+						iov = append(iov, hdr, p)
+					}
+					loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])}
+					if r.op == opPart {
+						parts[r.stage] = append(parts[r.stage], loc)
+					} else {
+						added = append(added, seq)
+						locs = append(locs, loc)
+					}
+					off += int64(headerSize + len(p))
+				}
+			case opCommit:
+				var p [12]byte
+				binary.BigEndian.PutUint64(p[:], r.stage.id)
+				binary.BigEndian.PutUint32(p[8:], uint32(len(r.stage.locs)))
+				rec := record(recCommit, r.first, p[:])
+				iov = append(iov, rec)
+				off += int64(len(rec))
+			case opMark:
+				rec := record(recNextSeq, w.next.Load(), nil)
+				iov = append(iov, rec)
+				off += int64(len(rec))
+			case opDelete:
+				var p []byte
+				for _, seq := range r.deletes {
+					if _, ok := w.live[seq]; ok && !seen[seq] {
+						seen[seq] = true
+						p = binary.BigEndian.AppendUint64(p, seq)
+						deleted = append(deleted, seq)
+					}
+				}
+				if len(p) > 0 {
+					rec := record(recTombstone, 0, p)
+					iov = append(iov, rec)
+					off += int64(len(rec))
+				}
+			}
+		}
+		w.mu.Unlock()
+		if len(iov) > 0 {
+			err = w.write(iov, sync)
+			if sync {
+				w.metrics.fsyncs.Inc()
+			}
+		}
+	}
+	if err == nil {
+		w.mu.Lock()
+		for i, seq := range added {
+			w.live[seq] = locs[i]
+			locs[i].seg.live++
+		}
+		for st, ls := range parts {
+			// A stage's parts keep their segments until it commits or
+			// aborts: the commit record may land in a later segment.
+			for _, l := range ls {
+				l.seg.live++
+			}
+			st.locs = append(st.locs, ls...)
+			st.parts += len(ls)
+		}
+		for _, r := range group {
+			if r.op == opCommit {
+				// The parts' pins become the entries' live counts.
+				for i, l := range r.stage.locs {
+					w.live[r.first+uint64(i)] = l
+				}
+				r.stage.locs = nil
+			}
+		}
+		for _, seq := range deleted {
+			if loc, ok := w.live[seq]; ok {
+				loc.seg.live--
+				delete(w.live, seq)
+			}
+		}
+		w.mu.Unlock()
+		if len(deleted) > 0 {
+			w.metrics.deletes.Add(float64(len(deleted)))
+			if derr := w.dropDeadSegments(); derr != nil {
+				w.logger.Error("wal: removing segments whose entries are all deleted", "err", derr)
+			}
+		}
+	}
+	for _, r := range group {
+		if err != nil {
+			if n := r.entries(); n > 0 {
+				r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(n)-1, err)
+			} else {
+				r.err = fmt.Errorf("wal: %w", err)
+			}
+			w.metrics.failures.Inc()
+		} else if n := r.entries(); n > 0 {
+			w.metrics.appends.Add(float64(n))
+			if r.op == opAppend {
+				w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
+			}
+		}
+		if r.op == opPart {
+			w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
+		}
+		close(r.done)
+	}
+	w.metrics.groupSize.Observe(float64(len(group)))
+	w.metrics.latency.Observe(time.Since(start).Seconds())
+}
+
+// write appends the buffers to the current segment and syncs it. On a
+// failed write the segment is cut back to where the group began, so that
+// the next group does not follow a partial one. After a failed sync
+// nothing more is written: the kernel may have dropped the dirty pages
+// and a later sync would report success for data that is not there.
+func (w *WAL) write(iov [][]byte, sync bool) error {
+	start := w.curSize
+	fd := int(w.cur.Fd())
+	for len(iov) > 0 {
+		batch := iov[:min(len(iov), 1024)] // IOV_MAX
+		n, err := unix.Writev(fd, batch)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			if terr := w.cur.Truncate(start); terr != nil {
+				w.broken = fmt.Errorf("write failed (%w) and the segment could not be cut back: %v", err, terr)
+			}
+			w.curSize = start
+			return fmt.Errorf("write %s: %w", w.cur.Name(), err)
+		}
+		w.curSize += int64(n)
+		// Drop what was written, including part of a buffer.
+		for n > 0 && len(iov) > 0 {
+			if n >= len(iov[0]) {
+				n -= len(iov[0])
+				iov = iov[1:]
+				continue
+			}
+			iov[0] = iov[0][n:]
+			n = 0
+		}
+	}
+	if !sync {
+		// Stage parts need no sync yet, but their commit will: start
+		// writing them back now so that the commit's sync has little
+		// left to wait for.
+		if err := unix.SyncFileRange(fd, start, w.curSize-start, unix.SYNC_FILE_RANGE_WRITE); err != nil {
+			w.logger.Debug("wal: sync_file_range", "err", err)
+		}
+		w.unsynced = true
+		return nil
+	}
+	if err := unix.Fdatasync(fd); err != nil {
+		w.broken = fmt.Errorf("fdatasync %s failed: %w", w.cur.Name(), err)
+		return w.broken
+	}
+	w.unsynced = false
+	return nil
+}
+
+// dropDeadSegments removes segments from the front of the log while they
+// hold no live entry. Only the front: a segment's tombstones may be all
+// that keeps entries of older segments deleted.
+func (w *WAL) dropDeadSegments() error {
+	// One drop at a time, unlinking in log order: a later segment must
+	// not go before an earlier one, whose deleted entries its tombstones
+	// may be all that keeps deleted.
+	w.dropMu.Lock()
+	defer w.dropMu.Unlock()
+	w.mu.Lock()
+	var drop []*segment
+	for len(w.segs) > 1 && w.segs[0].live == 0 {
+		drop = append(drop, w.segs[0])
+		w.segs = w.segs[1:]
+	}
+	w.mu.Unlock()
+	if len(drop) == 0 {
+		return nil
+	}
+	for _, s := range drop {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("wal: remove segment: %w", err)
+		}
+		w.metrics.segments.Dec()
+	}
+	return syncDir(w.dir)
+}
