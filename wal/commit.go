@@ -107,7 +107,7 @@ func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
 		return 0, fmt.Errorf("wal: at most %d entries per append", maxParts)
 	}
 	for _, p := range req.payloads {
-		if n := len(p) - w.room(req); n > math.MaxUint32 {
+		if n := len(p) - req.room(); n > math.MaxUint32 {
 			return 0, &TooLargeError{Bytes: n}
 		}
 	}
@@ -139,13 +139,6 @@ func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
 			return 0, ErrClosed
 		}
 	}
-}
-
-func (w *WAL) room(r *request) int {
-	if r.framed {
-		return HeaderRoom
-	}
-	return 0
 }
 
 // maxGroupBytes bounds the payload bytes committed together.
@@ -188,16 +181,31 @@ func (w *WAL) commitLoop() {
 	}
 }
 
+// requestBytes is what r brings to a group: payloads and tombstones.
 func requestBytes(r *request) int {
-	n := 8 * len(r.deletes)
+	return r.payloadBytes() + 8*len(r.deletes)
+}
+
+// payloadBytes is the callers' payload in r, without reserved room.
+func (r *request) payloadBytes() int {
+	n := 0
 	for _, p := range r.payloads {
-		n += len(p)
+		n += len(p) - r.room()
 	}
 	return n
 }
 
+// room is the header room reserved in front of each of r's payloads.
+func (r *request) room() int {
+	if r.framed {
+		return HeaderRoom
+	}
+	return 0
+}
+
 // commitGroup writes a group of requests as one write and, unless the group
-// is only stage parts, one sync.
+// is only stage parts, one sync; then the index learns what is now in the
+// log and the writers are woken.
 func (w *WAL) commitGroup(group []*request) {
 	start := time.Now()
 	err := w.broken
@@ -211,142 +219,162 @@ func (w *WAL) commitGroup(group []*request) {
 			r.first = w.next.Add(uint64(n)) - uint64(n)
 		}
 	}
-	var (
-		iov     [][]byte
-		added   []uint64
-		locs    []entryLoc
-		parts   = map[*Stage][]entryLoc{}
-		deleted []uint64
-		seen    = map[uint64]bool{}
-		sync    bool
-	)
 	if err == nil {
-		w.mu.Lock()
-		seg := w.segs[len(w.segs)-1]
-		off := w.curSize
-		for _, r := range group {
-			sync = sync || r.op != opPart
-			switch r.op {
-			case opAppend, opPart:
-				for i, p := range r.payloads {
-					typ, aux, seq := recEntry, uint32(len(r.payloads)-1-i), r.first+uint64(i)
-					if r.op == opPart {
-						typ, aux, seq = recPart, uint32(r.stage.parts+len(parts[r.stage])), r.stage.id
-					}
-					var hdr []byte
-					if r.framed {
-						frame := p
-						hdr, p = frame[:HeaderRoom], frame[HeaderRoom:]
-						putHeader(hdr, typ, aux, seq, p)
-						iov = append(iov, frame)
-					} else {
-						hdr = make([]byte, headerSize)
-						putHeader(hdr, typ, aux, seq, p)
-						iov = append(iov, hdr, p)
-					}
-					loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])}
-					if r.op == opPart {
-						parts[r.stage] = append(parts[r.stage], loc)
-					} else {
-						added = append(added, seq)
-						locs = append(locs, loc)
-					}
-					off += int64(headerSize + len(p))
-				}
-			case opCommit:
-				var p [12]byte
-				binary.BigEndian.PutUint64(p[:], r.stage.id)
-				binary.BigEndian.PutUint32(p[8:], uint32(len(r.stage.locs)))
-				rec := record(recCommit, r.first, p[:])
-				iov = append(iov, rec)
-				off += int64(len(rec))
-			case opMark:
-				rec := record(recNextSeq, w.next.Load(), nil)
-				iov = append(iov, rec)
-				off += int64(len(rec))
-			case opDelete:
-				var p []byte
-				for _, seq := range r.deletes {
-					if _, ok := w.live[seq]; ok && !seen[seq] {
-						seen[seq] = true
-						p = binary.BigEndian.AppendUint64(p, seq)
-						deleted = append(deleted, seq)
-					}
-				}
-				if len(p) > 0 {
-					rec := record(recTombstone, 0, p)
-					iov = append(iov, rec)
-					off += int64(len(rec))
-				}
-			}
-		}
-		w.mu.Unlock()
-		if len(iov) > 0 {
-			err = w.write(iov, sync)
-			if sync {
+		g := w.encodeGroup(group)
+		if len(g.iov) > 0 {
+			err = w.write(g.iov, g.sync)
+			if g.sync {
 				w.metrics.fsyncs.Inc()
 			}
 		}
-	}
-	if err == nil {
-		w.mu.Lock()
-		for i, seq := range added {
-			w.live[seq] = locs[i]
-			locs[i].seg.live++
-		}
-		for st, ls := range parts {
-			// A stage's parts keep their segments until it commits or
-			// aborts: the commit record may land in a later segment.
-			for _, l := range ls {
-				l.seg.live++
-			}
-			st.locs = append(st.locs, ls...)
-			st.parts += len(ls)
-		}
-		for _, r := range group {
-			if r.op == opCommit {
-				// The parts' pins become the entries' live counts.
-				for i, l := range r.stage.locs {
-					w.live[r.first+uint64(i)] = l
-				}
-				r.stage.locs = nil
-			}
-		}
-		for _, seq := range deleted {
-			if loc, ok := w.live[seq]; ok {
-				loc.seg.live--
-				delete(w.live, seq)
-			}
-		}
-		w.mu.Unlock()
-		if len(deleted) > 0 {
-			w.metrics.deletes.Add(float64(len(deleted)))
-			if derr := w.dropDeadSegments(); derr != nil {
-				w.logger.Error("wal: removing segments whose entries are all deleted", "err", derr)
-			}
+		if err == nil {
+			w.applyGroup(group, g)
 		}
 	}
 	for _, r := range group {
-		if err != nil {
-			if n := r.entries(); n > 0 {
-				r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(n)-1, err)
-			} else {
-				r.err = fmt.Errorf("wal: %w", err)
-			}
-			w.metrics.failures.Inc()
-		} else if n := r.entries(); n > 0 {
+		switch n := r.entries(); {
+		case err != nil && n > 0:
+			r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(n)-1, err)
+		case err != nil:
+			r.err = fmt.Errorf("wal: %w", err)
+		default:
 			w.metrics.appends.Add(float64(n))
-			if r.op == opAppend {
-				w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
-			}
+			w.metrics.bytes.Add(float64(r.payloadBytes()))
 		}
-		if r.op == opPart {
-			w.metrics.bytes.Add(float64(requestBytes(r) - w.room(r)*len(r.payloads)))
+		if err != nil {
+			w.metrics.failures.Inc()
 		}
 		close(r.done)
 	}
 	w.metrics.groupSize.Observe(float64(len(group)))
 	w.metrics.latency.Observe(time.Since(start).Seconds())
+}
+
+// groupWrite is what a group puts in the current segment, and what the
+// index learns once it is there.
+type groupWrite struct {
+	iov     [][]byte
+	sync    bool                  // false when the group is only stage parts
+	added   map[uint64]entryLoc   // entries appended
+	parts   map[*Stage][]entryLoc // stage parts written, in order
+	deleted []uint64              // live entries the tombstones delete
+}
+
+// encodeGroup lays the group's records out after the current end of the
+// segment.
+func (w *WAL) encodeGroup(group []*request) *groupWrite {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	g := &groupWrite{}
+	seg := w.segs[len(w.segs)-1]
+	off := w.curSize
+	var seen map[uint64]bool // deleted by an earlier request of the group
+	add := func(rec []byte) {
+		g.iov = append(g.iov, rec)
+		off += int64(len(rec))
+	}
+	for _, r := range group {
+		g.sync = g.sync || r.op != opPart
+		switch r.op {
+		case opAppend, opPart:
+			for i, p := range r.payloads {
+				typ, aux, seq := recEntry, uint32(len(r.payloads)-1-i), r.first+uint64(i)
+				if r.op == opPart {
+					typ, aux, seq = recPart, uint32(r.stage.parts+len(g.parts[r.stage])), r.stage.id
+				}
+				// A frame carries its header room: written whole, no copy.
+				frame := p
+				var hdr []byte
+				if r.framed {
+					hdr, p = frame[:HeaderRoom], frame[HeaderRoom:]
+				} else {
+					hdr = make([]byte, headerSize)
+				}
+				putHeader(hdr, typ, aux, seq, p)
+				loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])}
+				if r.framed {
+					add(frame)
+				} else {
+					add(hdr)
+					add(p)
+				}
+				if r.op == opPart {
+					if g.parts == nil {
+						g.parts = map[*Stage][]entryLoc{}
+					}
+					g.parts[r.stage] = append(g.parts[r.stage], loc)
+				} else {
+					if g.added == nil {
+						g.added = map[uint64]entryLoc{}
+					}
+					g.added[seq] = loc
+				}
+			}
+		case opCommit:
+			var p [12]byte
+			binary.BigEndian.PutUint64(p[:], r.stage.id)
+			binary.BigEndian.PutUint32(p[8:], uint32(len(r.stage.locs)))
+			add(record(recCommit, r.first, p[:]))
+		case opMark:
+			add(record(recNextSeq, w.next.Load(), nil))
+		case opDelete:
+			var p []byte
+			for _, seq := range r.deletes {
+				if _, ok := w.live[seq]; ok && !seen[seq] {
+					if seen == nil {
+						seen = map[uint64]bool{}
+					}
+					seen[seq] = true
+					p = binary.BigEndian.AppendUint64(p, seq)
+					g.deleted = append(g.deleted, seq)
+				}
+			}
+			if len(p) > 0 {
+				add(record(recTombstone, 0, p))
+			}
+		}
+	}
+	return g
+}
+
+// applyGroup updates the index after the group's write.
+func (w *WAL) applyGroup(group []*request, g *groupWrite) {
+	w.mu.Lock()
+	for seq, loc := range g.added {
+		w.live[seq] = loc
+		loc.seg.live++
+	}
+	for st, ls := range g.parts {
+		// A stage's parts keep their segments until it commits or
+		// aborts: the commit record may land in a later segment.
+		for _, l := range ls {
+			l.seg.live++
+		}
+		st.locs = append(st.locs, ls...)
+		st.parts += len(ls)
+	}
+	for _, r := range group {
+		if r.op == opCommit {
+			// The parts' pins become the entries' live counts.
+			for i, l := range r.stage.locs {
+				w.live[r.first+uint64(i)] = l
+			}
+			r.stage.locs = nil
+		}
+	}
+	for _, seq := range g.deleted {
+		if loc, ok := w.live[seq]; ok {
+			loc.seg.live--
+			delete(w.live, seq)
+		}
+	}
+	w.mu.Unlock()
+	if len(g.deleted) > 0 {
+		w.metrics.deletes.Add(float64(len(g.deleted)))
+		if err := w.dropDeadSegments(); err != nil {
+			w.logger.Error("wal: removing segments whose entries are all deleted", "err", err)
+		}
+	}
 }
 
 // write appends the buffers to the current segment and syncs it. On a

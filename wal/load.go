@@ -61,10 +61,6 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 	}
 	recs, damaged, tailAt := scan(data)
 	name := filepath.Base(s.path)
-	if w.loaded == nil {
-		w.loaded = map[*segment][]byte{}
-	}
-	w.loaded[s] = data
 	next := uint64(0)
 	// The entries of one Append are written together and counted down in
 	// their headers (aux: entries after this one): they become live when

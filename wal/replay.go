@@ -9,7 +9,8 @@ import (
 	"slices"
 )
 
-// Replay calls fn for every entry in sequence order. Damage found when the
+// Replay calls fn for every entry in sequence order; the payload is valid
+// until fn returns. Damage found when the
 // WAL was opened is reported to onCorrupt first. An entry that cannot be
 // read back (read error, checksum mismatch) is reported to onCorrupt,
 // copied to the quarantine directory (kept for inspection), deleted from
@@ -21,8 +22,6 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 	w.mu.Lock()
 	damaged := w.damaged
 	w.damaged = nil
-	loaded := w.loaded
-	w.loaded = nil
 	seqs := make([]uint64, 0, len(w.live))
 	for seq := range w.live {
 		seqs = append(seqs, seq)
@@ -35,9 +34,15 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 		}
 	}
 	slices.Sort(seqs)
-	files := map[*segment]*os.File{}
+	// Entries are read one at a time into one buffer: start-up memory is
+	// what the caller keeps, not the size of the log.
+	var (
+		buf  []byte
+		open *segment
+		f    *os.File
+	)
 	defer func() {
-		for _, f := range files {
+		if f != nil {
 			f.Close()
 		}
 	}()
@@ -59,28 +64,26 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			}
 			return w.quarantine(ctx, seq, p)
 		}
-		var p []byte
-		if data := loaded[loc.seg]; loc.off+int64(loc.n) <= int64(len(data)) {
-			// (An entry appended since Open lies past what was read.)
-			// Shared with the other entries of the segment: the caller
-			// may keep p, and appends nothing to it.
-			p = data[loc.off : loc.off+int64(loc.n) : loc.off+int64(loc.n)]
-		} else {
-			f := files[loc.seg]
-			if f == nil {
-				var err error
-				if f, err = os.Open(loc.seg.path); err != nil {
-					return fmt.Errorf("wal: replay: %w", err)
-				}
-				files[loc.seg] = f
+		if loc.seg != open {
+			if f != nil {
+				f.Close()
 			}
-			p = make([]byte, loc.n)
-			if _, err := f.ReadAt(p, loc.off); err != nil {
-				if err := corrupt(nil, err); err != nil {
-					return err
-				}
-				continue
+			var err error
+			if f, err = os.Open(loc.seg.path); err != nil {
+				f = nil
+				return fmt.Errorf("wal: replay: %w", err)
 			}
+			open = loc.seg
+		}
+		if cap(buf) < int(loc.n) {
+			buf = make([]byte, loc.n)
+		}
+		p := buf[:loc.n]
+		if _, err := f.ReadAt(p, loc.off); err != nil {
+			if err := corrupt(nil, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if got := crc32Checksum(p); got != loc.crc {
 			if err := corrupt(p, fmt.Errorf("checksum %08x, want %08x", got, loc.crc)); err != nil {

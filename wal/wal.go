@@ -72,10 +72,6 @@ type WAL struct {
 	segs    []*segment          // oldest first; the last is cur
 	live    map[uint64]entryLoc // entries not deleted
 	damaged []*CorruptionError  // found by Open, reported by the next Replay
-	// loaded keeps the segments Open read, with live entries in them, for
-	// the first Replay: replay then slices the entries out of them instead
-	// of reading each again. Replay drops them.
-	loaded map[*segment][]byte
 
 	stop       chan struct{}
 	commitDone chan struct{}
@@ -160,11 +156,6 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 		next = max(next, n, s.first)
 	}
 	w.resolve(st)
-	for s := range w.loaded {
-		if s.live == 0 {
-			delete(w.loaded, s)
-		}
-	}
 	w.segs = segs
 	w.next.Store(next)
 	w.nextStage.Store(st.maxStage + 1)
