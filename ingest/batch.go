@@ -68,8 +68,8 @@ func (b *Batch) Add(ctx context.Context, recs []arrow.RecordBatch) error {
 
 func (b *Batch) add(ctx context.Context, recs []arrow.RecordBatch) error {
 	s := b.s
-	if b.ts.isDropped() {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+	if err := b.tableGone(); err != nil {
+		return err
 	}
 	e, err := s.encode(b.t, recs)
 	if err != nil {
@@ -101,25 +101,20 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 	if b.ended {
 		return 0, errBatchEnded
 	}
-	if b.err != nil {
-		b.Abort()
-		return 0, b.err
-	}
-	if len(b.parts) == 0 {
-		b.Abort()
-		return 0, nil
-	}
-	release, err := b.s.admit(ctx, b.need)
-	if err != nil {
+	fail := func(err error) (int64, error) {
 		b.Abort()
 		return 0, err
 	}
+	if b.err != nil || len(b.parts) == 0 {
+		return fail(b.err)
+	}
+	release, err := b.s.admit(ctx, b.need)
+	if err != nil {
+		return fail(err)
+	}
 	defer release()
-	// A table dropped while the rows streamed in would take them silently
-	// (the MemBuffer skips dropped tables) and report them written.
-	if b.ts.isDropped() {
-		b.Abort()
-		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+	if err := b.tableGone(); err != nil {
+		return fail(err)
 	}
 	b.ended = true
 	first, err := b.stage.Commit(ctx)
@@ -129,6 +124,16 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 	}
 	b.s.inserted(b.largest, b.rows)
 	return b.rows, nil
+}
+
+// tableGone fails a batch whose table was dropped while its rows streamed
+// in: the MemBuffer would skip them silently, and the statement report
+// them written.
+func (b *Batch) tableGone() error {
+	if b.ts.isDropped() {
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+	}
+	return nil
 }
 
 // Abort drops the batch. It is a no-op after Commit.

@@ -137,19 +137,24 @@ func (c *CopyIn) stage() error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if f.batch == nil {
-		b, err := c.s.p.store.BeginBatch(c.tbl.Name)
-		if err != nil {
-			f.stageErr = err
-			return err
-		}
-		f.batch = b
-	}
-	if err := f.batch.Add(context.Background(), recs); err != nil {
+	if err := c.addToBatch(context.Background(), recs); err != nil {
 		f.stageErr = err
 		return err
 	}
 	return nil
+}
+
+// addToBatch stages recs, beginning the batch first if need be.
+func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error {
+	f := &c.feed
+	if f.batch == nil {
+		b, err := c.s.p.store.BeginBatch(c.tbl.Name)
+		if err != nil {
+			return err
+		}
+		f.batch = b
+	}
+	return f.batch.Add(ctx, recs)
 }
 
 // buffer returns an empty buffer of at least size bytes, one the decoders
@@ -263,12 +268,10 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 	for _, d := range rest {
 		d.recs = nil // the store keeps them
 	}
-	if f.batch == nil {
-		// Everything arrived before the first chunk was decoded: one
-		// append, as an INSERT.
-		return c.s.p.store.InsertBatches(ctx, c.tbl.Name, recs)
+	if f.batch == nil && len(recs) == 0 {
+		return 0, nil
 	}
-	if err := f.batch.Add(ctx, recs); err != nil {
+	if err := c.addToBatch(ctx, recs); err != nil {
 		return 0, err
 	}
 	return f.batch.Commit(ctx)
