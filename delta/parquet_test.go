@@ -1,0 +1,106 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"tsdb/internal/schema"
+)
+
+// TestDataFileEncodings pins down how a data file stores each kind of
+// column: snappy everywhere, a dictionary where it makes the values
+// smaller (tags, repeated gauge values, the time column) and plain values
+// where it would not (random-walk floats, unique strings). Queries decode
+// what is written here, so a writer default that changes under an arrow-go
+// upgrade shows up as a failure rather than as slower queries.
+func TestDataFileEncodings(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.New("m", []schema.Column{
+		{Name: "time", Type: schema.Timestamptz},
+		{Name: "host", Type: schema.Text},
+		{Name: "msg", Type: schema.Text},
+		{Name: "usage", Type: schema.Float64},
+		{Name: "state", Type: schema.Float64},
+		{Name: "count", Type: schema.Int64},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 hosts × 360 times within one hour: one row group, and in file
+	// order (hour, host, time) every host's times repeat those of the
+	// host before it.
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch.ArrowSchema())
+	defer b.Release()
+	for h := range 20 {
+		for i := range 360 {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 10_000_000))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("host_%d", h))
+			b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("request %d took %.6f s", rng.Int64(), rng.Float64()))
+			b.Field(3).(*array.Float64Builder).Append(rng.Float64() * 100)
+			b.Field(4).(*array.Float64Builder).Append(float64(i % 3))
+			b.Field(5).(*array.Int64Builder).Append(int64(h*360 + i))
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(add.Path, ".snappy.parquet") {
+		t.Errorf("data file %s: want the codec in its name", add.Path)
+	}
+	meta := fileMeta(t, store, add.Path)
+	if n := meta.NumRowGroups(); n != 1 {
+		t.Fatalf("%d row groups, want 1", n)
+	}
+	rg := meta.RowGroup(0)
+	for i, tc := range []struct {
+		column string
+		dict   bool
+	}{
+		{"time", true},   // 360 distinct times among 7,200 rows
+		{"host", true},   // 20 distinct tags
+		{"msg", false},   // every line distinct
+		{"usage", false}, // random floats
+		{"state", true},  // three values
+		{"count", false}, // every value distinct
+	} {
+		t.Run(tc.column, func(t *testing.T) {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cc.PathInSchema().String(); got != tc.column {
+				t.Fatalf("column %d is %s, want %s", i, got, tc.column)
+			}
+			if cc.Compression() != compress.Codecs.Snappy {
+				t.Errorf("compression %s, want snappy", cc.Compression())
+			}
+			dict := cc.HasDictionaryPage()
+			for _, e := range cc.Encodings() {
+				if e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict {
+					dict = true
+				}
+			}
+			if dict != tc.dict {
+				t.Errorf("dictionary-encoded %v (encodings %v), want %v", dict, cc.Encodings(), tc.dict)
+			}
+		})
+	}
+}
