@@ -238,13 +238,15 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // exactDecimal reads the form metrics almost always take, an optional
-// minus, digits and an optional fraction ("-12.5", "0.0417"), when its
-// value is exact without rounding arithmetic: the digits as an integer are
-// at most 2^53 and there are at most 22 fraction digits. Both the integer
-// and the power of ten are then exact float64s, and IEEE division rounds
-// their quotient correctly, so the result is bit for bit what
-// strconv.ParseFloat returns (Clinger's fast path), at a fraction of its
-// cost. Anything else reports false and takes the general path.
+// minus, digits and an optional fraction ("-12.5", "0.0417"), with at most
+// 19 digits and 22 fraction digits, and returns what strconv.ParseFloat
+// would, bit for bit, at a fraction of its cost. When the digits as an
+// integer are at most 2^53, the integer and the power of ten are exact
+// float64s and IEEE division rounds their quotient correctly (Clinger's
+// fast path); longer digit strings, such as the 17 digits of a random
+// float's shortest text, take wideDecimal's 128-bit product. Anything else,
+// and the rare product 128 bits do not decide, reports false and takes the
+// general path.
 func exactDecimal(s string) (float64, bool) {
 	i, neg := 0, false
 	if len(s) > 0 && s[0] == '-' {
@@ -256,10 +258,10 @@ func exactDecimal(s string) (float64, bool) {
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
-			m = m*10 + uint64(c-'0')
-			if m > 1<<53 {
+			if m > (math.MaxUint64-9)/10 {
 				return 0, false
 			}
+			m = m*10 + uint64(c-'0')
 			digits++
 			if dot {
 				frac++
@@ -273,7 +275,15 @@ func exactDecimal(s string) (float64, bool) {
 	if digits == 0 || frac >= len(pow10) {
 		return 0, false
 	}
-	f := float64(m) / pow10[frac]
+	var f float64
+	if m <= 1<<53 {
+		f = float64(m) / pow10[frac]
+	} else {
+		var ok bool
+		if f, ok = wideDecimal(m, frac); !ok {
+			return 0, false
+		}
+	}
 	if neg {
 		f = -f
 	}
