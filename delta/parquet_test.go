@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"tsdb/internal/schema"
 )
@@ -103,4 +105,84 @@ func TestDataFileEncodings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMergeRewritesOlderFiles merges files as versions before snappy wrote
+// them (zstd, a dictionary on every column) with one of today's: the
+// merged file has the same rows as one sorted write and today's layout.
+func TestMergeRewritesOlderFiles(t *testing.T) {
+	ctx := context.Background()
+	store, sch, _ := createTestTable(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var files []File
+	for f := range 3 {
+		var rows []testRow
+		for step := range 300 {
+			for h := range 10 {
+				rows = append(rows, testRow{int64(f)*600*second + int64(step)*2*second, fmt.Sprintf("host_%02d", h), rng.Float64()})
+			}
+		}
+		rec := testRows(sch, rows)
+		add := Add{}
+		if f < 2 {
+			add = writeZstdFile(t, store, sch, rec)
+		} else {
+			var err error
+			if add, err = WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec.Release()
+		files = append(files, File{Add: add, MinTime: int64(f) * 600 * second})
+	}
+	if cc, err := fileMeta(t, store, files[0].Path).RowGroup(0).ColumnChunk(2); err != nil || cc.Compression() != compress.Codecs.Zstd || !cc.HasDictionaryPage() {
+		t.Fatalf("the older file is not as older versions wrote it (%v)", err)
+	}
+	merged, err := MergeDataFiles(ctx, store, sch, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := fileRows(t, store, sch, merged.Path), fileRows(t, store, sch, sortedWrite(t, store, sch, files).Path)
+	if len(got) != 9000 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the merge has %d rows, one sorted write %d; they differ", len(got), len(want))
+	}
+	md := fileMeta(t, store, merged.Path)
+	for i := 0; i < md.NumRowGroups(); i++ {
+		cc, err := md.RowGroup(i).ColumnChunk(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cc.Compression() != compress.Codecs.Snappy || cc.HasDictionaryPage() {
+			t.Errorf("row group %d: v is %s, dictionary %v; want snappy, plain", i, cc.Compression(), cc.HasDictionaryPage())
+		}
+	}
+}
+
+// writeZstdFile writes rec in file order the way tsdb did before snappy:
+// zstd, and a dictionary on every column however large.
+func writeZstdFile(t *testing.T, store Store, sch schema.Table, rec arrow.RecordBatch) Add {
+	t.Helper()
+	sorted, err := sortedRecord(sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sorted.Release()
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(rowGroupRows),
+		parquet.WithStats(true), parquet.WithDictionaryDefault(true), parquet.WithVersion(parquet.V2_6))
+	w, err := pqarrow.NewFileWriter(sch.ArrowSchema(), &buf, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeByHour(w, sch, sorted); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("part-00000-old%d.zstd.parquet", rand.Int())
+	if err := store.Put(context.Background(), path, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return Add{Path: path, Size: int64(buf.Len()), DataChange: true}
 }
