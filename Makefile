@@ -80,10 +80,12 @@ test-e2e: deps build
 ## bench: speed and memory goals (not part of `make test`). tsdb-bench
 ## loads the Time Series Benchmark Suite's DevOps cpu-only data set into
 ## tsdb and into PostgreSQL (Debian's server, installed when missing, run in
-## a temporary directory) by COPY and by 1,000-row INSERTs, runs the suite's
+## a temporary directory) by COPY and by 1,000-row INSERTs (each three
+## times into a fresh table, the median reported), runs the suite's
 ## queries on tsdb, PostgreSQL and DuckDB over tsdb's Parquet files, checks
 ## they agree, and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
-## flags (e.g. --hosts 100 --duration 24h --runs 5 --profile DIR). Then the
+## flags (e.g. --hosts 100 --duration 24h --runs 5 --load-runs 1 --profile
+## DIR). Then the
 ## Go benchmarks: group commit, a simulated week of 10-minute flushes under
 ## the background compactor (files per day, query time against a freshly
 ## compacted copy), WAL replay, and the peak memory of a compaction merge.

@@ -89,6 +89,27 @@ func insertAll(ctx context.Context, c *pgx.Conn, stmts []string) error {
 	return nil
 }
 
+// loadRuns times load n times, each into a fresh table of the bench's
+// columns named table, dropped afterwards: every load starts from the
+// same empty table.
+func loadRuns(ctx context.Context, conn *pgx.Conn, n int, table string, load func() error) ([]time.Duration, error) {
+	var runs []time.Duration
+	for range n {
+		if _, err := conn.Exec(ctx, createTable(table)); err != nil {
+			return nil, err
+		}
+		d, err := timed(load)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := conn.Exec(ctx, "DROP TABLE "+table); err != nil {
+			return nil, err
+		}
+		runs = append(runs, d)
+	}
+	return runs, nil
+}
+
 func timed(fn func() error) (time.Duration, error) {
 	start := time.Now()
 	err := fn()
@@ -111,23 +132,27 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	defer conn.Close(ctx)
 
 	// Multi-row INSERT into its own table, dropped afterwards.
-	if _, err := conn.Exec(ctx, createTable("cpu_insert")); err != nil {
-		return err
-	}
 	prof := startProfile(ctx, c, s, "insert")
-	d, err := timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	ins, err := loadRuns(ctx, conn, c.loadRuns, "cpu_insert", func() error { return insertAll(ctx, conn, data.inserts) })
 	prof()
 	if err != nil {
 		return fmt.Errorf("tsdb INSERT load: %w", err)
 	}
-	rep.addLoad("tsdb", "INSERT", data.rows, d)
-	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", d.Seconds())
-	if _, err := conn.Exec(ctx, "DROP TABLE cpu_insert"); err != nil {
-		return err
-	}
+	rep.addLoad("tsdb", "INSERT", data.rows, ins)
+	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
 
 	// COPY: the first part, then a flush, then the rest, so that queries
-	// see files and buffered rows together.
+	// see files and buffered rows together. Loads before it go into a
+	// table of their own, in the same two parts.
+	copies, err := loadRuns(ctx, conn, c.loadRuns-1, "cpu_copy", func() error {
+		if err := copyIn(ctx, conn, "cpu_copy", data.csv[:data.splitAt]); err != nil {
+			return err
+		}
+		return copyIn(ctx, conn, "cpu_copy", data.csv[data.splitAt:])
+	})
+	if err != nil {
+		return fmt.Errorf("tsdb COPY load: %w", err)
+	}
 	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
 		return err
 	}
@@ -157,8 +182,9 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if err != nil {
 		return fmt.Errorf("tsdb COPY load: %w", err)
 	}
-	rep.addLoad("tsdb", "COPY", data.rows, d1+d2)
-	logger.Info("tsdb COPY load", "rows", data.rows, "seconds", (d1 + d2).Seconds())
+	copies = append(copies, d1+d2)
+	rep.addLoad("tsdb", "COPY", data.rows, copies)
+	logger.Info("tsdb COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
 
 	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-mixed", qs, c.runs, rep, results); err != nil {
 		return err
@@ -175,7 +201,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	// Compaction merges the flushed buckets' files, as the background
 	// compactor would.
-	d, err = timed(func() error { _, err := conn.Exec(ctx, "VACUUM cpu"); return err })
+	d, err := timed(func() error { _, err := conn.Exec(ctx, "VACUUM cpu"); return err })
 	if err != nil {
 		return fmt.Errorf("tsdb VACUUM: %w", err)
 	}
@@ -312,27 +338,26 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	if _, err := conn.Exec(ctx, "SET TimeZone = 'UTC'"); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, createTable("cpu_insert")); err != nil {
-		return err
-	}
-	d, err := timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	ins, err := loadRuns(ctx, conn, c.loadRuns, "cpu_insert", func() error { return insertAll(ctx, conn, data.inserts) })
 	if err != nil {
 		return fmt.Errorf("PostgreSQL INSERT load: %w", err)
 	}
-	rep.addLoad("postgres", "INSERT", data.rows, d)
-	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", d.Seconds())
-	if _, err := conn.Exec(ctx, "DROP TABLE cpu_insert"); err != nil {
-		return err
+	rep.addLoad("postgres", "INSERT", data.rows, ins)
+	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
+	copies, err := loadRuns(ctx, conn, c.loadRuns-1, "cpu_copy", func() error { return copyIn(ctx, conn, "cpu_copy", data.csv) })
+	if err != nil {
+		return fmt.Errorf("PostgreSQL COPY load: %w", err)
 	}
 	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
 		return err
 	}
-	d, err = timed(func() error { return copyIn(ctx, conn, "cpu", data.csv) })
+	d, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv) })
 	if err != nil {
 		return fmt.Errorf("PostgreSQL COPY load: %w", err)
 	}
-	rep.addLoad("postgres", "COPY", data.rows, d)
-	logger.Info("PostgreSQL COPY load", "rows", data.rows, "seconds", d.Seconds())
+	copies = append(copies, d)
+	rep.addLoad("postgres", "COPY", data.rows, copies)
+	logger.Info("PostgreSQL COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
 	if _, err := conn.Exec(ctx, "VACUUM ANALYZE cpu"); err != nil {
 		return err
 	}

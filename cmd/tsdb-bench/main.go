@@ -20,6 +20,7 @@ type config struct {
 	hosts    int
 	duration time.Duration
 	runs     int
+	loadRuns int
 	binary   string
 	out      string
 	workDir  string
@@ -35,6 +36,7 @@ func main() {
 	flag.IntVar(&c.hosts, "hosts", 100, "simulated hosts")
 	flag.DurationVar(&c.duration, "duration", 24*time.Hour, "time span of the data set (one row per host every 10 s)")
 	flag.IntVar(&c.runs, "runs", 9, "timed runs of each query (after one warm-up); the median is reported")
+	flag.IntVar(&c.loadRuns, "load-runs", 3, "loads of each path into each engine, each into a fresh table; the median is reported")
 	flag.StringVar(&c.binary, "tsdb", "bin/tsdb", "the tsdb binary")
 	flag.StringVar(&c.out, "out", "bench-results", "directory for bench.json and bench.png")
 	flag.StringVar(&c.workDir, "work-dir", "", "scratch directory for the servers' data (default: a temporary directory)")
@@ -45,8 +47,8 @@ func main() {
 	chartFrom := flag.String("chart-from", "", "only redraw --out/bench.png from this bench.json")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if c.runs < 1 {
-		logger.Error("--runs must be at least 1")
+	if c.runs < 1 || c.loadRuns < 1 {
+		logger.Error("--runs and --load-runs must be at least 1")
 		os.Exit(2)
 	}
 	if *chartFrom != "" {

@@ -23,8 +23,10 @@ type loadResult struct {
 	Engine     string  `json:"engine"`
 	Path       string  `json:"path"`
 	Rows       int     `json:"rows"`
-	Seconds    float64 `json:"seconds"`
+	Seconds    float64 `json:"seconds"` // the median load
 	RowsPerSec float64 `json:"rows_per_sec"`
+	// RunSeconds are all loads of the path, in the order they ran.
+	RunSeconds []float64 `json:"run_seconds"`
 }
 
 type queryResult struct {
@@ -42,6 +44,7 @@ type report struct {
 	Duration          string         `json:"duration"`
 	Rows              int            `json:"rows"`
 	Runs              int            `json:"runs"`
+	LoadRuns          int            `json:"load_runs"`
 	PostgresVersion   string         `json:"postgres_version,omitempty"`
 	Loads             []loadResult   `json:"loads"`
 	Queries           []*queryResult `json:"queries"`
@@ -55,7 +58,7 @@ type report struct {
 
 func newReport(c config, d *dataset) *report {
 	return &report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Hosts: c.hosts,
-		Duration: c.duration.String(), Rows: d.rows(), Runs: c.runs}
+		Duration: c.duration.String(), Rows: d.rows(), Runs: c.runs, LoadRuns: c.loadRuns}
 }
 
 // machine describes the CPU and memory the run had.
@@ -78,8 +81,14 @@ func machine() string {
 	return fmt.Sprintf("%d cores, %s%s, %s/%s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
 }
 
-func (r *report) addLoad(engine, path string, rows int, d time.Duration) {
-	r.Loads = append(r.Loads, loadResult{Engine: engine, Path: path, Rows: rows, Seconds: d.Seconds(), RowsPerSec: float64(rows) / d.Seconds()})
+// addLoad records the loads of one path into one engine by their median.
+func (r *report) addLoad(engine, path string, rows int, runs []time.Duration) {
+	secs := make([]float64, len(runs))
+	for i, d := range runs {
+		secs[i] = d.Seconds()
+	}
+	med := median(runs)
+	r.Loads = append(r.Loads, loadResult{Engine: engine, Path: path, Rows: rows, Seconds: med.Seconds(), RowsPerSec: float64(rows) / med.Seconds(), RunSeconds: secs})
 }
 
 func (r *report) query(name string) *queryResult {
@@ -206,7 +215,7 @@ func ms(v float64) string {
 
 // print writes the result table.
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "\ntsdb bench: %d hosts × %s = %d rows, median of %d runs, %s\n", r.Hosts, r.Duration, r.Rows, r.Runs, r.Machine)
+	fmt.Fprintf(w, "\ntsdb bench: %d hosts × %s = %d rows, median of %d loads and of %d query runs, %s\n", r.Hosts, r.Duration, r.Rows, r.LoadRuns, r.Runs, r.Machine)
 	fmt.Fprintf(w, "PostgreSQL %s; tsdb files: %d after flush, %d after VACUUM (%.1f s); buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after loading %.0f%% of the rows: %d MiB\n\n",
 		r.PostgresVersion, r.ParquetFiles, r.CompactedFiles, r.CompactSeconds, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
