@@ -238,9 +238,10 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // exactDecimal reads the form metrics almost always take, an optional
-// minus, digits and an optional fraction ("-12.5", "0.0417"), with at most
-// 19 digits and 22 fraction digits, and returns what strconv.ParseFloat
-// would, bit for bit, at a fraction of its cost. When the digits as an
+// minus, digits and an optional fraction ("-12.5", "0.0417"), whose digits
+// as one integer stay below 2^64 (any 19 digits, some 20-digit ones) with
+// at most 22 after the point, and returns what strconv.ParseFloat would,
+// bit for bit, at a fraction of its cost. When the digits as an
 // integer are at most 2^53, the integer and the power of ten are exact
 // float64s and IEEE division rounds their quotient correctly (Clinger's
 // fast path); longer digit strings, such as the 17 digits of a random

@@ -111,7 +111,8 @@ func TestExactDecimalMatchesStrconv(t *testing.T) {
 		{"9007199254740994", true},      // representable
 		{"18014398509481985", true},     // 2^54+1: below halfway
 		{"9999999999999999999", true},   // 19 digits
-		{"18446744073709551615", false}, // 20 digits
+		{"18446744073709551615", false}, // 20 digits, 2^64-1: past the guard
+		{"12345678901234567890", true},  // 20 digits below it
 		{"0.1234567890123456789", true}, // 19 digits, all fraction
 		{"1234567890123456789.", true},
 		{"0.0000000000000000000001", true}, {"0.00000000000000000000001", false},
