@@ -105,15 +105,16 @@ func dataCodec() compress.Compression { return compress.Codecs.Snappy }
 // newFileWriter starts a Parquet file of table t: snappy, statistics,
 // row groups of rowGroupRows.
 //
-// Every column starts dictionary-encoded, and all but the time column
-// drop the dictionary in a row group where it does not make the values
-// smaller (arrow-go's cost fallback, as parquet-mr does it): tags keep
-// theirs, random-walk floats and unique log lines are written plain, where
-// a dictionary of 8,192 distinct floats was stored beside their indices,
-// 20% larger than the values and slower to decode. The time column keeps
-// its dictionary: in file order (hour, host, time) an hour's times repeat
-// for every host, so the first rows a fallback would judge on are all
-// distinct while the group as a whole is not.
+// Every column starts dictionary-encoded and drops the dictionary in a row
+// group where, judged as the group is written (after every 1,024 rows), it
+// does not make the values smaller (arrow-go's cost fallback, as
+// parquet-mr does it). Tags and repeated values keep theirs; random-walk
+// floats, unique log lines and event times are written plain, where a
+// dictionary of 8,192 distinct floats was stored beside their indices, 20%
+// larger than the values and slower to decode. A time column of metrics
+// keeps its dictionary while its first 1,024 rows hold several series of
+// the hour (in file order, hour then host then time): at one row per 10 s,
+// a host's hour is 360 rows.
 func newFileWriter(t schema.Table, out *bytes.Buffer) (*pqarrow.FileWriter, error) {
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(dataCodec()),
@@ -122,10 +123,8 @@ func newFileWriter(t schema.Table, out *bytes.Buffer) (*pqarrow.FileWriter, erro
 		parquet.WithDictionaryDefault(true),
 		parquet.WithVersion(parquet.V2_6),
 	}
-	for i, c := range t.Columns {
-		if i != t.TimeIndex {
-			opts = append(opts, parquet.WithDictionaryCostFallbackFor(c.Name, true))
-		}
+	for _, c := range t.Columns {
+		opts = append(opts, parquet.WithDictionaryCostFallbackFor(c.Name, true))
 	}
 	w, err := pqarrow.NewFileWriter(t.ArrowSchema(), out, parquet.NewWriterProperties(opts...), pqarrow.NewArrowWriterProperties())
 	if err != nil {

@@ -107,6 +107,42 @@ func TestDataFileEncodings(t *testing.T) {
 	}
 }
 
+// TestEventTimesArePlain: a time column whose values are all distinct (an
+// event or log table) drops its dictionary like any other column.
+func TestEventTimesArePlain(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.New("events", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "msg", Type: schema.Text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch.ArrowSchema())
+	defer b.Release()
+	for i := range 5000 {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 700_000)) // 0.7 s apart
+		b.Field(1).(*array.StringBuilder).Append("login")
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := fileMeta(t, store, add.Path).RowGroup(0)
+	for i, want := range []bool{false, true} {
+		cc, err := rg.ColumnChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cc.HasDictionaryPage(); got != want {
+			t.Errorf("%s: dictionary %v, want %v", cc.PathInSchema(), got, want)
+		}
+	}
+}
+
 // TestMergeRewritesOlderFiles merges files as versions before snappy wrote
 // them (zstd, a dictionary on every column) with one of today's: the
 // merged file has the same rows as one sorted write and today's layout.
