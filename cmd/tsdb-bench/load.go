@@ -41,7 +41,7 @@ func generate(d *dataset, batch int) *loadData {
 	split -= split % len(d.hosts)
 	var vals []byte
 	n, inBatch := 0, 0
-	prefix := "INSERT INTO cpu_insert VALUES "
+	prefix := "INSERT INTO " + insertTable(false) + " VALUES "
 	d.each(func(t time.Time, h *host) error {
 		if n == split {
 			out.splitAt = len(out.csv)
@@ -89,27 +89,46 @@ func insertAll(ctx context.Context, c *pgx.Conn, stmts []string) error {
 	return nil
 }
 
-// loadRuns times load n times, each into a fresh table of the bench's
-// columns named table, dropped afterwards: every load starts from the
-// same empty table.
-func loadRuns(ctx context.Context, conn *pgx.Conn, n int, table string, load func() error) ([]time.Duration, error) {
+// loadRuns times n loads, each into a fresh table of the bench's columns
+// named by table. load does one load and returns the time it counts, which
+// may leave out untimed steps between its parts. Every table is dropped
+// after its load except, with keepLast, the last one, which the queries
+// read.
+func loadRuns(ctx context.Context, conn *pgx.Conn, n int, keepLast bool, table func(last bool) string, load func(table string, last bool) (time.Duration, error)) ([]time.Duration, error) {
 	var runs []time.Duration
-	for range n {
-		if _, err := conn.Exec(ctx, createTable(table)); err != nil {
+	for i := range n {
+		last := i == n-1
+		t := table(last)
+		if _, err := conn.Exec(ctx, createTable(t)); err != nil {
 			return nil, err
 		}
-		d, err := timed(load)
+		d, err := load(t, last)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := conn.Exec(ctx, "DROP TABLE "+table); err != nil {
-			return nil, err
+		if !last || !keepLast {
+			if _, err := conn.Exec(ctx, "DROP TABLE "+t); err != nil {
+				return nil, err
+			}
 		}
 		runs = append(runs, d)
 	}
 	return runs, nil
 }
 
+// insertTable is the table every multi-row INSERT of generate names.
+func insertTable(bool) string { return "cpu_insert" }
+
+// copyTable loads the table the queries read last, and scratch copies of
+// it before.
+func copyTable(last bool) string {
+	if last {
+		return "cpu"
+	}
+	return "cpu_copy"
+}
+
+// timed runs fn and returns how long it took.
 func timed(fn func() error) (time.Duration, error) {
 	start := time.Now()
 	err := fn()
@@ -131,58 +150,59 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	defer conn.Close(ctx)
 
-	// Multi-row INSERT into its own table, dropped afterwards.
-	prof := startProfile(ctx, c, s, "insert")
-	ins, err := loadRuns(ctx, conn, c.loadRuns, "cpu_insert", func() error { return insertAll(ctx, conn, data.inserts) })
-	prof()
+	// Multi-row INSERT into its own table, dropped afterwards. The
+	// profile, if any, covers the last load.
+	ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(_ string, last bool) (time.Duration, error) {
+		prof := func() {}
+		if last {
+			prof = startProfile(ctx, c, s, "insert")
+		}
+		defer prof()
+		return timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	})
 	if err != nil {
 		return fmt.Errorf("tsdb INSERT load: %w", err)
 	}
 	rep.addLoad("tsdb", "INSERT", data.rows, ins)
 	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
 
-	// COPY: the first part, then a flush, then the rest, so that queries
-	// see files and buffered rows together. Loads before it go into a
-	// table of their own, in the same two parts.
-	copies, err := loadRuns(ctx, conn, c.loadRuns-1, "cpu_copy", func() error {
-		if err := copyIn(ctx, conn, "cpu_copy", data.csv[:data.splitAt]); err != nil {
-			return err
+	// COPY: the first part, then a flush and compaction (not timed), then
+	// the rest, so that queries see files and buffered rows together. The
+	// flushed part is compacted, as the background compactor does in a
+	// running server long before its files are a day old: queries over
+	// files and buffer then see what a live system has, a few large files
+	// and the recent rows buffered. Every load does the same; the last one
+	// is the table the queries read.
+	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, last bool) (time.Duration, error) {
+		prof := func() {}
+		if last {
+			prof = startProfile(ctx, c, s, "copy")
 		}
-		return copyIn(ctx, conn, "cpu_copy", data.csv[data.splitAt:])
+		d1, err := timed(func() error { return copyIn(ctx, conn, table, data.csv[:data.splitAt]) })
+		prof()
+		if err != nil {
+			return 0, err
+		}
+		if last {
+			bufBytes, bufRows, err := bufferStats(ctx, s.httpURL, table)
+			if err != nil {
+				return 0, err
+			}
+			rep.BufferBytesPerRow = bufBytes / bufRows
+			rep.TSDBRSSAfterLoad = s.rssBytes()
+		}
+		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+			return 0, err
+		}
+		if _, err := conn.Exec(ctx, "VACUUM "+table); err != nil {
+			return 0, fmt.Errorf("VACUUM: %w", err)
+		}
+		d2, err := timed(func() error { return copyIn(ctx, conn, table, data.csv[data.splitAt:]) })
+		return d1 + d2, err
 	})
 	if err != nil {
 		return fmt.Errorf("tsdb COPY load: %w", err)
 	}
-	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
-		return err
-	}
-	prof = startProfile(ctx, c, s, "copy")
-	d1, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv[:data.splitAt]) })
-	prof()
-	if err != nil {
-		return fmt.Errorf("tsdb COPY load: %w", err)
-	}
-	bufBytes, bufRows, err := bufferStats(ctx, s.httpURL, "cpu")
-	if err != nil {
-		return err
-	}
-	rep.BufferBytesPerRow = bufBytes / bufRows
-	rep.TSDBRSSAfterLoad = s.rssBytes()
-	// The flushed part is compacted, as the background compactor does in
-	// a running server long before its files are a day old: queries
-	// over files and buffer then see what a live system has, a few large
-	// files and the recent rows buffered.
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, "VACUUM cpu"); err != nil {
-		return fmt.Errorf("tsdb VACUUM: %w", err)
-	}
-	d2, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv[data.splitAt:]) })
-	if err != nil {
-		return fmt.Errorf("tsdb COPY load: %w", err)
-	}
-	copies = append(copies, d1+d2)
 	rep.addLoad("tsdb", "COPY", data.rows, copies)
 	logger.Info("tsdb COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
 
@@ -206,7 +226,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		return fmt.Errorf("tsdb VACUUM: %w", err)
 	}
 	rep.CompactSeconds = d.Seconds()
-	prof = startProfile(ctx, c, s, "queries")
+	prof := startProfile(ctx, c, s, "queries")
 	err = runQueries(ctx, logger, pgxRunner{conn}, "tsdb-compacted", qs, c.runs, rep, results)
 	prof()
 	if err != nil {
@@ -338,24 +358,20 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	if _, err := conn.Exec(ctx, "SET TimeZone = 'UTC'"); err != nil {
 		return err
 	}
-	ins, err := loadRuns(ctx, conn, c.loadRuns, "cpu_insert", func() error { return insertAll(ctx, conn, data.inserts) })
+	ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(string, bool) (time.Duration, error) {
+		return timed(func() error { return insertAll(ctx, conn, data.inserts) })
+	})
 	if err != nil {
 		return fmt.Errorf("PostgreSQL INSERT load: %w", err)
 	}
 	rep.addLoad("postgres", "INSERT", data.rows, ins)
 	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
-	copies, err := loadRuns(ctx, conn, c.loadRuns-1, "cpu_copy", func() error { return copyIn(ctx, conn, "cpu_copy", data.csv) })
+	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, _ bool) (time.Duration, error) {
+		return timed(func() error { return copyIn(ctx, conn, table, data.csv) })
+	})
 	if err != nil {
 		return fmt.Errorf("PostgreSQL COPY load: %w", err)
 	}
-	if _, err := conn.Exec(ctx, createTable("cpu")); err != nil {
-		return err
-	}
-	d, err := timed(func() error { return copyIn(ctx, conn, "cpu", data.csv) })
-	if err != nil {
-		return fmt.Errorf("PostgreSQL COPY load: %w", err)
-	}
-	copies = append(copies, d)
 	rep.addLoad("postgres", "COPY", data.rows, copies)
 	logger.Info("PostgreSQL COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
 	if _, err := conn.Exec(ctx, "VACUUM ANALYZE cpu"); err != nil {
