@@ -341,8 +341,7 @@ func (w *WAL) encodeGroup(group []*request) *groupWrite {
 func (w *WAL) applyGroup(group []*request, g *groupWrite) {
 	w.mu.Lock()
 	for seq, loc := range g.added {
-		w.live[seq] = loc
-		loc.seg.live++
+		w.setLive(seq, loc, false)
 	}
 	for st, ls := range g.parts {
 		// A stage's parts keep their segments until it commits or
@@ -357,16 +356,13 @@ func (w *WAL) applyGroup(group []*request, g *groupWrite) {
 		if r.op == opCommit {
 			// The parts' pins become the entries' live counts.
 			for i, l := range r.stage.locs {
-				w.live[r.first+uint64(i)] = l
+				w.setLive(r.first+uint64(i), l, true)
 			}
 			r.stage.locs = nil
 		}
 	}
 	for _, seq := range g.deleted {
-		if loc, ok := w.live[seq]; ok {
-			loc.seg.live--
-			delete(w.live, seq)
-		}
+		w.dropLive(seq)
 	}
 	w.mu.Unlock()
 	if len(g.deleted) > 0 {

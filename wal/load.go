@@ -44,10 +44,7 @@ func (w *WAL) resolve(st *loadState) {
 		w.damaged = append(w.damaged, &CorruptionError{Dir: w.dir, Seq: c.first, Segment: c.segment, Offset: c.off,
 			Err: fmt.Errorf("%d of the %d parts of staged write %d are missing; its entries %d..%d are dropped", lost, c.n, c.stage, c.first, c.first+uint64(c.n)-1)})
 		for i := range uint64(c.n) {
-			if loc, ok := w.live[c.first+i]; ok {
-				loc.seg.live--
-				delete(w.live, c.first+i)
-			}
+			w.dropLive(c.first + i)
 		}
 	}
 }
@@ -85,20 +82,14 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 				continue
 			}
 			for _, e := range call {
-				if _, dup := w.live[e.seq]; !dup {
-					s.live++
-				}
-				w.live[e.seq] = entryLoc{seg: s, off: e.off + headerSize, n: e.length, crc: e.payloadCRC}
+				w.setLive(e.seq, entryLoc{seg: s, off: e.off + headerSize, n: e.length, crc: e.payloadCRC}, false)
 				next = max(next, e.seq+1)
 			}
 			call = nil
 		case recTombstone:
 			for _, seq := range r.tombs {
 				st.deleted[seq] = true
-				if loc, ok := w.live[seq]; ok {
-					loc.seg.live--
-					delete(w.live, seq)
-				}
+				w.dropLive(seq)
 			}
 		case recNextSeq:
 			next = max(next, r.seq)
@@ -125,10 +116,7 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 					missing = append(missing, r.seq+uint64(i))
 					continue
 				}
-				if _, dup := w.live[r.seq+uint64(i)]; !dup {
-					loc.seg.live++
-				}
-				w.live[r.seq+uint64(i)] = loc
+				w.setLive(r.seq+uint64(i), loc, false)
 			}
 			if len(missing) > 0 {
 				st.incomplete = append(st.incomplete, incompleteCommit{first: r.seq, n: n, stage: stage, missing: missing, segment: name, off: r.off})

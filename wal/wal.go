@@ -85,6 +85,32 @@ type entryLoc struct {
 	crc uint32
 }
 
+// setLive indexes entry seq at loc (w.mu held, or Open loading). counted
+// says loc's segment already counts the entry (a committed stage's parts).
+// An entry indexed before under the same sequence, which only Open can
+// meet (a sequence written twice), is replaced, and its segment no longer
+// counts it: otherwise that segment would never be removed, and the
+// tombstone of seq would lower the count of a segment still holding other
+// live entries.
+func (w *WAL) setLive(seq uint64, loc entryLoc, counted bool) {
+	if old, ok := w.live[seq]; ok {
+		old.seg.live--
+	}
+	if !counted {
+		loc.seg.live++
+	}
+	w.live[seq] = loc
+}
+
+// dropLive removes entry seq from the index, if it is there (w.mu held,
+// or Open loading).
+func (w *WAL) dropLive(seq uint64) {
+	if loc, ok := w.live[seq]; ok {
+		loc.seg.live--
+		delete(w.live, seq)
+	}
+}
+
 // CorruptionError reports log contents that cannot be read back as they
 // were written: an entry (Seq) or, when Seq is zero, a damaged byte range
 // of a segment.

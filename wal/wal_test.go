@@ -582,3 +582,43 @@ func TestReplayAfterAppendsSinceOpen(t *testing.T) {
 		t.Fatalf("replay %v, corrupt %v", got, bad)
 	}
 }
+
+// A sequence found twice at Open (here, a segment copied under a later
+// name) is counted once, in the segment that holds the copy replayed: its
+// tombstone then frees the earlier segment, which is removed.
+func TestDuplicateSequenceIsCountedOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, [][]byte{[]byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, segmentName(1))
+	data, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, segmentName(2)), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, _ := replayAll(t, w); fmt.Sprint(got) != "[1=a]" {
+		t.Fatalf("replay = %v", got)
+	}
+	if err := w.Delete(ctx, []uint64{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(first); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the first segment, whose only entry is deleted, is still there: %v", err)
+	}
+}
