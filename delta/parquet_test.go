@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"tsdb/internal/schema"
@@ -25,7 +26,6 @@ import (
 // what is written here, so a writer default that changes under an arrow-go
 // upgrade shows up as a failure rather than as slower queries.
 func TestDataFileEncodings(t *testing.T) {
-	ctx := context.Background()
 	sch, err := schema.New("m", []schema.Column{
 		{Name: "time", Type: schema.Timestamptz},
 		{Name: "host", Type: schema.Text},
@@ -56,18 +56,10 @@ func TestDataFileEncodings(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	path, meta := writeOneFile(t, sch, rec)
+	if !strings.HasSuffix(path, ".snappy.parquet") {
+		t.Errorf("data file %s: want the codec in its name", path)
 	}
-	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(add.Path, ".snappy.parquet") {
-		t.Errorf("data file %s: want the codec in its name", add.Path)
-	}
-	meta := fileMeta(t, store, add.Path)
 	if n := meta.NumRowGroups(); n != 1 {
 		t.Fatalf("%d row groups, want 1", n)
 	}
@@ -94,13 +86,7 @@ func TestDataFileEncodings(t *testing.T) {
 			if cc.Compression() != compress.Codecs.Snappy {
 				t.Errorf("compression %s, want snappy", cc.Compression())
 			}
-			dict := cc.HasDictionaryPage()
-			for _, e := range cc.Encodings() {
-				if e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict {
-					dict = true
-				}
-			}
-			if dict != tc.dict {
+			if dict := dictEncoded(cc); dict != tc.dict {
 				t.Errorf("dictionary-encoded %v (encodings %v), want %v", dict, cc.Encodings(), tc.dict)
 			}
 		})
@@ -110,7 +96,6 @@ func TestDataFileEncodings(t *testing.T) {
 // TestEventTimesArePlain: a time column whose values are all distinct (an
 // event or log table) drops its dictionary like any other column.
 func TestEventTimesArePlain(t *testing.T) {
-	ctx := context.Background()
 	sch, err := schema.New("events", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "msg", Type: schema.Text}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,21 +108,14 @@ func TestEventTimesArePlain(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	store, err := NewLocalStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rg := fileMeta(t, store, add.Path).RowGroup(0)
+	_, meta := writeOneFile(t, sch, rec)
+	rg := meta.RowGroup(0)
 	for i, want := range []bool{false, true} {
 		cc, err := rg.ColumnChunk(i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cc.HasDictionaryPage(); got != want {
+		if got := dictEncoded(cc); got != want {
 			t.Errorf("%s: dictionary %v, want %v", cc.PathInSchema(), got, want)
 		}
 	}
@@ -188,10 +166,39 @@ func TestMergeRewritesOlderFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cc.Compression() != compress.Codecs.Snappy || cc.HasDictionaryPage() {
-			t.Errorf("row group %d: v is %s, dictionary %v; want snappy, plain", i, cc.Compression(), cc.HasDictionaryPage())
+		if cc.Compression() != compress.Codecs.Snappy || dictEncoded(cc) {
+			t.Errorf("row group %d: v is %s, dictionary %v; want snappy, plain", i, cc.Compression(), dictEncoded(cc))
 		}
 	}
+}
+
+// writeOneFile writes rec as a data file into a fresh store and returns
+// its path and footer.
+func writeOneFile(t *testing.T, sch schema.Table, rec arrow.RecordBatch) (string, *metadata.FileMetaData) {
+	t.Helper()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, err := WriteDataFile(context.Background(), store, sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return add.Path, fileMeta(t, store, add.Path)
+}
+
+// dictEncoded reports whether a column chunk stores any of its values
+// through a dictionary.
+func dictEncoded(cc *metadata.ColumnChunkMetaData) bool {
+	if cc.HasDictionaryPage() {
+		return true
+	}
+	for _, e := range cc.Encodings() {
+		if e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict {
+			return true
+		}
+	}
+	return false
 }
 
 // writeZstdFile writes rec in file order the way tsdb did before snappy:
