@@ -18,6 +18,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"tsdb/internal/fsutil"
 )
 
 // S3Config says where an S3-compatible object store is and how to sign in.
@@ -189,9 +191,11 @@ func (s *S3Store) Fetch(ctx context.Context, p string) error {
 }
 
 // mirror writes a data file into the local cache, atomically: a reader
-// never sees half a Parquet file under its final name.
+// never sees half a Parquet file under its final name. (Durably too,
+// which a cache does not need; one directory sync per uploaded file is
+// not worth a second way of writing files.)
 func (s *S3Store) mirror(p string, data []byte) error {
-	if err := replaceFile(s.LocalPath(p), data); err != nil {
+	if err := fsutil.WriteFile(s.LocalPath(p), data); err != nil {
 		return fmt.Errorf("delta: cache %s: %w", p, err)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"tsdb/internal/fsutil"
 )
 
 // ErrExists is returned by PutIfAbsent when the object already exists: for a
@@ -90,65 +92,11 @@ func (s *LocalStore) Get(_ context.Context, p string) ([]byte, error) {
 	return b, nil
 }
 
-// writeTemp writes data to a fresh temporary file next to dst and fsyncs it.
-func writeTemp(dst string, data []byte) (string, error) {
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// syncDir makes a directory entry (a created or linked file) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// replaceFile writes data under dst through a temporary file and a rename.
-func replaceFile(dst string, data []byte) error {
-	tmp, err := writeTemp(dst, data)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
 // Put implements Store. The data is written to a temporary file and renamed
 // into place, so a crash never leaves a truncated file under the final name.
 func (s *LocalStore) Put(_ context.Context, p string, data []byte) error {
-	dst := s.abs(p)
-	if err := replaceFile(dst, data); err != nil {
+	if err := fsutil.WriteFile(s.abs(p), data); err != nil {
 		return fmt.Errorf("delta: write %s: %w", p, err)
-	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
-		return fmt.Errorf("delta: sync dir of %s: %w", p, err)
 	}
 	return nil
 }
@@ -158,7 +106,7 @@ func (s *LocalStore) Put(_ context.Context, p string, data []byte) error {
 // overwritten and never visible half-written.
 func (s *LocalStore) PutIfAbsent(_ context.Context, p string, data []byte) error {
 	dst := s.abs(p)
-	tmp, err := writeTemp(dst, data)
+	tmp, err := fsutil.WriteTemp(dst, data)
 	if err != nil {
 		return fmt.Errorf("delta: write %s: %w", p, err)
 	}
@@ -169,7 +117,7 @@ func (s *LocalStore) PutIfAbsent(_ context.Context, p string, data []byte) error
 		}
 		return fmt.Errorf("delta: write %s: %w", p, err)
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := fsutil.SyncDir(filepath.Dir(dst)); err != nil {
 		return fmt.Errorf("delta: sync dir of %s: %w", p, err)
 	}
 	return nil
