@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tsdb/internal/fsutil"
 )
 
 // request is one operation waiting for the commit loop.
@@ -91,13 +93,8 @@ func (w *WAL) newSegment() error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("wal: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("wal: sync %s: %w", dir, err)
+	if err := fsutil.SyncDir(dir); err != nil {
+		return fmt.Errorf("wal: sync directory: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"tsdb/internal/fsutil"
 )
 
 // Until the segment log, the WAL was a badger database in the same
@@ -75,7 +77,6 @@ func convertBadger(ctx context.Context, dir string, logger *slog.Logger) error {
 		entries int
 		bad     int
 	)
-	qdir := filepath.Join(dir, quarantineDir)
 	err = db.View(func(txn *badger.Txn) error {
 		if item, err := txn.Get([]byte("m/next")); err == nil {
 			if err := item.Value(func(v []byte) error {
@@ -103,10 +104,7 @@ func convertBadger(ctx context.Context, dir string, logger *slog.Logger) error {
 			if k[0] == 'q' || !ok {
 				// Kept for inspection, as the badger WAL did, and never replayed.
 				bad++
-				if err := os.MkdirAll(qdir, 0o755); err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(qdir, fmt.Sprintf("%020d", seq)), v, 0o644); err != nil {
+				if err := quarantineEntry(dir, seq, v); err != nil {
 					return err
 				}
 				continue
@@ -121,32 +119,9 @@ func convertBadger(ctx context.Context, dir string, logger *slog.Logger) error {
 		return fmt.Errorf("wal: read the badger WAL: %w", err)
 	}
 	out = append(out, record(recNextSeq, next, nil)...)
-	tmp := filepath.Join(dir, "convert.tmp")
-	if err := writeSynced(tmp, out); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, segmentName(1))); err != nil {
-		return fmt.Errorf("wal: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return err
+	if err := fsutil.WriteFile(filepath.Join(dir, segmentName(1)), out); err != nil {
+		return fmt.Errorf("wal: write the converted log: %w", err)
 	}
 	logger.Info("wal: converted the badger WAL to segments", "entries", entries, "quarantined", bad, "next_seq", next)
 	return nil
-}
-
-func writeSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("wal: %w", err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("wal: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("wal: %w", err)
-	}
-	return f.Close()
 }

@@ -18,7 +18,7 @@ import (
 // starting. fn may also return a *CorruptionError for an entry it cannot
 // decode; it is quarantined the same way. Any other error from fn stops
 // the replay.
-func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error, onCorrupt func(*CorruptionError)) error {
+func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error, onCorrupt func(*CorruptionError)) (err error) {
 	w.mu.Lock()
 	damaged := w.damaged
 	w.damaged = nil
@@ -46,6 +46,18 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			f.Close()
 		}
 	}()
+	// Quarantined entries are deleted from the log together when the
+	// replay ends, however it ends: one tombstone write and one sync for
+	// all of them. Their copies are durable by then.
+	var quarantined []uint64
+	defer func() {
+		if len(quarantined) == 0 {
+			return
+		}
+		if derr := w.Delete(ctx, quarantined); derr != nil && err == nil {
+			err = fmt.Errorf("wal: delete quarantined entries: %w", derr)
+		}
+	}()
 	for _, seq := range seqs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -62,7 +74,11 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			if onCorrupt != nil {
 				onCorrupt(ce)
 			}
-			return w.quarantine(ctx, seq, p)
+			if err := quarantineEntry(w.dir, seq, p); err != nil {
+				return err
+			}
+			quarantined = append(quarantined, seq)
+			return nil
 		}
 		if loc.seg != open {
 			if f != nil {
@@ -100,22 +116,6 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// quarantine keeps an entry that cannot be replayed in the quarantine
-// directory and deletes it from the log, so that it is never replayed.
-func (w *WAL) quarantine(ctx context.Context, seq uint64, p []byte) error {
-	qdir := filepath.Join(w.dir, quarantineDir)
-	if err := os.MkdirAll(qdir, 0o755); err != nil {
-		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
-	}
-	if err := os.WriteFile(filepath.Join(qdir, fmt.Sprintf("%020d", seq)), p, 0o644); err != nil {
-		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
-	}
-	if err := w.Delete(ctx, []uint64{seq}); err != nil {
-		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
 	}
 	return nil
 }

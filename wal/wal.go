@@ -25,11 +25,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
+
+	"tsdb/internal/fsutil"
 )
 
 // Options configure a WAL.
@@ -147,6 +150,26 @@ func (e *TooLargeError) Error() string {
 
 // quarantineDir holds, by sequence, entries that could not be replayed.
 const quarantineDir = "quarantine"
+
+// quarantineEntry keeps payload p of entry seq in the quarantine directory
+// of the log in dir, durably: the entry is deleted from the log only after
+// this returns, so a crash in between must leave it in one place or the
+// other.
+func quarantineEntry(dir string, seq uint64, p []byte) error {
+	qdir := filepath.Join(dir, quarantineDir)
+	if _, err := os.Stat(qdir); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(qdir, 0o755); err != nil {
+			return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+		}
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+		}
+	}
+	if err := fsutil.WriteFile(filepath.Join(qdir, fmt.Sprintf("%020d", seq)), p); err != nil {
+		return fmt.Errorf("wal: quarantine entry %d: %w", seq, err)
+	}
+	return nil
+}
 
 // Open opens (or creates) the WAL in dir. It reads every segment: a write
 // that a crash cut short at the end of the log is cut off (it was never
