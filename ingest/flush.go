@@ -121,18 +121,21 @@ func (ts *tableState) backoff() time.Duration {
 	return time.Until(ts.retryAt).Round(time.Millisecond)
 }
 
-// pressurePicks chooses, when the MemBuffer and what waiting writers need
+// pressurePicks chooses, when the MemBuffer and what writers bring to it
 // are above its soft limit, the buckets to flush to get back under it:
 // largest first, open buckets included (writes all going to one open
-// bucket must not grow it forever). The waiting writers count: a statement
-// of 60% of the hard limit, over a MemBuffer holding 60%, waits for room
-// that only a flush below the soft limit makes.
+// bucket must not grow it forever). What writers bring counts, admitted
+// or waiting (the gate's demand): a statement of 60% of the hard limit,
+// over a MemBuffer holding 60%, waits for room that only a flush below the
+// soft limit makes. Flushing stops once the MemBuffer is back under 80% of
+// the soft limit and that demand fits under the hard one: a large waiter
+// gets room, not an empty MemBuffer of small files.
 func (s *Store) pressurePicks() map[string]map[membuffer.Key]bool {
 	s.gate.mu.Lock()
-	wanted := s.gate.wanted
+	demand := s.gate.reserved + s.gate.wanted
 	s.gate.mu.Unlock()
-	used := s.buf.Bytes() + wanted
-	if s.opts.SoftMemoryLimit <= 0 || used <= s.opts.SoftMemoryLimit {
+	used := s.buf.Bytes()
+	if s.opts.SoftMemoryLimit <= 0 || used+demand <= s.opts.SoftMemoryLimit {
 		return nil
 	}
 	var all []membuffer.BucketInfo
@@ -154,7 +157,7 @@ func (s *Store) pressurePicks() map[string]map[membuffer.Key]bool {
 	target := s.opts.SoftMemoryLimit * 8 / 10
 	picks := map[string]map[membuffer.Key]bool{}
 	for _, b := range all {
-		if used <= target {
+		if used <= target && used+demand <= s.opts.MemoryLimit {
 			break
 		}
 		if picks[b.Table] == nil {

@@ -272,3 +272,47 @@ func TestGroupSealedKeepsKeyOrder(t *testing.T) {
 		t.Fatalf("groups %v, want %s", got, want)
 	}
 }
+
+// A large waiting writer makes the pressure flush free room for it, not
+// empty the MemBuffer: flushing stops once the waiter fits under the hard
+// limit (and the MemBuffer is under 80% of the soft one).
+func TestPressureFlushFreesWhatWaitersNeed(t *testing.T) {
+	ctx := context.Background()
+	s := openWith(t, t.TempDir(), Options{MemoryLimit: 1 << 20, SoftMemoryLimit: 512 << 10, FlushInterval: time.Hour})
+	defer s.Close(ctx)
+	tbl := table(t, s, "cpu")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for h := range 6 {
+		if _, err := s.Insert(ctx, "cpu", batchAt(tbl, base.Add(time.Duration(h)*time.Hour), 100, 700)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := s.buf.Bytes()
+	if buf >= s.opts.SoftMemoryLimit || buf < 300<<10 {
+		t.Fatalf("setup: %d buffered bytes", buf)
+	}
+	if picks := s.pressurePicks(); picks != nil {
+		t.Fatalf("below the soft limit and nobody waiting: picks %v", picks)
+	}
+	const wanted = 700 << 10
+	s.gate.mu.Lock()
+	s.gate.wanted += wanted
+	s.gate.mu.Unlock()
+	picks := s.pressurePicks()
+	s.gate.mu.Lock()
+	s.gate.wanted -= wanted
+	s.gate.mu.Unlock()
+	freed, n := int64(0), 0
+	for _, b := range s.buf.Buckets("cpu") {
+		if picks["cpu"][b.Key] {
+			freed += b.Bytes
+			n++
+		}
+	}
+	if n == 0 || buf-freed+wanted > s.opts.MemoryLimit {
+		t.Fatalf("%d of 6 buckets picked, freeing %d of %d bytes: the waiter of %d does not fit under %d", n, freed, buf, wanted, s.opts.MemoryLimit)
+	}
+	if n == 6 {
+		t.Fatalf("every bucket picked for a waiter that needed %d of %d buffered bytes", buf+wanted-s.opts.MemoryLimit, buf)
+	}
+}
