@@ -24,17 +24,13 @@ import (
 //
 // A Batch is used by one goroutine.
 type Batch struct {
-	s       *Store
-	ts      *tableState
-	t       schema.Table
-	stage   *wal.Stage
-	parts   []part
-	sizes   []int64
-	need    int64 // MemBuffer bytes the rows take
-	largest int64
-	rows    int64
-	err     error // a failed Add: the batch cannot commit
-	ended   bool
+	s     *Store
+	ts    *tableState
+	t     schema.Table
+	stage *wal.Stage
+	rows  encoded // the slices added so far, merged (their frames are recycled)
+	err   error   // a failed Add: the batch cannot commit
+	ended bool
 }
 
 // errBatchEnded is returned by a Batch used after Commit or Abort.
@@ -79,19 +75,13 @@ func (b *Batch) add(ctx context.Context, recs []arrow.RecordBatch) error {
 	if e.rows == 0 {
 		return nil
 	}
-	if b.need+e.need > s.opts.MemoryLimit {
-		// 54000 as for COPY input over the limit: this statement can
-		// never fit, retrying does not help.
-		return sqlerr.New("54000", "this statement needs more than --memory-limit %s in memory: split it into smaller statements", mib(s.opts.MemoryLimit))
+	if err := s.tooLarge(b.rows.need + e.need); err != nil {
+		return err
 	}
-	b.need += e.need
 	if err := b.stage.Write(ctx, e.payloads); err != nil {
 		return sqlerr.Wrap(sqlerr.IOError, err)
 	}
-	b.parts = append(b.parts, e.parts...)
-	b.sizes = append(b.sizes, e.sizes...)
-	b.largest = max(b.largest, e.largest)
-	b.rows += e.rows
+	b.rows.merge(e)
 	return nil
 }
 
@@ -101,29 +91,26 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 	if b.ended {
 		return 0, errBatchEnded
 	}
-	fail := func(err error) (int64, error) {
+	if b.err != nil || len(b.rows.parts) == 0 {
 		b.Abort()
-		return 0, err
+		return 0, b.err
 	}
-	if b.err != nil || len(b.parts) == 0 {
-		return fail(b.err)
-	}
-	release, err := b.s.admit(ctx, b.need)
+	n, err := b.s.commit(ctx, b.ts, b.t, &b.rows, func(ctx context.Context) (uint64, error) {
+		if err := b.tableGone(); err != nil {
+			return 0, err
+		}
+		b.ended = true // the stage is spent, whatever its commit says
+		return b.stage.Commit(ctx)
+	})
 	if err != nil {
-		return fail(err)
-	}
-	defer release()
-	if err := b.tableGone(); err != nil {
-		return fail(err)
-	}
-	b.ended = true
-	first, err := b.stage.Commit(ctx)
-	if err := b.s.applyAppended(b.ts, b.t, first, err, b.parts, b.sizes); err != nil {
-		b.releaseRecords()
+		if b.ended {
+			b.releaseRecords()
+		} else {
+			b.Abort()
+		}
 		return 0, err
 	}
-	b.s.inserted(b.largest, b.rows)
-	return b.rows, nil
+	return n, nil
 }
 
 // tableGone fails a batch whose table was dropped while its rows streamed
@@ -147,8 +134,8 @@ func (b *Batch) Abort() {
 }
 
 func (b *Batch) releaseRecords() {
-	for _, p := range b.parts {
+	for _, p := range b.rows.parts {
 		p.rec.Release()
 	}
-	b.parts = nil
+	b.rows.parts = nil
 }

@@ -97,6 +97,18 @@ func TestBatchOverMemoryLimit(t *testing.T) {
 	if _, n := count(t, s); n != 0 {
 		t.Fatalf("%d rows visible", n)
 	}
+	// One INSERT as large gets the same answer, not 53200: waiting would
+	// not make it fit.
+	many := make([]time.Time, 20000)
+	for i := range many {
+		many[i] = base.Add(time.Duration(i) * time.Millisecond)
+	}
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, many...)); sqlerr.Code(err) != sqlerr.ProgramLimitExceeded {
+		t.Fatalf("INSERT over the memory limit: %v, want 54000", err)
+	}
+	if _, n := count(t, s); n != 0 {
+		t.Fatalf("%d rows visible after the refused INSERT", n)
+	}
 }
 
 // beginCPUBatch creates the cpu table in s and begins a batch for it.
@@ -144,8 +156,8 @@ func TestConcurrentBatchesOverHalfTheLimit(t *testing.T) {
 	if err := b.Add(ctx, slice(40_000)); err != nil {
 		t.Fatal(err)
 	}
-	if a.need <= s.opts.MemoryLimit/2 || b.need <= s.opts.MemoryLimit/2 {
-		t.Fatalf("batches of %d and %d bytes do not each take over half of %d", a.need, b.need, s.opts.MemoryLimit)
+	if a.rows.need <= s.opts.MemoryLimit/2 || b.rows.need <= s.opts.MemoryLimit/2 {
+		t.Fatalf("batches of %d and %d bytes do not each take over half of %d", a.rows.need, b.rows.need, s.opts.MemoryLimit)
 	}
 	for _, x := range []*Batch{a, b} {
 		if n, err := x.Commit(ctx); err != nil || n != 40_000 {
@@ -163,49 +175,48 @@ func TestConcurrentBatchesOverHalfTheLimit(t *testing.T) {
 func TestBatchFailures(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	t.Run("dropped", func(t *testing.T) {
-		s := openStore(t, t.TempDir())
-		defer s.Close(ctx)
-		tbl, b := beginCPUBatch(t, s)
-		if err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, base)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.DropTable(ctx, "cpu", false); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.CreateTable(ctx, tbl, false); err != nil {
-			t.Fatal(err)
-		}
-		var se *sqlerr.Error
-		if _, err := b.Commit(ctx); !errors.As(err, &se) || se.Code != sqlerr.UndefinedTable {
-			t.Fatalf("commit after drop: %v", err)
-		}
-		if _, n := count(t, s); n != 0 {
-			t.Fatalf("%d rows in the new table", n)
-		}
-	})
-	t.Run("failed add", func(t *testing.T) {
-		s := openStore(t, t.TempDir())
-		defer s.Close(ctx)
-		tbl, b := beginCPUBatch(t, s)
-		if err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, base)}); err != nil {
-			t.Fatal(err)
-		}
-		other, err := schema.New("other", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Text}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bld := array.NewRecordBuilder(memory.DefaultAllocator, other.ArrowSchema())
-		bld.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base.UnixMicro()))
-		bld.Field(1).(*array.StringBuilder).Append("x")
-		if err := b.Add(ctx, []arrow.RecordBatch{bld.NewRecordBatch()}); err == nil {
-			t.Fatal("a record of another shape was taken")
-		}
-		if _, err := b.Commit(ctx); err == nil {
-			t.Fatal("a batch committed after a failed Add")
-		}
-		if _, n := count(t, s); n != 0 {
-			t.Fatalf("%d rows visible", n)
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		// spoil breaks the batch after its first slice was added.
+		spoil func(t *testing.T, s *Store, tbl schema.Table, b *Batch)
+		code  string // of the Commit error; "" for any error
+	}{
+		{"dropped", func(t *testing.T, s *Store, tbl schema.Table, _ *Batch) {
+			if _, err := s.DropTable(ctx, "cpu", false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+				t.Fatal(err)
+			}
+		}, sqlerr.UndefinedTable},
+		{"failed add", func(t *testing.T, _ *Store, _ schema.Table, b *Batch) {
+			other, err := schema.New("other", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Text}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bld := array.NewRecordBuilder(memory.DefaultAllocator, other.ArrowSchema())
+			bld.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base.UnixMicro()))
+			bld.Field(1).(*array.StringBuilder).Append("x")
+			if err := b.Add(ctx, []arrow.RecordBatch{bld.NewRecordBatch()}); err == nil {
+				t.Fatal("a record of another shape was taken")
+			}
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, t.TempDir())
+			defer s.Close(ctx)
+			tbl, b := beginCPUBatch(t, s)
+			if err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, base)}); err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(t, s, tbl, b)
+			_, err := b.Commit(ctx)
+			if err == nil || tc.code != "" && sqlerr.Code(err) != tc.code {
+				t.Fatalf("commit: %v, want an error with code %q", err, tc.code)
+			}
+			if _, n := count(t, s); n != 0 {
+				t.Fatalf("%d rows visible", n)
+			}
+		})
+	}
 }

@@ -111,14 +111,23 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 	if e.rows == 0 {
 		return 0, nil
 	}
-	// Wait for room before the WAL append: a statement rejected here
-	// leaves no trace, neither in the WAL nor in the MemBuffer.
+	return s.commit(ctx, ts, t, e, func(ctx context.Context) (uint64, error) {
+		return s.wal.AppendFramed(ctx, e.payloads)
+	})
+}
+
+// commit is how every statement ends: it waits for room for e's rows,
+// makes them durable with write (which returns the first WAL sequence it
+// took) and puts them in the MemBuffer in WAL order. Waiting comes before
+// the write: a statement refused there leaves no trace, neither in the WAL
+// nor in the MemBuffer.
+func (s *Store) commit(ctx context.Context, ts *tableState, t schema.Table, e *encoded, write func(context.Context) (uint64, error)) (int64, error) {
 	release, err := s.admit(ctx, e.need)
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	first, err := s.wal.AppendFramed(ctx, e.payloads)
+	first, err := write(ctx)
 	if err := s.applyAppended(ts, t, first, err, e.parts, e.sizes); err != nil {
 		return 0, err
 	}
@@ -182,6 +191,16 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch) (*encoded, erro
 	return e, nil
 }
 
+// merge adds o's rows, already written to the WAL, to e: a Batch's rows
+// are the merge of its slices.
+func (e *encoded) merge(o *encoded) {
+	e.parts = append(e.parts, o.parts...)
+	e.sizes = append(e.sizes, o.sizes...)
+	e.need += o.need
+	e.largest = max(e.largest, o.largest)
+	e.rows += o.rows
+}
+
 // recycle returns e's frames to the pool.
 func (s *Store) recycle(e *encoded) {
 	for _, b := range e.bufs {
@@ -194,6 +213,12 @@ func (s *Store) recycle(e *encoded) {
 // the outcome err, to the MemBuffer in WAL order.
 func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err error, parts []part, sizes []int64) error {
 	if first == 0 {
+		// Nothing was written; an error that already says why (a table
+		// dropped meanwhile) keeps its SQLSTATE.
+		var se *sqlerr.Error
+		if errors.As(err, &se) {
+			return err
+		}
 		return sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	if err != nil {
@@ -201,7 +226,7 @@ func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err 
 		s.seq.run(first, len(parts), func() {})
 		var tl *wal.TooLargeError
 		if errors.As(err, &tl) {
-			return &sqlerr.Error{Code: "54000", Message: tl.Error(), Err: err}
+			return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: tl.Error(), Err: err}
 		}
 		return sqlerr.Wrap(sqlerr.IOError, err)
 	}
@@ -293,13 +318,23 @@ func (s *Store) overLimit(need int64) string {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
+// tooLarge refuses a statement whose rows need more than --memory-limit
+// in the MemBuffer with 54000 (program_limit_exceeded), not 53200: no wait
+// and no retry makes it fit, and clients retry 53200.
+func (s *Store) tooLarge(need int64) error {
+	if need <= s.opts.MemoryLimit {
+		return nil
+	}
+	return sqlerr.New(sqlerr.ProgramLimitExceeded, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
+}
+
 // admit waits until need bytes fit under the memory and WAL-lag limits and
 // reserves them; release gives the reservation back once the rows are in
 // the MemBuffer (or were not written). After WriteTimeout the write is
 // refused with SQLSTATE 53200.
 func (s *Store) admit(ctx context.Context, need int64) (release func(), err error) {
-	if need > s.opts.MemoryLimit {
-		return nil, sqlerr.New(sqlerr.OutOfMemory, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
+	if err := s.tooLarge(need); err != nil {
+		return nil, err
 	}
 	var timer *time.Timer
 	waited := false

@@ -103,6 +103,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case sqlerr.OutOfMemory:
 			status = http.StatusServiceUnavailable
 			w.Header().Set("Retry-After", "1")
+		case sqlerr.ProgramLimitExceeded:
+			// More than --memory-limit in one batch: retrying the same
+			// request cannot succeed.
+			status = http.StatusRequestEntityTooLarge
 		case sqlerr.IOError, sqlerr.InternalError:
 			status = http.StatusInternalServerError
 		}

@@ -77,7 +77,7 @@ func (c *CopyIn) Write(p []byte) error {
 	}
 	f.bytes += int64(len(p))
 	if limit := c.s.p.store.MaxStatementBytes(); f.bytes > limit {
-		return sqlerr.New("54000", "COPY data exceeds %d MiB (--memory-limit); split it into smaller COPY statements", limit>>20)
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "COPY data exceeds %d MiB (--memory-limit); split it into smaller COPY statements", limit>>20)
 	}
 	f.pending = append(f.pending, p...)
 	if chunk := f.chunkBytes; len(f.pending) < copyChunkBytes && (chunk == 0 || len(f.pending) < chunk) {

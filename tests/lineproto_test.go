@@ -175,6 +175,40 @@ func TestLineProtocolAuth(t *testing.T) {
 	}
 }
 
+// A batch whose rows take more than --memory-limit once decoded (short
+// lines of 8-byte times and floats), though its body is under the limit,
+// gets 413 like a body over it: a 503 would make Telegraf retry a write
+// that can never fit.
+func TestLineProtocolBatchOverMemoryLimit(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr, "--memory-limit", "1MiB"})
+	var body bytes.Buffer
+	for i := 0; body.Len() < 1000<<10; i++ {
+		fmt.Fprintf(&body, "big v=1 %d\n", 100000+i)
+	}
+	resp, err := http.Post("http://"+httpAddr+"/write?db=tsdb&precision=ns", "text/plain", &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("Retry-After") != "" {
+		t.Fatalf("batch over the memory limit: %d (Retry-After %q) %s, want 413", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
+	}
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'big'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 1 {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("the refused batch left %d rows, %v", n, err)
+		}
+	}
+}
+
 // The body limit (--memory-limit) applies after gzip decompression: a
 // small compressed body that inflates past it gets 413 and writes nothing.
 func TestLineProtocolGzipBomb(t *testing.T) {

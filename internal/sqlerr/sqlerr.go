@@ -30,6 +30,7 @@ const (
 	UndefinedObject       = "42704"
 	QueryCanceled         = "57014"
 	OutOfMemory           = "53200"
+	ProgramLimitExceeded  = "54000"
 	InternalError         = "XX000"
 	IOError               = "58030"
 	ProtocolViolation     = "08P01"
