@@ -19,6 +19,7 @@ import (
 type request struct {
 	op       op
 	payloads [][]byte // opAppend, opPart
+	crcs     []uint32 // of the payloads (without header room), by submit
 	framed   bool     // payloads start with HeaderRoom reserved bytes
 	deletes  []uint64 // opDelete
 	stage    *Stage   // opPart, opCommit
@@ -103,10 +104,19 @@ func (w *WAL) submit(ctx context.Context, req *request) (uint64, error) {
 	if len(req.payloads) > maxParts {
 		return 0, fmt.Errorf("wal: at most %d entries per append", maxParts)
 	}
-	for _, p := range req.payloads {
-		if n := len(p) - req.room(); n > math.MaxUint32 {
+	// Payloads are checksummed here, by each writer, not in the commit
+	// loop: the loop lays out a group under w.mu, which every writer takes
+	// on the way in, and on two cores writers would checksum one after
+	// another.
+	if len(req.payloads) > 0 {
+		req.crcs = make([]uint32, len(req.payloads))
+	}
+	for i, p := range req.payloads {
+		p = p[req.room():]
+		if n := len(p); n > math.MaxUint32 {
 			return 0, &TooLargeError{Bytes: n}
 		}
+		req.crcs[i] = crc32Checksum(p)
 	}
 	req.done = make(chan struct{})
 	w.mu.Lock()
@@ -287,8 +297,8 @@ func (w *WAL) encodeGroup(group []*request) *groupWrite {
 				} else {
 					hdr = make([]byte, headerSize)
 				}
-				putHeader(hdr, typ, aux, seq, p)
-				loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: binary.BigEndian.Uint32(hdr[4:])}
+				putHeader(hdr, typ, aux, seq, uint32(len(p)), r.crcs[i])
+				loc := entryLoc{seg: seg, off: off + headerSize, n: uint32(len(p)), crc: r.crcs[i]}
 				if r.framed {
 					add(frame)
 				} else {

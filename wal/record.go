@@ -47,10 +47,11 @@ type header struct {
 	seq        uint64
 }
 
-// putHeader writes the header of a record with payload p into dst[:headerSize].
-func putHeader(dst []byte, typ byte, aux uint32, seq uint64, p []byte) {
-	binary.BigEndian.PutUint32(dst[4:], crc32.Checksum(p, castagnoli))
-	binary.BigEndian.PutUint32(dst[8:], uint32(len(p)))
+// putHeader writes the header of a record into dst[:headerSize]: its
+// payload has n bytes and checksum pcrc.
+func putHeader(dst []byte, typ byte, aux uint32, seq uint64, n, pcrc uint32) {
+	binary.BigEndian.PutUint32(dst[4:], pcrc)
+	binary.BigEndian.PutUint32(dst[8:], n)
 	binary.BigEndian.PutUint32(dst[12:], aux)
 	dst[12] = typ
 	binary.BigEndian.PutUint64(dst[16:], seq)
@@ -84,7 +85,7 @@ func parseHeader(b []byte) (header, bool) {
 func record(typ byte, seq uint64, p []byte) []byte {
 	b := make([]byte, headerSize+len(p))
 	copy(b[headerSize:], p)
-	putHeader(b, typ, 0, seq, b[headerSize:])
+	putHeader(b, typ, 0, seq, uint32(len(p)), crc32Checksum(p))
 	return b
 }
 
