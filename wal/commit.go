@@ -36,7 +36,7 @@ const (
 	opPart             // parts of a stage, not synced
 	opCommit           // a stage's commit record
 	opDelete           // a tombstone
-	opMark             // a next-sequence marker
+	opMark             // a next-sequence marker, raising next to first
 )
 
 // entries is how many sequences the request takes.
@@ -222,6 +222,10 @@ func (w *WAL) commitGroup(group []*request) {
 		err = w.newSegment()
 	}
 	for _, r := range group {
+		if r.op == opMark && w.next.Load() < r.first {
+			// Only this loop moves next: a marker raises it here.
+			w.next.Store(r.first)
+		}
 		if n := r.entries(); n > 0 {
 			r.first = w.next.Add(uint64(n)) - uint64(n)
 		}

@@ -286,8 +286,7 @@ func (w *WAL) EnsureNextSeq(seq uint64) error {
 	if w.next.Load() >= seq {
 		return nil
 	}
-	w.next.Store(seq)
-	if _, err := w.submit(context.Background(), &request{op: opMark}); err != nil {
+	if _, err := w.submit(context.Background(), &request{op: opMark, first: seq}); err != nil {
 		return fmt.Errorf("wal: persist next sequence: %w", err)
 	}
 	return nil
