@@ -128,10 +128,11 @@ func (s *Store) commit(ctx context.Context, ts *tableState, t schema.Table, e *e
 	}
 	defer release()
 	first, err := write(ctx)
-	if err := s.applyAppended(ts, t, first, err, e.parts, e.sizes); err != nil {
+	bucket, err := s.applyAppended(ts, t, first, err, e.parts, e.sizes)
+	if err != nil {
 		return 0, err
 	}
-	s.inserted(e.largest, e.rows)
+	s.inserted(bucket, e.rows)
 	return e.rows, nil
 }
 
@@ -143,7 +144,6 @@ type encoded struct {
 	sizes    []int64 // of the payloads, kept after the frames are recycled
 	bufs     []*bytes.Buffer
 	need     int64 // MemBuffer bytes
-	largest  int64 // MemBuffer bytes of the largest part
 	rows     int64
 }
 
@@ -186,7 +186,6 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch) (*encoded, erro
 		e.sizes[i] = int64(len(e.payloads[i]))
 		b := membuffer.RecordBytes(p.rec)
 		e.need += b
-		e.largest = max(e.largest, b)
 	}
 	return e, nil
 }
@@ -197,7 +196,6 @@ func (e *encoded) merge(o *encoded) {
 	e.parts = append(e.parts, o.parts...)
 	e.sizes = append(e.sizes, o.sizes...)
 	e.need += o.need
-	e.largest = max(e.largest, o.largest)
 	e.rows += o.rows
 }
 
@@ -210,27 +208,29 @@ func (s *Store) recycle(e *encoded) {
 }
 
 // applyAppended adds parts, appended to the WAL from sequence first with
-// the outcome err, to the MemBuffer in WAL order.
-func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err error, parts []part, sizes []int64) error {
+// the outcome err, to the MemBuffer in WAL order, and returns the size of
+// the largest bucket they went to.
+func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err error, parts []part, sizes []int64) (int64, error) {
 	if first == 0 {
 		// Nothing was written; an error that already says why (a table
 		// dropped meanwhile) keeps its SQLSTATE.
 		var se *sqlerr.Error
 		if errors.As(err, &se) {
-			return err
+			return 0, err
 		}
-		return sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	if err != nil {
 		// The sequences are taken: later writers wait for their turn.
 		s.seq.run(first, len(parts), func() {})
 		var tl *wal.TooLargeError
 		if errors.As(err, &tl) {
-			return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: tl.Error(), Err: err}
+			return 0, &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: tl.Error(), Err: err}
 		}
-		return sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	now := s.opts.Now()
+	var bucket int64
 	s.seq.run(first, len(parts), func() {
 		ts.mu.RLock()
 		defer ts.mu.RUnlock()
@@ -238,18 +238,21 @@ func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err 
 			return
 		}
 		for i, p := range parts {
-			s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: sizes[i]}, now)
+			bucket = max(bucket, s.buf.Append(t.Name, membuffer.Batch{Seq: first + uint64(i), Key: p.key, Rec: p.rec, MinTime: p.lo, MaxTime: p.hi, WALBytes: sizes[i]}, now))
 			s.walLag.Add(sizes[i])
 		}
 	})
-	return nil
+	return bucket, nil
 }
 
-// inserted updates the metrics after a statement and starts a flush when a
-// bucket or the MemBuffer has grown past its limit.
-func (s *Store) inserted(largest, rows int64) {
+// inserted updates the metrics after a statement and starts a flush when
+// the largest bucket it wrote to or the MemBuffer has grown past its
+// limit: a bucket filled by many small statements is cut as soon as it
+// passes MaxBucketBytes, not at the flusher's next tick, by when fast
+// writers may have doubled it.
+func (s *Store) inserted(bucket, rows int64) {
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
-	if largest >= s.opts.MaxBucketBytes || s.buf.Bytes() > s.opts.SoftMemoryLimit {
+	if bucket >= s.opts.MaxBucketBytes || s.buf.Bytes() > s.opts.SoftMemoryLimit {
 		s.kickFlusher()
 	}
 	s.metrics.rows.Add(float64(rows))

@@ -136,8 +136,10 @@ func New(reg prometheus.Registerer) *Buffer {
 }
 
 // Append adds a batch to the open bucket of its key, creating the bucket if
-// needed. ID and Bytes are filled in by the buffer.
-func (b *Buffer) Append(tableName string, bt Batch, now time.Time) uint64 {
+// needed, and returns the bucket's size with it: the writer can tell when
+// the bucket has grown past a limit. ID and Bytes are filled in by the
+// buffer.
+func (b *Buffer) Append(tableName string, bt Batch, now time.Time) (bucketBytes int64) {
 	bt.Bytes = RecordBytes(bt.Rec)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -161,7 +163,7 @@ func (b *Buffer) Append(tableName string, bt Batch, now time.Time) uint64 {
 	b.bytes += bt.Bytes
 	b.rows += bt.Rec.NumRows()
 	b.metrics.add(tableName, bt.Rec.NumRows(), bt.Bytes)
-	return bt.ID
+	return bk.bytes
 }
 
 // Snapshot returns every batch of the table that has not been released, open
