@@ -115,29 +115,42 @@ func (c *CopyIn) dispatch(final bool) error {
 	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
 	c.start(copyJob{data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
-	return c.stage()
+	return c.stage(context.Background(), false)
 }
 
 // stage writes the records of the decoded chunks that follow the staged
-// ones, in input order, to the WAL. It stops at a chunk still being
-// decoded, a failed or skipped one (Finish sorts those out) and at the end
-// marker.
-func (c *CopyIn) stage() error {
+// ones, in input order, to the WAL, up to the end marker. While data
+// still arrives it stops at a chunk being decoded, a failed one or one
+// left for later (skipped); at the end (final, all decoders done) it
+// decodes the skipped chunks itself and fails with the first chunk's
+// error.
+func (c *CopyIn) stage(ctx context.Context, final bool) error {
 	f := &c.feed
 	var recs []arrow.RecordBatch
-	for f.staged < len(f.results) {
+	for ; f.staged < len(f.results); f.staged++ {
+		if f.staged > 0 && f.results[f.staged-1].ended {
+			break // rows after the end marker do not count
+		}
 		d := f.results[f.staged]
-		if !d.finished.Load() || d.err != nil || d.skipped != nil || (f.staged > 0 && f.results[f.staged-1].ended) {
+		if !final && (!d.finished.Load() || d.err != nil || d.skipped != nil) {
 			break
+		}
+		if d.skipped != nil {
+			if err := d.consume(d.skipped); err != nil {
+				return err
+			}
+			d.done()
+		}
+		if d.err != nil {
+			return d.err
 		}
 		recs = append(recs, d.recs...)
 		d.recs = nil // the store keeps them
-		f.staged++
 	}
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := c.addToBatch(context.Background(), recs); err != nil {
+	if err := c.addToBatch(ctx, recs); err != nil {
 		f.stageErr = err
 		return err
 	}
@@ -244,35 +257,11 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 		}
 	}
 	c.wait()
-	var rest []*chunkDecoder
-	if f.staged == 0 || !f.results[f.staged-1].ended {
-		rest = f.results[f.staged:]
-	}
-	var recs []arrow.RecordBatch
-	for i, d := range rest {
-		if d.skipped != nil {
-			if err := d.consume(d.skipped); err != nil {
-				return 0, err
-			}
-			d.done()
-		}
-		if d.err != nil {
-			return 0, d.err
-		}
-		recs = append(recs, d.recs...)
-		if d.ended {
-			rest = rest[:i+1] // rows after the end marker do not count
-			break
-		}
-	}
-	for _, d := range rest {
-		d.recs = nil // the store keeps them
-	}
-	if f.batch == nil && len(recs) == 0 {
-		return 0, nil
-	}
-	if err := c.addToBatch(ctx, recs); err != nil {
+	if err := c.stage(ctx, true); err != nil {
 		return 0, err
+	}
+	if f.batch == nil {
+		return 0, nil
 	}
 	return f.batch.Commit(ctx)
 }
