@@ -45,7 +45,7 @@ func (r *request) entries() int {
 	case opAppend:
 		return len(r.payloads)
 	case opCommit:
-		return r.stage.parts
+		return len(r.stage.locs)
 	}
 	return 0
 }
@@ -291,7 +291,7 @@ func (w *WAL) encodeGroup(group []*request) *groupWrite {
 			for i, p := range r.payloads {
 				typ, aux, seq := recEntry, uint32(len(r.payloads)-1-i), r.first+uint64(i)
 				if r.op == opPart {
-					typ, aux, seq = recPart, uint32(r.stage.parts+len(g.parts[r.stage])), r.stage.id
+					typ, aux, seq = recPart, uint32(len(r.stage.locs)+len(g.parts[r.stage])), r.stage.id
 				}
 				// A frame carries its header room: written whole, no copy.
 				frame := p
@@ -361,7 +361,6 @@ func (w *WAL) applyGroup(group []*request, g *groupWrite) {
 			l.seg.live++
 		}
 		st.locs = append(st.locs, ls...)
-		st.parts += len(ls)
 	}
 	for _, r := range group {
 		if r.op == opCommit {

@@ -23,8 +23,7 @@ import (
 type Stage struct {
 	w     *WAL
 	id    uint64     // in the parts' headers; unique in the log
-	parts int        // written
-	locs  []entryLoc // of the parts, in order; each pins its segment
+	locs  []entryLoc // of the parts written, in order; each pins its segment
 	err   error      // a Write failed: the stage cannot commit
 	ended bool       // committed or aborted
 }
@@ -48,7 +47,7 @@ func (st *Stage) Write(ctx context.Context, frames [][]byte) error {
 		return st.err
 	case len(frames) == 0:
 		return nil
-	case st.parts+len(frames) > maxParts:
+	case len(st.locs)+len(frames) > maxParts:
 		return fmt.Errorf("wal: a stage holds at most %d parts", maxParts)
 	}
 	for _, f := range frames {
@@ -76,7 +75,7 @@ func (st *Stage) Commit(ctx context.Context) (uint64, error) {
 		st.Abort()
 		return 0, st.err
 	}
-	if st.parts == 0 {
+	if len(st.locs) == 0 {
 		st.ended = true
 		return 0, nil
 	}
