@@ -8,9 +8,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	bindings "github.com/duckdb/duckdb-go-bindings"
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/ingest"
@@ -70,29 +72,106 @@ func viewShape(t schema.Table) string {
 	return selectList(t, len(t.Columns)) + " " + fmt.Sprint(t.Columns)
 }
 
+// plan is a prepared SELECT of a session. When every result column has a
+// Kind, it runs through DuckDB's C API and streams chunks (raw, kinds);
+// otherwise through database/sql (stmt), which has a Go value for every
+// type.
+type plan struct {
+	stmt  *sql.Stmt
+	raw   bindings.PreparedStatement
+	kinds []Kind
+	cols  []Column
+}
+
+func (p *plan) close() {
+	if p.stmt != nil {
+		p.stmt.Close()
+	}
+	bindings.DestroyPrepare(&p.raw)
+}
+
 // dropPlans closes the session's prepared statements.
 func (s *Session) dropPlans() {
-	for text, st := range s.plans {
-		st.Close()
+	for text, p := range s.plans {
+		p.close()
 		delete(s.plans, text)
 	}
 }
 
-// prepared runs a SELECT through the session's prepared statement of
-// text, preparing it first if there is none.
-func (s *Session) prepared(ctx context.Context, text string) (*sql.Rows, error) {
-	st, ok := s.plans[text]
+// prepare makes the plan of a SELECT.
+func (s *Session) prepare(ctx context.Context, text string) (*plan, error) {
+	p := &plan{}
+	if bindings.Prepare(s.raw, text, &p.raw) == bindings.StateSuccess {
+		n := int(bindings.PreparedStatementColumnCount(p.raw))
+		kinds, cols := make([]Kind, n), make([]Column, n)
+		for i := range n {
+			lt := bindings.PreparedStatementColumnLogicalType(p.raw, bindings.IdxT(i))
+			kinds[i] = kindOf(bindings.GetTypeId(lt), bindings.LogicalTypeGetAlias(lt))
+			bindings.DestroyLogicalType(&lt)
+			if kinds[i] == 0 {
+				kinds = nil
+				break
+			}
+			cols[i] = columnFor(bindings.PreparedStatementColumnName(p.raw, bindings.IdxT(i)), kinds[i].typeName())
+		}
+		if n > 0 && kinds != nil {
+			p.kinds, p.cols = kinds, cols
+			return p, nil
+		}
+	}
+	// Types without a Kind, or a statement DuckDB refused: the driver's
+	// path runs it, and words a refusal as the driver does.
+	bindings.DestroyPrepare(&p.raw)
+	st, err := s.conn.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	p.stmt = st
+	return p, nil
+}
+
+// run runs a SELECT through the session's plan of text, preparing it first
+// if there is none. The rows call cleanup when they are closed; on error
+// it is not called.
+func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, []Column, error) {
+	p, ok := s.plans[text]
 	if !ok {
 		var err error
-		if st, err = s.conn.PrepareContext(ctx, text); err != nil {
-			return nil, err
+		if p, err = s.prepare(ctx, text); err != nil {
+			return nil, nil, err
 		}
 		if len(s.plans) >= maxSessionPlans {
 			s.dropPlans()
 		}
-		s.plans[text] = st
+		s.plans[text] = p
 	}
-	return st.QueryContext(ctx)
+	if p.kinds != nil {
+		rows, err := runChunks(ctx, s.raw, p.raw, p.kinds)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows.cleanup = cleanup
+		return rows, slices.Clone(p.cols), nil
+	}
+	rows, err := p.stmt.QueryContext(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, nil, err
+	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		return nil, nil, err
+	}
+	cols := make([]Column, len(names))
+	for i := range names {
+		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
+	}
+	return newSQLRows(rows, len(cols), cleanup), cols, nil
 }
 
 // dropStaleViews drops the views of tables that were dropped (or dropped

@@ -154,3 +154,19 @@ func rawConnection(c *duckdb.Conn) (bindings.Connection, error) {
 	}
 	return *(*bindings.Connection)(unsafe.Pointer(v.UnsafeAddr())), nil
 }
+
+// driverConnection returns the C connection handle behind a pooled
+// connection.
+func driverConnection(ctx context.Context, conn *sql.Conn) (bindings.Connection, error) {
+	var raw bindings.Connection
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("planner: unexpected driver connection %T", dc)
+		}
+		var err error
+		raw, err = rawConnection(c)
+		return err
+	})
+	return raw, err
+}

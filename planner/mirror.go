@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	bindings "github.com/duckdb/duckdb-go-bindings"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/ingest"
 	"tsdb/internal/arrowutil"
@@ -263,62 +262,56 @@ func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirr
 	tsch := t.ArrowSchema()
 	fields := append(append([]arrow.Field(nil), tsch.Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64})
 	sch := arrow.NewSchema(fields, nil)
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(*duckdb.Conn)
-		if !ok {
-			return fmt.Errorf("planner: unexpected driver connection %T", dc)
-		}
-		rc, err := rawConnection(c)
-		if err != nil {
+	rc, err := driverConnection(ctx, conn)
+	if err != nil {
+		return err
+	}
+	converted, ed := bindings.SchemaFromArrow(rc, sch)
+	if bindings.ErrorDataHasError(ed) {
+		defer bindings.DestroyErrorData(&ed)
+		return fmt.Errorf("planner: arrow schema for mirror: %s", bindings.ErrorDataMessage(ed))
+	}
+	bindings.DestroyErrorData(&ed)
+	defer bindings.DestroyArrowConvertedSchema(&converted)
+	parts := strings.SplitN(mt.name, ".", 2)
+	var app bindings.Appender
+	if bindings.AppenderCreate(rc, parts[0], strings.Trim(parts[1], `"`), &app) == bindings.StateError {
+		defer bindings.AppenderDestroy(&app)
+		return fmt.Errorf("planner: mirror appender: %s", bindings.AppenderError(app))
+	}
+	defer bindings.AppenderDestroy(&app)
+	for i, rec := range recs {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		converted, ed := bindings.SchemaFromArrow(rc, sch)
-		if bindings.ErrorDataHasError(ed) {
-			defer bindings.DestroyErrorData(&ed)
-			return fmt.Errorf("planner: arrow schema for mirror: %s", bindings.ErrorDataMessage(ed))
+		if int(rec.NumCols()) > tsch.NumFields() {
+			return fmt.Errorf("planner: batch %d has %d columns, the mirror %d", ids[i], rec.NumCols(), tsch.NumFields())
 		}
-		bindings.DestroyErrorData(&ed)
-		defer bindings.DestroyArrowConvertedSchema(&converted)
-		parts := strings.SplitN(mt.name, ".", 2)
-		var app bindings.Appender
-		if bindings.AppenderCreate(rc, parts[0], strings.Trim(parts[1], `"`), &app) == bindings.StateError {
-			defer bindings.AppenderDestroy(&app)
-			return fmt.Errorf("planner: mirror appender: %s", bindings.AppenderError(app))
-		}
-		defer bindings.AppenderDestroy(&app)
-		for i, rec := range recs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if int(rec.NumCols()) > tsch.NumFields() {
-				return fmt.Errorf("planner: batch %d has %d columns, the mirror %d", ids[i], rec.NumCols(), tsch.NumFields())
-			}
-			padded := arrowutil.Pad(tsch, rec)
-			full := withBatchID(sch, padded, ids[i])
-			padded.Release()
-			// DuckDB data chunks hold at most 2048 rows (the vector size).
-			for off := int64(0); off < full.NumRows(); off += 2048 {
-				n := min(2048, full.NumRows()-off)
-				slice := full.NewSlice(off, off+n)
-				chunk, ed := bindings.DataChunkFromArrow(rc, slice, converted)
-				if bindings.ErrorDataHasError(ed) {
-					msg := bindings.ErrorDataMessage(ed)
-					bindings.DestroyErrorData(&ed)
-					return fmt.Errorf("planner: convert batch %d: %s", ids[i], msg)
-				}
+		padded := arrowutil.Pad(tsch, rec)
+		full := withBatchID(sch, padded, ids[i])
+		padded.Release()
+		// DuckDB data chunks hold at most 2048 rows (the vector size).
+		for off := int64(0); off < full.NumRows(); off += 2048 {
+			n := min(2048, full.NumRows()-off)
+			slice := full.NewSlice(off, off+n)
+			chunk, ed := bindings.DataChunkFromArrow(rc, slice, converted)
+			if bindings.ErrorDataHasError(ed) {
+				msg := bindings.ErrorDataMessage(ed)
 				bindings.DestroyErrorData(&ed)
-				state := bindings.AppendDataChunk(app, chunk)
-				bindings.DestroyDataChunk(&chunk)
-				if state == bindings.StateError {
-					return fmt.Errorf("planner: append batch %d: %s", ids[i], bindings.AppenderError(app))
-				}
+				return fmt.Errorf("planner: convert batch %d: %s", ids[i], msg)
+			}
+			bindings.DestroyErrorData(&ed)
+			state := bindings.AppendDataChunk(app, chunk)
+			bindings.DestroyDataChunk(&chunk)
+			if state == bindings.StateError {
+				return fmt.Errorf("planner: append batch %d: %s", ids[i], bindings.AppenderError(app))
 			}
 		}
-		if bindings.AppenderClose(app) == bindings.StateError {
-			return fmt.Errorf("planner: commit mirrored batches: %s", bindings.AppenderError(app))
-		}
-		return nil
-	})
+	}
+	if bindings.AppenderClose(app) == bindings.StateError {
+		return fmt.Errorf("planner: commit mirrored batches: %s", bindings.AppenderError(app))
+	}
+	return nil
 }
 
 func withBatchID(sch *arrow.Schema, rec arrow.RecordBatch, id uint64) arrow.RecordBatch {

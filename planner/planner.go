@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	bindings "github.com/duckdb/duckdb-go-bindings"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"google.golang.org/protobuf/proto"
@@ -123,9 +124,12 @@ func (p *Planner) Close() error {
 // Session is one client's state: its DuckDB connection and settings. A
 // session runs one statement at a time.
 type Session struct {
-	p        *Planner
-	user     string
-	conn     *sql.Conn
+	p    *Planner
+	user string
+	conn *sql.Conn
+	// raw is conn's C handle, for results read as chunks; the session
+	// holds conn, so nothing else uses it.
+	raw      bindings.Connection
 	settings *Settings
 	inTx     bool
 	// views are the temporary views on conn by name, as last created.
@@ -139,7 +143,7 @@ type Session struct {
 	// it was and the session runs nothing but queries: a repeated short
 	// query then skips DuckDB's parse, bind and optimize, which took
 	// longer than running it.
-	plans map[string]*sql.Stmt
+	plans map[string]*plan
 	// described are result columns by statement text and the shapes of
 	// the tables it reads: clients that do not keep prepared statements
 	// (the unnamed statement, lib/pq with parameters) send Parse, and so
@@ -155,9 +159,14 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	if err != nil {
 		return nil, fmt.Errorf("planner: open engine connection: %w", err)
 	}
+	raw, err := driverConnection(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 	settings := NewSettings()
 	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
-	return &Session{p: p, user: user, conn: conn, settings: settings, views: map[string]sessionView{}, plans: map[string]*sql.Stmt{}, described: map[string][]Column{}}, nil
+	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
 }
 
 // Close drops the session's views and releases its engine connection,
@@ -388,37 +397,21 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		b.done()
 		return nil, err
 	}
-	rows, err := s.prepared(ctx, text)
+	rows, cols, err := s.run(ctx, text, b.done)
 	if err != nil {
-		b.done()
-		return nil, mapDuckError(err)
-	}
-	names, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		b.done()
-		return nil, mapDuckError(err)
-	}
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		rows.Close()
 		b.done()
 		return nil, mapDuckError(err)
 	}
 	if sel != nil {
-		if pg := pgColumnNames(sel, len(names)); pg != nil {
+		if pg := pgColumnNames(sel, len(cols)); pg != nil {
 			for i, n := range pg {
 				if n != "" {
-					names[i] = n
+					cols[i].Name = n
 				}
 			}
 		}
 	}
-	cols := make([]Column, len(names))
-	for i := range names {
-		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
-	}
-	return &Result{Tag: tag, Columns: cols, Rows: newSQLRows(rows, len(cols), func() { b.done() })}, nil
+	return &Result{Tag: tag, Columns: cols, Rows: rows}, nil
 }
 
 // explain shows, per table, the layers a query reads, then DuckDB's plan.

@@ -1,0 +1,154 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	bindings "github.com/duckdb/duckdb-go-bindings"
+
+	"tsdb/internal/sqlerr"
+)
+
+// collect runs q in the session and returns its rows as Go values, and
+// whether they came as chunks.
+func (e *env) collect(ctx context.Context, q string) (rows [][]any, chunked bool, err error) {
+	err = e.s.Execute(ctx, q, func(r *Result) error {
+		defer r.Rows.Close()
+		_, chunked = r.Rows.(ChunkRows)
+		for r.Rows.Next() {
+			rows = append(rows, append([]any(nil), r.Rows.Values()...))
+		}
+		return r.Rows.Err()
+	})
+	return rows, chunked, err
+}
+
+// driverRows runs q through database/sql on the session's connection: the
+// values duckdb-go's driver makes.
+func (e *env) driverRows(q string) [][]any {
+	e.t.Helper()
+	rows, err := e.s.conn.QueryContext(context.Background(), q)
+	if err != nil {
+		e.t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals, ptrs := make([]any, len(cols)), make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// Rows read as chunks hold the values the driver returns, for every kind,
+// NULLs, edge values and results of many chunks; other types take the
+// driver's path.
+func TestChunkRowsMatchTheDriver(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	tests := []struct {
+		name    string
+		q       string
+		chunked bool
+	}{
+		{"booleans", `SELECT * FROM (VALUES (true), (false), (NULL::BOOLEAN)) v(b)`, true},
+		{"integers", `SELECT * FROM (VALUES ((-128)::TINYINT, (-32768)::SMALLINT, (-2147483648)::INTEGER, (-9223372036854775808)::BIGINT),
+			(127::TINYINT, 32767::SMALLINT, 2147483647::INTEGER, 9223372036854775807::BIGINT),
+			(NULL, NULL, NULL, NULL), (0, -1, 1, 42)) v(a, b, c, d)`, true},
+		{"floats", `SELECT * FROM (VALUES (1.5::REAL, 0.1::DOUBLE), ('NaN'::REAL, 'NaN'::DOUBLE), ('-Infinity'::REAL, 'Infinity'::DOUBLE),
+			(-0.0::REAL, -0.0::DOUBLE), (NULL, 1e308), (3.4e38::REAL, 5e-324::DOUBLE)) v(f, d)`, true},
+		{"strings", `SELECT * FROM (VALUES (''), ('short'), ('twelve chars'), ('thirteen char'), ('ünïcödé ✓ longer than twelve bytes'), (NULL)) v(s)`, true},
+		{"timestamps", `SELECT * FROM (VALUES ('2026-01-01 00:00:00.123456'::TIMESTAMP, '2026-01-01 00:00:00+05:30'::TIMESTAMPTZ),
+			('1900-02-28 23:59:59.999999'::TIMESTAMP, '1969-12-31 23:59:59.5+00'::TIMESTAMPTZ), (NULL, NULL),
+			('infinity'::TIMESTAMP, '-infinity'::TIMESTAMPTZ)) v(a, b)`, true},
+		{"many chunks", `SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE i::VARCHAR || repeat('x', (i % 20)::INTEGER) END AS s,
+			i % 3 = 0 AS b FROM range(5000) t(i)`, true},
+		{"a table over both layers", `SELECT * FROM cpu ORDER BY time`, true},
+		{"decimal", `SELECT 1.50::DECIMAL(10,2) AS d, 2 AS i`, false},
+		{"interval", `SELECT INTERVAL 1 DAY AS iv`, false},
+		{"list", `SELECT [1, 2, NULL] AS l`, false},
+		{"json", `SELECT '{"a": 1}'::JSON AS j`, false},
+		{"date", `SELECT DATE '2026-01-02' AS d`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, chunked, err := e.collect(context.Background(), tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chunked != tc.chunked {
+				t.Errorf("read as chunks: %v, want %v", chunked, tc.chunked)
+			}
+			want := e.driverRows(tc.q)
+			if len(got) != len(want) {
+				t.Fatalf("%d rows, the driver %d", len(got), len(want))
+			}
+			for i := range want {
+				// %#v tells int32 from int64 and shows NaN, -0 and
+				// time zones; DeepEqual would fail on NaN.
+				if g, w := fmt.Sprintf("%#v", got[i]), fmt.Sprintf("%#v", want[i]); g != w {
+					t.Fatalf("row %d:\n got %s\nwant %s", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+// A statement canceled while its rows stream stops with 57014, and the
+// session runs the next statement normally.
+func TestChunkRowsCancelWhileStreaming(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err := e.s.Execute(ctx, `SELECT i, i::VARCHAR AS s FROM range(1000000000) t(i)`, func(r *Result) error {
+		defer r.Rows.Close()
+		cr, ok := r.Rows.(ChunkRows)
+		if !ok {
+			t.Fatalf("rows %T are not read as chunks", r.Rows)
+		}
+		for {
+			ch, ok := cr.NextChunk()
+			if !ok {
+				return cr.Err()
+			}
+			n += ch.Len()
+			if n > 10_000 {
+				cancel()
+			}
+		}
+	})
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || se.Code != sqlerr.QueryCanceled {
+		t.Fatalf("canceled stream after %d rows: %v, want 57014", n, err)
+	}
+	if got := e.rows(`SELECT count(*) FROM range(100000)`); got != "100000" {
+		t.Fatalf("next statement: %q", got)
+	}
+}
+
+// An interrupt that reaches DuckDB after a statement ended (a cancel just
+// as it finishes) must not stop the session's next statement.
+func TestLateInterruptDoesNotReachTheNextStatement(t *testing.T) {
+	e := newEnv(t)
+	e.rows(`SELECT 1`)
+	bindings.Interrupt(e.s.raw)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got, _, err := e.collect(ctx, `SELECT count(*) FROM range(1000)`)
+	if err != nil || len(got) != 1 || got[0][0] != int64(1000) {
+		t.Fatalf("statement after a late interrupt: %v, %v", got, err)
+	}
+}
