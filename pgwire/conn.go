@@ -369,6 +369,9 @@ func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Loca
 			err = ferr
 		}
 	}()
+	if cr, ok := rows.(planner.ChunkRows); ok {
+		return c.sendChunks(cr, cols, nil, loc)
+	}
 	for rows.Next() {
 		vals := rows.Values()
 		c.enc.start(len(vals))

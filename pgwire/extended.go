@@ -183,6 +183,14 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				return nil
 			}
 			defer r.Rows.Close()
+			if cr, ok := r.Rows.(planner.ChunkRows); ok && maxRows <= 0 {
+				// No row limit: stream, nothing is kept.
+				k, err := c.sendChunks(cr, cols, pt.formats, loc)
+				n, sent = n+k, sent+k
+				if err != nil {
+					return err
+				}
+			}
 			for r.Rows.Next() {
 				n++
 				if maxRows <= 0 {

@@ -1,0 +1,176 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"tsdb/internal/sqlerr"
+	"tsdb/planner"
+)
+
+// A result read as chunks is written cell by cell from DuckDB's memory
+// into DataRow messages: no Go value per cell. Each column gets a writer
+// for its kind, type OID and format once per result; the writers produce
+// the bytes appendText and appendBinary produce for the same values
+// (encode_test.go holds them to it).
+
+// cellWriter appends the non-NULL value of row in v to dst.
+type cellWriter func(dst []byte, v *planner.Vector, row int) ([]byte, error)
+
+// pgEpochMicros is pgEpoch in microseconds since 1970.
+var pgEpochMicros = pgEpoch.UnixMicro()
+
+// textWriter writes a column of kind in text format.
+func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
+	switch kind {
+	case planner.KindBool:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			if v.Bool(row) {
+				return append(dst, 't'), nil
+			}
+			return append(dst, 'f'), nil
+		}
+	case planner.KindInt8, planner.KindInt16, planner.KindInt32, planner.KindInt64:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return strconv.AppendInt(dst, v.Int64(row), 10), nil
+		}
+	case planner.KindFloat32:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return appendFloat(dst, v.Float64(row), 32), nil
+		}
+	case planner.KindFloat64:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return appendFloat(dst, v.Float64(row), 64), nil
+		}
+	case planner.KindString:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return append(dst, v.Bytes(row)...), nil
+		}
+	case planner.KindTimestamp, planner.KindTimestampTZ:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return appendTime(dst, v.Time(row), oid, loc), nil
+		}
+	}
+	return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+		b, _ := appendText(dst, v.Value(row), oid, loc)
+		return b, nil
+	}
+}
+
+// binaryWriter writes a column of kind in binary format for oid, as
+// appendBinary does: by the OID, for the values it accepts.
+func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
+	isInt := kind == planner.KindInt8 || kind == planner.KindInt16 || kind == planner.KindInt32 || kind == planner.KindInt64
+	switch {
+	case oid == 16 && kind == planner.KindBool:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			if v.Bool(row) {
+				return append(dst, 1), nil
+			}
+			return append(dst, 0), nil
+		}
+	case oid == 21 && isInt:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint16(dst, uint16(v.Int64(row))), nil
+		}
+	case oid == 23 && isInt:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint32(dst, uint32(v.Int64(row))), nil
+		}
+	case oid == 20 && isInt:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint64(dst, uint64(v.Int64(row))), nil
+		}
+	case oid == 701 && (kind == planner.KindFloat32 || kind == planner.KindFloat64):
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint64(dst, math.Float64bits(v.Float64(row))), nil
+		}
+	case oid == 700 && (kind == planner.KindFloat32 || kind == planner.KindFloat64):
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(v.Float64(row)))), nil
+		}
+	case (oid == 1114 || oid == 1184) && (kind == planner.KindTimestamp || kind == planner.KindTimestampTZ):
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint64(dst, uint64(v.Int64(row)-pgEpochMicros)), nil
+		}
+	case kind == planner.KindString && !binaryByOID(oid):
+		// text, varchar and anything else rendered as text: the binary
+		// format is the bytes.
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return append(dst, v.Bytes(row)...), nil
+		}
+	}
+	return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+		b, _, err := appendBinary(dst, v.Value(row), oid)
+		return b, err
+	}
+}
+
+// binaryByOID reports whether appendBinary writes values of oid by their
+// type, not as the bytes of their text.
+func binaryByOID(oid uint32) bool {
+	switch oid {
+	case 16, 20, 21, 23, 700, 701, 1082, 1114, 1184, 1186, 1700:
+		return true
+	}
+	return false
+}
+
+// sendChunks writes the rows of a result read as chunks; formats are the
+// result formats by column (none: all text). It returns the number of rows
+// sent.
+func (c *conn) sendChunks(rows planner.ChunkRows, cols []planner.Column, formats []int16, loc *time.Location) (n int, err error) {
+	var writers []cellWriter
+	for {
+		ch, ok := rows.NextChunk()
+		if !ok {
+			return n, rows.Err()
+		}
+		ncols := ch.Columns()
+		if writers == nil {
+			writers = make([]cellWriter, ncols)
+			for i := range writers {
+				var oid uint32 = 25
+				if i < len(cols) {
+					oid = cols[i].OID
+				}
+				kind := ch.Column(i).Kind()
+				if i < len(formats) && formats[i] == 1 {
+					writers[i] = binaryWriter(kind, oid)
+				} else {
+					writers[i] = textWriter(kind, oid, loc)
+				}
+			}
+		}
+		for row := range ch.Len() {
+			// DataRow: 'D', its length, the column count, then each value
+			// as its length (-1 for NULL) and bytes.
+			buf := c.rows
+			start := len(buf)
+			buf = append(buf, 'D', 0, 0, 0, 0)
+			buf = binary.BigEndian.AppendUint16(buf, uint16(ncols))
+			for i, w := range writers {
+				v := ch.Column(i)
+				if v.Null(row) {
+					buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
+					continue
+				}
+				at := len(buf)
+				buf = append(buf, 0, 0, 0, 0)
+				if buf, err = w(buf, v, row); err != nil {
+					c.rows = buf[:start]
+					return n, &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
+				}
+				binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+			}
+			binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
+			n++
+			if err := c.queued(buf, nil); err != nil {
+				return n, err
+			}
+		}
+	}
+}
