@@ -53,6 +53,14 @@ func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return appendTime(dst, v.Time(row), oid, loc), nil
 		}
+	case planner.KindHugeInt:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			if lo, hi := v.Int128(row); hi == int64(lo)>>63 {
+				return strconv.AppendInt(dst, int64(lo), 10), nil // fits 64 bits
+			}
+			b, _ := appendText(dst, v.Value(row), oid, loc)
+			return b, nil
+		}
 	}
 	return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 		b, _ := appendText(dst, v.Value(row), oid, loc)

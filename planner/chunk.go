@@ -10,6 +10,7 @@ package planner
 
 import (
 	"context"
+	"math/big"
 	"time"
 	"unsafe"
 
@@ -32,6 +33,7 @@ const (
 	KindString                      // VARCHAR (not JSON)
 	KindTimestamp                   // TIMESTAMP, microseconds since 1970
 	KindTimestampTZ                 // TIMESTAMPTZ, microseconds since 1970
+	KindHugeInt                     // HUGEINT (sums of integers), 128 bits
 )
 
 // kindOf returns the Kind of a DuckDB type, or 0 for types only the
@@ -61,6 +63,8 @@ func kindOf(t bindings.Type, alias string) Kind {
 		return KindTimestamp
 	case bindings.TypeTimestampTZ:
 		return KindTimestampTZ
+	case bindings.TypeHugeInt:
+		return KindHugeInt
 	}
 	return 0
 }
@@ -69,7 +73,7 @@ func kindOf(t bindings.Type, alias string) Kind {
 func (k Kind) typeName() string {
 	return [...]string{KindBool: "BOOLEAN", KindInt8: "TINYINT", KindInt16: "SMALLINT", KindInt32: "INTEGER",
 		KindInt64: "BIGINT", KindFloat32: "FLOAT", KindFloat64: "DOUBLE", KindString: "VARCHAR",
-		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ"}[k]
+		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT"}[k]
 }
 
 // Vector is one column of a Chunk, in DuckDB's memory. Its accessors take
@@ -108,6 +112,13 @@ func (v *Vector) Int64(row int) int64 {
 		return int64(*(*int32)(unsafe.Add(v.data, row*4)))
 	}
 	return *(*int64)(unsafe.Add(v.data, row*8))
+}
+
+// Int128 is the value of a KindHugeInt row: its low 64 bits and its high
+// 64 bits, signed (duckdb_hugeint).
+func (v *Vector) Int128(row int) (lo uint64, hi int64) {
+	p := unsafe.Add(v.data, row*16)
+	return *(*uint64)(p), *(*int64)(unsafe.Add(p, 8))
 }
 
 // Float64 is the value of a KindFloat64 row, or a KindFloat32 row widened.
@@ -160,6 +171,10 @@ func (v *Vector) Value(row int) any {
 		return v.Float64(row)
 	case KindString:
 		return string(v.Bytes(row))
+	case KindHugeInt:
+		lo, hi := v.Int128(row)
+		n := big.NewInt(hi)
+		return n.Lsh(n, 64).Add(n, new(big.Int).SetUint64(lo))
 	}
 	return v.Time(row)
 }

@@ -76,6 +76,9 @@ func TestChunkRowsMatchTheDriver(t *testing.T) {
 			('infinity'::TIMESTAMP, '-infinity'::TIMESTAMPTZ)) v(a, b)`, true},
 		{"many chunks", `SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE i::VARCHAR || repeat('x', (i % 20)::INTEGER) END AS s,
 			i % 3 = 0 AS b FROM range(5000) t(i)`, true},
+		{"hugeints", `SELECT h FROM (VALUES ((-170141183460469231731687303715884105727)::HUGEINT), (18446744073709551616::HUGEINT),
+			((-9223372036854775808)::HUGEINT), (-1::HUGEINT), (NULL)) v(h)
+			UNION ALL SELECT sum(i) FROM range(1000) t(i) ORDER BY h NULLS LAST`, true},
 		{"a table over both layers", `SELECT * FROM cpu ORDER BY time`, true},
 		{"decimal", `SELECT 1.50::DECIMAL(10,2) AS d, 2 AS i`, false},
 		{"interval", `SELECT INTERVAL 1 DAY AS iv`, false},
