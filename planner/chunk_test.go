@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +154,36 @@ func TestLateInterruptDoesNotReachTheNextStatement(t *testing.T) {
 	got, _, err := e.collect(ctx, `SELECT count(*) FROM range(1000)`)
 	if err != nil || len(got) != 1 || got[0][0] != int64(1000) {
 		t.Fatalf("statement after a late interrupt: %v, %v", got, err)
+	}
+}
+
+// An error on a row after the first chunks ends the stream with that
+// error, as in PostgreSQL: the rows before it were read.
+func TestChunkRowsErrorAfterFirstRows(t *testing.T) {
+	e := newEnv(t)
+	n := 0
+	err := e.s.Execute(context.Background(), `SELECT CASE WHEN i = 3000000 THEN error('row 3000000 is bad') ELSE i::VARCHAR END AS v FROM range(4000000) t(i)`, func(r *Result) error {
+		defer r.Rows.Close()
+		cr, ok := r.Rows.(ChunkRows)
+		if !ok {
+			t.Fatalf("rows %T are not read as chunks", r.Rows)
+		}
+		for {
+			ch, ok := cr.NextChunk()
+			if !ok {
+				return cr.Err()
+			}
+			n += ch.Len()
+		}
+	})
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || !strings.Contains(se.Message, "row 3000000 is bad") {
+		t.Fatalf("stream with a bad row: %v", err)
+	}
+	if n == 0 || n >= 4000000 {
+		t.Errorf("%d rows before the error, want some", n)
+	}
+	if got := e.rows(`SELECT 2`); got != "2" {
+		t.Fatalf("next statement: %q", got)
 	}
 }
