@@ -3,6 +3,8 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,4 +63,55 @@ func BenchmarkGroupCommit(b *testing.B) {
 			s.stop()
 		})
 	}
+}
+
+// BenchmarkLargeResult streams a result far larger than the server should
+// hold (10M rows, about 500 MB as text) to a client that reads and drops
+// each row, and reports rows/s and how far the server's peak resident
+// memory rose: results stream from DuckDB's chunks to the socket, so the
+// rise stays near DuckDB's small read-ahead, not the result's size.
+func BenchmarkLargeResult(b *testing.B) {
+	s := startServerB(b, b.TempDir())
+	ctx := context.Background()
+	c := s.connect(ctx)
+	const q = `SELECT i, i::VARCHAR || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' AS s FROM range(10000000) t(i)`
+	before := procStatusKiB(b, s.cmd.Process.Pid, "VmRSS")
+	b.ResetTimer()
+	start, rows := time.Now(), 0
+	for range b.N {
+		r, err := c.Query(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for r.Next() {
+			rows++
+		}
+		if err := r.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.ReportMetric(float64(procStatusKiB(b, s.cmd.Process.Pid, "VmHWM")-before)/1024, "peak-rss-rise-MiB")
+	b.StopTimer()
+	s.stop()
+}
+
+// procStatusKiB reads a field of /proc/PID/status, in KiB.
+func procStatusKiB(b *testing.B, pid int, field string) int {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }
