@@ -207,8 +207,7 @@ type ChunkRows interface {
 // chunkRows streams the result of a prepared statement run through the C
 // API. The session's connection runs nothing else until it is closed.
 type chunkRows struct {
-	res     bindings.Result
-	hasRes  bool
+	res     bindings.Result    // zero until executed; destroying it is then a no-op
 	raw     bindings.DataChunk // the chunk cur reads, to destroy
 	cur     Chunk
 	row     int // Next's position in cur
@@ -241,6 +240,8 @@ func runChunks(ctx context.Context, conn bindings.Connection, stmt bindings.Prep
 	})
 	var pending bindings.PendingResult
 	if bindings.PendingPreparedStreaming(stmt, &pending) == bindings.StateError {
+		// The C API gives no error type here (unbound parameters, which
+		// tsdb's statements do not have): the message says what failed.
 		err := duckError(bindings.PendingError(pending), duckdb.ErrorTypeInvalid)
 		bindings.DestroyPending(&pending)
 		r.Close()
@@ -248,7 +249,6 @@ func runChunks(ctx context.Context, conn bindings.Connection, stmt bindings.Prep
 	}
 	state := bindings.ExecutePending(pending, &r.res)
 	bindings.DestroyPending(&pending)
-	r.hasRes = true
 	if state == bindings.StateError {
 		err := r.resultError()
 		r.Close()
@@ -331,9 +331,7 @@ func (r *chunkRows) Close() error {
 	}
 	r.closed, r.done = true, true
 	bindings.DestroyDataChunk(&r.raw)
-	if r.hasRes {
-		bindings.DestroyResult(&r.res)
-	}
+	bindings.DestroyResult(&r.res)
 	if r.stop != nil && !r.stop() {
 		<-r.fired
 	}
