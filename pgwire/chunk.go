@@ -127,6 +127,26 @@ func binaryByOID(oid uint32) bool {
 	return false
 }
 
+// columnWriters picks the writer of each column of a result: its kind (from
+// a chunk), its type OID (text if the client was told none) and its
+// format (text unless formats says binary).
+func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, loc *time.Location) []cellWriter {
+	writers := make([]cellWriter, ch.Columns())
+	for i := range writers {
+		var oid uint32 = 25
+		if i < len(cols) {
+			oid = cols[i].OID
+		}
+		kind := ch.Column(i).Kind()
+		if i < len(formats) && formats[i] == 1 {
+			writers[i] = binaryWriter(kind, oid)
+		} else {
+			writers[i] = textWriter(kind, oid, loc)
+		}
+	}
+	return writers
+}
+
 // sendChunks writes the rows of a result read as chunks; formats are the
 // result formats by column (none: all text). It returns the number of rows
 // sent.
@@ -139,19 +159,7 @@ func (c *conn) sendChunks(rows planner.ChunkRows, cols []planner.Column, formats
 		}
 		ncols := ch.Columns()
 		if writers == nil {
-			writers = make([]cellWriter, ncols)
-			for i := range writers {
-				var oid uint32 = 25
-				if i < len(cols) {
-					oid = cols[i].OID
-				}
-				kind := ch.Column(i).Kind()
-				if i < len(formats) && formats[i] == 1 {
-					writers[i] = binaryWriter(kind, oid)
-				} else {
-					writers[i] = textWriter(kind, oid, loc)
-				}
-			}
+			writers = columnWriters(ch, cols, formats, loc)
 		}
 		for row := range ch.Len() {
 			// DataRow: 'D', its length, the column count, then each value

@@ -98,6 +98,42 @@ func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) 
 		}
 	}
 	n := 0
+	endLine := func() error {
+		line = append(line, '\n')
+		if err := c.sendCopyData(line); err != nil {
+			c.flushRows()
+			return err
+		}
+		n++
+		return nil
+	}
+	if cr, ok := res.Rows.(planner.ChunkRows); ok {
+		// Fields straight from DuckDB's memory, as sendChunks writes rows.
+		var writers []cellWriter
+		for ch, ok := cr.NextChunk(); ok; ch, ok = cr.NextChunk() {
+			if writers == nil {
+				writers = columnWriters(ch, res.Columns, nil, loc)
+			}
+			for row := range ch.Len() {
+				line = line[:0]
+				for i, w := range writers {
+					if i > 0 {
+						line = append(line, co.Delim)
+					}
+					v := ch.Column(i)
+					if v.Null(row) {
+						field(nil, true)
+						continue
+					}
+					val, _ = w(val[:0], v, row)
+					field(val, false)
+				}
+				if err := endLine(); err != nil {
+					return "", err
+				}
+			}
+		}
+	}
 	for res.Rows.Next() {
 		line = line[:0]
 		for i, v := range res.Rows.Values() {
@@ -108,12 +144,9 @@ func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) 
 			val, null = appendText(val[:0], v, res.Columns[i].OID, loc)
 			field(val, null)
 		}
-		line = append(line, '\n')
-		if err := c.sendCopyData(line); err != nil {
-			c.flushRows()
+		if err := endLine(); err != nil {
 			return "", err
 		}
-		n++
 	}
 	// The data goes before CopyDone or an error.
 	if err := c.flushRows(); err != nil {

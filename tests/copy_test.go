@@ -41,6 +41,12 @@ func TestCopy(t *testing.T) {
 	if !strings.Contains(out, "host,n\na,1\n,2\n") {
 		t.Fatalf("COPY TO STDOUT:\n%q", out)
 	}
+	// The text file's rows come back out as they went in: NULLs, escapes,
+	// NaN and fractional seconds.
+	out = s.psql("COPY (SELECT * FROM m WHERE n <= 3 ORDER BY n) TO STDOUT;\n")
+	if want, _ := os.ReadFile(text); !strings.Contains(out, string(want)) {
+		t.Fatalf("text COPY TO of the rows copied in:\n%q\nwant\n%q", out, want)
+	}
 	out = s.psql("\\copy (SELECT host FROM m WHERE n = 3) TO STDOUT\n")
 	if !strings.Contains(out, `c\tx`) {
 		t.Fatalf("text COPY TO escapes:\n%q", out)
