@@ -149,11 +149,13 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if !ok {
 			return nil, false, fmt.Errorf("date column holds %T", v)
 		}
-		days := int32(t.UTC().Sub(pgEpoch).Hours() / 24)
-		if t.UTC().Before(pgEpoch) && t.UTC().Sub(pgEpoch)%(24*time.Hour) != 0 {
+		// Days from Unix seconds, rounded down: a time.Duration from
+		// 2000 would saturate 292 years away.
+		days := t.Unix() / 86400
+		if t.Unix()%86400 < 0 {
 			days--
 		}
-		return binary.BigEndian.AppendUint32(dst, uint32(days)), false, nil
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(days-pgEpoch.Unix()/86400))), false, nil
 	case 1186:
 		iv, ok := v.(duckdb.Interval)
 		if !ok {

@@ -20,8 +20,12 @@ import (
 // cellWriter appends the non-NULL value of row in v to dst.
 type cellWriter func(dst []byte, v *planner.Vector, row int) ([]byte, error)
 
-// pgEpochMicros is pgEpoch in microseconds since 1970.
-var pgEpochMicros = pgEpoch.UnixMicro()
+// pgEpochMicros and pgEpochDays are pgEpoch in microseconds and days since
+// 1970.
+var (
+	pgEpochMicros = pgEpoch.UnixMicro()
+	pgEpochDays   = pgEpoch.Unix() / 86400
+)
 
 // textWriter writes a column of kind in text format.
 func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
@@ -49,7 +53,7 @@ func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return append(dst, v.Bytes(row)...), nil
 		}
-	case planner.KindTimestamp, planner.KindTimestampTZ:
+	case planner.KindTimestamp, planner.KindTimestampTZ, planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return appendTime(dst, v.Time(row), oid, loc), nil
 		}
@@ -103,6 +107,10 @@ func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
 	case (oid == 1114 || oid == 1184) && (kind == planner.KindTimestamp || kind == planner.KindTimestampTZ):
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return binary.BigEndian.AppendUint64(dst, uint64(v.Int64(row)-pgEpochMicros)), nil
+		}
+	case oid == 1082 && kind == planner.KindDate:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return binary.BigEndian.AppendUint32(dst, uint32(v.Int64(row)-pgEpochDays)), nil
 		}
 	case kind == planner.KindString && !binaryByOID(oid):
 		// text, varchar and anything else rendered as text: the binary

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
@@ -187,6 +188,29 @@ func TestCopyFields(t *testing.T) {
 		}
 		if got := string(appendTextField([]byte("x"), []byte(tt.in), ',')); got != "x"+tt.text {
 			t.Errorf("text field of %q = %q, want %q", tt.in, got, "x"+tt.text)
+		}
+	}
+}
+
+// Binary dates count days from 2000-01-01, also for dates more than 292
+// years away, where a time.Duration from 2000 would saturate.
+func TestDateBinary(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Time
+		want int32
+	}{
+		{time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+		{time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC), -1},
+		{time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), 9498},
+		{time.Date(2500, 6, 30, 0, 0, 0, 0, time.UTC), 182802},
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), -730119},
+	} {
+		raw, err := encodeBinary(tt.d, 1082)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int32(binary.BigEndian.Uint32(raw)); got != tt.want {
+			t.Errorf("%s: %d days, want %d", tt.d.Format(time.DateOnly), got, tt.want)
 		}
 	}
 }

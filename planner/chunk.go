@@ -34,6 +34,7 @@ const (
 	KindTimestamp                   // TIMESTAMP, microseconds since 1970
 	KindTimestampTZ                 // TIMESTAMPTZ, microseconds since 1970
 	KindHugeInt                     // HUGEINT (sums of integers), 128 bits
+	KindDate                        // DATE, days since 1970
 )
 
 // kindOf returns the Kind of a DuckDB type, or 0 for types only the
@@ -65,6 +66,8 @@ func kindOf(t bindings.Type, alias string) Kind {
 		return KindTimestampTZ
 	case bindings.TypeHugeInt:
 		return KindHugeInt
+	case bindings.TypeDate:
+		return KindDate
 	}
 	return 0
 }
@@ -73,7 +76,7 @@ func kindOf(t bindings.Type, alias string) Kind {
 func (k Kind) typeName() string {
 	return [...]string{KindBool: "BOOLEAN", KindInt8: "TINYINT", KindInt16: "SMALLINT", KindInt32: "INTEGER",
 		KindInt64: "BIGINT", KindFloat32: "FLOAT", KindFloat64: "DOUBLE", KindString: "VARCHAR",
-		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT"}[k]
+		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT", KindDate: "DATE"}[k]
 }
 
 // Vector is one column of a Chunk, in DuckDB's memory. Its accessors take
@@ -100,15 +103,15 @@ func (v *Vector) Null(row int) bool {
 // Bool is the value of a KindBool row.
 func (v *Vector) Bool(row int) bool { return *(*byte)(unsafe.Add(v.data, row)) != 0 }
 
-// Int64 is the value of a row of an integer kind or a timestamp kind
-// (microseconds since 1970).
+// Int64 is the value of a row of an integer kind, a timestamp kind
+// (microseconds since 1970) or KindDate (days since 1970).
 func (v *Vector) Int64(row int) int64 {
 	switch v.kind {
 	case KindInt8:
 		return int64(*(*int8)(unsafe.Add(v.data, row)))
 	case KindInt16:
 		return int64(*(*int16)(unsafe.Add(v.data, row*2)))
-	case KindInt32:
+	case KindInt32, KindDate:
 		return int64(*(*int32)(unsafe.Add(v.data, row*4)))
 	}
 	return *(*int64)(unsafe.Add(v.data, row*8))
@@ -145,8 +148,14 @@ func (v *Vector) Bytes(row int) []byte {
 	return unsafe.Slice(*(**byte)(unsafe.Add(s, 8)), n)
 }
 
-// Time is the value of a timestamp row, as duckdb-go's driver returns it.
-func (v *Vector) Time(row int) time.Time { return time.UnixMicro(v.Int64(row)).UTC() }
+// Time is the value of a timestamp or date row, as duckdb-go's driver
+// returns it.
+func (v *Vector) Time(row int) time.Time {
+	if v.kind == KindDate {
+		return time.Unix(v.Int64(row)*86400, 0).UTC()
+	}
+	return time.UnixMicro(v.Int64(row)).UTC()
+}
 
 // Value is the row's value as a Go value, the one the database/sql path
 // returns (nil for NULL).

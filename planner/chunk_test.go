@@ -85,7 +85,9 @@ func TestChunkRowsMatchTheDriver(t *testing.T) {
 		{"interval", `SELECT INTERVAL 1 DAY AS iv`, false},
 		{"list", `SELECT [1, 2, NULL] AS l`, false},
 		{"json", `SELECT '{"a": 1}'::JSON AS j`, false},
-		{"date", `SELECT DATE '2026-01-02' AS d`, false},
+		{"dates", `SELECT * FROM (VALUES (DATE '2026-01-02'), (DATE '1969-12-31'), (DATE '0001-01-01'), (DATE '2500-06-30'),
+			('infinity'::DATE), ('-infinity'::DATE), (NULL)) v(d)`, true},
+		{"time", `SELECT TIME '12:34:56' AS t`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
