@@ -338,10 +338,10 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 			c.be.Send(&pgproto3.RowDescription{Fields: fields})
 		}
 		if r.Rows != nil {
+			// Deferred, so that a panic (recovered by serve) also ends a
+			// result DuckDB is streaming before the session closes.
+			defer r.Rows.Close()
 			n, err := c.sendRows(r.Rows, r.Columns, loc)
-			if cerr := r.Rows.Close(); err == nil {
-				err = cerr
-			}
 			if err != nil {
 				return err
 			}

@@ -179,6 +179,18 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				return nil
 			}
 			pt.tag = r.Tag
+			// COPY runs its sub-protocol within Execute, as in PostgreSQL
+			// (copyIn reads past the Sync and Flush a client sends).
+			if r.CopyIn != nil {
+				tag, err := c.copyIn(qctx, r.CopyIn)
+				pt.tag = tag
+				return err
+			}
+			if r.CopyOut != nil {
+				tag, err := c.copyOut(r.CopyOut, loc)
+				pt.tag = tag
+				return err
+			}
 			if r.Rows == nil {
 				return nil
 			}

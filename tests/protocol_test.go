@@ -121,3 +121,38 @@ func TestExtendedProtocolRowLimitsAndErrors(t *testing.T) {
 		t.Fatalf("parameter description: %s", kinds(msgs))
 	}
 }
+
+// COPY through the extended protocol runs its sub-protocol within
+// Execute, as in PostgreSQL, and the session goes on afterwards.
+func TestExtendedProtocolCopy(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	s.psql("CREATE TABLE m (time TIMESTAMPTZ NOT NULL, v BIGINT);")
+	fe, read := rawSession(t, s)
+	fe.Send(&pgproto3.Parse{Query: "COPY m FROM STDIN"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Flush{}) // ignored in copy-in mode, as in PostgreSQL
+	fe.Send(&pgproto3.CopyData{Data: []byte("2026-01-01 00:00:00+00\t1\n2026-01-01 00:00:01+00\t2\n")})
+	fe.Send(&pgproto3.CopyDone{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	if got := kinds(read()); got != "ParseComplete BindComplete CopyInResponse C(COPY 2) " {
+		t.Fatalf("COPY FROM STDIN: %s", got)
+	}
+	fe.Send(&pgproto3.Parse{Query: "COPY (SELECT v FROM m ORDER BY v) TO STDOUT"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	if got := kinds(read()); got != "ParseComplete BindComplete CopyOutResponse CopyData CopyData CopyDone C(COPY 2) " {
+		t.Fatalf("COPY TO STDOUT: %s", got)
+	}
+	fe.Send(&pgproto3.Parse{Query: "SELECT sum(v) FROM m"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	if got := kinds(read()); got != "ParseComplete BindComplete D(3) C(SELECT 1) " {
+		t.Fatalf("after COPY: %s", got)
+	}
+}
