@@ -7,6 +7,7 @@ package planner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -134,25 +135,38 @@ func (s *Session) prepare(ctx context.Context, text string) (*plan, error) {
 // if there is none. The rows call cleanup when they are closed; on error
 // it is not called.
 func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, []Column, error) {
-	p, ok := s.plans[text]
-	if !ok {
-		var err error
-		if p, err = s.prepare(ctx, text); err != nil {
-			return nil, nil, err
+	for attempt := 0; ; attempt++ {
+		p, ok := s.plans[text]
+		if !ok {
+			var err error
+			if p, err = s.prepare(ctx, text); err != nil {
+				return nil, nil, err
+			}
+			if len(s.plans) >= maxSessionPlans {
+				s.dropPlans()
+			}
+			s.plans[text] = p
 		}
-		if len(s.plans) >= maxSessionPlans {
-			s.dropPlans()
+		if p.kinds == nil {
+			return s.runDriver(ctx, p, cleanup)
 		}
-		s.plans[text] = p
-	}
-	if p.kinds != nil {
 		rows, err := runChunks(ctx, s.raw, p.raw, p.kinds)
+		if errors.Is(err, errStalePlan) && attempt == 0 {
+			// Prepared again, the plan has the columns DuckDB now gives.
+			delete(s.plans, text)
+			p.close()
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		rows.cleanup = cleanup
 		return rows, slices.Clone(p.cols), nil
 	}
+}
+
+// runDriver runs a plan through database/sql.
+func (s *Session) runDriver(ctx context.Context, p *plan, cleanup func()) (Rows, []Column, error) {
 	rows, err := p.stmt.QueryContext(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -10,6 +10,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"time"
 	"unsafe"
@@ -216,6 +217,8 @@ type ChunkRows interface {
 // chunkRows streams the result of a prepared statement run through the C
 // API. The session's connection runs nothing else until it is closed.
 type chunkRows struct {
+	ctx     context.Context // the statement's, checked before each fetch
+	pending bindings.PendingResult
 	res     bindings.Result    // zero until executed; destroying it is then a no-op
 	raw     bindings.DataChunk // the chunk cur reads, to destroy
 	cur     Chunk
@@ -229,39 +232,50 @@ type chunkRows struct {
 	closed  bool
 }
 
+// errStalePlan reports a result whose columns are not those its plan was
+// prepared with.
+var errStalePlan = errors.New("planner: the result's columns differ from its prepared plan's")
+
 // runChunks executes a prepared statement whose result columns all have
 // kinds and streams its result.
 func runChunks(ctx context.Context, conn bindings.Connection, stmt bindings.PreparedStatement, kinds []Kind) (*chunkRows, error) {
-	r := &chunkRows{cur: Chunk{cols: make([]Vector, len(kinds))}, row: -1, fired: make(chan struct{})}
+	r := &chunkRows{ctx: ctx, cur: Chunk{cols: make([]Vector, len(kinds))}, row: -1, fired: make(chan struct{})}
 	for i, k := range kinds {
 		r.cur.cols[i].kind = k
 	}
-	if err := ctx.Err(); err != nil {
+	if bindings.PendingPreparedStreaming(stmt, &r.pending) == bindings.StateError {
+		msg := bindings.PendingError(r.pending)
 		r.Close()
-		return nil, err
+		return nil, duckError(msg, errorTypeOf(msg))
 	}
 	// Canceling the statement interrupts DuckDB, whether it is still
-	// executing or streaming; Close waits for an interrupt under way, so
+	// executing or streaming. Registered only now: DuckDB clears an
+	// interrupt as a statement starts, and AfterFunc runs at once for a
+	// context already done. Close waits for an interrupt under way, so
 	// that it cannot reach the session's next statement.
 	r.stop = context.AfterFunc(ctx, func() {
 		bindings.Interrupt(conn)
 		close(r.fired)
 	})
-	var pending bindings.PendingResult
-	if bindings.PendingPreparedStreaming(stmt, &pending) == bindings.StateError {
-		// The C API gives no error type here (unbound parameters, which
-		// tsdb's statements do not have): the message says what failed.
-		err := duckError(bindings.PendingError(pending), duckdb.ErrorTypeInvalid)
-		bindings.DestroyPending(&pending)
+	if bindings.ExecutePending(r.pending, &r.res) == bindings.StateError {
+		err := r.resultError()
+		if err == nil {
+			err = errors.New("planner: DuckDB failed the statement without a message")
+		}
 		r.Close()
 		return nil, err
 	}
-	state := bindings.ExecutePending(pending, &r.res)
-	bindings.DestroyPending(&pending)
-	if state == bindings.StateError {
-		err := r.resultError()
+	// DuckDB rebinds a prepared statement when the catalog changed; its
+	// vectors are read by the plan's kinds, so they must still be those.
+	if int(bindings.ColumnCount(&r.res)) != len(kinds) {
 		r.Close()
-		return nil, err
+		return nil, errStalePlan
+	}
+	for i, k := range kinds {
+		if kindOf(bindings.ColumnType(&r.res, bindings.IdxT(i)), "") != k {
+			r.Close()
+			return nil, errStalePlan
+		}
 	}
 	return r, nil
 }
@@ -285,6 +299,10 @@ func (r *chunkRows) NextChunk() (*Chunk, bool) {
 		return nil, false
 	}
 	bindings.DestroyDataChunk(&r.raw)
+	if err := r.ctx.Err(); err != nil {
+		r.done, r.err = true, err
+		return nil, false
+	}
 	for {
 		r.raw = bindings.FetchChunk(r.res)
 		if r.raw.Ptr == nil {
@@ -341,6 +359,9 @@ func (r *chunkRows) Close() error {
 	r.closed, r.done = true, true
 	bindings.DestroyDataChunk(&r.raw)
 	bindings.DestroyResult(&r.res)
+	// The pending result lives until the stream is done: destroying it
+	// earlier may abort the statement (duckdb.h).
+	bindings.DestroyPending(&r.pending)
 	if r.stop != nil && !r.stop() {
 		<-r.fired
 	}

@@ -189,3 +189,44 @@ func TestChunkRowsErrorAfterFirstRows(t *testing.T) {
 		t.Fatalf("next statement: %q", got)
 	}
 }
+
+// DuckDB rebinds a prepared statement when the catalog changes under it.
+// A plan whose result columns changed kind is prepared again, not read
+// with the old kinds.
+func TestStalePlanIsPreparedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	const q = `SELECT n FROM cpu WHERE host = 'a'`
+	if got := e.rows(q); got != "1" {
+		t.Fatalf("first run: %q", got)
+	}
+	// Behind the session's back, so that it keeps its view and plan.
+	if _, err := e.s.conn.ExecContext(context.Background(), `CREATE OR REPLACE TEMP VIEW cpu AS SELECT 'a string longer than twelve bytes' AS n, 'a' AS host`); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.rows(q); got != "a string longer than twelve bytes" {
+		t.Fatalf("after the column changed type: %q", got)
+	}
+}
+
+// Errors the C API gives as a message only get their type, and so their
+// SQLSTATE, from the message.
+func TestErrorTypeOfMessage(t *testing.T) {
+	for _, tc := range []struct {
+		msg, code string
+	}{
+		{`Catalog Error: Table with name nope does not exist!`, sqlerr.UndefinedTable},
+		{`Binder Error: Referenced column "x" not found in FROM clause!`, sqlerr.UndefinedColumn},
+		{`Parser Error: syntax error at or near "FORM"`, sqlerr.SyntaxError},
+		{`Conversion Error: Could not convert string 'x' to INT32`, sqlerr.InvalidTextRep},
+		{`Out of Range Error: Overflow in multiplication of INT64`, sqlerr.NumericOutOfRange},
+		{`INTERRUPT Error: Interrupted!`, sqlerr.QueryCanceled},
+		{`Out of Memory Error: could not allocate block`, sqlerr.OutOfMemory},
+		{`Something unheard of`, sqlerr.InternalError},
+	} {
+		var se *sqlerr.Error
+		if err := mapDuckError(duckError(tc.msg, errorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code {
+			t.Errorf("%q: %v, want %s", tc.msg, err, tc.code)
+		}
+	}
+}

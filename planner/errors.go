@@ -106,6 +106,51 @@ func mapDuckError(err error) error {
 	return e
 }
 
+// errorTypeOf reads the type of a DuckDB error from its message ("Catalog
+// Error: …"), for the C API calls that give only the message: the types
+// mapDuckError tells apart.
+func errorTypeOf(msg string) duckdb.ErrorType {
+	prefix, _, ok := strings.Cut(msg, " Error: ")
+	if !ok {
+		return duckdb.ErrorTypeInvalid
+	}
+	switch prefix {
+	case "Parser":
+		return duckdb.ErrorTypeParser
+	case "Syntax":
+		return duckdb.ErrorTypeSyntax
+	case "Catalog":
+		return duckdb.ErrorTypeCatalog
+	case "Binder":
+		return duckdb.ErrorTypeBinder
+	case "Conversion":
+		return duckdb.ErrorTypeConversion
+	case "Invalid Input":
+		return duckdb.ErrorTypeInvalidInput
+	case "Out of Range":
+		return duckdb.ErrorTypeOutOfRange
+	case "Divide by Zero":
+		return duckdb.ErrorTypeDivideByZero
+	case "INTERRUPT":
+		return duckdb.ErrorTypeInterrupt
+	case "Permission":
+		return duckdb.ErrorTypePermission
+	case "Out of Memory":
+		return duckdb.ErrorTypeOutOfMemory
+	case "Not implemented":
+		return duckdb.ErrorTypeNotImplemented
+	case "Mismatch Type":
+		return duckdb.ErrorTypeMismatchType
+	case "Invalid type":
+		return duckdb.ErrorTypeInvalidType
+	case "Constraint":
+		return duckdb.ErrorTypeConstraint
+	case "IO":
+		return duckdb.ErrorTypeIO
+	}
+	return duckdb.ErrorTypeInvalid
+}
+
 // conversionCode picks the SQLSTATE of a failed cast the way PostgreSQL
 // does: bad date/time text 22007, date/time out of range 22008, number out of
 // range 22003, any other unreadable value 22P02.
