@@ -341,7 +341,7 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 			// Deferred, so that a panic (recovered by serve) also ends a
 			// result DuckDB is streaming before the session closes.
 			defer r.Rows.Close()
-			n, err := c.sendRows(r.Rows, r.Columns, loc)
+			n, err := c.sendRows(r.Rows, r.Columns, nil, loc)
 			if err != nil {
 				return err
 			}
@@ -362,7 +362,10 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 	c.ready(sess)
 }
 
-func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Location) (n int, err error) {
+// sendRows sends a result's rows, in formats by column (none: all text),
+// and returns how many it sent. Rows read as chunks are written from
+// DuckDB's memory (sendChunks); others value by value.
+func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location) (n int, err error) {
 	// The rows go out before anything the caller sends next.
 	defer func() {
 		if ferr := c.flushRows(); err == nil {
@@ -370,20 +373,36 @@ func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, loc *time.Loca
 		}
 	}()
 	if cr, ok := rows.(planner.ChunkRows); ok {
-		return c.sendChunks(cr, cols, nil, loc)
+		return c.sendChunks(cr, cols, formats, loc)
 	}
 	for rows.Next() {
-		vals := rows.Values()
-		c.enc.start(len(vals))
-		for i, v := range vals {
-			c.enc.text(v, cols[i].OID, loc)
-		}
-		if err := c.sendRow(c.enc.row()); err != nil {
+		if err := c.sendValues(rows.Values(), cols, formats, loc); err != nil {
 			return n, err
 		}
 		n++
 	}
 	return n, rows.Err()
+}
+
+// sendValues queues one row of Go values as a DataRow, each value in its
+// column's format (text unless formats says binary) for its type OID (text
+// if the client was told none).
+func (c *conn) sendValues(vals []any, cols []planner.Column, formats []int16, loc *time.Location) error {
+	c.enc.start(len(vals))
+	for i, v := range vals {
+		var oid uint32 = 25
+		if i < len(cols) {
+			oid = cols[i].OID
+		}
+		if i < len(formats) && formats[i] == 1 {
+			if err := c.enc.binary(v, oid); err != nil {
+				return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
+			}
+		} else {
+			c.enc.text(v, oid, loc)
+		}
+	}
+	return c.sendRow(c.enc.row())
 }
 
 func (c *conn) reportChanges(before, after [][2]string) {

@@ -153,24 +153,6 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 	cols := pt.stmt.Columns
 	loc := sess.Settings().Location()
 	sent := 0
-	send := func(row []any) error {
-		c.enc.start(len(row))
-		for i, v := range row {
-			var oid uint32 = 25
-			if i < len(cols) {
-				oid = cols[i].OID
-			}
-			if i < len(pt.formats) && pt.formats[i] == 1 {
-				if err := c.enc.binary(v, oid); err != nil {
-					return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
-				}
-			} else {
-				c.enc.text(v, oid, loc)
-			}
-		}
-		sent++
-		return c.sendRow(c.enc.row())
-	}
 	if !pt.started {
 		pt.started = true
 		n := 0
@@ -195,27 +177,21 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 				return nil
 			}
 			defer r.Rows.Close()
-			if cr, ok := r.Rows.(planner.ChunkRows); ok && maxRows <= 0 {
+			if maxRows <= 0 {
 				// No row limit: stream, nothing is kept.
-				k, err := c.sendChunks(cr, cols, pt.formats, loc)
-				n, sent = n+k, sent+k
+				k, err := c.sendRows(r.Rows, cols, pt.formats, loc)
+				n, sent = k, k
 				if err != nil {
 					return err
 				}
-			}
-			for r.Rows.Next() {
-				n++
-				if maxRows <= 0 {
-					// No row limit: stream, nothing is kept.
-					if err := send(r.Rows.Values()); err != nil {
-						return err
-					}
-					continue
+			} else {
+				for r.Rows.Next() {
+					n++
+					pt.pending = append(pt.pending, append([]any(nil), r.Rows.Values()...))
 				}
-				pt.pending = append(pt.pending, append([]any(nil), r.Rows.Values()...))
-			}
-			if err := r.Rows.Err(); err != nil {
-				return err
+				if err := r.Rows.Err(); err != nil {
+					return err
+				}
 			}
 			if pt.tag == "SELECT" {
 				pt.tag = fmt.Sprintf("SELECT %d", n)
@@ -239,10 +215,11 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 	for len(pt.pending) > 0 && (maxRows <= 0 || sent < maxRows) {
 		row := pt.pending[0]
 		pt.pending = pt.pending[1:]
-		if err := send(row); err != nil {
+		if err := c.sendValues(row, cols, pt.formats, loc); err != nil {
 			c.flushRows()
 			return err
 		}
+		sent++
 	}
 	if err := c.flushRows(); err != nil {
 		return err
