@@ -3,13 +3,13 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"tsdb/internal/proctest"
 )
 
 // BenchmarkGroupCommit measures acknowledged rows/s of small INSERTs (10
@@ -75,7 +75,10 @@ func BenchmarkLargeResult(b *testing.B) {
 	ctx := context.Background()
 	c := s.connect(ctx)
 	const q = `SELECT i, i::VARCHAR || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' AS s FROM range(10000000) t(i)`
-	before := procStatusKiB(b, s.cmd.Process.Pid, "VmRSS")
+	before, err := proctest.RSS(s.cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	start, rows := time.Now(), 0
 	for range b.N {
@@ -91,27 +94,11 @@ func BenchmarkLargeResult(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
-	b.ReportMetric(float64(procStatusKiB(b, s.cmd.Process.Pid, "VmHWM")-before)/1024, "peak-rss-rise-MiB")
-	b.StopTimer()
-	s.stop()
-}
-
-// procStatusKiB reads a field of /proc/PID/status, in KiB.
-func procStatusKiB(b *testing.B, pid int, field string) int {
-	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	peak, err := proctest.PeakRSS(s.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	b.ReportMetric(float64(peak-before)/(1<<20), "peak-rss-rise-MiB")
+	b.StopTimer()
+	s.stop()
 }

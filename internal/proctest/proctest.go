@@ -6,7 +6,6 @@ package proctest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -47,16 +46,23 @@ func FreeAddr() (string, error) {
 }
 
 // RSS returns a process's resident set size in bytes (Linux).
-func RSS(pid int) (int64, error) {
+func RSS(pid int) (int64, error) { return statusBytes(pid, "VmRSS") }
+
+// PeakRSS returns the largest resident set size a process has had, in
+// bytes (Linux).
+func PeakRSS(pid int) (int64, error) { return statusBytes(pid, "VmHWM") }
+
+// statusBytes reads a memory field (in kB) of /proc/PID/status.
+func statusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("proctest: no VmRSS in /proc status")
+	return 0, fmt.Errorf("proctest: no %s in /proc status", field)
 }
