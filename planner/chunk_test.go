@@ -27,6 +27,28 @@ func (e *env) collect(ctx context.Context, q string) (rows [][]any, chunked bool
 	return rows, chunked, err
 }
 
+// streamChunks runs q in the session, reads its result chunk by chunk
+// (failing the test if it does not come as chunks) and calls each with
+// every chunk; it returns the rows read and the statement's error.
+func (e *env) streamChunks(ctx context.Context, q string, each func(*Chunk)) (n int, err error) {
+	err = e.s.Execute(ctx, q, func(r *Result) error {
+		defer r.Rows.Close()
+		cr, ok := r.Rows.(ChunkRows)
+		if !ok {
+			e.t.Fatalf("rows %T are not read as chunks", r.Rows)
+		}
+		for {
+			ch, ok := cr.NextChunk()
+			if !ok {
+				return cr.Err()
+			}
+			n += ch.Len()
+			each(ch)
+		}
+	})
+	return n, err
+}
+
 // driverRows runs q through database/sql on the session's connection: the
 // values duckdb-go's driver makes.
 func (e *env) driverRows(q string) [][]any {
@@ -118,22 +140,10 @@ func TestChunkRowsMatchTheDriver(t *testing.T) {
 func TestChunkRowsCancelWhileStreaming(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	err := e.s.Execute(ctx, `SELECT i, i::VARCHAR AS s FROM range(1000000000) t(i)`, func(r *Result) error {
-		defer r.Rows.Close()
-		cr, ok := r.Rows.(ChunkRows)
-		if !ok {
-			t.Fatalf("rows %T are not read as chunks", r.Rows)
-		}
-		for {
-			ch, ok := cr.NextChunk()
-			if !ok {
-				return cr.Err()
-			}
-			n += ch.Len()
-			if n > 10_000 {
-				cancel()
-			}
+	read := 0
+	n, err := e.streamChunks(ctx, `SELECT i, i::VARCHAR AS s FROM range(1000000000) t(i)`, func(ch *Chunk) {
+		if read += ch.Len(); read > 10_000 {
+			cancel()
 		}
 	})
 	var se *sqlerr.Error
@@ -163,21 +173,7 @@ func TestLateInterruptDoesNotReachTheNextStatement(t *testing.T) {
 // error, as in PostgreSQL: the rows before it were read.
 func TestChunkRowsErrorAfterFirstRows(t *testing.T) {
 	e := newEnv(t)
-	n := 0
-	err := e.s.Execute(context.Background(), `SELECT CASE WHEN i = 3000000 THEN error('row 3000000 is bad') ELSE i::VARCHAR END AS v FROM range(4000000) t(i)`, func(r *Result) error {
-		defer r.Rows.Close()
-		cr, ok := r.Rows.(ChunkRows)
-		if !ok {
-			t.Fatalf("rows %T are not read as chunks", r.Rows)
-		}
-		for {
-			ch, ok := cr.NextChunk()
-			if !ok {
-				return cr.Err()
-			}
-			n += ch.Len()
-		}
-	})
+	n, err := e.streamChunks(context.Background(), `SELECT CASE WHEN i = 3000000 THEN error('row 3000000 is bad') ELSE i::VARCHAR END AS v FROM range(4000000) t(i)`, func(*Chunk) {})
 	var se *sqlerr.Error
 	if !errors.As(err, &se) || !strings.Contains(se.Message, "row 3000000 is bad") {
 		t.Fatalf("stream with a bad row: %v", err)
