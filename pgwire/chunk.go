@@ -2,12 +2,10 @@ package pgwire
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
 
-	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
 
@@ -153,48 +151,4 @@ func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, lo
 		}
 	}
 	return writers
-}
-
-// sendChunks writes the rows of a result read as chunks; formats are the
-// result formats by column (none: all text). It returns the number of rows
-// sent.
-func (c *conn) sendChunks(rows planner.ChunkRows, cols []planner.Column, formats []int16, loc *time.Location) (n int, err error) {
-	var writers []cellWriter
-	for {
-		ch, ok := rows.NextChunk()
-		if !ok {
-			return n, rows.Err()
-		}
-		ncols := ch.Columns()
-		if writers == nil {
-			writers = columnWriters(ch, cols, formats, loc)
-		}
-		for row := range ch.Len() {
-			// DataRow: 'D', its length, the column count, then each value
-			// as its length (-1 for NULL) and bytes.
-			buf := c.rows
-			start := len(buf)
-			buf = append(buf, 'D', 0, 0, 0, 0)
-			buf = binary.BigEndian.AppendUint16(buf, uint16(ncols))
-			for i, w := range writers {
-				v := ch.Column(i)
-				if v.Null(row) {
-					buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
-					continue
-				}
-				at := len(buf)
-				buf = append(buf, 0, 0, 0, 0)
-				if buf, err = w(buf, v, row); err != nil {
-					c.rows = buf[:start]
-					return n, &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
-				}
-				binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
-			}
-			binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
-			n++
-			if err := c.queued(buf, nil); err != nil {
-				return n, err
-			}
-		}
-	}
 }

@@ -45,15 +45,9 @@ type conn struct {
 // written.
 const rowsFlushBytes = 64 << 10
 
-// sendRow queues one DataRow. The caller must call flushRows before it
-// sends any other message, so that the rows go first.
-func (c *conn) sendRow(values [][]byte) error {
-	msg := pgproto3.DataRow{Values: values}
-	return c.queued(msg.Encode(c.rows))
-}
-
-// sendCopyData queues one CopyData message of COPY TO STDOUT, as sendRow
-// queues a row.
+// sendCopyData queues one CopyData message of COPY TO STDOUT. The caller
+// must call flushRows before it sends any other message, so that the data
+// goes first.
 func (c *conn) sendCopyData(data []byte) error {
 	msg := pgproto3.CopyData{Data: data}
 	return c.queued(msg.Encode(c.rows))
@@ -166,6 +160,8 @@ func (c *conn) serve() {
 	log.Debug("session started", "user", params["user"], "database", params["database"], "application", params["application_name"])
 	skipToSync := false
 	ext := newExtended()
+	// Before the session closes: an open portal's rows use its connection.
+	defer ext.closeAll()
 	for {
 		if d := c.srv.opts.IdleTimeout; d > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(d))
@@ -190,6 +186,7 @@ func (c *conn) serve() {
 		switch m := msg.(type) {
 		case *pgproto3.Query:
 			c.srv.metrics.statements.Inc()
+			ext.hold()
 			c.simpleQuery(sess, m.String)
 		case *pgproto3.Terminate:
 			return
@@ -198,7 +195,7 @@ func (c *conn) serve() {
 			// The unnamed portal lives until the end of the implicit
 			// transaction, which Sync ends.
 			if !sess.InTransaction() {
-				delete(ext.portals, "")
+				ext.closePortal("")
 			}
 			c.ready(sess)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
@@ -362,47 +359,10 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 	c.ready(sess)
 }
 
-// sendRows sends a result's rows, in formats by column (none: all text),
-// and returns how many it sent. Rows read as chunks are written from
-// DuckDB's memory (sendChunks); others value by value.
-func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location) (n int, err error) {
-	// The rows go out before anything the caller sends next.
-	defer func() {
-		if ferr := c.flushRows(); err == nil {
-			err = ferr
-		}
-	}()
-	if cr, ok := rows.(planner.ChunkRows); ok {
-		return c.sendChunks(cr, cols, formats, loc)
-	}
-	for rows.Next() {
-		if err := c.sendValues(rows.Values(), cols, formats, loc); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
-}
-
-// sendValues queues one row of Go values as a DataRow, each value in its
-// column's format (text unless formats says binary) for its type OID (text
-// if the client was told none).
-func (c *conn) sendValues(vals []any, cols []planner.Column, formats []int16, loc *time.Location) error {
-	c.enc.start(len(vals))
-	for i, v := range vals {
-		var oid uint32 = 25
-		if i < len(cols) {
-			oid = cols[i].OID
-		}
-		if i < len(formats) && formats[i] == 1 {
-			if err := c.enc.binary(v, oid); err != nil {
-				return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
-			}
-		} else {
-			c.enc.text(v, oid, loc)
-		}
-	}
-	return c.sendRow(c.enc.row())
+// sendRows sends all of a result's rows, in formats by column (none: all
+// text), and returns how many it sent.
+func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location) (int, error) {
+	return c.send(newCursor(rows, cols, formats, loc, &c.enc), 0)
 }
 
 func (c *conn) reportChanges(before, after [][2]string) {

@@ -11,22 +11,70 @@ import (
 )
 
 // portal is a bound statement: parameters decoded, result formats chosen.
-// A portal executed with a row limit keeps its remaining rows in memory
-// until it is exhausted or closed.
+// A portal executed with a row limit keeps its result open as a cursor
+// until it is read to the end or closed.
 type portal struct {
 	stmt    *planner.Prepared
 	params  []any
 	formats []int16 // per result column
-	pending [][]any // rows of a suspended execution
+	cur     *cursor // of a suspended execution
+	// cancel cancels the context the cursor's rows were made with: they
+	// outlive the Execute that made them, so each Execute's cancel or
+	// timeout is passed on to it while that Execute reads them.
+	cancel  context.CancelCauseFunc
 	tag     string
 	done    bool
 	started bool
+}
+
+// close ends the portal's result, if it is open.
+func (pt *portal) close() {
+	if pt.cur != nil {
+		pt.cur.close()
+		pt.cur = nil
+	}
+	if pt.cancel != nil {
+		pt.cancel(nil)
+		pt.cancel = nil
+	}
 }
 
 // extended holds the prepared statements and portals of a connection.
 type extended struct {
 	stmts   map[string]*planner.Prepared
 	portals map[string]*portal
+	// open is the portal whose cursor has the session's connection, if
+	// any: the cursor is held (read into memory) before the session runs
+	// anything else.
+	open *portal
+}
+
+// hold frees the session's connection for another statement.
+func (x *extended) hold() {
+	if x.open != nil {
+		x.open.cur.hold()
+		x.open = nil
+	}
+}
+
+// closePortal removes a portal, closing its result.
+func (x *extended) closePortal(name string) {
+	pt, ok := x.portals[name]
+	if !ok {
+		return
+	}
+	pt.close()
+	if x.open == pt {
+		x.open = nil
+	}
+	delete(x.portals, name)
+}
+
+// closeAll closes every portal, when the connection ends.
+func (x *extended) closeAll() {
+	for name := range x.portals {
+		x.closePortal(name)
+	}
 }
 
 func newExtended() *extended {
@@ -52,6 +100,7 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 	ctx := c.ctx
 	switch m := msg.(type) {
 	case *pgproto3.Parse:
+		x.hold() // preparing may run DuckDB
 		p, err := sess.Prepare(ctx, m.Query, m.ParameterOIDs)
 		if err != nil {
 			return err
@@ -110,12 +159,15 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 		if !ok {
 			return sqlerr.New("34000", "portal %q does not exist", m.Portal)
 		}
-		return c.execute(ctx, sess, pt, int(m.MaxRows))
+		if x.open != pt {
+			x.hold()
+		}
+		return c.execute(sess, x, pt, int(m.MaxRows))
 	case *pgproto3.Close:
 		if m.ObjectType == 'S' {
 			delete(x.stmts, m.Name)
 		} else {
-			delete(x.portals, m.Name)
+			x.closePortal(m.Name)
 		}
 		c.be.Send(&pgproto3.CloseComplete{})
 	case *pgproto3.Flush:
@@ -141,8 +193,9 @@ func (c *conn) sendRowDescription(cols []planner.Column, formats []int16) {
 }
 
 // execute runs a portal, or continues a suspended one. With maxRows > 0
-// the rest of the result is kept for the next Execute (PortalSuspended).
-func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, maxRows int) error {
+// the portal sends at most that many rows and, if it sent that many,
+// keeps its result open for the next Execute (PortalSuspended).
+func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows int) error {
 	if pt.done {
 		// PostgreSQL answers a finished portal with its tag and no rows.
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
@@ -150,60 +203,21 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 	}
 	qctx, done := c.statementContext(sess)
 	defer done()
-	cols := pt.stmt.Columns
-	loc := sess.Settings().Location()
-	sent := 0
 	if !pt.started {
 		pt.started = true
-		n := 0
-		err := sess.ExecutePrepared(qctx, pt.stmt, pt.params, func(r *planner.Result) error {
-			if r.Empty {
-				return nil
-			}
-			pt.tag = r.Tag
-			// COPY runs its sub-protocol within Execute, as in PostgreSQL
-			// (copyIn reads past the Sync and Flush a client sends).
-			if r.CopyIn != nil {
-				tag, err := c.copyIn(qctx, r.CopyIn)
-				pt.tag = tag
-				return err
-			}
-			if r.CopyOut != nil {
-				tag, err := c.copyOut(r.CopyOut, loc)
-				pt.tag = tag
-				return err
-			}
-			if r.Rows == nil {
-				return nil
-			}
-			defer r.Rows.Close()
-			if maxRows <= 0 {
-				// No row limit: stream, nothing is kept.
-				k, err := c.sendRows(r.Rows, cols, pt.formats, loc)
-				n, sent = k, k
-				if err != nil {
-					return err
-				}
-			} else {
-				for r.Rows.Next() {
-					n++
-					pt.pending = append(pt.pending, append([]any(nil), r.Rows.Values()...))
-				}
-				if err := r.Rows.Err(); err != nil {
-					return err
-				}
-			}
-			if pt.tag == "SELECT" {
-				pt.tag = fmt.Sprintf("SELECT %d", n)
-			}
-			return nil
-		})
-		// The rows sent so far go before the error or the tag.
-		if ferr := c.flushRows(); err == nil {
-			err = ferr
+		rctx := qctx
+		if maxRows > 0 {
+			var cancel context.CancelCauseFunc
+			rctx, cancel = context.WithCancelCause(c.ctx)
+			pt.cancel = cancel
 		}
+		err := c.start(qctx, rctx, sess, x, pt, maxRows)
 		if err != nil {
 			pt.done = true
+			pt.close()
+			if x.open == pt {
+				x.open = nil
+			}
 			return timeoutError(qctx, err)
 		}
 		if pt.stmt.Empty {
@@ -211,24 +225,110 @@ func (c *conn) execute(ctx context.Context, sess *planner.Session, pt *portal, m
 			c.be.Send(&pgproto3.EmptyQueryResponse{})
 			return nil
 		}
-	}
-	for len(pt.pending) > 0 && (maxRows <= 0 || sent < maxRows) {
-		row := pt.pending[0]
-		pt.pending = pt.pending[1:]
-		if err := c.sendValues(row, cols, pt.formats, loc); err != nil {
-			c.flushRows()
-			return err
+		if pt.cur == nil {
+			pt.done = true
+			pt.close()
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+			return nil
 		}
-		sent++
-	}
-	if err := c.flushRows(); err != nil {
-		return err
-	}
-	if len(pt.pending) > 0 {
 		c.be.Send(&pgproto3.PortalSuspended{})
 		return nil
 	}
+	if pt.cur == nil {
+		pt.done = true
+		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		return nil
+	}
+	sent, err := c.sendPortal(qctx, pt, maxRows)
+	return c.endExecute(qctx, x, pt, maxRows, sent, err)
+}
+
+// start runs a portal's statement and sends its first rows; qctx is the
+// Execute's context, rctx the one its rows are made with (the portal's
+// own when they may outlive the Execute).
+func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *extended, pt *portal, maxRows int) error {
+	loc := sess.Settings().Location()
+	if rctx != qctx {
+		stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
+		defer stop()
+	}
+	err := sess.ExecutePrepared(rctx, pt.stmt, pt.params, func(r *planner.Result) error {
+		if r.Empty {
+			return nil
+		}
+		pt.tag = r.Tag
+		// COPY runs its sub-protocol within Execute, as in PostgreSQL
+		// (copyIn reads past the Sync and Flush a client sends).
+		if r.CopyIn != nil {
+			tag, err := c.copyIn(qctx, r.CopyIn)
+			pt.tag = tag
+			return err
+		}
+		if r.CopyOut != nil {
+			tag, err := c.copyOut(r.CopyOut, loc)
+			pt.tag = tag
+			return err
+		}
+		if r.Rows == nil {
+			return nil
+		}
+		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &c.enc)
+		// Closed here unless the portal keeps it: deferred, so that a
+		// panic (recovered by serve) also ends a result DuckDB streams.
+		defer func() {
+			if pt.cur != cur {
+				cur.close()
+			}
+		}()
+		sent, err := c.send(cur, maxRows)
+		if err != nil {
+			return err
+		}
+		if maxRows > 0 && sent == maxRows {
+			// As PostgreSQL, without looking ahead: a result of exactly
+			// maxRows rows is suspended, and the next Execute completes it.
+			pt.cur, x.open = cur, pt
+			return nil
+		}
+		if pt.tag == "SELECT" {
+			pt.tag = fmt.Sprintf("SELECT %d", cur.n)
+		}
+		return nil
+	})
+	// The rows sent so far go before the error or the tag.
+	if ferr := c.flushRows(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// sendPortal sends the next rows of a suspended portal, passing the
+// Execute's cancel or timeout on to its rows.
+func (c *conn) sendPortal(qctx context.Context, pt *portal, maxRows int) (int, error) {
+	stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
+	defer stop()
+	return c.send(pt.cur, maxRows)
+}
+
+// endExecute ends an Execute of a suspended portal that sent sent rows:
+// suspended again, completed, or failed with err.
+func (c *conn) endExecute(qctx context.Context, x *extended, pt *portal, maxRows, sent int, err error) error {
+	if err == nil && maxRows > 0 && sent == maxRows {
+		c.be.Send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	n := pt.cur.n
 	pt.done = true
+	pt.close()
+	if x.open == pt {
+		x.open = nil
+	}
+	if err != nil {
+		return timeoutError(qctx, err)
+	}
+	if pt.tag == "SELECT" {
+		pt.tag = fmt.Sprintf("SELECT %d", n)
+	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
 	return nil
 }

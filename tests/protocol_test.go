@@ -156,3 +156,105 @@ func TestExtendedProtocolCopy(t *testing.T) {
 		t.Fatalf("after COPY: %s", got)
 	}
 }
+
+// A portal executed with a row limit streams: the server holds one batch
+// of the result, not all of it (JDBC's fetch size), so an endless result
+// can be read a few rows at a time. Another statement in between reads
+// the rest into memory first, and the portal then goes on where it was.
+func TestPortalRowLimitStreams(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	fe, read := rawSession(t, s)
+	endless := "SELECT i FROM range(0, 1000000000000) t(i)"
+
+	fe.Send(&pgproto3.Parse{Name: "endless", Query: endless})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "endless"})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 3})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Close{ObjectType: 'P', Name: "p"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	want := "ParseComplete BindComplete D(0) D(1) D(2) PortalSuspended D(3) D(4) PortalSuspended CloseComplete "
+	if got := kinds(read()); got != want {
+		t.Fatalf("endless result:\n got  %s\n want %s", got, want)
+	}
+
+	// JDBC's pattern: in a transaction, a batch per Execute and Sync, with
+	// other statements between the batches; for rows read as DuckDB's
+	// chunks and for rows read as Go values (numeric).
+	for _, query := range []string{
+		"SELECT i FROM range(0, 10) t(i) ORDER BY i",
+		"SELECT i::numeric(12, 0) FROM range(0, 10) t(i) ORDER BY i",
+	} {
+		fe.Send(&pgproto3.Query{String: "BEGIN"})
+		fe.Flush()
+		read()
+		fe.Send(&pgproto3.Parse{Name: "ten", Query: query})
+		fe.Send(&pgproto3.Bind{DestinationPortal: "a", PreparedStatement: "ten"})
+		fe.Send(&pgproto3.Execute{Portal: "a", MaxRows: 3})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		if got, want := kinds(read()), "ParseComplete BindComplete D(0) D(1) D(2) PortalSuspended "; got != want {
+			t.Fatalf("%s: first batch:\n got  %s\n want %s", query, got, want)
+		}
+		fe.Send(&pgproto3.Query{String: "SELECT 42"})
+		fe.Flush()
+		if got, want := kinds(read()), "RowDescription D(42) C(SELECT 1) "; got != want {
+			t.Fatalf("%s: simple query between batches:\n got  %s\n want %s", query, got, want)
+		}
+		fe.Send(&pgproto3.Parse{Query: "SELECT 7"})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Execute{Portal: "a", MaxRows: 4})
+		fe.Send(&pgproto3.Sync{})
+		fe.Send(&pgproto3.Execute{Portal: "a"})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		if got, want := kinds(read()), "ParseComplete BindComplete D(7) C(SELECT 1) D(3) D(4) D(5) D(6) PortalSuspended "; got != want {
+			t.Fatalf("%s: extended query between batches:\n got  %s\n want %s", query, got, want)
+		}
+		if got, want := kinds(read()), "D(7) D(8) D(9) C(SELECT 10) "; got != want {
+			t.Fatalf("%s: last batch:\n got  %s\n want %s", query, got, want)
+		}
+		fe.Send(&pgproto3.Query{String: "COMMIT"})
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: "ten"})
+		fe.Send(&pgproto3.Close{ObjectType: 'P', Name: "a"})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		read()
+		read()
+	}
+
+	// statement_timeout bounds each Execute of a suspended portal: reading
+	// the rest of the endless result ends with the timeout.
+	fe.Send(&pgproto3.Query{String: "SET statement_timeout = '300ms'"})
+	fe.Flush()
+	read()
+	fe.Send(&pgproto3.Bind{DestinationPortal: "e", PreparedStatement: "endless"})
+	fe.Send(&pgproto3.Execute{Portal: "e", MaxRows: 1})
+	fe.Send(&pgproto3.Execute{Portal: "e"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	var rows int
+	var last pgproto3.BackendMessage
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+		if _, ok := m.(*pgproto3.DataRow); ok {
+			rows++
+		}
+		last = m
+	}
+	if e, ok := last.(*pgproto3.ErrorResponse); !ok || e.Code != "57014" || rows < 2 {
+		t.Fatalf("timeout of a later Execute: %d rows, then %#v", rows, last)
+	}
+	fe.Send(&pgproto3.Query{String: "SELECT 1"})
+	fe.Flush()
+	if got, want := kinds(read()), "RowDescription D(1) C(SELECT 1) "; got != want {
+		t.Fatalf("after the timeout:\n got  %s\n want %s", got, want)
+	}
+}
