@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,7 +68,7 @@ func table(t *testing.T, s *Store, name string) schema.Table {
 // padBytes per row.
 func batchAt(tbl schema.Table, ts time.Time, n, padBytes int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
-	pad := string(make([]byte, padBytes))
+	pad := strings.Repeat("x", padBytes)
 	for i := 0; i < n; i++ {
 		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro() + int64(i)))
 		b.Field(1).(*array.Int64Builder).Append(int64(i))

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,8 +83,46 @@ func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
 				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
 		}
+		if c.Type == schema.Text {
+			if row, err := checkStrings(rec.Column(i).(*array.String)); err != nil {
+				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire,
+					Message: fmt.Sprintf("column %q, row %d: %v", c.Name, row+1, err), Err: err}
+			}
+		}
 	}
 	return nil
+}
+
+// checkStrings finds the first value of a that is not valid text (see
+// schema.CheckText) and returns its row. Every path into a table passes
+// here, so no writer can store a value that would make the table
+// unreadable. The values are checked in one pass over their bytes: all of
+// them valid text with no value starting inside a character means each is.
+func checkStrings(a *array.String) (int, error) {
+	if a.Len() == 0 {
+		return 0, nil
+	}
+	data := a.ValueBytes()
+	if schema.CheckText(unsafe.String(unsafe.SliceData(data), len(data))) == nil {
+		base := a.ValueOffset(0)
+		ok := true
+		for i := 1; i < a.Len() && ok; i++ {
+			if o := a.ValueOffset(i) - base; o < len(data) && !utf8.RuneStart(data[o]) {
+				ok = false
+			}
+		}
+		if ok {
+			return 0, nil
+		}
+	}
+	for i := range a.Len() {
+		if a.IsValid(i) {
+			if err := schema.CheckText(a.Value(i)); err != nil {
+				return i, err
+			}
+		}
+	}
+	return 0, nil
 }
 
 // Insert validates rec against the table, makes it durable in the WAL and

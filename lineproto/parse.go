@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tsdb/internal/schema"
 )
 
 // Field is one field value; Kind is 'f' float, 'i' integer, 'u' unsigned,
@@ -54,6 +56,11 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, error) {
 		line := strings.TrimSpace(strings.TrimSuffix(string(raw), "\r"))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		// Not text: refused here with its line, rather than stored where
+		// it would make its table unreadable.
+		if err := schema.CheckText(line); err != nil {
+			return nil, &ParseError{Line: n + 1, Msg: err.Error()}
 		}
 		p, err := parseLine(line, unit, now)
 		if err != nil {

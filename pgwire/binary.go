@@ -10,6 +10,8 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tsdb/internal/schema"
 )
 
 // PostgreSQL's binary timestamps count microseconds from 2000-01-01.
@@ -23,6 +25,9 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		return nil, nil
 	}
 	if format == 0 {
+		if err := schema.CheckText(string(raw)); err != nil {
+			return nil, err
+		}
 		return string(raw), nil
 	}
 	switch oid {
@@ -78,6 +83,9 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		months := int32(binary.BigEndian.Uint32(raw[12:]))
 		return fmt.Sprintf("%d months %d days %d microseconds", months, days, us), nil
 	case 25, 1043, 18, 19, 114, 0:
+		if err := schema.CheckText(string(raw)); err != nil {
+			return nil, err
+		}
 		return string(raw), nil
 	case 3802: // jsonb: a version byte, then the text
 		if len(raw) > 0 && raw[0] == 1 {

@@ -2,10 +2,12 @@ package pgwire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
@@ -124,7 +126,12 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 		for i, raw := range m.Parameters {
 			v, err := decodeParam(raw, formatFor(m.ParameterFormatCodes, i), p.ParamOIDs[i])
 			if err != nil {
-				return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: fmt.Sprintf("parameter $%d: %v", i+1, err)}
+				code := sqlerr.InvalidParameterValue
+				var te *schema.TextError
+				if errors.As(err, &te) {
+					code = sqlerr.CharacterNotInRepertoire
+				}
+				return &sqlerr.Error{Code: code, Message: fmt.Sprintf("parameter $%d: %v", i+1, err)}
 			}
 			params[i] = v
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -226,6 +227,9 @@ func appendText(b array.Builder, ty schema.Type, s string) error {
 			return fmt.Errorf("invalid input syntax for type boolean: %q", s)
 		}
 	case schema.Text:
+		if err := schema.CheckText(s); err != nil {
+			return err
+		}
 		b.(*array.StringBuilder).Append(s)
 	case schema.Timestamptz, schema.Timestamp:
 		us, _, ok := parseTimestamp(s)
@@ -260,6 +264,9 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 	case schema.Bool:
 		b.(*array.BooleanBuilder).Append(v[0] != 0)
 	case schema.Text:
+		if err := schema.CheckText(unsafe.String(unsafe.SliceData(v), len(v))); err != nil {
+			return err
+		}
 		b.(*array.StringBuilder).Append(string(v))
 	case schema.Timestamptz, schema.Timestamp:
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(int64(binary.BigEndian.Uint64(v)) + pgEpochMicros))

@@ -3,6 +3,7 @@ package planner
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
@@ -220,7 +222,19 @@ func (d *chunkDecoder) splitText(data []byte) (int, error) {
 	return end, nil
 }
 
-// unescapeCopy appends s with the text format's backslash escapes resolved.
+// valueErrorCode is the SQLSTATE of a value COPY could not take: bytes
+// that are not text, or text that is not a value of its column's type.
+func valueErrorCode(err error) string {
+	var te *schema.TextError
+	if errors.As(err, &te) {
+		return sqlerr.CharacterNotInRepertoire
+	}
+	return sqlerr.InvalidTextRep
+}
+
+// unescapeCopy appends s with the text format's backslash escapes resolved:
+// the C-like ones, \NNN in octal and \xHH in hex (one to three and one or
+// two digits); a backslash before any other character stands for it.
 func unescapeCopy(dst, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
@@ -229,6 +243,27 @@ func unescapeCopy(dst, s []byte) []byte {
 			continue
 		}
 		i++
+		if c := s[i]; c >= '0' && c <= '7' {
+			v := 0
+			j := i
+			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				v = v*8 + int(s[j]-'0')
+			}
+			dst = append(dst, byte(v))
+			i = j - 1
+			continue
+		}
+		if s[i] == 'x' && i+1 < len(s) && hexDigit(s[i+1]) >= 0 {
+			v := hexDigit(s[i+1])
+			j := i + 2
+			if j < len(s) && hexDigit(s[j]) >= 0 {
+				v = v*16 + hexDigit(s[j])
+				j++
+			}
+			dst = append(dst, byte(v))
+			i = j - 1
+			continue
+		}
 		switch s[i] {
 		case 'n':
 			dst = append(dst, '\n')
@@ -247,6 +282,19 @@ func unescapeCopy(dst, s []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// hexDigit is the value of a hex digit, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // splitCSV reads one CSV row as PostgreSQL does: the quote character
@@ -389,7 +437,7 @@ func (d *chunkDecoder) appendFields() error {
 		// The string views the row's bytes only for the conversion:
 		// appendText copies what it keeps.
 		if err := appendText(bld.Field(ci), col.Type, unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b))); err != nil {
-			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
+			return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}
 	d.rows++
@@ -454,7 +502,7 @@ func (d *chunkDecoder) consumeBinary(data []byte) error {
 				continue
 			}
 			if err := appendBinary(bld.Field(ci), col.Type, d.fields[fp].b); err != nil {
-				return bad("row %d, column %s: %v", d.line+int(d.rows)+1, col.Name, err)
+				return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s: row %d, column %s: %v", c.tbl.Name, d.line+int(d.rows)+1, col.Name, err)}
 			}
 		}
 		d.rows++

@@ -250,3 +250,26 @@ func TestCopyStagesWhileStreaming(t *testing.T) {
 		})
 	}
 }
+
+func TestUnescapeCopy(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`plain`, "plain"},
+		{`a\tb\nc\\d`, "a\tb\nc\\d"},
+		{`e\x41\101`, "eAA"},     // hex and octal
+		{`\x4`, "\x04"},          // one hex digit
+		{`\x4g`, "\x04g"},        // a hex escape ends at a non-digit
+		{`\xg`, "xg"},            // \x without a digit is an x
+		{`\1234`, "S4"},          // at most three octal digits
+		{`\0`, "\x00"},           // decoded; refused later as text
+		{`\8`, "8"},              // not octal: the character itself
+		{`end\`, `end\`},         // a trailing backslash stays
+		{`\xff\xfe`, "\xff\xfe"}, // bytes, refused later as text
+		{`\q\.\N`, "q.N"},        // other characters stand for themselves
+		{`\\x41`, `\x41`},        // an escaped backslash is not an escape
+	}
+	for _, tt := range tests {
+		if got := string(unescapeCopy(nil, []byte(tt.in))); got != tt.want {
+			t.Errorf("unescapeCopy(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

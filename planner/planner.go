@@ -193,6 +193,9 @@ func (s *Session) InTransaction() bool { return s.inTx }
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+	if err := checkQueryText(query); err != nil {
+		return err
+	}
 	if res, ok, err := s.fastInsert(ctx, query); ok {
 		if err != nil {
 			return err
@@ -376,6 +379,15 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	}
 	tag := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", st.node.Node), "*pg_query.Node_"), "Stmt")
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
+}
+
+// checkQueryText refuses a query that is not text, as PostgreSQL does
+// when it receives one: its literals would otherwise reach the tables.
+func checkQueryText(query string) error {
+	if err := schema.CheckText(query); err != nil {
+		return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: err.Error(), Err: err}
+	}
+	return nil
 }
 
 // query runs a row-returning statement over bound views.

@@ -50,6 +50,9 @@ type Prepared struct {
 // Prepare parses one statement, infers its parameter types and describes
 // its result columns without running it.
 func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) (*Prepared, error) {
+	if err := checkQueryText(query); err != nil {
+		return nil, err
+	}
 	stmts, err := splitStatements(query)
 	if err != nil {
 		return nil, err
