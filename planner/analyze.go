@@ -194,13 +194,53 @@ func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool
 		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rel)
 	}
 	if schemaName != "" {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "write %s without a schema: tsdb tables are referenced by their bare name", rel)
+		// unqualified removes public. and main. from tsdb tables first.
+		return sqlerr.New(sqlerr.InternalError, "planner: table %s.%s reached the engine qualified", schemaName, rel)
 	}
 	if !seen[rel] {
 		seen[rel] = true
 		r.tables = append(r.tables, rel)
 	}
 	return nil
+}
+
+// unqualified returns st with public.t and main.t written t where t is a
+// tsdb table: each statement reads its tables through views by their bare
+// names, which a qualified name would miss. Tools (DBeaver, Metabase,
+// Superset) qualify every table with its schema.
+func (s *Session) unqualified(st statement) (statement, error) {
+	if st.node == nil {
+		return st, nil
+	}
+	qualified := func(rv *pg_query.RangeVar) bool {
+		switch strings.ToLower(rv.Schemaname) {
+		case "public", "main":
+			return rv.Catalogname == "" && catalogName(rv) == "" && s.known(rv.Relname)
+		}
+		return false
+	}
+	found := false
+	_ = walk(st.node.ProtoReflect(), func(m proto.Message) error {
+		if rv, ok := m.(*pg_query.RangeVar); ok && qualified(rv) {
+			found = true
+		}
+		return nil
+	})
+	if !found {
+		return st, nil
+	}
+	node := proto.Clone(st.node).(*pg_query.Node)
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		if rv, ok := m.(*pg_query.RangeVar); ok && qualified(rv) {
+			rv.Schemaname = ""
+		}
+		return nil
+	})
+	text, err := deparse(s.p.pgVersion, node)
+	if err != nil {
+		return st, err
+	}
+	return statement{text: text, node: node}, nil
 }
 
 func lastName(names []*pg_query.Node) string {

@@ -302,6 +302,10 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
+	st, err := s.unqualified(st)
+	if err != nil {
+		return nil, err
+	}
 	if st.node != nil && st.node.GetSelectStmt() == nil {
 		// Whatever else the session runs (SET, DDL, writes) may change
 		// what a query means: prepared queries are made anew.

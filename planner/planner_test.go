@@ -718,3 +718,40 @@ func TestClusterBy(t *testing.T) {
 		t.Fatalf("cluster after refused ALTERs: %s", got)
 	}
 }
+
+// Tables written with their schema (public.cpu, as tools write them) are
+// the same tables in every kind of statement; other schemas do not exist.
+func TestSchemaQualifiedTables(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	e.must("CREATE TABLE mem (time TIMESTAMPTZ, host TEXT, free BIGINT); INSERT INTO public.mem VALUES ('2026-01-01 00:00:00+00', 'a', 100)")
+	tests := []struct{ query, want string }{
+		{"SELECT count(*) FROM public.cpu", "4"},
+		{`SELECT count(*) FROM "public"."cpu" c WHERE c.host <> 'a'`, "3"},
+		{"SELECT count(*) FROM main.cpu", "4"},
+		{"SELECT c.host, m.free FROM public.cpu c JOIN mem m USING (host)", "a|100"},
+		{"SELECT (SELECT max(n) FROM public.cpu), count(*) FROM public.mem", "2|1"},
+		{"WITH x AS (SELECT host FROM public.cpu WHERE n = 1) SELECT * FROM x", "a"},
+		{"SELECT count(*) FROM public.cpu WHERE time >= '2026-01-01'", "3"},
+	}
+	for _, tt := range tests {
+		if got := e.rows(tt.query); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
+		}
+	}
+	p, err := e.s.Prepare(context.Background(), "SELECT host FROM public.cpu WHERE n = $1", nil)
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	if len(p.Columns) != 1 || p.Columns[0].Name != "host" {
+		t.Fatalf("prepared columns %v", p.Columns)
+	}
+	e.must("INSERT INTO public.mem SELECT time, host, n FROM public.cpu WHERE n = 2")
+	e.must("DELETE FROM public.mem WHERE free = 100")
+	if got := e.rows("SELECT host, free FROM mem"); got != "b|2" {
+		t.Fatalf("after INSERT … SELECT and DELETE: %s", got)
+	}
+	if _, err := e.run("SELECT * FROM other.cpu"); sqlerr.Code(err) != sqlerr.UndefinedTable {
+		t.Fatalf("another schema: %v", err)
+	}
+}

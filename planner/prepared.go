@@ -64,6 +64,9 @@ func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) 
 		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
 	p := &Prepared{stmt: stmts[0]}
+	if p.stmt, err = s.unqualified(p.stmt); err != nil {
+		return nil, err
+	}
 	if p.stmt.node == nil {
 		// DuckDB's dialect: no parameters, described by running DESCRIBE.
 		if strings.Contains(p.stmt.text, "$") {
