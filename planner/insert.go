@@ -110,6 +110,45 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	b, err := s.bind(ctx, tables, sel)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.insertSelect(ctx, tbl, targets, len(st.Cols) > 0, sel, src)
+	b.done()
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.p.store.Insert(ctx, name, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+}
+
+// insertSelect evaluates the rows of INSERT … SELECT src into tbl's
+// columns targets (named in the statement if named); the source's views
+// are bound. As in PostgreSQL, the source must not have more columns than
+// there are targets, nor fewer than named targets; without names it fills
+// the first columns.
+func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []int, named bool, sel *pg_query.SelectStmt, src string) (arrow.RecordBatch, error) {
+	width := selectWidth(sel)
+	if width < 0 {
+		// SELECT *: DuckDB knows the width once the views are bound.
+		n, err := s.describeWidth(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		width = n
+	}
+	switch {
+	case width > len(targets):
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+	case width < len(targets) && named:
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+	case width < len(targets):
+		targets = targets[:width]
+	}
 	aliases := make([]string, len(targets))
 	pos := map[int]int{}
 	for i, t := range targets {
@@ -125,21 +164,21 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM (%s) AS v(%s)", strings.Join(exprs, ", "), src, strings.Join(aliases, ", "))
+	return s.evaluate(ctx, tbl, q)
+}
 
-	b, err := s.bind(ctx, tables, sel)
+// describeWidth is the number of columns query returns.
+func (s *Session) describeWidth(ctx context.Context, query string) (int, error) {
+	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+query)
 	if err != nil {
-		return nil, err
+		return 0, mapDuckError(err)
 	}
-	rec, err := s.evaluate(ctx, tbl, q)
-	b.done()
-	if err != nil {
-		return nil, err
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
 	}
-	n, err := s.p.store.Insert(ctx, name, rec)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+	return n, mapDuckError(rows.Err())
 }
 
 // evaluate runs q, whose columns are exactly tbl's, and collects the rows

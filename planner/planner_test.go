@@ -755,3 +755,36 @@ func TestSchemaQualifiedTables(t *testing.T) {
 		t.Fatalf("another schema: %v", err)
 	}
 }
+
+// INSERT … SELECT takes exactly as many source columns as it has targets,
+// as in PostgreSQL: a wider source is an error, not silently cut.
+func TestInsertSelectWidth(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	e.must("CREATE TABLE narrow (time TIMESTAMPTZ NOT NULL, host TEXT)")
+	tests := []struct {
+		query string
+		err   string // SQLSTATE, "" for success
+	}{
+		{"INSERT INTO narrow SELECT * FROM cpu", sqlerr.SyntaxError},
+		{"INSERT INTO narrow SELECT time, host, n FROM cpu", sqlerr.SyntaxError},
+		{"INSERT INTO narrow SELECT now(), 'x', 1", sqlerr.SyntaxError},
+		{"INSERT INTO narrow (time, host) SELECT time FROM cpu", sqlerr.SyntaxError},
+		{"INSERT INTO narrow (time, host) SELECT * FROM (SELECT time FROM cpu) s", sqlerr.SyntaxError},
+		{"INSERT INTO narrow SELECT time, host FROM cpu WHERE n = 1", ""},
+		{"INSERT INTO narrow SELECT * FROM (SELECT time, host FROM cpu WHERE n = 2) s", ""},
+		{"INSERT INTO narrow SELECT time FROM cpu WHERE n = 1", ""}, // fills the first column
+	}
+	for _, tt := range tests {
+		_, err := e.run(tt.query)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("%s: %v", tt.query, err)
+		case tt.err != "" && sqlerr.Code(err) != tt.err:
+			t.Errorf("%s: got %v, want %s", tt.query, err, tt.err)
+		}
+	}
+	if got := e.rows("SELECT host FROM narrow ORDER BY host NULLS LAST"); got != "a;b;NULL" {
+		t.Fatalf("rows: %q", got)
+	}
+}
