@@ -150,8 +150,7 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if !ok {
 			return nil, false, fmt.Errorf("timestamp column holds %T", v)
 		}
-		us := t.UnixMicro() - pgEpoch.UnixMicro()
-		return binary.BigEndian.AppendUint64(dst, uint64(us)), false, nil
+		return binary.BigEndian.AppendUint64(dst, uint64(pgMicros(t.UnixMicro()))), false, nil
 	case 1082:
 		t, ok := v.(time.Time)
 		if !ok {
@@ -163,7 +162,7 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if t.Unix()%86400 < 0 {
 			days--
 		}
-		return binary.BigEndian.AppendUint32(dst, uint32(int32(days-pgEpoch.Unix()/86400))), false, nil
+		return binary.BigEndian.AppendUint32(dst, uint32(pgDays(days))), false, nil
 	case 1186:
 		iv, ok := v.(duckdb.Interval)
 		if !ok {

@@ -25,6 +25,29 @@ var (
 	pgEpochDays   = pgEpoch.Unix() / 86400
 )
 
+// pgMicros is PostgreSQL's binary timestamp of us microseconds since 1970:
+// microseconds since 2000, and its own infinities for DuckDB's.
+func pgMicros(us int64) int64 {
+	switch us {
+	case math.MaxInt64:
+		return math.MaxInt64
+	case -math.MaxInt64:
+		return math.MinInt64
+	}
+	return us - pgEpochMicros
+}
+
+// pgDays is PostgreSQL's binary date of days since 1970, as pgMicros.
+func pgDays(days int64) int32 {
+	switch days {
+	case math.MaxInt32:
+		return math.MaxInt32
+	case -math.MaxInt32:
+		return math.MinInt32
+	}
+	return int32(days - pgEpochDays)
+}
+
 // textWriter writes a column of kind in text format.
 func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 	switch kind {
@@ -104,11 +127,11 @@ func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
 		}
 	case (oid == 1114 || oid == 1184) && (kind == planner.KindTimestamp || kind == planner.KindTimestampTZ):
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return binary.BigEndian.AppendUint64(dst, uint64(v.Int64(row)-pgEpochMicros)), nil
+			return binary.BigEndian.AppendUint64(dst, uint64(pgMicros(v.Int64(row)))), nil
 		}
 	case oid == 1082 && kind == planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return binary.BigEndian.AppendUint32(dst, uint32(v.Int64(row)-pgEpochDays)), nil
+			return binary.BigEndian.AppendUint32(dst, uint32(pgDays(v.Int64(row)))), nil
 		}
 	case kind == planner.KindString && !binaryByOID(oid):
 		// text, varchar and anything else rendered as text: the binary

@@ -152,8 +152,13 @@ func (e *rowEncoder) row() [][]byte {
 	return e.out
 }
 
-// formatFloat follows PostgreSQL 12+ (extra_float_digits = 1): the shortest
-// text that reads back to the same value, NaN, Infinity, -Infinity.
+// appendFloat follows PostgreSQL 12+ (extra_float_digits = 1): the
+// shortest text that reads back to the same value, NaN, Infinity,
+// -Infinity. PostgreSQL writes a float8 in fixed notation when its decimal
+// exponent is in [-4, 15) (1709251201, not 1.709251201e+09), a float4 when
+// it is in [-4, 6), which is Go's %g. The float8 test on the magnitude is
+// exact: 1e15 is a double, so no double below it has a shortest form of
+// 1e+15, and the double nearest 1e-4 is the least one printed as 0.0001.
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -163,10 +168,44 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-Infinity"...)
 	}
+	if bits == 64 {
+		if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
+			return strconv.AppendFloat(dst, f, 'f', -1, 64)
+		}
+		return strconv.AppendFloat(dst, f, 'e', -1, 64)
+	}
 	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }
 
+// infinite tells DuckDB's infinite timestamps and dates (the largest
+// magnitudes of their counts, as the Go time the driver makes of them)
+// apart from finite ones: +1, -1 or 0.
+func infinite(t time.Time, oid uint32) int {
+	if oid == oidDate {
+		switch days := t.Unix() / 86400; days {
+		case math.MaxInt32:
+			return 1
+		case -math.MaxInt32:
+			return -1
+		}
+		return 0
+	}
+	switch t.UnixMicro() {
+	case math.MaxInt64:
+		return 1
+	case -math.MaxInt64:
+		return -1
+	}
+	return 0
+}
+
 func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte {
+	switch infinite(t, oid) {
+	case 1:
+		return append(dst, "infinity"...)
+	case -1:
+		return append(dst, "-infinity"...)
+	}
 	switch oid {
 	case oidDate:
 		return t.UTC().AppendFormat(dst, "2006-01-02")

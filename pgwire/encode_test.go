@@ -38,6 +38,18 @@ func TestEncodeText(t *testing.T) {
 		{"float exponent", 1e20, 701, nil, "1e+20", false},
 		{"float small", 1.5e-7, 701, nil, "1.5e-07", false},
 		{"float whole", 3.0, 701, nil, "3", false},
+		// PostgreSQL's float8 is fixed from 1e-4 up to 1e15: epoch
+		// seconds print as a number, not 1.709251201e+09.
+		{"float epoch", 1709251201.0, 701, nil, "1709251201", false},
+		{"float million", 1234567.0, 701, nil, "1234567", false},
+		{"float largest fixed", 999999999999999.9, 701, nil, "999999999999999.9", false},
+		{"float 1e15", 1e15, 701, nil, "1e+15", false},
+		{"float 1e-4", 1e-4, 701, nil, "0.0001", false},
+		{"float below 1e-4", 9.5e-5, 701, nil, "9.5e-05", false},
+		{"float negative", -1234.5, 701, nil, "-1234.5", false},
+		{"float zero", 0.0, 701, nil, "0", false},
+		{"float negative zero", math.Copysign(0, -1), 701, nil, "-0", false},
+		{"float32 million", float32(1234567), 700, nil, "1.234567e+06", false},
 		{"nan", math.NaN(), 701, nil, "NaN", false},
 		{"inf", math.Inf(-1), 701, nil, "-Infinity", false},
 		{"float32", float32(0.1), 700, nil, "0.1", false},
@@ -47,6 +59,11 @@ func TestEncodeText(t *testing.T) {
 		{"timestamptz half hour zone", ts, 1184, kolkata, "2026-01-01 05:30:00+05:30", false},
 		{"timestamp", ts.Add(time.Second), 1114, nil, "2026-01-01 00:00:01", false},
 		{"date", ts, 1082, nil, "2026-01-01", false},
+		// DuckDB's infinities, as the driver turns them into times.
+		{"timestamptz infinity", time.UnixMicro(math.MaxInt64), 1184, berlin, "infinity", false},
+		{"timestamp -infinity", time.UnixMicro(-math.MaxInt64), 1114, nil, "-infinity", false},
+		{"date infinity", time.Unix(math.MaxInt32*86400, 0), 1082, nil, "infinity", false},
+		{"date -infinity", time.Unix(-math.MaxInt32*86400, 0), 1082, nil, "-infinity", false},
 		{"bytea", []byte{0xde, 0xad}, 17, nil, `\xdead`, false},
 		{"decimal", duckdb.Decimal{Width: 5, Scale: 2, Value: big.NewInt(-12345)}, 1700, nil, "-123.45", false},
 		{"interval", duckdb.Interval{Months: 14, Days: 3, Micros: 4*3600e6 + 5*60e6 + 6.5e6}, 1186, nil, "1 year 2 mons 3 days 04:05:06.5", false},
@@ -204,6 +221,8 @@ func TestDateBinary(t *testing.T) {
 		{time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), 9498},
 		{time.Date(2500, 6, 30, 0, 0, 0, 0, time.UTC), 182802},
 		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), -730119},
+		{time.Unix(math.MaxInt32*86400, 0), math.MaxInt32},  // infinity
+		{time.Unix(-math.MaxInt32*86400, 0), math.MinInt32}, // -infinity
 	} {
 		raw, err := encodeBinary(tt.d, 1082)
 		if err != nil {
@@ -211,6 +230,16 @@ func TestDateBinary(t *testing.T) {
 		}
 		if got := int32(binary.BigEndian.Uint32(raw)); got != tt.want {
 			t.Errorf("%s: %d days, want %d", tt.d.Format(time.DateOnly), got, tt.want)
+		}
+	}
+	// Timestamps: PostgreSQL's infinities are the extremes of its count.
+	for us, want := range map[int64]int64{math.MaxInt64: math.MaxInt64, -math.MaxInt64: math.MinInt64, 946684800000001: 1} {
+		raw, err := encodeBinary(time.UnixMicro(us), 1184)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int64(binary.BigEndian.Uint64(raw)); got != want {
+			t.Errorf("timestamp %d µs: %d, want %d", us, got, want)
 		}
 	}
 }
