@@ -162,6 +162,7 @@ func (c *conn) serve() {
 	ext := newExtended()
 	// Before the session closes: an open portal's rows use its connection.
 	defer ext.closeAll()
+	sess.OnEngine(ext.hold)
 	for {
 		if d := c.srv.opts.IdleTimeout; d > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(d))
@@ -186,8 +187,7 @@ func (c *conn) serve() {
 		switch m := msg.(type) {
 		case *pgproto3.Query:
 			c.srv.metrics.statements.Inc()
-			ext.hold()
-			c.simpleQuery(sess, m.String)
+			c.simpleQuery(sess, ext, m.String)
 		case *pgproto3.Terminate:
 			return
 		case *pgproto3.Sync:
@@ -300,9 +300,20 @@ func timeoutError(ctx context.Context, err error) error {
 	return err
 }
 
-func (c *conn) simpleQuery(sess *planner.Session, query string) {
-	ctx, done := c.statementContext(sess)
+func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
+	qctx, done := c.statementContext(sess)
 	defer done()
+	// The statements run with a context that a cursor they declare keeps
+	// after the Query; the Query's cancel or timeout reaches it meanwhile.
+	kept := newKeptContext(c.ctx)
+	stop := context.AfterFunc(qctx, func() { kept.cancel(context.Cause(qctx)) })
+	defer func() {
+		stop()
+		if kept.refs == 0 {
+			kept.cancel(nil)
+		}
+	}()
+	ctx := kept.ctx
 	loc := sess.Settings().Location()
 	err := sess.Execute(ctx, query, func(r *planner.Result) error {
 		if r.Empty {
@@ -319,6 +330,14 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 		}
 		if r.CopyOut != nil {
 			tag, err := c.copyOut(r.CopyOut, loc)
+			if err != nil {
+				return err
+			}
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return nil
+		}
+		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
+			tag, err := c.cursorCommand(qctx, x, r, loc, kept)
 			if err != nil {
 				return err
 			}
@@ -347,6 +366,9 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 			}
 		}
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		if tag == "COMMIT" || tag == "ROLLBACK" {
+			x.endTransaction()
+		}
 		if strings.HasPrefix(tag, "SET") || strings.HasPrefix(tag, "RESET") {
 			c.reportChanges(before, sess.Settings().Reported())
 			loc = sess.Settings().Location()
@@ -354,7 +376,7 @@ func (c *conn) simpleQuery(sess *planner.Session, query string) {
 		return nil
 	})
 	if err != nil {
-		c.sendError(timeoutError(ctx, err))
+		c.sendError(timeoutError(qctx, err))
 	}
 	c.ready(sess)
 }

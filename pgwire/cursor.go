@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -146,16 +147,27 @@ func (cur *cursor) appendValues(buf []byte, vals []any) ([]byte, error) {
 	return msg.Encode(buf)
 }
 
+// holdLimit bounds the bytes hold keeps of one result: a cursor over an
+// endless or huge result must not take the server's memory because the
+// session ran another statement while it was open.
+const holdLimit = 256 << 20
+
 // hold reads the rest of the rows into memory, already encoded, and
 // closes them, so that the session's connection is free for another
 // statement; the held rows (and the rows' error, if any) go out with the
-// next Executes. Encoding them now means a SET TimeZone run in between
-// does not change how they are written, where PostgreSQL would apply it.
+// next reads. Encoding them now means a SET TimeZone run in between does
+// not change how they are written, where PostgreSQL would apply it. Past
+// holdLimit the rest is dropped and the reads end with an error instead.
 func (cur *cursor) hold() {
 	if cur.closed {
 		return
 	}
 	for {
+		if len(cur.held) > holdLimit {
+			cur.err = sqlerr.New(sqlerr.ProgramLimitExceeded,
+				"the rest of this result was dropped after %d MiB: it had to be kept in memory while the session ran another statement", holdLimit>>20)
+			break
+		}
 		var ok bool
 		var err error
 		cur.held, ok, err = cur.appendNext(cur.held)
@@ -202,4 +214,109 @@ func (c *conn) send(cur *cursor, limit int) (sent int, err error) {
 		}
 	}
 	return sent, nil
+}
+
+// cursorCommand carries out DECLARE … CURSOR, FETCH, MOVE and CLOSE and
+// returns the command tag. FETCH sends the rows it reads, after their
+// RowDescription, as PostgreSQL does for the simple query protocol.
+func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result, loc *time.Location, kept *keptContext) (string, error) {
+	switch {
+	case r.Cursor != nil:
+		d := r.Cursor
+		if _, exists := x.cursors[d.Name]; exists {
+			r.Rows.Close()
+			return "", sqlerr.New("42P03", "cursor %q already exists", d.Name)
+		}
+		var formats []int16
+		if d.Binary {
+			formats = make([]int16, len(r.Columns))
+			for i := range formats {
+				formats[i] = 1
+			}
+		}
+		// The cursor's rows stay open on the session's connection until
+		// they are read, closed, or held for another statement.
+		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc)
+		kept.refs++
+		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, ctx: kept}
+		x.open = cur
+		return r.Tag, nil
+	case r.CloseCursor != nil:
+		if r.CloseCursor.Name == "" {
+			for name := range x.cursors {
+				x.closeCursor(name)
+			}
+			return "CLOSE CURSOR ALL", nil
+		}
+		if _, ok := x.cursors[r.CloseCursor.Name]; !ok {
+			return "", sqlerr.New("34000", "cursor %q does not exist", r.CloseCursor.Name)
+		}
+		x.closeCursor(r.CloseCursor.Name)
+		return r.Tag, nil
+	}
+	f := r.Fetch
+	d, ok := x.cursors[f.Name]
+	if !ok {
+		return "", sqlerr.New("34000", "cursor %q does not exist", f.Name)
+	}
+	if x.open != d.cur {
+		// Another cursor has the connection: this one was held (read
+		// into memory) or is at its end; reading it runs nothing.
+		x.hold()
+	}
+	// A cancel or statement_timeout of this FETCH reaches the rows
+	// through the context they were made with, the DECLARE's.
+	stop := context.AfterFunc(ctx, func() { d.ctx.cancel(context.Cause(ctx)) })
+	defer stop()
+	limit := int(min(f.Count, math.MaxInt))
+	var n int
+	var err error
+	if f.Move {
+		n, err = d.cur.skip(limit)
+	} else {
+		c.sendRowDescription(d.cols, d.formats)
+		n, err = c.send(d.cur, limit)
+	}
+	if err != nil {
+		x.closeCursor(f.Name)
+		return "", err
+	}
+	return fmt.Sprintf("%s %d", r.Tag, n), nil
+}
+
+// keptContext is the context a Query's statements run with when their
+// rows may outlive it (DECLARE … CURSOR): canceled by the Query's cancel
+// or timeout while it runs, and after it once its last cursor is closed.
+type keptContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	refs   int // cursors made with it and still open
+}
+
+func newKeptContext(parent context.Context) *keptContext {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &keptContext{ctx: ctx, cancel: cancel}
+}
+
+// unref drops a cursor's reference, canceling the context after the last.
+func (k *keptContext) unref() {
+	if k.refs--; k.refs <= 0 {
+		k.cancel(nil)
+	}
+}
+
+// skip reads and drops up to limit rows (all if limit <= 0), for MOVE.
+func (cur *cursor) skip(limit int) (int, error) {
+	var scratch []byte
+	n := 0
+	for limit <= 0 || n < limit {
+		var ok bool
+		var err error
+		scratch, ok, err = cur.appendRow(scratch[:0])
+		if !ok {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

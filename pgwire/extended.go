@@ -41,20 +41,39 @@ func (pt *portal) close() {
 	}
 }
 
-// extended holds the prepared statements and portals of a connection.
+// extended holds the prepared statements, portals and SQL cursors of a
+// connection.
 type extended struct {
 	stmts   map[string]*planner.Prepared
 	portals map[string]*portal
-	// open is the portal whose cursor has the session's connection, if
-	// any: the cursor is held (read into memory) before the session runs
-	// anything else.
-	open *portal
+	cursors map[string]*declared // by DECLARE … CURSOR
+	// open is the cursor (of a portal or a declared cursor) whose rows
+	// the session's connection streams, if any. The session calls hold
+	// before it runs anything else on the connection (Session.OnEngine).
+	open *cursor
 }
 
-// hold frees the session's connection for another statement.
+// declared is a cursor made by DECLARE … CURSOR.
+type declared struct {
+	cur     *cursor
+	cols    []planner.Column
+	formats []int16 // all binary for a BINARY cursor, else none (text)
+	hold    bool    // WITH HOLD: outlives its transaction
+	ctx     *keptContext
+}
+
+// hold frees the session's connection for another statement: the open
+// cursor's rows are read into memory.
 func (x *extended) hold() {
 	if x.open != nil {
-		x.open.cur.hold()
+		x.open.hold()
+		x.open = nil
+	}
+}
+
+// release forgets cur as the open cursor, when it is closed.
+func (x *extended) release(cur *cursor) {
+	if cur != nil && x.open == cur {
 		x.open = nil
 	}
 }
@@ -65,22 +84,45 @@ func (x *extended) closePortal(name string) {
 	if !ok {
 		return
 	}
+	x.release(pt.cur)
 	pt.close()
-	if x.open == pt {
-		x.open = nil
-	}
 	delete(x.portals, name)
 }
 
-// closeAll closes every portal, when the connection ends.
+// closeCursor removes a declared cursor, closing its result.
+func (x *extended) closeCursor(name string) {
+	d, ok := x.cursors[name]
+	if !ok {
+		return
+	}
+	x.release(d.cur)
+	d.cur.close()
+	d.ctx.unref()
+	delete(x.cursors, name)
+}
+
+// endTransaction closes the cursors declared without HOLD, as COMMIT and
+// ROLLBACK do in PostgreSQL.
+func (x *extended) endTransaction() {
+	for name, d := range x.cursors {
+		if !d.hold {
+			x.closeCursor(name)
+		}
+	}
+}
+
+// closeAll closes every portal and cursor, when the connection ends.
 func (x *extended) closeAll() {
 	for name := range x.portals {
 		x.closePortal(name)
 	}
+	for name := range x.cursors {
+		x.closeCursor(name)
+	}
 }
 
 func newExtended() *extended {
-	return &extended{stmts: map[string]*planner.Prepared{}, portals: map[string]*portal{}}
+	return &extended{stmts: map[string]*planner.Prepared{}, portals: map[string]*portal{}, cursors: map[string]*declared{}}
 }
 
 func formatFor(codes []int16, i int) int16 {
@@ -102,7 +144,6 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 	ctx := c.ctx
 	switch m := msg.(type) {
 	case *pgproto3.Parse:
-		x.hold() // preparing may run DuckDB
 		p, err := sess.Prepare(ctx, m.Query, m.ParameterOIDs)
 		if err != nil {
 			return err
@@ -166,9 +207,6 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 		if !ok {
 			return sqlerr.New("34000", "portal %q does not exist", m.Portal)
 		}
-		if x.open != pt {
-			x.hold()
-		}
 		return c.execute(sess, x, pt, int(m.MaxRows))
 	case *pgproto3.Close:
 		if m.ObjectType == 'S' {
@@ -221,10 +259,8 @@ func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows i
 		err := c.start(qctx, rctx, sess, x, pt, maxRows)
 		if err != nil {
 			pt.done = true
+			x.release(pt.cur)
 			pt.close()
-			if x.open == pt {
-				x.open = nil
-			}
 			return timeoutError(qctx, err)
 		}
 		if pt.stmt.Empty {
@@ -276,6 +312,12 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 			pt.tag = tag
 			return err
 		}
+		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
+			if r.Rows != nil {
+				r.Rows.Close()
+			}
+			return sqlerr.New(sqlerr.FeatureNotSupported, "DECLARE, FETCH, MOVE and CLOSE are supported in the simple query protocol; over the extended protocol, Execute a portal with a row limit")
+		}
 		if r.Rows == nil {
 			return nil
 		}
@@ -294,7 +336,7 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		if maxRows > 0 && sent == maxRows {
 			// As PostgreSQL, without looking ahead: a result of exactly
 			// maxRows rows is suspended, and the next Execute completes it.
-			pt.cur, x.open = cur, pt
+			pt.cur, x.open = cur, cur
 			return nil
 		}
 		if pt.tag == "SELECT" {
@@ -326,10 +368,8 @@ func (c *conn) endExecute(qctx context.Context, x *extended, pt *portal, maxRows
 	}
 	n := pt.cur.n
 	pt.done = true
+	x.release(pt.cur)
 	pt.close()
-	if x.open == pt {
-		x.open = nil
-	}
 	if err != nil {
 		return timeoutError(qctx, err)
 	}

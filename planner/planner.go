@@ -151,6 +151,22 @@ type Session struct {
 	described map[string][]Column
 	// cells are the last fast-path INSERT's cell arrays, for the next.
 	cells [][]literal
+	// beforeEngine is called before a statement runs on conn (see
+	// OnEngine).
+	beforeEngine func()
+}
+
+// OnEngine sets fn to be called before the session runs a statement on
+// its DuckDB connection: every statement but FETCH, MOVE and CLOSE, and
+// every Prepare. DuckDB runs one statement per connection at a time, so a
+// result the wire layer still streams from the connection (a cursor, a
+// portal read with a row limit) must be read into memory then.
+func (s *Session) OnEngine(fn func()) { s.beforeEngine = fn }
+
+func (s *Session) useEngine() {
+	if s.beforeEngine != nil {
+		s.beforeEngine()
+	}
 }
 
 // NewSession opens a session of user with its own DuckDB connection.
@@ -274,7 +290,8 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 		}
 		return auth.Read
 	case *pg_query.Node_SelectStmt, *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
-		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt:
+		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt, *pg_query.Node_DeclareCursorStmt,
+		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt:
 		return auth.Read
 	}
 	return auth.Manage
@@ -299,6 +316,15 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}
+	// FETCH, MOVE and CLOSE read or end a result the session's connection
+	// is streaming: they run nothing on it.
+	switch n := st.node.GetNode().(type) {
+	case *pg_query.Node_FetchStmt:
+		return fetchCursor(n.FetchStmt)
+	case *pg_query.Node_ClosePortalStmt:
+		return &Result{Tag: "CLOSE CURSOR", CloseCursor: &CursorClose{Name: n.ClosePortalStmt.Portalname}}, nil
+	}
+	s.useEngine()
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
@@ -376,6 +402,8 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		return s.copy(ctx, n.CopyStmt)
 	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt, *pg_query.Node_GrantRoleStmt:
 		return s.role(st.node)
+	case *pg_query.Node_DeclareCursorStmt:
+		return s.declareCursor(ctx, n.DeclareCursorStmt)
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:

@@ -39,6 +39,11 @@ type Result struct {
 	// CopyIn and CopyOut start the COPY sub-protocol.
 	CopyIn  *CopyIn
 	CopyOut *CopyOut
+	// Cursor, Fetch and CloseCursor are DECLARE, FETCH or MOVE, and CLOSE
+	// (see cursor.go).
+	Cursor      *CursorDecl
+	Fetch       *CursorFetch
+	CloseCursor *CursorClose
 }
 
 // NewStaticRows returns Rows over values held in memory.

@@ -1,0 +1,134 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SQL cursors, as psql's FETCH_COUNT uses them: DECLARE streams its query
+// and FETCH reads it a batch at a time, so an endless result can be read
+// in part; statements in between read the rest into memory first.
+func TestCursors(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx) // simple protocol
+	ints := func(q string) string {
+		t.Helper()
+		rows, err := c.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		vals, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return fmt.Sprint(vals)
+	}
+	exec := func(q string) string {
+		t.Helper()
+		tag, err := c.Exec(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return tag.String()
+	}
+	code := func(q string) string {
+		t.Helper()
+		_, err := c.Exec(ctx, q)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: %v, want an error", q, err)
+		}
+		return pe.Code
+	}
+
+	exec("BEGIN")
+	if tag := exec("DECLARE c CURSOR FOR SELECT i FROM range(0, 10) t(i)"); tag != "DECLARE CURSOR" {
+		t.Fatalf("DECLARE: %s", tag)
+	}
+	for _, tt := range []struct{ query, code string }{
+		{"DECLARE c CURSOR FOR SELECT 1", "42P03"},
+		{"FETCH BACKWARD 1 FROM c", "55000"},
+		{"FETCH 1 FROM nope", "34000"},
+		{"DECLARE s SCROLL CURSOR FOR SELECT 1", "0A000"},
+	} {
+		if got := code(tt.query); got != tt.code {
+			t.Errorf("%s: %s, want %s", tt.query, got, tt.code)
+		}
+	}
+	if got := ints("FETCH 3 FROM c"); got != "[0 1 2]" {
+		t.Fatalf("FETCH 3: %s", got)
+	}
+	if got := ints("FETCH NEXT FROM c"); got != "[3]" {
+		t.Fatalf("FETCH NEXT: %s", got)
+	}
+	if tag := exec("MOVE 2 IN c"); tag != "MOVE 2" {
+		t.Fatalf("MOVE: %s", tag)
+	}
+	// Another statement in between: c's rest is read into memory first.
+	if got := ints("SELECT 42"); got != "[42]" {
+		t.Fatalf("SELECT between FETCHes: %s", got)
+	}
+	if got := ints("FETCH ALL FROM c"); got != "[6 7 8 9]" {
+		t.Fatalf("FETCH ALL: %s", got)
+	}
+	if got := ints("FETCH 5 FROM c"); got != "[]" {
+		t.Fatalf("FETCH past the end: %s", got)
+	}
+	exec("CLOSE c")
+	if c := code("FETCH 1 FROM c"); c != "34000" {
+		t.Fatalf("FETCH from a closed cursor: %s", c)
+	}
+	// An endless result is streamed, not collected, and statement_timeout
+	// bounds each FETCH.
+	exec("SET statement_timeout = '300ms'")
+	exec("DECLARE endless NO SCROLL CURSOR FOR SELECT i FROM range(0, 1000000000000) t(i)")
+	if got := ints("FETCH 3 FROM endless"); got != "[0 1 2]" {
+		t.Fatalf("endless: %s", got)
+	}
+	if got := ints("FETCH 2 FROM endless"); got != "[3 4]" {
+		t.Fatalf("endless again: %s", got)
+	}
+	if got := code("FETCH ALL FROM endless"); got != "57014" {
+		t.Fatalf("statement_timeout of a FETCH: %s", got)
+	}
+	exec("SET statement_timeout = 0")
+	exec("DECLARE kept CURSOR WITH HOLD FOR SELECT i FROM range(0, 3) t(i)")
+	exec("DECLARE gone CURSOR FOR SELECT 1")
+	exec("COMMIT")
+	if c := code("FETCH 1 FROM gone"); c != "34000" {
+		t.Fatalf("a cursor without HOLD after COMMIT: %s", c)
+	}
+	if got := ints("FETCH ALL FROM kept"); got != "[0 1 2]" {
+		t.Fatalf("WITH HOLD after COMMIT: %s", got)
+	}
+	if c := code("DECLARE outside CURSOR FOR SELECT 1"); c != "25P01" {
+		t.Fatalf("DECLARE outside a transaction: %s", c)
+	}
+	// What a statement in between reads into memory is bounded: an
+	// endless cursor of 10 kB rows ends with 54000 after 256 MiB, and the
+	// server goes on.
+	exec("BEGIN")
+	exec("DECLARE huge CURSOR FOR SELECT repeat('x', 10000) FROM range(0, 1000000000000) t(i)")
+	exec("FETCH 1 FROM huge")
+	if got := ints("SELECT 7"); got != "[7]" {
+		t.Fatalf("SELECT beside an endless cursor: %s", got)
+	}
+	if c := code("FETCH ALL FROM huge"); c != "54000" {
+		t.Fatalf("FETCH of a cursor held past the limit: %s", c)
+	}
+	exec("COMMIT")
+
+	// psql's FETCH_COUNT: BEGIN, DECLARE, FETCH FORWARD n until a short
+	// batch, CLOSE, COMMIT.
+	out := s.psql("SELECT i FROM range(0, 10) t(i);\n", "-v", "FETCH_COUNT=3", "-A", "-t")
+	if got := strings.Fields(out); fmt.Sprint(got) != "[0 1 2 3 4 5 6 7 8 9]" {
+		t.Fatalf("psql FETCH_COUNT:\n%s", out)
+	}
+}
