@@ -226,6 +226,12 @@ func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) 
 		return emit(&Result{Empty: true})
 	}
 	for _, st := range stmts {
+		if n := firstParam(st.node); n > 0 {
+			// Parameters come with Bind, over the extended protocol; here
+			// $1 is what an unexpanded client macro ($__timeFilter)
+			// leaves too.
+			return sqlerr.New("42P02", "there is no parameter $%d", n)
+		}
 		res, err := s.execute(ctx, st)
 		if err != nil {
 			return err
@@ -235,6 +241,21 @@ func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) 
 		}
 	}
 	return nil
+}
+
+// firstParam is the number of the first $n parameter in node, or 0.
+func firstParam(node *pg_query.Node) int32 {
+	if node == nil {
+		return 0
+	}
+	var n int32
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		if p, ok := m.(*pg_query.ParamRef); ok && n == 0 {
+			n = p.Number
+		}
+		return nil
+	})
+	return n
 }
 
 func (s *Session) known(name string) bool {
@@ -370,7 +391,13 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 			}
 			sel, catalog = rewritten.GetSelectStmt(), used
 		}
-		return s.queryCatalog(ctx, text, r.tables, sel, "SELECT", catalog)
+		res, err := s.queryCatalog(ctx, text, r.tables, sel, "SELECT", catalog)
+		if err == nil && sel != n.SelectStmt {
+			// Named as written: the rewrite turns version() into a
+			// constant and format_type() into an engine macro.
+			nameColumns(res.Columns, n.SelectStmt)
+		}
+		return res, err
 	case *pg_query.Node_ExplainStmt:
 		return s.explain(ctx, st, n.ExplainStmt)
 	case *pg_query.Node_InsertStmt:
@@ -422,6 +449,19 @@ func checkQueryText(query string) error {
 	return nil
 }
 
+// nameColumns gives cols the names PostgreSQL gives the result columns of
+// sel, where it can tell them.
+func nameColumns(cols []Column, sel *pg_query.SelectStmt) {
+	if sel == nil {
+		return
+	}
+	for i, n := range pgColumnNames(sel, len(cols)) {
+		if n != "" {
+			cols[i].Name = n
+		}
+	}
+}
+
 // query runs a row-returning statement over bound views.
 func (s *Session) query(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string) (*Result, error) {
 	return s.queryCatalog(ctx, text, tables, sel, tag, nil)
@@ -446,15 +486,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		b.done()
 		return nil, mapDuckError(err)
 	}
-	if sel != nil {
-		if pg := pgColumnNames(sel, len(cols)); pg != nil {
-			for i, n := range pg {
-				if n != "" {
-					cols[i].Name = n
-				}
-			}
-		}
-	}
+	nameColumns(cols, sel)
 	return &Result{Tag: tag, Columns: cols, Rows: rows}, nil
 }
 

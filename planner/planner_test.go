@@ -194,6 +194,10 @@ func TestJoinAndPostgresColumnNames(t *testing.T) {
 		"SELECT *, n * 2 FROM cpu LIMIT 1":                                      "time,host,usage,n,?column?",
 		"SELECT c.* FROM cpu c LIMIT 1":                                         "time,host,usage,n",
 		"SELECT coalesce(n, 0), CASE WHEN n > 1 THEN 1 END FROM cpu LIMIT 1":    "coalesce,case",
+		// Functions the session rewrites keep the names they were written with.
+		"SELECT version(), current_database(), current_schema(), current_setting('TimeZone')": "version,current_database,current_schema,current_setting",
+		"SELECT current_user, session_user, user":                                             "current_user,session_user,user",
+		"SELECT format_type(25, -1), pg_backend_pid(), pg_get_userbyid(10)":                   "format_type,pg_backend_pid,pg_get_userbyid",
 	} {
 		res := e.must(q)
 		if got := strings.Join(res[0].cols, ","); got != want {
@@ -750,6 +754,9 @@ func TestSchemaQualifiedTables(t *testing.T) {
 	e.must("DELETE FROM public.mem WHERE free = 100")
 	if got := e.rows("SELECT host, free FROM mem"); got != "b|2" {
 		t.Fatalf("after INSERT … SELECT and DELETE: %s", got)
+	}
+	if _, err := e.run("SELECT $1"); sqlerr.Code(err) != "42P02" {
+		t.Fatalf("a parameter without Bind: %v", err)
 	}
 	if _, err := e.run("SELECT * FROM other.cpu"); sqlerr.Code(err) != sqlerr.UndefinedTable {
 		t.Fatalf("another schema: %v", err)

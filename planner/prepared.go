@@ -134,7 +134,9 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		if text, err = deparse(s.p.pgVersion, node); err != nil {
 			return err
 		}
-		sel = node.GetSelectStmt()
+		// Named as written: the rewrite turns version() into a constant
+		// and format_type() into an engine macro.
+		sel = p.stmt.node.GetSelectStmt()
 	} else {
 		r, err := duckdbRefs(ctx, s.conn, text, s.known)
 		if err != nil {
