@@ -82,6 +82,11 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		days := int32(binary.BigEndian.Uint32(raw[8:]))
 		months := int32(binary.BigEndian.Uint32(raw[12:]))
 		return fmt.Sprintf("%d months %d days %d microseconds", months, days, us), nil
+	case oidUUID:
+		if len(raw) != 16 {
+			return nil, fmt.Errorf("uuid parameter of %d bytes", len(raw))
+		}
+		return formatUUID(raw), nil // cast from text by the planner
 	case 25, 1043, 18, 19, 114, 0:
 		if err := schema.CheckText(string(raw)); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ const (
 	oidTime        = 1083
 	oidTimestamp   = 1114
 	oidTimestamptz = 1184
+	oidUUID        = 2950
 )
 
 // encodeText renders a value in PostgreSQL's text format for the column's
@@ -73,6 +74,10 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 		if oid == oidBytea {
 			dst = append(dst, `\x`...)
 			return hex.AppendEncode(dst, x), false
+		}
+		if oid == oidUUID && len(x) == 16 {
+			// The driver scans a UUID into its 16 bytes.
+			return append(dst, formatUUID(x)...), false
 		}
 		return append(dst, x...), false
 	case time.Time:

@@ -65,6 +65,7 @@ func TestEncodeText(t *testing.T) {
 		{"date infinity", time.Unix(math.MaxInt32*86400, 0), 1082, nil, "infinity", false},
 		{"date -infinity", time.Unix(-math.MaxInt32*86400, 0), 1082, nil, "-infinity", false},
 		{"bytea", []byte{0xde, 0xad}, 17, nil, `\xdead`, false},
+		{"uuid as the driver scans it", []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}, 2950, nil, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", false},
 		{"decimal", duckdb.Decimal{Width: 5, Scale: 2, Value: big.NewInt(-12345)}, 1700, nil, "-123.45", false},
 		{"interval", duckdb.Interval{Months: 14, Days: 3, Micros: 4*3600e6 + 5*60e6 + 6.5e6}, 1186, nil, "1 year 2 mons 3 days 04:05:06.5", false},
 		{"interval zero", duckdb.Interval{}, 1186, nil, "00:00:00", false},
@@ -130,6 +131,10 @@ func TestDecodeParamBinary(t *testing.T) {
 	}
 	if _, err := decodeParam([]byte{1, 2, 3}, 1, 20); err == nil {
 		t.Error("short int8 accepted")
+	}
+	u := []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}
+	if got, err := decodeParam(u, 1, 2950); err != nil || got != "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11" {
+		t.Errorf("binary uuid parameter: %v %v", got, err)
 	}
 }
 
