@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"tsdb/internal/schema"
 )
@@ -134,14 +136,20 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 	}
 	im.progress.total, im.progress.unit = st.Size(), "bytes"
 	r := bufio.NewReaderSize(f, 1<<20)
+	// A byte order mark (Excel writes one) is not part of the first field.
+	if bom, err := r.Peek(3); err == nil && string(bom) == "\xef\xbb\xbf" {
+		r.Discard(3)
+	}
 	var cols []string
 	var read int64
+	firstLine := 1 // of the file, for the batch being read
 	if header {
 		line, err := r.ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		read += int64(len(line))
+		firstLine++
 		for _, c := range strings.Split(strings.TrimRight(line, "\r\n"), ",") {
 			cols = append(cols, strings.Trim(strings.TrimSpace(c), `"`))
 		}
@@ -170,8 +178,9 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 		eof := errors.Is(err, io.EOF)
 		if (rows >= im.batchRows && !inQuote) || (eof && len(buf) > 0) {
 			if err := im.copyBatch(ctx, cols, buf, rows); err != nil {
-				return err
+				return fileLineError(path, firstLine, err)
 			}
+			firstLine += bytes.Count(buf, []byte{'\n'})
 			buf, rows = buf[:0], 0
 			im.progress.update(read, im.rows)
 		}
@@ -179,6 +188,25 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 			return nil
 		}
 	}
+}
+
+// batchLine is how the server names the line of a COPY that failed.
+var batchLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// fileLineError names the file's line where the server named the line of
+// the batch (each batch is its own COPY, counted from 1) that starts at
+// the file's line first.
+func fileLineError(path string, first int, err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := pe.Message
+	if m := batchLine.FindStringSubmatchIndex(msg); m != nil {
+		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		msg = msg[:m[2]] + strconv.Itoa(first+n-1) + msg[m[3]:]
+	}
+	return fmt.Errorf("%s: %s (SQLSTATE %s)", path, msg, pe.Code)
 }
 
 // parquet reads a Parquet file's columns by name and sends its rows as CSV
