@@ -45,3 +45,17 @@ func TestCheckStrings(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkCheckStrings(b *testing.B) {
+	bld := array.NewStringBuilder(memory.DefaultAllocator)
+	for i := range 65536 {
+		bld.Append("host_" + string(rune('0'+i%10)) + string(rune('0'+i/10%10)))
+	}
+	a := bld.NewStringArray()
+	b.SetBytes(int64(len(a.ValueBytes())))
+	for b.Loop() {
+		if _, err := checkStrings(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type chunkDecoder struct {
 	rows       int64
 	line       int  // input lines (rows) seen, for messages
 	ended      bool // \. or the binary trailer was seen
+	checkText  bool // the chunk is not all UTF-8 text: check text fields one by one
 	fields     []copyField
 	scratch    []byte
 	pos        []int
@@ -47,8 +48,9 @@ type chunkDecoder struct {
 
 // copyField is one field of a row: its bytes, or NULL.
 type copyField struct {
-	b    []byte
-	null bool
+	b       []byte
+	null    bool
+	escaped bool // b was unescaped, and may hold any byte
 }
 
 // cut turns the rows in the builder into a record.
@@ -143,8 +145,10 @@ func (d *chunkDecoder) consume(data []byte) error {
 	case CopyBinary:
 		return d.consumeBinary(data)
 	case CopyCSV:
+		d.checkText = schema.CheckText(unsafe.String(unsafe.SliceData(data), len(data))) != nil
 		return d.consumeLines(data, d.splitCSV)
 	default:
+		d.checkText = schema.CheckText(unsafe.String(unsafe.SliceData(data), len(data))) != nil
 		return d.consumeLines(data, d.splitText)
 	}
 }
@@ -212,7 +216,7 @@ func (d *chunkDecoder) splitText(data []byte) (int, error) {
 		default:
 			start := len(d.scratch)
 			d.scratch = unescapeCopy(d.scratch, raw)
-			d.fields = append(d.fields, copyField{b: d.scratch[start:len(d.scratch):len(d.scratch)]})
+			d.fields = append(d.fields, copyField{b: d.scratch[start:len(d.scratch):len(d.scratch)], escaped: true})
 		}
 		if i < 0 {
 			break
@@ -436,8 +440,16 @@ func (d *chunkDecoder) appendFields() error {
 		}
 		// The string views the row's bytes only for the conversion:
 		// appendText copies what it keeps.
-		if err := appendText(bld.Field(ci), col.Type, unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b))); err != nil {
-			return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
+		s := unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b))
+		if col.Type == schema.Text && (d.checkText || fields[p].escaped) {
+			// The chunk is not all text, or escapes made these bytes: find
+			// the line that is not (the store would refuse it without).
+			if err := schema.CheckText(s); err != nil {
+				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err), Err: err}
+			}
+		}
+		if err := appendText(bld.Field(ci), col.Type, s); err != nil {
+			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}
 	d.rows++
