@@ -327,5 +327,14 @@ func formatDecimal(d duckdb.Decimal) string {
 	if len(s) <= scale {
 		s = strings.Repeat("0", scale-len(s)+1) + s
 	}
-	return sign + s[:len(s)-scale] + "." + s[len(s)-scale:]
+	frac := s[len(s)-scale:]
+	if d.Width == 38 && d.Scale == 10 {
+		// The planner's type for numeric without precision (see
+		// rewritePG): PostgreSQL prints such a value with the digits it
+		// has, 1.5 and not 1.5000000000.
+		if frac = strings.TrimRight(frac, "0"); frac == "" {
+			return sign + s[:len(s)-scale]
+		}
+	}
+	return sign + s[:len(s)-scale] + "." + frac
 }

@@ -67,6 +67,11 @@ func TestEncodeText(t *testing.T) {
 		{"bytea", []byte{0xde, 0xad}, 17, nil, `\xdead`, false},
 		{"uuid as the driver scans it", []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}, 2950, nil, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", false},
 		{"decimal", duckdb.Decimal{Width: 5, Scale: 2, Value: big.NewInt(-12345)}, 1700, nil, "-123.45", false},
+		{"decimal keeps its scale", duckdb.Decimal{Width: 10, Scale: 3, Value: big.NewInt(1500)}, 1700, nil, "1.500", false},
+		// numeric without precision (DECIMAL(38,10)) prints the digits it has.
+		{"numeric", duckdb.Decimal{Width: 38, Scale: 10, Value: big.NewInt(12345600000)}, 1700, nil, "1.23456", false},
+		{"numeric whole", duckdb.Decimal{Width: 38, Scale: 10, Value: big.NewInt(-70000000000)}, 1700, nil, "-7", false},
+		{"numeric small", duckdb.Decimal{Width: 38, Scale: 10, Value: big.NewInt(5)}, 1700, nil, "0.0000000005", false},
 		{"interval", duckdb.Interval{Months: 14, Days: 3, Micros: 4*3600e6 + 5*60e6 + 6.5e6}, 1186, nil, "1 year 2 mons 3 days 04:05:06.5", false},
 		{"interval zero", duckdb.Interval{}, 1186, nil, "00:00:00", false},
 		{"array", []any{int64(1), nil, "a b"}, 25, nil, `{1,NULL,"a b"}`, false},

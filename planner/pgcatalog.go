@@ -194,6 +194,15 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		switch lastName(tc.TypeName.GetNames()) {
 		case "regclass", "regtype", "regproc", "regnamespace", "oid", "regrole", "name", "regconfig":
 			return tc.Arg, true
+		case "numeric", "decimal":
+			if len(tc.TypeName.Typmods) == 0 {
+				// PostgreSQL's numeric without precision keeps any value;
+				// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places
+				// (1.23456::numeric was 1.235). 38 digits, 10 after the
+				// point, keep what metrics and round(x::numeric, n) need.
+				tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(10, -1)}
+				return nil, true
+			}
 		}
 		if names := tc.TypeName.GetNames(); len(names) == 2 && strings.EqualFold(names[0].GetString_().GetSval(), "pg_catalog") {
 			tc.TypeName.Names = names[1:]

@@ -795,3 +795,20 @@ func TestInsertSelectWidth(t *testing.T) {
 		t.Fatalf("rows: %q", got)
 	}
 }
+
+// numeric without precision keeps its value (DuckDB's own is
+// DECIMAL(18,3), which rounded 1.23456 to 1.235 and refused 10^18).
+func TestNumericWithoutPrecision(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct{ query, want string }{
+		{"SELECT (1.23456::numeric * 100000)::bigint", "123456"},
+		{"SELECT CAST(123456789012345678 AS numeric)::bigint", "123456789012345678"},
+		{"SELECT (round(37.954254324644715::float8::numeric, 2) * 100)::bigint", "3795"},
+		{"SELECT (12.3456::numeric(10,2) * 100)::bigint", "1235"}, // a precision given is kept
+	}
+	for _, tt := range tests {
+		if got := e.rows(tt.query); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.query, got, tt.want)
+		}
+	}
+}
