@@ -61,19 +61,22 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		var rows []string
 		for _, t := range ts {
 			for i, c := range t.Columns {
-				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1)",
-					tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull))
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1, %d)",
+					tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull, typeLen(c.Type.OID())))
 			}
 		}
-		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget",
-			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER)")
+		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget, attlen",
+			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
 	},
 	"pg_catalog.pg_type": func([]schema.Table) string {
+		// The types tables and results have, with the columns JDBC's
+		// getColumns and psql's \dT read.
 		var rows []string
-		for _, ty := range []schema.Type{schema.Timestamptz, schema.Timestamp, schema.Int64, schema.Int32, schema.Int16, schema.Float64, schema.Float32, schema.Bool, schema.Text} {
-			rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 100, %d)", ty.OID(), schema.QuoteString(ty.UDTName()), 10))
+		for _, ty := range pgTypes {
+			rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 10, %d, false, -1, 0, 0, 0, 0, %s, ',', true)",
+				ty.oid, schema.QuoteString(ty.name), ty.len, schema.QuoteString(ty.category)))
 		}
-		return valuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen", "")
+		return valuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen, typnotnull, typtypmod, typbasetype, typrelid, typelem, typarray, typcategory, typdelim, typisdefined", "")
 	},
 	"pg_catalog.pg_am": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
@@ -91,7 +94,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	},
 	"pg_catalog.pg_attrdef":               emptyRelation("oid", "adrelid", "adnum", "adbin"),
 	"pg_catalog.pg_collation":             emptyRelation("oid", "collname", "collnamespace"),
-	"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey"),
+	"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey", "indoption:SMALLINT[]", "indexprs", "indpred", "indnatts:INTEGER"),
 	"pg_catalog.pg_constraint":            emptyRelation("oid", "conname", "conrelid", "contype", "conindid", "conparentid", "confrelid", "conislocal", "connoinherit"),
 	"pg_catalog.pg_inherits":              emptyRelation("inhrelid", "inhparent", "inhseqno", "inhdetachpending"),
 	"pg_catalog.pg_policy":                emptyRelation("oid", "polname", "polrelid", "polpermissive", "polroles:BIGINT[]", "polqual", "polwithcheck", "polcmd"),
@@ -113,6 +116,30 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_database": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"
 	},
+}
+
+// pgTypes are the rows of pg_type: the types of tables' columns and of
+// query results.
+var pgTypes = []struct {
+	oid      uint32
+	name     string
+	len      int
+	category string
+}{
+	{16, "bool", 1, "B"}, {17, "bytea", -1, "U"}, {20, "int8", 8, "N"}, {21, "int2", 2, "N"}, {23, "int4", 4, "N"},
+	{25, "text", -1, "S"}, {700, "float4", 4, "N"}, {701, "float8", 8, "N"}, {1043, "varchar", -1, "S"},
+	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
+	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
+}
+
+// typeLen is pg_type.typlen of a type OID.
+func typeLen(oid uint32) int {
+	for _, t := range pgTypes {
+		if t.oid == oid {
+			return t.len
+		}
+	}
+	return -1
 }
 
 // pgFunctions maps PostgreSQL catalog functions to the engine macros that
@@ -147,6 +174,7 @@ var pgFunctions = map[string]string{
 	"pg_backend_pid":                  "_tsdb_pid",
 	"pg_is_in_recovery":               "_tsdb_false0",
 	"pg_postmaster_start_time":        "now",
+	"_pg_expandarray":                 "_tsdb_expandarray",
 }
 
 // pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
@@ -165,7 +193,14 @@ var pgMacros = []string{
 			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
 	`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
-			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric' ELSE CAST(t AS VARCHAR) END`,
+			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
+			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
+			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
+	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
+	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so
+	// pg_index is empty and the expansion never meets a row; the macro
+	// gives the queries the (x, n) record they read to bind.
+	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
 }
 
 // rewritePG adapts PostgreSQL-only syntax in a tree for the engine:

@@ -86,6 +86,25 @@ public class Session {
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM jdbc")) {
                 check(rs.next() && rs.getLong(1) == 16, "final count");
             }
+            // The metadata IDEs and BI tools browse tables with.
+            DatabaseMetaData md = c.getMetaData();
+            try (ResultSet rs = md.getColumns(null, "public", "jdbc", "%")) {
+                StringBuilder cols = new StringBuilder();
+                while (rs.next()) {
+                    cols.append(rs.getString("COLUMN_NAME")).append(':').append(rs.getString("TYPE_NAME"))
+                        .append(':').append(rs.getString("IS_NULLABLE")).append(' ');
+                }
+                check(cols.toString().equals("time:timestamptz:NO host:text:YES v:float8:YES n:int8:YES ok:bool:YES "), "getColumns " + cols);
+            }
+            try (ResultSet rs = md.getPrimaryKeys(null, "public", "jdbc")) {
+                check(!rs.next(), "getPrimaryKeys: tsdb tables have none");
+            }
+            try (ResultSet rs = md.getIndexInfo(null, "public", "jdbc", false, true)) {
+                check(!rs.next(), "getIndexInfo: tsdb tables have none");
+            }
+            try (ResultSet rs = md.getTables(null, "public", "jdbc", new String[] {"TABLE"})) {
+                check(rs.next() && rs.getString("TABLE_NAME").equals("jdbc"), "getTables");
+            }
         }
         System.out.println("pgJDBC session ok");
     }
