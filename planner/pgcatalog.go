@@ -61,12 +61,12 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		var rows []string
 		for _, t := range ts {
 			for i, c := range t.Columns {
-				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1, %d)",
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
 					tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull, typeLen(c.Type.OID())))
 			}
 		}
-		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget, attlen",
-			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
+		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget, attlen, attacl",
+			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR)")
 	},
 	"pg_catalog.pg_type": func([]schema.Table) string {
 		// The types tables and results have, with the columns JDBC's
@@ -82,8 +82,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
 	},
 	"pg_catalog.pg_roles": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit)"
+		return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1, CAST(NULL AS TIMESTAMPTZ), false, false)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit, rolvaliduntil, rolreplication, rolbypassrls)"
 	},
+	"pg_catalog.pg_auth_members": emptyRelation("oid:BIGINT", "roleid:BIGINT", "member:BIGINT", "grantor:BIGINT", "admin_option:BOOLEAN", "inherit_option:BOOLEAN", "set_option:BOOLEAN"),
 	"pg_catalog.pg_settings": func([]schema.Table) string {
 		// In a fixed order: a session rebuilds a view whose text changed.
 		var rows []string
@@ -108,7 +109,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_partitioned_table":     emptyRelation("partrelid", "partstrat"),
 	"pg_catalog.pg_tablespace":            emptyRelation("oid", "spcname"),
 	"pg_catalog.pg_description":           emptyRelation("objoid", "classoid", "objsubid", "description"),
-	"pg_catalog.pg_proc":                  emptyRelation("oid", "proname", "pronamespace"),
+	"pg_catalog.pg_proc":                  emptyRelation("oid", "proname", "pronamespace", "prokind", "prorettype", "proargtypes", "proretset:BOOLEAN", "prolang"),
 	"pg_catalog.pg_event_trigger":         emptyRelation("oid", "evtname"),
 	"pg_catalog.pg_namespace": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)"
@@ -175,6 +176,8 @@ var pgFunctions = map[string]string{
 	"pg_is_in_recovery":               "_tsdb_false0",
 	"pg_postmaster_start_time":        "now",
 	"_pg_expandarray":                 "_tsdb_expandarray",
+	"pg_get_function_result":          "_tsdb_null2",
+	"pg_get_function_arguments":       "_tsdb_null2",
 }
 
 // pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.

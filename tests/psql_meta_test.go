@@ -20,6 +20,10 @@ func TestPsqlMetaCommands(t *testing.T) {
 		{`\l`, []string{"tsdb | tsdb  | UTF8"}},
 		{`\conninfo`, []string{`You are connected to database "tsdb" as user "tsdb"`}},
 		{"\\timing on\nSELECT 1;", []string{"Timing is on.", "Time:"}},
+		{`\du`, []string{"List of roles", "tsdb      | Superuser"}},
+		{`\df`, []string{"List of functions", "(0 rows)"}},
+		{`\dp`, []string{"Access privileges", "public | cpu  | table |"}},
+		{`\dT`, []string{"List of data types"}},
 	}
 	for _, tt := range tests {
 		out := s.psql(tt.cmd + "\n")
