@@ -195,7 +195,9 @@ func (c *conn) serve() {
 			// The unnamed portal lives until the end of the implicit
 			// transaction, which Sync ends.
 			if !sess.InTransaction() {
-				ext.closePortal("")
+				// The implicit transaction ends: as in PostgreSQL, its
+				// portals go with it.
+				ext.endTransaction()
 			}
 			c.ready(sess)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
@@ -309,9 +311,7 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 	stop := context.AfterFunc(qctx, func() { kept.cancel(context.Cause(qctx)) })
 	defer func() {
 		stop()
-		if kept.refs == 0 {
-			kept.cancel(nil)
-		}
+		kept.unref()
 	}()
 	ctx := kept.ctx
 	loc := sess.Settings().Location()
@@ -384,7 +384,8 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 // sendRows sends all of a result's rows, in formats by column (none: all
 // text), and returns how many it sent.
 func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location) (int, error) {
-	return c.send(newCursor(rows, cols, formats, loc, &c.enc), 0)
+	var none int // a cursor read to its end holds nothing
+	return c.send(newCursor(rows, cols, formats, loc, &c.enc, &none), 0)
 }
 
 func (c *conn) reportChanges(before, after [][2]string) {

@@ -37,12 +37,16 @@ type cursor struct {
 	held    []byte // DataRow messages read by hold, not yet sent
 	err     error  // the rows' error, kept by hold until the held rows are sent
 	closed  bool
+	// used counts the bytes the connection's cursors hold (see hold);
+	// heldSize is this cursor's part of it.
+	used     *int
+	heldSize int
 }
 
 // newCursor reads rows in formats by column (none: all text) with the
 // session's time zone loc; enc renders rows that come as Go values.
-func newCursor(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location, enc *rowEncoder) *cursor {
-	cur := &cursor{rows: rows, cols: cols, formats: formats, loc: loc, enc: enc}
+func newCursor(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location, enc *rowEncoder, used *int) *cursor {
+	cur := &cursor{rows: rows, cols: cols, formats: formats, loc: loc, enc: enc, used: used}
 	if cr, ok := rows.(planner.ChunkRows); ok {
 		cur.chunks = cr
 	}
@@ -58,7 +62,7 @@ func (cur *cursor) appendRow(buf []byte) (out []byte, ok bool, err error) {
 		buf = append(buf, cur.held[:size]...)
 		cur.held = cur.held[size:]
 		if len(cur.held) == 0 {
-			cur.held = nil
+			cur.release()
 		}
 		return buf, true, nil
 	}
@@ -72,7 +76,7 @@ func (cur *cursor) appendNext(buf []byte) (out []byte, ok bool, err error) {
 	}
 	if cur.chunks == nil {
 		if !cur.rows.Next() {
-			return buf, false, cur.rows.Err()
+			return buf, false, cur.end(cur.rows.Err())
 		}
 		out, err = cur.appendValues(buf, cur.rows.Values())
 		if err != nil {
@@ -84,8 +88,7 @@ func (cur *cursor) appendNext(buf []byte) (out []byte, ok bool, err error) {
 	for cur.chunk == nil || cur.at >= cur.chunk.Len() {
 		ch, ok := cur.chunks.NextChunk()
 		if !ok {
-			cur.chunk = nil
-			return buf, false, cur.rows.Err()
+			return buf, false, cur.end(cur.rows.Err())
 		}
 		if cur.writers == nil {
 			cur.writers = columnWriters(ch, cur.cols, cur.formats, cur.loc)
@@ -99,6 +102,27 @@ func (cur *cursor) appendNext(buf []byte) (out []byte, ok bool, err error) {
 	cur.at++
 	cur.n++
 	return out, true, nil
+}
+
+// end closes the rows once they are read to their end, so that a cursor
+// nobody closes does not keep DuckDB's result and the rows' snapshot of
+// buffered batches; err stays the answer to later reads.
+func (cur *cursor) end(err error) error {
+	if cur.err == nil {
+		cur.err = err
+	}
+	cur.close()
+	return cur.err
+}
+
+// release forgets the rows hold kept, giving their bytes back to the
+// connection's budget.
+func (cur *cursor) release() {
+	cur.held = nil
+	if cur.heldSize > 0 {
+		*cur.used -= cur.heldSize
+		cur.heldSize = 0
+	}
 }
 
 // appendChunkRow appends row of ch as a DataRow: 'D', its length, the
@@ -147,9 +171,10 @@ func (cur *cursor) appendValues(buf []byte, vals []any) ([]byte, error) {
 	return msg.Encode(buf)
 }
 
-// holdLimit bounds the bytes hold keeps of one result: a cursor over an
-// endless or huge result must not take the server's memory because the
-// session ran another statement while it was open.
+// holdLimit bounds the bytes hold keeps for one connection, over all its
+// cursors: a cursor over an endless or huge result must not take the
+// server's memory because the session ran another statement while it was
+// open.
 const holdLimit = 256 << 20
 
 // hold reads the rest of the rows into memory, already encoded, and
@@ -157,15 +182,17 @@ const holdLimit = 256 << 20
 // statement; the held rows (and the rows' error, if any) go out with the
 // next reads. Encoding them now means a SET TimeZone run in between does
 // not change how they are written, where PostgreSQL would apply it. Past
-// holdLimit the rest is dropped and the reads end with an error instead.
+// the connection's holdLimit the rest is dropped and the reads end with an
+// error instead.
 func (cur *cursor) hold() {
 	if cur.closed {
 		return
 	}
+	start := len(cur.held)
 	for {
-		if len(cur.held) > holdLimit {
+		if *cur.used+len(cur.held)-start > holdLimit {
 			cur.err = sqlerr.New(sqlerr.ProgramLimitExceeded,
-				"the rest of this result was dropped after %d MiB: it had to be kept in memory while the session ran another statement", holdLimit>>20)
+				"the rest of this result was dropped: it had to be kept in memory while the session ran another statement, and the connection's results kept so exceed %d MiB", holdLimit>>20)
 			break
 		}
 		var ok bool
@@ -178,6 +205,9 @@ func (cur *cursor) hold() {
 			break
 		}
 	}
+	n := len(cur.held) - start
+	cur.heldSize += n
+	*cur.used += n
 	cur.close()
 }
 
@@ -236,7 +266,7 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 		}
 		// The cursor's rows stay open on the session's connection until
 		// they are read, closed, or held for another statement.
-		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc)
+		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc, &x.heldBytes)
 		kept.refs++
 		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, ctx: kept}
 		x.open = cur
@@ -259,10 +289,8 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 	if !ok {
 		return "", sqlerr.New("34000", "cursor %q does not exist", f.Name)
 	}
-	if x.open != d.cur {
-		// Another cursor has the connection: this one was held (read
-		// into memory) or is at its end; reading it runs nothing.
-		x.hold()
+	if !d.cur.closed && x.open != d.cur {
+		x.hold() // not reached: an open cursor is the connection's
 	}
 	// A cancel or statement_timeout of this FETCH reaches the rows
 	// through the context they were made with, the DECLARE's.
@@ -290,12 +318,14 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 type keptContext struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	refs   int // cursors made with it and still open
+	refs   int // the Query while it runs, and cursors made with it and still open
 }
 
+// newKeptContext returns a context held by its Query, which unrefs it
+// when it ends.
 func newKeptContext(parent context.Context) *keptContext {
 	ctx, cancel := context.WithCancelCause(parent)
-	return &keptContext{ctx: ctx, cancel: cancel}
+	return &keptContext{ctx: ctx, cancel: cancel, refs: 1}
 }
 
 // unref drops a cursor's reference, canceling the context after the last.

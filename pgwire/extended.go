@@ -51,6 +51,8 @@ type extended struct {
 	// the session's connection streams, if any. The session calls hold
 	// before it runs anything else on the connection (Session.OnEngine).
 	open *cursor
+	// heldBytes are the bytes the cursors hold in memory (cursor.hold).
+	heldBytes int
 }
 
 // declared is a cursor made by DECLARE … CURSOR.
@@ -85,6 +87,9 @@ func (x *extended) closePortal(name string) {
 		return
 	}
 	x.release(pt.cur)
+	if pt.cur != nil {
+		pt.cur.release()
+	}
 	pt.close()
 	delete(x.portals, name)
 }
@@ -97,13 +102,18 @@ func (x *extended) closeCursor(name string) {
 	}
 	x.release(d.cur)
 	d.cur.close()
+	d.cur.release()
 	d.ctx.unref()
 	delete(x.cursors, name)
 }
 
-// endTransaction closes the cursors declared without HOLD, as COMMIT and
-// ROLLBACK do in PostgreSQL.
+// endTransaction closes the portals and the cursors declared without
+// HOLD, as the end of a transaction does in PostgreSQL (COMMIT, ROLLBACK,
+// and Sync outside a transaction block).
 func (x *extended) endTransaction() {
+	for name := range x.portals {
+		x.closePortal(name)
+	}
 	for name, d := range x.cursors {
 		if !d.hold {
 			x.closeCursor(name)
@@ -118,6 +128,10 @@ func (x *extended) closeAll() {
 	}
 	for name := range x.cursors {
 		x.closeCursor(name)
+	}
+	if x.open != nil { // not reached: every open result is one of the above
+		x.open.close()
+		x.open = nil
 	}
 }
 
@@ -185,6 +199,9 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 				return sqlerr.New("42P03", "portal %q already exists", m.DestinationPortal)
 			}
 		}
+		// Binding the unnamed portal replaces it: its result, if still
+		// open, is closed first.
+		x.closePortal(m.DestinationPortal)
 		x.portals[m.DestinationPortal] = &portal{stmt: p, params: params, formats: formats}
 		c.be.Send(&pgproto3.BindComplete{})
 	case *pgproto3.Describe:
@@ -272,6 +289,9 @@ func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows i
 			pt.done = true
 			pt.close()
 			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+			if pt.tag == "COMMIT" || pt.tag == "ROLLBACK" {
+				x.endTransaction()
+			}
 			return nil
 		}
 		c.be.Send(&pgproto3.PortalSuspended{})
@@ -321,7 +341,7 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		if r.Rows == nil {
 			return nil
 		}
-		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &c.enc)
+		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &c.enc, &x.heldBytes)
 		// Closed here unless the portal keeps it: deferred, so that a
 		// panic (recovered by serve) also ends a result DuckDB streams.
 		defer func() {

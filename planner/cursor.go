@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"math"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -25,7 +24,7 @@ type CursorDecl struct {
 // CursorFetch is set on the Result of FETCH and MOVE (forward only).
 type CursorFetch struct {
 	Name  string
-	Count int64 // rows to read; math.MaxInt64 for ALL
+	Count int64 // rows to read, at least 1; math.MaxInt64 for ALL
 	Move  bool  // MOVE: skip the rows instead of sending them
 }
 
@@ -72,13 +71,14 @@ func fetchCursor(f *pg_query.FetchStmt) (*Result, error) {
 	if f.Ismove {
 		tag = "MOVE"
 	}
+	// ALL is the largest count; a negative one reads backward.
 	count := f.HowMany
-	if count == math.MaxInt64 || count < 0 && f.Direction == pg_query.FetchDirection_FETCH_FORWARD {
-		count = math.MaxInt64 // FETCH ALL
-	}
-	if f.Direction != pg_query.FetchDirection_FETCH_FORWARD || count < 0 {
+	switch {
+	case f.Direction != pg_query.FetchDirection_FETCH_FORWARD || count < 0:
 		return nil, &sqlerr.Error{Code: "55000", Message: "cursor can only scan forward",
 			Hint: "tsdb's cursors read forward only: FETCH [FORWARD] n, NEXT or ALL."}
+	case count == 0:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "%s 0 (the current row again) is not supported", tag)
 	}
 	return &Result{Tag: tag, Fetch: &CursorFetch{Name: f.Portalname, Count: count, Move: f.Ismove}}, nil
 }

@@ -157,8 +157,8 @@ type Session struct {
 }
 
 // OnEngine sets fn to be called before the session runs a statement on
-// its DuckDB connection: every statement but FETCH, MOVE and CLOSE, and
-// every Prepare. DuckDB runs one statement per connection at a time, so a
+// its DuckDB connection: every statement but FETCH, MOVE, CLOSE and
+// transaction control, and every Prepare. DuckDB runs one statement per connection at a time, so a
 // result the wire layer still streams from the connection (a cursor, a
 // portal read with a row limit) must be read into memory then.
 func (s *Session) OnEngine(fn func()) { s.beforeEngine = fn }
@@ -344,6 +344,10 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		return fetchCursor(n.FetchStmt)
 	case *pg_query.Node_ClosePortalStmt:
 		return &Result{Tag: "CLOSE CURSOR", CloseCursor: &CursorClose{Name: n.ClosePortalStmt.Portalname}}, nil
+	case *pg_query.Node_TransactionStmt:
+		// Nothing on the connection either; COMMIT and ROLLBACK then
+		// close the open results rather than read them first.
+		return s.transaction(n.TransactionStmt)
 	}
 	s.useEngine()
 	if err := s.dropStaleViews(ctx); err != nil {
@@ -419,8 +423,6 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		return s.set(n.VariableSetStmt)
 	case *pg_query.Node_VariableShowStmt:
 		return s.show(n.VariableShowStmt.Name)
-	case *pg_query.Node_TransactionStmt:
-		return s.transaction(n.TransactionStmt)
 	case *pg_query.Node_DeleteStmt:
 		return s.dml(ctx, st.node)
 	case *pg_query.Node_UpdateStmt:

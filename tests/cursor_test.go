@@ -52,16 +52,6 @@ func TestCursors(t *testing.T) {
 	if tag := exec("DECLARE c CURSOR FOR SELECT i FROM range(0, 10) t(i)"); tag != "DECLARE CURSOR" {
 		t.Fatalf("DECLARE: %s", tag)
 	}
-	for _, tt := range []struct{ query, code string }{
-		{"DECLARE c CURSOR FOR SELECT 1", "42P03"},
-		{"FETCH BACKWARD 1 FROM c", "55000"},
-		{"FETCH 1 FROM nope", "34000"},
-		{"DECLARE s SCROLL CURSOR FOR SELECT 1", "0A000"},
-	} {
-		if got := code(tt.query); got != tt.code {
-			t.Errorf("%s: %s, want %s", tt.query, got, tt.code)
-		}
-	}
 	if got := ints("FETCH 3 FROM c"); got != "[0 1 2]" {
 		t.Fatalf("FETCH 3: %s", got)
 	}
@@ -84,6 +74,28 @@ func TestCursors(t *testing.T) {
 	exec("CLOSE c")
 	if c := code("FETCH 1 FROM c"); c != "34000" {
 		t.Fatalf("FETCH from a closed cursor: %s", c)
+	}
+	exec("DECLARE d CURSOR FOR SELECT i FROM range(0, 10) t(i)")
+	for _, tt := range []struct{ query, code string }{
+		{"DECLARE d CURSOR FOR SELECT 1", "42P03"},
+		{"FETCH BACKWARD 1 FROM d", "55000"},
+		{"FETCH -1 FROM d", "55000"},
+		{"FETCH 0 FROM d", "0A000"},
+		{"MOVE 0 IN d", "0A000"},
+		{"FETCH 1 FROM nope", "34000"},
+		{"DECLARE s SCROLL CURSOR FOR SELECT 1", "0A000"},
+	} {
+		if got := code(tt.query); got != tt.code {
+			t.Errorf("%s: %s, want %s", tt.query, got, tt.code)
+		}
+	}
+	if got := ints("FETCH ALL FROM d"); got != "[0 1 2 3 4 5 6 7 8 9]" {
+		t.Fatalf("after the refused statements: %s", got)
+	}
+	// Closing a cursor ends nothing else the same Query runs.
+	results, err := c.PgConn().Exec(ctx, "DECLARE m CURSOR FOR SELECT 1; CLOSE m; SELECT 2").ReadAll()
+	if err != nil || len(results) != 3 || results[2].Err != nil || len(results[2].Rows) != 1 || string(results[2].Rows[0][0]) != "2" {
+		t.Fatalf("DECLARE, CLOSE and SELECT in one Query: %v %+v", err, results)
 	}
 	// An endless result is streamed, not collected, and statement_timeout
 	// bounds each FETCH.

@@ -217,11 +217,39 @@ func TestPortalRowLimitStreams(t *testing.T) {
 		}
 		fe.Send(&pgproto3.Query{String: "COMMIT"})
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: "ten"})
-		fe.Send(&pgproto3.Close{ObjectType: 'P', Name: "a"})
+		fe.Send(&pgproto3.Execute{Portal: "a"}) // the transaction's end closed it
 		fe.Send(&pgproto3.Sync{})
 		fe.Flush()
 		read()
-		read()
+		if got, want := kinds(read()), "CloseComplete E(34000) "; got != want {
+			t.Fatalf("%s: portal after COMMIT:\n got  %s\n want %s", query, got, want)
+		}
+	}
+
+	// Binding the unnamed portal again closes the suspended one: its
+	// endless result is not read into memory when the next statement
+	// runs, and does not use up what the connection may hold for a cursor.
+	// (Parse may run DuckDB, so "fortytwo" is parsed before.)
+	fe.Send(&pgproto3.Query{String: "SET statement_timeout = 0; BEGIN"})
+	fe.Send(&pgproto3.Parse{Name: "fortytwo", Query: "SELECT 42"})
+	fe.Send(&pgproto3.Bind{PreparedStatement: "endless"})
+	fe.Send(&pgproto3.Execute{MaxRows: 2})
+	fe.Send(&pgproto3.Sync{})
+	fe.Send(&pgproto3.Bind{PreparedStatement: "fortytwo"})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	read()
+	if got, want := kinds(read()), "ParseComplete BindComplete D(0) D(1) PortalSuspended "; got != want {
+		t.Fatalf("unnamed portal:\n got  %s\n want %s", got, want)
+	}
+	if got, want := kinds(read()), "BindComplete D(42) C(SELECT 1) "; got != want {
+		t.Fatalf("unnamed portal bound again:\n got  %s\n want %s", got, want)
+	}
+	fe.Send(&pgproto3.Query{String: "DECLARE c CURSOR FOR SELECT i FROM range(0, 5) t(i); FETCH 2 FROM c; SELECT 7; FETCH ALL FROM c; COMMIT"})
+	fe.Flush()
+	if got, want := kinds(read()), "C(DECLARE CURSOR) RowDescription D(0) D(1) C(FETCH 2) RowDescription D(7) C(SELECT 1) RowDescription D(2) D(3) D(4) C(FETCH 3) C(COMMIT) "; got != want {
+		t.Fatalf("a cursor held after the unnamed portal:\n got  %s\n want %s", got, want)
 	}
 
 	// statement_timeout bounds each Execute of a suspended portal: reading
