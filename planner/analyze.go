@@ -219,20 +219,45 @@ func (s *Session) unqualified(st statement) (statement, error) {
 		}
 		return false
 	}
-	found := false
+	stripped := map[string]bool{} // tables written qualified
+	ctes := map[string]bool{}
 	_ = walk(st.node.ProtoReflect(), func(m proto.Message) error {
-		if rv, ok := m.(*pg_query.RangeVar); ok && qualified(rv) {
-			found = true
+		switch n := m.(type) {
+		case *pg_query.RangeVar:
+			if qualified(n) {
+				stripped[n.Relname] = true
+			}
+		case *pg_query.CommonTableExpr:
+			ctes[n.Ctename] = true
 		}
 		return nil
 	})
-	if !found {
+	if len(stripped) == 0 {
 		return st, nil
+	}
+	for name := range stripped {
+		if ctes[name] {
+			// Unqualified, the table's name would read the WITH query.
+			return st, sqlerr.New(sqlerr.FeatureNotSupported, "public.%s in a statement with a WITH query named %s is not supported: rename the WITH query", name, name)
+		}
 	}
 	node := proto.Clone(st.node).(*pg_query.Node)
 	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
-		if rv, ok := m.(*pg_query.RangeVar); ok && qualified(rv) {
-			rv.Schemaname = ""
+		switch n := m.(type) {
+		case *pg_query.RangeVar:
+			if qualified(n) {
+				n.Schemaname = ""
+			}
+		case *pg_query.ColumnRef:
+			// public.cpu.host, as Metabase writes columns.
+			if f := n.Fields; len(f) >= 3 && f[0].GetString_() != nil && f[1].GetString_() != nil {
+				switch strings.ToLower(f[0].GetString_().Sval) {
+				case "public", "main":
+					if stripped[f[1].GetString_().Sval] {
+						n.Fields = f[1:]
+					}
+				}
+			}
 		}
 		return nil
 	})

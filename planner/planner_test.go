@@ -737,6 +737,7 @@ func TestSchemaQualifiedTables(t *testing.T) {
 		{"SELECT (SELECT max(n) FROM public.cpu), count(*) FROM public.mem", "2|1"},
 		{"WITH x AS (SELECT host FROM public.cpu WHERE n = 1) SELECT * FROM x", "a"},
 		{"SELECT count(*) FROM public.cpu WHERE time >= '2026-01-01'", "3"},
+		{"SELECT public.cpu.host FROM public.cpu WHERE public.cpu.n = 1", "a"},
 	}
 	for _, tt := range tests {
 		if got := e.rows(tt.query); got != tt.want {
@@ -757,6 +758,9 @@ func TestSchemaQualifiedTables(t *testing.T) {
 	}
 	if _, err := e.run("SELECT $1"); sqlerr.Code(err) != "42P02" {
 		t.Fatalf("a parameter without Bind: %v", err)
+	}
+	if _, err := e.run("WITH cpu AS (SELECT 1) SELECT * FROM public.cpu"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("public.cpu beside a WITH query named cpu: %v", err)
 	}
 	if _, err := e.run("SELECT * FROM other.cpu"); sqlerr.Code(err) != sqlerr.UndefinedTable {
 		t.Fatalf("another schema: %v", err)

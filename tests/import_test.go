@@ -123,14 +123,16 @@ func TestImport(t *testing.T) {
 
 	// A bad row fails its batch; the batches before it stay and the
 	// message says how many rows landed, and the bad row's line in the
-	// file (line 7: the second batch's third). The file starts with a
-	// byte order mark, as Excel writes CSV.
-	bad := "\xef\xbb\xbftime,host,v,n\n" + strings.Repeat("2026-03-02 00:00:00+00,x,1,1\n", 5) + "2026-03-02 00:00:00+00,x,notanumber,1\n"
+	// file: line 8, the second batch's third row, after a row whose quoted
+	// field spans two lines. The file starts with a byte order mark, as
+	// Excel writes CSV.
+	bad := "\xef\xbb\xbftime,host,v,n\n" + strings.Repeat("2026-03-02 00:00:00+00,x,1,1\n", 3) +
+		"2026-03-02 00:00:00+00,\"two\nlines\",1,1\n" + "2026-03-02 00:00:00+00,x,1,1\n" + "2026-03-02 00:00:00+00,x,notanumber,1\n"
 	badPath := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(badPath, []byte(bad), 0o644)
 	_, msg, err := importFile("--batch-rows", "3", badPath)
 	if err == nil || !strings.Contains(msg, "3 rows were imported before the error") || !strings.Contains(msg, "22P02") ||
-		!strings.Contains(msg, "line 7,") {
+		!strings.Contains(msg, "line 8,") {
 		t.Fatalf("bad import: %v\n%s", err, msg)
 	}
 }

@@ -156,32 +156,36 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 	}
 	var buf []byte
 	rows, inQuote := 0, false
+	// rowLines are the file lines the batch's rows start on: the server
+	// counts rows, and a quoted field may hold newlines.
+	line, rowLines := firstLine, []int{firstLine}
 	for {
-		line, err := r.ReadSlice('\n')
+		chunk, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			buf = append(buf, line...)
-			read += int64(len(line))
-			inQuote = inQuote != (bytes.Count(line, []byte{'"'})%2 == 1)
+			buf = append(buf, chunk...)
+			read += int64(len(chunk))
+			inQuote = inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
-		if len(line) > 0 {
-			buf = append(buf, line...)
-			read += int64(len(line))
-			inQuote = inQuote != (bytes.Count(line, []byte{'"'})%2 == 1)
+		if len(chunk) > 0 {
+			buf = append(buf, chunk...)
+			read += int64(len(chunk))
+			inQuote = inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
+			line++
 			if !inQuote {
 				rows++
+				rowLines = append(rowLines, line)
 			}
 		}
 		eof := errors.Is(err, io.EOF)
 		if (rows >= im.batchRows && !inQuote) || (eof && len(buf) > 0) {
 			if err := im.copyBatch(ctx, cols, buf, rows); err != nil {
-				return fileLineError(path, firstLine, err)
+				return fileLineError(path, rowLines, err)
 			}
-			firstLine += bytes.Count(buf, []byte{'\n'})
-			buf, rows = buf[:0], 0
+			buf, rows, rowLines = buf[:0], 0, append(rowLines[:0], line)
 			im.progress.update(read, im.rows)
 		}
 		if eof {
@@ -194,17 +198,18 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 var batchLine = regexp.MustCompile(`\bline (\d+)\b`)
 
 // fileLineError names the file's line where the server named the line of
-// the batch (each batch is its own COPY, counted from 1) that starts at
-// the file's line first.
-func fileLineError(path string, first int, err error) error {
+// the batch (each batch is its own COPY, its rows counted from 1) whose
+// rows start on the file's lines rowLines.
+func fileLineError(path string, rowLines []int, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return err
 	}
 	msg := pe.Message
 	if m := batchLine.FindStringSubmatchIndex(msg); m != nil {
-		n, _ := strconv.Atoi(msg[m[2]:m[3]])
-		msg = msg[:m[2]] + strconv.Itoa(first+n-1) + msg[m[3]:]
+		if n, _ := strconv.Atoi(msg[m[2]:m[3]]); n >= 1 && n <= len(rowLines) {
+			msg = msg[:m[2]] + strconv.Itoa(rowLines[n-1]) + msg[m[3]:]
+		}
 	}
 	return fmt.Errorf("%s: %s (SQLSTATE %s)", path, msg, pe.Code)
 }
