@@ -296,14 +296,14 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 		for k, v := range p.Tags {
 			i := tbl.ColumnIndex(k)
 			if i < 0 || tbl.Columns[i].Type != schema.Text {
-				return nil, unknownColumn(tbl, k, "text")
+				return nil, unknownColumn(p.Line, tbl, k, "text")
 			}
 			vals[i] = v
 		}
 		for _, f := range p.Fields {
 			i := tbl.ColumnIndex(f.Key)
 			if i < 0 {
-				return nil, unknownColumn(tbl, f.Key, columnType(f.Kind).String())
+				return nil, unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
 			}
 			vals[i] = f
 		}
@@ -314,7 +314,7 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 			v, ok := vals[i]
 			if !ok {
 				if c.NotNull {
-					return nil, sqlerr.New(sqlerr.NotNullViolation, "%s: column %q is NOT NULL and the line has no value for it", tbl.Name, c.Name)
+					return nil, sqlerr.New(sqlerr.NotNullViolation, "line %d: %s: column %q is NOT NULL and the line has no value for it", p.Line, tbl.Name, c.Name)
 				}
 				bld.Field(i).AppendNull()
 				continue
@@ -322,15 +322,15 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 			if err := appendValue(bld.Field(i), c, v); err != nil {
 				// The client's fault: InfluxDB answers a field type
 				// conflict with 400.
-				return nil, sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("%s.%s: %w", tbl.Name, c.Name, err))
+				return nil, sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("line %d: %s.%s: %w", p.Line, tbl.Name, c.Name, err))
 			}
 		}
 	}
 	return bld.NewRecordBatch(), nil
 }
 
-func unknownColumn(tbl schema.Table, name, ty string) error {
-	return sqlerr.New(sqlerr.DatatypeMismatch, "table %s has a column %q, but not of type %s", tbl.Name, name, ty)
+func unknownColumn(line int, tbl schema.Table, name, ty string) error {
+	return sqlerr.New(sqlerr.DatatypeMismatch, "line %d: table %s has a column %q, but not of type %s", line, tbl.Name, name, ty)
 }
 
 func appendValue(b array.Builder, c schema.Column, v any) error {

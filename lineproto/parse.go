@@ -32,6 +32,7 @@ type Point struct {
 	Tags        map[string]string
 	Fields      []Field
 	Micros      int64 // UTC microseconds
+	Line        int   // in the body, from 1: for messages
 }
 
 // ParseError names the line that could not be read.
@@ -66,6 +67,7 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, error) {
 		if err != nil {
 			return nil, &ParseError{Line: n + 1, Msg: err.Error()}
 		}
+		p.Line = n + 1
 		out = append(out, p)
 	}
 	return out, nil

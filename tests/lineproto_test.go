@@ -73,7 +73,7 @@ func TestLineProtocolWrites(t *testing.T) {
 	// A value of another type than its column: 400, nothing lands, not
 	// even the new column and table the other lines bring.
 	code, body = post(t, url, "cpu,host=c,zone=z usage_user=1,fresh=2 1767225630\ncpu,host=c usage_system=\"text\" 1767225631\nnewtable v=1 1767225631\n")
-	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") {
+	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") || !strings.Contains(body, "line 2") {
 		t.Fatalf("type conflict: %d %s", code, body)
 	}
 	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('zone', 'fresh') OR table_name = 'newtable'"); n != 0 {
