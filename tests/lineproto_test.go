@@ -65,6 +65,19 @@ func TestLineProtocolWrites(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT reloptions[1] FROM pg_class WHERE relname = 'disk'").Scan(&options); err != nil || options != "cluster_by=host" {
 		t.Fatalf("disk's reloptions: %q, %v", options, err)
 	}
+	// What InfluxDB clients ask before they write: /ping, and Telegraf's
+	// CREATE DATABASE.
+	resp, err := http.Get("http://" + httpAddr + "/ping")
+	if err != nil || resp.StatusCode != http.StatusNoContent || resp.Header.Get("X-Influxdb-Version") == "" {
+		t.Fatalf("/ping: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if code, body := post(t, "http://"+httpAddr+"/query?q=CREATE+DATABASE+%22telegraf%22", ""); code != http.StatusOK || !strings.Contains(body, `"statement_id":0`) {
+		t.Fatalf("CREATE DATABASE: %d %s", code, body)
+	}
+	if code, body := post(t, "http://"+httpAddr+"/query?q=SELECT+*+FROM+cpu", ""); code != http.StatusBadRequest || !strings.Contains(body, "SQL") {
+		t.Fatalf("InfluxQL SELECT: %d %s", code, body)
+	}
 	// A bad second line: 400 naming it, and the first line is not written.
 	code, body = post(t, url, "cpu,host=c usage_user=1 1767225620\ncpu,host=c usage_user=oops 1767225621\n")
 	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
@@ -115,7 +128,7 @@ func TestLineProtocolWrites(t *testing.T) {
 	zw.Close()
 	req, _ := http.NewRequest(http.MethodPost, url, &gz)
 	req.Header.Set("Content-Encoding", "gzip")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

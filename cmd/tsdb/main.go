@@ -290,6 +290,8 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 	})
 	mux.Handle("/write", write)
 	mux.Handle("/api/v2/write", write)
+	mux.Handle("/ping", lineproto.PingHandler())
+	mux.Handle("/query", lineproto.QueryHandler())
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		store := ready.Load()
