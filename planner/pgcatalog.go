@@ -178,6 +178,7 @@ var pgFunctions = map[string]string{
 	"_pg_expandarray":                 "_tsdb_expandarray",
 	"pg_get_function_result":          "_tsdb_null2",
 	"pg_get_function_arguments":       "_tsdb_null2",
+	"current_schemas":                 "_tsdb_current_schemas",
 }
 
 // pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
@@ -203,6 +204,9 @@ var pgMacros = []string{
 	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so
 	// pg_index is empty and the expansion never meets a row; the macro
 	// gives the queries the (x, n) record they read to bind.
+	// The search path as PostgreSQL reports it (DuckDB's own names its
+	// internal schemas); JDBC asks it to tell types on the path.
+	`CREATE MACRO _tsdb_current_schemas(implicit) AS CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END`,
 	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
 }
 

@@ -198,6 +198,7 @@ func TestJoinAndPostgresColumnNames(t *testing.T) {
 		"SELECT version(), current_database(), current_schema(), current_setting('TimeZone')": "version,current_database,current_schema,current_setting",
 		"SELECT current_user, session_user, user":                                             "current_user,session_user,user",
 		"SELECT format_type(25, -1), pg_backend_pid(), pg_get_userbyid(10)":                   "format_type,pg_backend_pid,pg_get_userbyid",
+		"SELECT current_schemas(true)":                                                        "current_schemas",
 	} {
 		res := e.must(q)
 		if got := strings.Join(res[0].cols, ","); got != want {
@@ -755,6 +756,9 @@ func TestSchemaQualifiedTables(t *testing.T) {
 	e.must("DELETE FROM public.mem WHERE free = 100")
 	if got := e.rows("SELECT host, free FROM mem"); got != "b|2" {
 		t.Fatalf("after INSERT … SELECT and DELETE: %s", got)
+	}
+	if got := e.rows("SELECT current_schemas(true), current_schemas(false)"); got != "[pg_catalog public]|[public]" {
+		t.Fatalf("current_schemas: %s", got)
 	}
 	if _, err := e.run("SELECT $1"); sqlerr.Code(err) != "42P02" {
 		t.Fatalf("a parameter without Bind: %v", err)
