@@ -121,12 +121,17 @@ func TestMaxBucketBytesCutsOpenBucket(t *testing.T) {
 	defer s.Close(ctx)
 	tbl := table(t, s, "cpu")
 	now := time.Now()
-	for i := 0; i < 20; i++ {
-		if _, err := s.Insert(ctx, "cpu", batchAt(tbl, now, 100, 100)); err != nil {
-			t.Fatal(err)
+	// Two rounds of about 120 KiB each, each waited for: written at once,
+	// all 20 batches could be one bucket by the flush loop's next tick,
+	// and so one file (the test failed that way on a loaded machine).
+	for round := 1; round <= 2; round++ {
+		for i := 0; i < 10; i++ {
+			if _, err := s.Insert(ctx, "cpu", batchAt(tbl, now, 100, 100)); err != nil {
+				t.Fatal(err)
+			}
 		}
+		eventually(t, "a size flush of the open bucket", func() bool { return files(t, s, "cpu") >= round })
 	}
-	eventually(t, "size flushes of the open bucket", func() bool { return files(t, s, "cpu") >= 2 })
 	if n := rowsIn(t, s, "cpu"); n != 2000 {
 		t.Fatalf("%d rows, want 2000", n)
 	}
