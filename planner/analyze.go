@@ -319,6 +319,12 @@ func duckdbRefs(ctx context.Context, conn *sql.Conn, text string, known func(str
 		if err != nil {
 			return
 		}
+		if m["class"] == "PARAMETER" {
+			// $name is DuckDB's, not PostgreSQL's, and no Bind fills it:
+			// most often a client macro left unexpanded.
+			err = sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"$\": $name placeholders are not PostgreSQL syntax (an unexpanded client macro, such as Grafana's $__timeFilter?)")
+			return
+		}
 		switch m["type"] {
 		case "BASE_TABLE":
 			cat, _ := m["catalog_name"].(string)

@@ -119,6 +119,19 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	},
 }
 
+// isHex reports whether s is an even number of hex digits.
+func isHex(s string) bool {
+	if len(s)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // pgTypes are the rows of pg_type: the types of tables' columns and of
 // query results.
 var pgTypes = []struct {
@@ -236,6 +249,13 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		switch lastName(tc.TypeName.GetNames()) {
 		case "regclass", "regtype", "regproc", "regnamespace", "oid", "regrole", "name", "regconfig":
 			return tc.Arg, true
+		case "bytea":
+			// '\x00ff'::bytea is PostgreSQL's hex format; DuckDB reads only
+			// \x00 as a byte escape and "ff" as two letters.
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && strings.HasPrefix(sv.Sval, `\x`) && isHex(sv.Sval[2:]) {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
+					[]*pg_query.Node{pg_query.MakeAConstStrNode(sv.Sval[2:], -1)}, -1), true
+			}
 		case "numeric", "decimal":
 			if len(tc.TypeName.Typmods) == 0 {
 				// PostgreSQL's numeric without precision keeps any value;

@@ -760,6 +760,9 @@ func TestSchemaQualifiedTables(t *testing.T) {
 	if got := e.rows("SELECT current_schemas(true), current_schemas(false)"); got != "[pg_catalog public]|[public]" {
 		t.Fatalf("current_schemas: %s", got)
 	}
+	if _, err := e.run("SELECT $__timeGroupAlias FROM cpu"); sqlerr.Code(err) != sqlerr.SyntaxError {
+		t.Fatalf("an unexpanded Grafana macro: %v", err)
+	}
 	if _, err := e.run("SELECT $1"); sqlerr.Code(err) != "42P02" {
 		t.Fatalf("a parameter without Bind: %v", err)
 	}
@@ -813,6 +816,9 @@ func TestNumericWithoutPrecision(t *testing.T) {
 		{"SELECT CAST(123456789012345678 AS numeric)::bigint", "123456789012345678"},
 		{"SELECT (round(37.954254324644715::float8::numeric, 2) * 100)::bigint", "3795"},
 		{"SELECT (12.3456::numeric(10,2) * 100)::bigint", "1235"}, // a precision given is kept
+		// Not numeric, but another literal DuckDB reads its own way:
+		// PostgreSQL's hex bytea.
+		{`SELECT octet_length('\x00ff'::bytea), octet_length('\xDEADbeef'::bytea), hex('\x00ff'::bytea)`, "2|4|00FF"},
 	}
 	for _, tt := range tests {
 		if got := e.rows(tt.query); got != tt.want {
