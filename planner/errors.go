@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -15,6 +16,8 @@ var (
 	reMissingTable  = regexp.MustCompile(`Table with name ([^ ]+) does not exist`)
 	reMissingColumn = regexp.MustCompile(`Referenced column "?([^" ]+)"? not found`)
 	reErrPrefix     = regexp.MustCompile(`^[A-Za-z ]+ Error: `)
+	reBadText       = regexp.MustCompile(`^Could not convert string '(.*)' to ([A-Z0-9 ]+)$`)
+	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
 // mapDuckError turns a DuckDB error into a SQL error with PostgreSQL's
@@ -74,6 +77,14 @@ func mapDuckError(err error) error {
 		}
 	case duckdb.ErrorTypeConversion, duckdb.ErrorTypeInvalidInput:
 		e.Code = conversionCode(lower)
+		// PostgreSQL's wording for the two errors bad values give most.
+		// The DETAIL (a position in the SQL DuckDB ran, often the
+		// planner's rewrite of the statement) goes with DuckDB's wording.
+		if m := reBadText.FindStringSubmatch(msg); m != nil {
+			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgTypeOfDuckDB(m[2]), m[1]), ""
+		} else if m := reOutOfRange.FindStringSubmatch(msg); m != nil {
+			e.Code, e.Message, e.Detail = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], pgTypeOfDuckDB(m[2])), ""
+		}
 	case duckdb.ErrorTypeOutOfRange:
 		e.Code = sqlerr.NumericOutOfRange
 		if strings.Contains(lower, "date") || strings.Contains(lower, "timestamp") {
@@ -104,6 +115,35 @@ func mapDuckError(err error) error {
 		e.Code = sqlerr.InternalError
 	}
 	return e
+}
+
+// pgTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.
+func pgTypeOfDuckDB(t string) string {
+	switch t {
+	case "DOUBLE", "FLOAT8":
+		return "double precision"
+	case "FLOAT", "REAL":
+		return "real"
+	case "BIGINT", "INT64":
+		return "bigint"
+	case "INTEGER", "INT32":
+		return "integer"
+	case "SMALLINT", "INT16":
+		return "smallint"
+	case "BOOLEAN", "BOOL":
+		return "boolean"
+	case "DATE":
+		return "date"
+	case "TIMESTAMP":
+		return "timestamp without time zone"
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ":
+		return "timestamp with time zone"
+	case "DECIMAL":
+		return "numeric"
+	case "VARCHAR":
+		return "text"
+	}
+	return strings.ToLower(t)
 }
 
 // errorTypeOf reads the type of a DuckDB error from its message ("Catalog

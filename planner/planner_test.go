@@ -213,30 +213,33 @@ func TestJoinAndPostgresColumnNames(t *testing.T) {
 func TestErrorsHaveSQLStateAndChangeNothing(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
-	tests := []struct{ q, code string }{
-		{"SELECT * FROM nope", sqlerr.UndefinedTable},
-		{"INSERT INTO nope VALUES (now())", sqlerr.UndefinedTable},
-		{"SELECT nocol FROM cpu", sqlerr.UndefinedColumn},
-		{"INSERT INTO cpu (time, nocol) VALUES (now(), 1)", sqlerr.UndefinedColumn},
-		{"SELEC 1", sqlerr.SyntaxError},
-		{"INSERT INTO cpu VALUES (now(), 'x', 'abc', 1)", sqlerr.InvalidTextRep},
-		{"INSERT INTO cpu VALUES ('not a time', 'x', 1, 1)", sqlerr.InvalidDatetimeFormat},
-		{"INSERT INTO cpu VALUES ('2026-13-45 00:00:00', 'x', 1, 1)", sqlerr.DatetimeOverflow},
-		{"INSERT INTO cpu VALUES (NULL, 'x', 1, 1)", sqlerr.NotNullViolation},
-		{"INSERT INTO cpu (host) VALUES ('x')", sqlerr.NotNullViolation},
-		{"INSERT INTO cpu VALUES (now(), 'x', 1, 99999999999999999999)", sqlerr.NumericOutOfRange},
-		{"INSERT INTO cpu VALUES (now(), 'x', 1, 1, 5)", sqlerr.SyntaxError},
-		{"INSERT INTO cpu VALUES (now(), 'x'), (now(), 'y', 1)", sqlerr.SyntaxError},
-		{"INSERT INTO cpu (time, host) VALUES (now())", sqlerr.SyntaxError},
-		{"CREATE TABLE cpu (time TIMESTAMPTZ)", sqlerr.DuplicateTable},
-		{"CREATE TABLE notime (host TEXT)", "42P16"},
-		{"SELECT 1/0", sqlerr.DivisionByZero},
-		{"DROP TABLE nope", sqlerr.UndefinedTable},
+	tests := []struct{ q, code, msg string }{
+		{"SELECT * FROM nope", sqlerr.UndefinedTable, ""},
+		{"INSERT INTO nope VALUES (now())", sqlerr.UndefinedTable, ""},
+		{"SELECT nocol FROM cpu", sqlerr.UndefinedColumn, ""},
+		{"INSERT INTO cpu (time, nocol) VALUES (now(), 1)", sqlerr.UndefinedColumn, ""},
+		{"SELEC 1", sqlerr.SyntaxError, ""},
+		{"INSERT INTO cpu VALUES (now(), 'x', 'abc', 1)", sqlerr.InvalidTextRep, `invalid input syntax for type double precision: "abc"`},
+		{"INSERT INTO cpu VALUES ('not a time', 'x', 1, 1)", sqlerr.InvalidDatetimeFormat, ""},
+		{"INSERT INTO cpu VALUES ('2026-13-45 00:00:00', 'x', 1, 1)", sqlerr.DatetimeOverflow, ""},
+		{"INSERT INTO cpu VALUES (NULL, 'x', 1, 1)", sqlerr.NotNullViolation, ""},
+		{"INSERT INTO cpu (host) VALUES ('x')", sqlerr.NotNullViolation, ""},
+		{"INSERT INTO cpu VALUES (now(), 'x', 1, 99999999999999999999)", sqlerr.NumericOutOfRange, `value "99999999999999999999" is out of range for type bigint`},
+		{"INSERT INTO cpu VALUES (now(), 'x', 1, 1, 5)", sqlerr.SyntaxError, ""},
+		{"INSERT INTO cpu VALUES (now(), 'x'), (now(), 'y', 1)", sqlerr.SyntaxError, ""},
+		{"INSERT INTO cpu (time, host) VALUES (now())", sqlerr.SyntaxError, ""},
+		{"CREATE TABLE cpu (time TIMESTAMPTZ)", sqlerr.DuplicateTable, ""},
+		{"CREATE TABLE notime (host TEXT)", "42P16", ""},
+		{"SELECT 1/0", sqlerr.DivisionByZero, ""},
+		{"DROP TABLE nope", sqlerr.UndefinedTable, ""},
 	}
 	for _, tt := range tests {
 		_, err := e.run(tt.q)
 		if got := sqlerr.Code(err); got != tt.code {
 			t.Errorf("%s: code %s (%v), want %s", tt.q, got, err, tt.code)
+		}
+		if tt.msg != "" && (err == nil || err.Error() != tt.msg) {
+			t.Errorf("%s: message %v, want %s", tt.q, err, tt.msg)
 		}
 	}
 	if got := e.rows("SELECT count(*) FROM cpu"); got != "4" {
