@@ -41,6 +41,9 @@ type cursor struct {
 	// heldSize is this cursor's part of it.
 	used     *int
 	heldSize int
+	// cancel cancels the context the rows were made with, if they outlive
+	// their statement.
+	cancel context.CancelCauseFunc
 }
 
 // newCursor reads rows in formats by column (none: all text) with the
@@ -184,9 +187,13 @@ const holdLimit = 256 << 20
 // not change how they are written, where PostgreSQL would apply it. Past
 // the connection's holdLimit the rest is dropped and the reads end with an
 // error instead.
-func (cur *cursor) hold() {
+func (cur *cursor) hold(ctx context.Context) {
 	if cur.closed {
 		return
+	}
+	if cur.cancel != nil {
+		stop := context.AfterFunc(ctx, func() { cur.cancel(context.Cause(ctx)) })
+		defer stop()
 	}
 	start := len(cur.held)
 	for {
@@ -267,6 +274,7 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 		// The cursor's rows stay open on the session's connection until
 		// they are read, closed, or held for another statement.
 		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc, &x.heldBytes)
+		cur.cancel = kept.cancel
 		kept.refs++
 		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, ctx: kept}
 		x.open = cur
@@ -290,7 +298,7 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 		return "", sqlerr.New("34000", "cursor %q does not exist", f.Name)
 	}
 	if !d.cur.closed && x.open != d.cur {
-		x.hold() // not reached: an open cursor is the connection's
+		x.hold(ctx) // not reached: an open cursor is the connection's
 	}
 	// A cancel or statement_timeout of this FETCH reaches the rows
 	// through the context they were made with, the DECLARE's.

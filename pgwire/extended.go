@@ -64,11 +64,12 @@ type declared struct {
 	ctx     *keptContext
 }
 
-// hold frees the session's connection for another statement: the open
-// cursor's rows are read into memory.
-func (x *extended) hold() {
+// hold frees the session's connection for the statement of ctx: the open
+// cursor's rows are read into memory (that statement's cancel or timeout
+// ends the reading, and the cursor with an error).
+func (x *extended) hold(ctx context.Context) {
 	if x.open != nil {
-		x.open.hold()
+		x.open.hold(ctx)
 		x.open = nil
 	}
 }
@@ -356,6 +357,7 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		if maxRows > 0 && sent == maxRows {
 			// As PostgreSQL, without looking ahead: a result of exactly
 			// maxRows rows is suspended, and the next Execute completes it.
+			cur.cancel = pt.cancel
 			pt.cur, x.open = cur, cur
 			return nil
 		}

@@ -153,7 +153,7 @@ type Session struct {
 	cells [][]literal
 	// beforeEngine is called before a statement runs on conn (see
 	// OnEngine).
-	beforeEngine func()
+	beforeEngine func(context.Context)
 }
 
 // OnEngine sets fn to be called before the session runs a statement on
@@ -161,11 +161,13 @@ type Session struct {
 // transaction control, and every Prepare. DuckDB runs one statement per connection at a time, so a
 // result the wire layer still streams from the connection (a cursor, a
 // portal read with a row limit) must be read into memory then.
-func (s *Session) OnEngine(fn func()) { s.beforeEngine = fn }
+// fn gets the statement's context: its cancel or timeout should stop that
+// reading too.
+func (s *Session) OnEngine(fn func(context.Context)) { s.beforeEngine = fn }
 
-func (s *Session) useEngine() {
+func (s *Session) useEngine(ctx context.Context) {
 	if s.beforeEngine != nil {
-		s.beforeEngine()
+		s.beforeEngine(ctx)
 	}
 }
 
@@ -349,7 +351,7 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		// close the open results rather than read them first.
 		return s.transaction(n.TransactionStmt)
 	}
-	s.useEngine()
+	s.useEngine(ctx)
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}

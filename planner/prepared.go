@@ -53,7 +53,7 @@ func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) 
 	if err := checkQueryText(query); err != nil {
 		return nil, err
 	}
-	s.useEngine()
+	s.useEngine(ctx)
 	stmts, err := splitStatements(query)
 	if err != nil {
 		return nil, err

@@ -136,6 +136,21 @@ func TestCursors(t *testing.T) {
 		t.Fatalf("FETCH of a cursor held past the limit: %s", c)
 	}
 	exec("COMMIT")
+	// The statement that has a cursor read into memory can cancel that
+	// reading: its timeout ends the statement and the cursor, long before
+	// the 256 MiB.
+	exec("SET statement_timeout = '500ms'")
+	exec("BEGIN")
+	exec("DECLARE slow CURSOR FOR SELECT repeat('x', 10000) FROM range(0, 1000000000000) t(i)")
+	exec("FETCH 1 FROM slow")
+	if c := code("SELECT 8"); c != "57014" {
+		t.Fatalf("a statement timing out while a cursor is read into memory: %s", c)
+	}
+	if c := code("FETCH ALL FROM slow"); c != "57014" {
+		t.Fatalf("the cursor whose reading was canceled: %s", c)
+	}
+	exec("COMMIT")
+	exec("SET statement_timeout = 0")
 
 	// psql's FETCH_COUNT: BEGIN, DECLARE, FETCH FORWARD n until a short
 	// batch, CLOSE, COMMIT.
