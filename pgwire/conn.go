@@ -197,7 +197,7 @@ func (c *conn) serve() {
 			if !sess.InTransaction() {
 				// The implicit transaction ends: as in PostgreSQL, its
 				// portals go with it.
-				ext.endTransaction()
+				ext.endTransaction(true)
 			}
 			c.ready(sess)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
@@ -337,7 +337,7 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 			return nil
 		}
 		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			tag, err := c.cursorCommand(qctx, x, r, loc, kept)
+			tag, err := c.cursorCommand(qctx, x, r, loc, kept, sess.InTransaction())
 			if err != nil {
 				return err
 			}
@@ -367,7 +367,7 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 		}
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		if tag == "COMMIT" || tag == "ROLLBACK" {
-			x.endTransaction()
+			x.endTransaction(tag == "COMMIT")
 		}
 		if strings.HasPrefix(tag, "SET") || strings.HasPrefix(tag, "RESET") {
 			c.reportChanges(before, sess.Settings().Reported())

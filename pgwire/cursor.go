@@ -256,7 +256,7 @@ func (c *conn) send(cur *cursor, limit int) (sent int, err error) {
 // cursorCommand carries out DECLARE … CURSOR, FETCH, MOVE and CLOSE and
 // returns the command tag. FETCH sends the rows it reads, after their
 // RowDescription, as PostgreSQL does for the simple query protocol.
-func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result, loc *time.Location, kept *keptContext) (string, error) {
+func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result, loc *time.Location, kept *keptContext, inTx bool) (string, error) {
 	switch {
 	case r.Cursor != nil:
 		d := r.Cursor
@@ -276,7 +276,7 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc, &x.heldBytes)
 		cur.cancel = kept.cancel
 		kept.refs++
-		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, ctx: kept}
+		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, inTx: inTx, ctx: kept}
 		x.open = cur
 		return r.Tag, nil
 	case r.CloseCursor != nil:

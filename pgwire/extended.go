@@ -60,7 +60,8 @@ type declared struct {
 	cur     *cursor
 	cols    []planner.Column
 	formats []int16 // all binary for a BINARY cursor, else none (text)
-	hold    bool    // WITH HOLD: outlives its transaction
+	hold    bool    // WITH HOLD: outlives its transaction, once that commits
+	inTx    bool    // declared in a transaction block not yet ended
 	ctx     *keptContext
 }
 
@@ -110,14 +111,18 @@ func (x *extended) closeCursor(name string) {
 
 // endTransaction closes the portals and the cursors declared without
 // HOLD, as the end of a transaction does in PostgreSQL (COMMIT, ROLLBACK,
-// and Sync outside a transaction block).
-func (x *extended) endTransaction() {
+// and Sync outside a transaction block); a rollback also closes the HOLD
+// cursors its transaction declared.
+func (x *extended) endTransaction(committed bool) {
 	for name := range x.portals {
 		x.closePortal(name)
 	}
 	for name, d := range x.cursors {
-		if !d.hold {
+		switch {
+		case !d.hold, d.inTx && !committed:
 			x.closeCursor(name)
+		default:
+			d.inTx = false
 		}
 	}
 }
@@ -291,7 +296,7 @@ func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows i
 			pt.close()
 			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
 			if pt.tag == "COMMIT" || pt.tag == "ROLLBACK" {
-				x.endTransaction()
+				x.endTransaction(pt.tag == "COMMIT")
 			}
 			return nil
 		}
