@@ -307,6 +307,16 @@ func TestSessionCommands(t *testing.T) {
 	if _, err := e.run("SET no_such_setting = 1"); sqlerr.Code(err) != sqlerr.UndefinedObject {
 		t.Fatalf("unknown setting: %v", err)
 	}
+	// search_path shows its schemas as PostgreSQL does, quoted where needed.
+	for set, want := range map[string]string{
+		`SET search_path TO "$user", public`:    `"$user", public`,
+		`SET search_path = public, "My Schema"`: `public, "My Schema"`,
+		`SET search_path TO public`:             `public`,
+	} {
+		if got := e.rows(set + "; SHOW search_path"); got != want {
+			t.Errorf("%s: SHOW search_path %s, want %s", set, got, want)
+		}
+	}
 }
 
 func TestDuckDBDialectSelect(t *testing.T) {

@@ -225,7 +225,13 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 	}
 	var vals []string
 	for _, a := range st.Args {
-		vals = append(vals, constString(a))
+		v := constString(a)
+		if name == "search_path" {
+			// Schema names as PostgreSQL shows them: "$user" keeps its
+			// quotes (Grafana's schema picker looks for them).
+			v = quoteIdentIfNeeded(v)
+		}
+		vals = append(vals, v)
 	}
 	value := strings.Join(vals, ", ")
 	if err := s.settings.Set(name, value); err != nil {
@@ -284,4 +290,20 @@ func (s *Session) show(name string) (*Result, error) {
 		col = "DateStyle"
 	}
 	return &Result{Tag: "SHOW", Columns: []Column{{col, 25, -1}}, Rows: NewStaticRows([][]any{{s.settings.Get(name)}})}, nil
+}
+
+// quoteIdentIfNeeded quotes s as an identifier unless it is a plain
+// lower-case one, as PostgreSQL's quote_ident does.
+func quoteIdentIfNeeded(s string) string {
+	plain := s != ""
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
