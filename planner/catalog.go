@@ -3,11 +3,13 @@ package planner
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/auth"
 	"tsdb/internal/schema"
 )
 
@@ -187,11 +189,64 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	tables := s.p.store.Tables()
 	for _, name := range used {
 		view := catalogView(name)
-		if err := s.ensureView(ctx, view, sessionView{create: fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), catalogRelation(name)(tables))}); err != nil {
+		def := catalogRelation(name)(tables)
+		switch name {
+		case "pg_catalog.pg_roles":
+			def = rolesRelation(s.p.roles)
+		case "pg_catalog.pg_auth_members":
+			def = authMembersRelation(s.p.roles)
+		}
+		if err := s.ensureView(ctx, view, sessionView{create: fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), def)}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Roles in pg_roles: the admin (OID 10, as PostgreSQL's bootstrap
+// superuser), PostgreSQL's two predefined roles tsdb grants, with their
+// OIDs, and the roles made with CREATE ROLE.
+var predefinedRoleOIDs = map[string]int64{auth.ReadAll: 6181, auth.WriteAll: 6182}
+
+// roleOID gives a created role a stable OID from its name.
+func roleOID(name string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 16384 + int64(h.Sum32()%1_000_000_000)
+}
+
+// rolesRelation is pg_roles for the roles of roles (nil: the admin only).
+func rolesRelation(roles *auth.Store) string {
+	row := func(oid int64, name string, super, login bool) string {
+		return fmt.Sprintf("(%d, %s, %v, true, %v, %v, %v, -1, CAST(NULL AS TIMESTAMPTZ), false, %v)", oid, schema.QuoteString(name), super, super, super, login, super)
+	}
+	rows := []string{row(10, auth.Admin, true, true)}
+	for _, name := range []string{auth.ReadAll, auth.WriteAll} {
+		rows = append(rows, row(predefinedRoleOIDs[name], name, false, false))
+	}
+	if roles != nil {
+		for _, r := range roles.Roles() {
+			rows = append(rows, row(roleOID(r.Name), r.Name, false, true))
+		}
+	}
+	return valuesView(rows, "oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit, rolvaliduntil, rolreplication, rolbypassrls", "")
+}
+
+// authMembersRelation is pg_auth_members: which created role holds which
+// predefined one.
+func authMembersRelation(roles *auth.Store) string {
+	var rows []string
+	if roles != nil {
+		for _, r := range roles.Roles() {
+			for _, g := range r.Granted {
+				if oid, ok := predefinedRoleOIDs[g]; ok {
+					rows = append(rows, fmt.Sprintf("(%d, %d, %d, 10, false, true, true)", int64(len(rows))+1, oid, roleOID(r.Name)))
+				}
+			}
+		}
+	}
+	return valuesView(rows, "oid, roleid, member, grantor, admin_option, inherit_option, set_option",
+		"CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN)")
 }
 
 // engineMacros are PostgreSQL functions clients call that DuckDB lacks,

@@ -81,10 +81,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_am": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
 	},
-	"pg_catalog.pg_roles": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (10, 'tsdb', true, true, true, true, true, -1, CAST(NULL AS TIMESTAMPTZ), false, false)) AS t(oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit, rolvaliduntil, rolreplication, rolbypassrls)"
-	},
-	"pg_catalog.pg_auth_members": emptyRelation("oid:BIGINT", "roleid:BIGINT", "member:BIGINT", "grantor:BIGINT", "admin_option:BOOLEAN", "inherit_option:BOOLEAN", "set_option:BOOLEAN"),
+	// The session binds these two with the role store (bindCatalog).
+	"pg_catalog.pg_roles":        func([]schema.Table) string { return rolesRelation(nil) },
+	"pg_catalog.pg_auth_members": func([]schema.Table) string { return authMembersRelation(nil) },
 	"pg_catalog.pg_settings": func([]schema.Table) string {
 		// In a fixed order: a session rebuilds a view whose text changed.
 		var rows []string

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,26 @@ func TestPsqlMetaCommands(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: output lacks %q:\n%s", tt.cmd, w, out)
 			}
+		}
+	}
+}
+
+// \du lists the roles CREATE ROLE made and the predefined roles they were
+// granted.
+func TestPsqlListsRoles(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil, "TSDB_ADMIN_PASSWORD=adminpw")
+	ctx := context.Background()
+	admin := s.connectAs(ctx, "tsdb", "adminpw")
+	for _, q := range []string{"CREATE ROLE agent LOGIN PASSWORD 'a'", "GRANT pg_write_all_data TO agent", "CREATE ROLE viewer LOGIN PASSWORD 'v'"} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PGPASSWORD", "adminpw")
+	out := s.psql(`\du` + "\n")
+	for _, w := range []string{"agent     |", "{pg_write_all_data}", "tsdb      | Superuser", "viewer    |"} {
+		if !strings.Contains(out, w) {
+			t.Errorf(`\du lacks %q:`+"\n%s", w, out)
 		}
 	}
 }

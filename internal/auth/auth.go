@@ -98,6 +98,25 @@ func Verifier(user, password string) (scram.StoredCredentials, error) {
 	return client.GetStoredCredentials(scram.KeyFactors{Salt: hex.EncodeToString(salt), Iters: 4096}), nil
 }
 
+// RoleInfo is what the catalog shows of a role (pg_roles, psql's \du).
+type RoleInfo struct {
+	Name    string
+	Granted []string // predefined roles it is a member of
+}
+
+// Roles lists the roles created with CREATE ROLE, by name; the admin is
+// not among them.
+func (s *Store) Roles() []RoleInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]RoleInfo, 0, len(s.roles))
+	for _, r := range s.roles {
+		out = append(out, RoleInfo{Name: r.Name, Granted: append([]string(nil), r.Granted...)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // PasswordsRequired reports whether clients must authenticate: once any
 // password exists.
 func (s *Store) PasswordsRequired() bool {
