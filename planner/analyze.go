@@ -209,7 +209,9 @@ func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool
 // names, which a qualified name would miss. Tools (DBeaver, Metabase,
 // Superset) qualify every table with its schema.
 func (s *Session) unqualified(st statement) (statement, error) {
-	if st.node == nil {
+	// Every statement passes here: the tree is walked only when its text
+	// can name a schema at all.
+	if st.node == nil || !containsFold(st.text, "public") && !containsFold(st.text, "main") {
 		return st, nil
 	}
 	qualified := func(rv *pg_query.RangeVar) bool {
@@ -266,6 +268,18 @@ func (s *Session) unqualified(st statement) (statement, error) {
 		return st, err
 	}
 	return statement{text: text, node: node}, nil
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub
+// in any case.
+func containsFold(s, sub string) bool {
+	first := sub[0]
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func lastName(names []*pg_query.Node) string {

@@ -228,7 +228,7 @@ func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) 
 		return emit(&Result{Empty: true})
 	}
 	for _, st := range stmts {
-		if n := firstParam(st.node); n > 0 {
+		if n := firstParam(st); n > 0 {
 			// Parameters come with Bind, over the extended protocol; here
 			// $1 is what an unexpanded client macro ($__timeFilter)
 			// leaves too.
@@ -245,9 +245,11 @@ func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) 
 	return nil
 }
 
-// firstParam is the number of the first $n parameter in node, or 0.
-func firstParam(node *pg_query.Node) int32 {
-	if node == nil {
+// firstParam is the number of the first $n parameter in st, or 0. The
+// tree is walked only when the text has a $.
+func firstParam(st statement) int32 {
+	node := st.node
+	if node == nil || strings.IndexByte(st.text, '$') < 0 {
 		return 0
 	}
 	var n int32

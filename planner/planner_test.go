@@ -839,3 +839,22 @@ func TestNumericWithoutPrecision(t *testing.T) {
 		}
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	tests := []struct {
+		s, sub string
+		want   bool
+	}{
+		{"SELECT * FROM public.cpu", "public", true},
+		{`SELECT * FROM "PUBLIC"."cpu"`, "public", true},
+		{"SELECT * FROM Main.cpu", "main", true},
+		{"SELECT * FROM cpu", "public", false},
+		{"pub", "public", false},
+		{"", "main", false},
+	}
+	for _, tt := range tests {
+		if got := containsFold(tt.s, tt.sub); got != tt.want {
+			t.Errorf("containsFold(%q, %q) = %v", tt.s, tt.sub, got)
+		}
+	}
+}
