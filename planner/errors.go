@@ -9,6 +9,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
@@ -119,29 +120,14 @@ func mapDuckError(err error) error {
 
 // pgTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.
 func pgTypeOfDuckDB(t string) string {
+	if ty, ok := schema.FromDuckDB(t); ok {
+		return ty.String()
+	}
 	switch t {
-	case "DOUBLE", "FLOAT8":
-		return "double precision"
-	case "FLOAT", "REAL":
-		return "real"
-	case "BIGINT", "INT64":
-		return "bigint"
-	case "INTEGER", "INT32":
-		return "integer"
-	case "SMALLINT", "INT16":
-		return "smallint"
-	case "BOOLEAN", "BOOL":
-		return "boolean"
 	case "DATE":
 		return "date"
-	case "TIMESTAMP":
-		return "timestamp without time zone"
-	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ":
-		return "timestamp with time zone"
 	case "DECIMAL":
 		return "numeric"
-	case "VARCHAR":
-		return "text"
 	}
 	return strings.ToLower(t)
 }

@@ -82,6 +82,24 @@ func ParseType(name string) (Type, error) {
 	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text)", name)
 }
 
+// duckdbAliases are the other names DuckDB prints for the types, in
+// messages such as cast errors.
+var duckdbAliases = map[string]Type{
+	"TIMESTAMP WITH TIME ZONE": Timestamptz, "INT64": Int64, "INT32": Int32, "INT16": Int16,
+	"FLOAT8": Float64, "REAL": Float32, "FLOAT4": Float32, "BOOL": Bool, "STRING": Text,
+}
+
+// FromDuckDB resolves a type name as DuckDB prints it (DOUBLE, INT64, …).
+func FromDuckDB(name string) (Type, bool) {
+	for t, info := range typeInfos {
+		if info.duckdb == name {
+			return t, true
+		}
+	}
+	t, ok := duckdbAliases[name]
+	return t, ok
+}
+
 // String returns PostgreSQL's canonical name of the type.
 func (t Type) String() string { return typeInfos[t].pgName }
 

@@ -80,3 +80,20 @@ func TestClusterIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestFromDuckDB(t *testing.T) {
+	tests := []struct {
+		name string
+		want Type
+		ok   bool
+	}{
+		{"DOUBLE", Float64, true}, {"INT64", Int64, true}, {"INTEGER", Int32, true}, {"VARCHAR", Text, true},
+		{"TIMESTAMP WITH TIME ZONE", Timestamptz, true}, {"TIMESTAMPTZ", Timestamptz, true}, {"FLOAT", Float32, true},
+		{"DATE", Invalid, false},
+	}
+	for _, tt := range tests {
+		if got, ok := FromDuckDB(tt.name); ok != tt.ok || got != tt.want {
+			t.Errorf("FromDuckDB(%q) = %v %v, want %v %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
