@@ -62,13 +62,13 @@ func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return strconv.AppendInt(dst, v.Int64(row), 10), nil
 		}
-	case planner.KindFloat32:
-		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendFloat(dst, v.Float64(row), 32), nil
+	case planner.KindFloat32, planner.KindFloat64:
+		bits := 64
+		if kind == planner.KindFloat32 {
+			bits = 32
 		}
-	case planner.KindFloat64:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendFloat(dst, v.Float64(row), 64), nil
+			return appendFloat(dst, v.Float64(row), bits), nil
 		}
 	case planner.KindString:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {

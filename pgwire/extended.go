@@ -75,8 +75,8 @@ func (x *extended) hold(ctx context.Context) {
 	}
 }
 
-// release forgets cur as the open cursor, when it is closed.
-func (x *extended) release(cur *cursor) {
+// forget forgets cur as the open cursor, when it is closed.
+func (x *extended) forget(cur *cursor) {
 	if cur != nil && x.open == cur {
 		x.open = nil
 	}
@@ -88,7 +88,7 @@ func (x *extended) closePortal(name string) {
 	if !ok {
 		return
 	}
-	x.release(pt.cur)
+	x.forget(pt.cur)
 	if pt.cur != nil {
 		pt.cur.release()
 	}
@@ -102,7 +102,7 @@ func (x *extended) closeCursor(name string) {
 	if !ok {
 		return
 	}
-	x.release(d.cur)
+	x.forget(d.cur)
 	d.cur.close()
 	d.cur.release()
 	d.ctx.unref()
@@ -282,7 +282,7 @@ func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows i
 		err := c.start(qctx, rctx, sess, x, pt, maxRows)
 		if err != nil {
 			pt.done = true
-			x.release(pt.cur)
+			x.forget(pt.cur)
 			pt.close()
 			return timeoutError(qctx, err)
 		}
@@ -395,7 +395,7 @@ func (c *conn) endExecute(qctx context.Context, x *extended, pt *portal, maxRows
 	}
 	n := pt.cur.n
 	pt.done = true
-	x.release(pt.cur)
+	x.forget(pt.cur)
 	pt.close()
 	if err != nil {
 		return timeoutError(qctx, err)
