@@ -70,10 +70,19 @@ func TestTimePruning(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tt.where, got, tt.layers)
 		}
 	}
+	// A table written with its schema is pruned alike (the planner drops
+	// public. before it binds the table).
+	q := "SELECT count(*) FROM public.cpu WHERE public.cpu.time >= '2026-01-01 01:00:00+00' AND time < '2026-01-01 02:00:00+00'"
+	if got := e.rows(q); got != "7" {
+		t.Errorf("public.cpu: count %s, want 7", got)
+	}
+	if got := explainCounts(t, e, q); got != "files 1/2 buckets 1/1" {
+		t.Errorf("public.cpu: %s, want files 1/2 buckets 1/1", got)
+	}
 	// Qualified references through an alias, in a join and a subquery.
 	e.must("CREATE TABLE hosts (time TIMESTAMPTZ NOT NULL, host TEXT, dc TEXT)")
 	e.must("INSERT INTO hosts VALUES ('2026-01-01', 'h1', 'eu'), ('2026-01-01', 'late', 'us')")
-	q := "SELECT h.dc, count(*) FROM cpu c JOIN hosts h USING (host) WHERE c.time >= '2026-01-01 01:00:00+00' AND c.time < '2026-01-01 02:00:00+00' GROUP BY 1 ORDER BY 1"
+	q = "SELECT h.dc, count(*) FROM cpu c JOIN hosts h USING (host) WHERE c.time >= '2026-01-01 01:00:00+00' AND c.time < '2026-01-01 02:00:00+00' GROUP BY 1 ORDER BY 1"
 	if got := e.rows(q); got != "eu|6;us|1" {
 		t.Errorf("join: %s", got)
 	}
