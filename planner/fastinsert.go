@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -265,8 +266,14 @@ func scanInsert(query string) (*insertScan, bool) {
 // at least partBytes, concurrently. Part i reuses spare[i] when it is
 // large enough.
 func scanInsertParts(query string, partBytes, maxParts int, spare [][]literal) (*insertScan, bool) {
-	// A query with a NUL byte or bytes that are not UTF-8 never gets here:
-	// Session.Execute refuses it first (checkQueryText).
+	// PostgreSQL's parser reads a C string: a NUL byte ends the query
+	// there. (Over the wire it cannot occur inside a query string.) And
+	// text that is not UTF-8 is refused by the parser, not stored. The
+	// scanner declines both, and Session.Execute then refuses the query
+	// (checkQueryText), so that the check runs once per query.
+	if strings.IndexByte(query, 0) >= 0 || !utf8.ValidString(query) {
+		return nil, false
+	}
 	sc := &scanner{s: query}
 	if !sc.keyword("insert") || !sc.keyword("into") {
 		return nil, false

@@ -211,14 +211,16 @@ func (s *Session) InTransaction() bool { return s.inTx }
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
-	if err := checkQueryText(query); err != nil {
-		return err
-	}
+	// The fast INSERT path declines text that is not UTF-8 (its scanner
+	// checks the query as it must anyway): check it after, once.
 	if res, ok, err := s.fastInsert(ctx, query); ok {
 		if err != nil {
 			return err
 		}
 		return emit(res)
+	}
+	if err := checkQueryText(query); err != nil {
+		return err
 	}
 	stmts, err := splitStatements(query)
 	if err != nil {
