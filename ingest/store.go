@@ -401,6 +401,37 @@ func (s *Store) Table(name string) (schema.Table, bool) {
 	return t.sch(), true
 }
 
+// TableSize is the room a table takes now: the data files of its current
+// Delta version (not the files older versions still name until VACUUM
+// removes them) and its rows in the buffer, as Arrow holds them.
+type TableSize struct {
+	Files         int
+	FileBytes     int64
+	BufferedRows  int64
+	BufferedBytes int64
+}
+
+// Bytes is the table's size in PostgreSQL's sense: what its rows take.
+func (z TableSize) Bytes() int64 { return z.FileBytes + z.BufferedBytes }
+
+// Size returns the room table name takes. Unlike Snapshot it fetches
+// nothing from object storage: the sizes are in the Delta log.
+func (s *Store) Size(name string) (TableSize, error) {
+	snap, _, err := s.snapshot(name)
+	if err != nil {
+		return TableSize{}, err
+	}
+	z := TableSize{Files: len(snap.Files)}
+	for _, f := range snap.Files {
+		z.FileBytes += f.Size
+	}
+	for _, b := range snap.Batches {
+		z.BufferedRows += b.Rec.NumRows()
+		z.BufferedBytes += b.Bytes
+	}
+	return z, nil
+}
+
 func (s *Store) state(name string) (*tableState, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -91,12 +91,43 @@ func catalogView(name string) string {
 // tsdb's catalog views and session functions by their values:
 // current_setting('x'), version(), current_database(), current_schema(),
 // current_user, session_user, user. It returns nil when nothing changed.
-func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string) {
+func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string, error) {
 	out := proto.Clone(node).(*pg_query.Node)
 	changed := false
 	var used []string
+	var failed error
 	seen := map[string]bool{}
+	use := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			used = append(used, name)
+		}
+	}
 	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+		if failed != nil {
+			return nil
+		}
+		if name, ok := regclassLiteral(n); ok {
+			// 'cpu'::regclass is the table's OID, as pg_class and
+			// pg_attribute give it: tools join on it.
+			oid, err := s.relationOID(name)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			changed = true
+			return pg_query.MakeAConstIntNode(oid, -1)
+		}
+		if fc := n.GetFuncCall(); fc != nil && relationSizeFuncs[lastName(fc.Funcname)] && len(fc.Args) == 1 {
+			r, err := s.relationSize(fc.Args[0])
+			if err != nil {
+				failed = err
+				return nil
+			}
+			changed = true
+			use(sizesRelation)
+			return r
+		}
 		if r, ok := rewritePG(n); ok {
 			changed = true
 			return r
@@ -124,10 +155,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string)
 			if name == "" {
 				return nil
 			}
-			if !seen[name] {
-				seen[name] = true
-				used = append(used, name)
-			}
+			use(name)
 			alias := rv.Alias
 			if alias == nil {
 				alias = &pg_query.Alias{Aliasname: rv.Relname}
@@ -174,10 +202,13 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string)
 		}
 		return nil
 	})
-	if !changed {
-		return nil, nil
+	if failed != nil {
+		return nil, nil, failed
 	}
-	return out, used
+	if !changed {
+		return nil, nil, nil
+	}
+	return out, used, nil
 }
 
 // bindCatalog makes the catalog views a statement uses, over the tables
@@ -189,12 +220,16 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	tables := s.p.store.Tables()
 	for _, name := range used {
 		view := catalogView(name)
-		def := catalogRelation(name)(tables)
+		var def string
 		switch name {
 		case "pg_catalog.pg_roles":
 			def = rolesRelation(s.p.roles)
 		case "pg_catalog.pg_auth_members":
 			def = authMembersRelation(s.p.roles)
+		case sizesRelation:
+			def = s.sizesView(tables)
+		default:
+			def = catalogRelation(name)(tables)
 		}
 		if err := s.ensureView(ctx, view, sessionView{create: fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), def)}); err != nil {
 			return err

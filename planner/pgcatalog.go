@@ -167,9 +167,7 @@ var pgFunctions = map[string]string{
 	"col_description":                 "_tsdb_null2",
 	"pg_encoding_to_char":             "_tsdb_encoding",
 	"array_to_string":                 "array_to_string",
-	"pg_table_size":                   "_tsdb_zero",
-	"pg_relation_size":                "_tsdb_zero",
-	"pg_total_relation_size":          "_tsdb_zero",
+	"pg_indexes_size":                 "_tsdb_zero",
 	"pg_size_pretty":                  "_tsdb_size_pretty",
 	"pg_get_indexdef":                 "_tsdb_null2",
 	"pg_get_statisticsobjdef_columns": "_tsdb_null2",
@@ -203,7 +201,18 @@ var pgMacros = []string{
 	`CREATE MACRO _tsdb_pid() AS 1`,
 	`CREATE MACRO _tsdb_false0() AS false`,
 	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
-	`CREATE MACRO _tsdb_size_pretty(x) AS format_bytes(CAST(x AS BIGINT))`,
+	// PostgreSQL's pg_size_pretty: bytes below 10 kB, then the largest
+	// unit that keeps the number under 20,480 halves, rounded half up.
+	`CREATE MACRO _tsdb_size_half(h, unit) AS CAST((h + CASE WHEN h < 0 THEN -1 ELSE 1 END) // 2 AS VARCHAR) || unit`,
+	`CREATE MACRO _tsdb_size_pretty_b(x) AS CASE
+			WHEN x IS NULL THEN NULL
+			WHEN abs(x) < 10240 THEN CAST(x AS VARCHAR) || ' bytes'
+			WHEN abs(x // 512) < 20479 THEN _tsdb_size_half(x // 512, ' kB')
+			WHEN abs(x // 524288) < 20479 THEN _tsdb_size_half(x // 524288, ' MB')
+			WHEN abs(x // 536870912) < 20479 THEN _tsdb_size_half(x // 536870912, ' GB')
+			WHEN abs(x // 549755813888) < 20479 THEN _tsdb_size_half(x // 549755813888, ' TB')
+			ELSE _tsdb_size_half(x // 562949953421312, ' PB') END`,
+	`CREATE MACRO _tsdb_size_pretty(x) AS _tsdb_size_pretty_b(CAST(x AS BIGINT))`,
 	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
 	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
 			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
@@ -245,17 +254,21 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				return nil, true
 			}
 		}
-		switch lastName(tc.TypeName.GetNames()) {
-		case "regclass", "regtype", "regproc", "regnamespace", "oid", "regrole", "name", "regconfig":
-			return tc.Arg, true
-		case "bytea":
+		switch name := lastName(tc.TypeName.GetNames()); {
+		case oidAliasTypes[name]:
+			arg := tc.Arg
+			for arg.GetTypeCast() != nil && oidAliasTypes[lastName(arg.GetTypeCast().TypeName.GetNames())] {
+				arg = arg.GetTypeCast().Arg
+			}
+			return arg, true
+		case name == "bytea":
 			// '\x00ff'::bytea is PostgreSQL's hex format; DuckDB reads only
 			// \x00 as a byte escape and "ff" as two letters.
 			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && strings.HasPrefix(sv.Sval, `\x`) && isHex(sv.Sval[2:]) {
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
 					[]*pg_query.Node{pg_query.MakeAConstStrNode(sv.Sval[2:], -1)}, -1), true
 			}
-		case "numeric", "decimal":
+		case name == "numeric" || name == "decimal":
 			if len(tc.TypeName.Typmods) == 0 {
 				// PostgreSQL's numeric without precision keeps any value;
 				// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places

@@ -395,7 +395,11 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
 		}
 		text, sel, catalog := st.text, n.SelectStmt, []string(nil)
-		if rewritten, used := s.rewriteSession(st.node); rewritten != nil {
+		rewritten, used, err := s.rewriteSession(st.node)
+		if err != nil {
+			return nil, err
+		}
+		if rewritten != nil {
 			if text, err = deparse(s.p.pgVersion, rewritten); err != nil {
 				return nil, err
 			}

@@ -128,7 +128,11 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		tables = r.tables
 		// Described as executed: catalog relations read tsdb's views,
 		// not DuckDB's own catalog of the same name.
-		if rewritten, used := s.rewriteSession(node); rewritten != nil {
+		rewritten, used, err := s.rewriteSession(node)
+		if err != nil {
+			return err
+		}
+		if rewritten != nil {
 			node, catalog = rewritten, used
 		}
 		if text, err = deparse(s.p.pgVersion, node); err != nil {

@@ -25,6 +25,7 @@ func TestPsqlMetaCommands(t *testing.T) {
 		{`\df`, []string{"List of functions", "(0 rows)"}},
 		{`\dp`, []string{"Access privileges", "public | cpu  | table |"}},
 		{`\dT`, []string{"List of data types"}},
+		{`\dt+ cpu`, []string{"public | cpu  | table | tsdb  | permanent   | heap          | 0 bytes |"}},
 	}
 	for _, tt := range tests {
 		out := s.psql(tt.cmd + "\n")
@@ -33,6 +34,11 @@ func TestPsqlMetaCommands(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", tt.cmd, w, out)
 			}
 		}
+	}
+	// A buffered row has a size: its Arrow bytes.
+	out := s.psql("INSERT INTO mem VALUES ('2026-01-01', 7);\n\\dt+ mem\n")
+	if !strings.Contains(out, "public | mem  | table | tsdb  | permanent   | heap          |") || !strings.Contains(out, " bytes |") || strings.Contains(out, "| 0 bytes |") {
+		t.Errorf("\\dt+ of a table with a buffered row:\n%s", out)
 	}
 }
 

@@ -1,0 +1,171 @@
+package planner
+
+// PostgreSQL names a table by OID in its catalog functions: 'cpu'::regclass
+// is that OID, and pg_total_relation_size(oid) what the table takes. tsdb
+// answers both from its store.
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// sizesRelation is the catalog view of table sizes that relationSize reads.
+// No client names it: only the rewrite of the size functions uses it.
+const sizesRelation = "tsdb.sizes"
+
+// relationSizeFuncs are PostgreSQL's size functions of one relation. A tsdb
+// table has no indexes and no TOAST, so all three are what its rows take.
+var relationSizeFuncs = map[string]bool{
+	"pg_table_size":          true,
+	"pg_relation_size":       true,
+	"pg_total_relation_size": true,
+}
+
+// oidAliasTypes are PostgreSQL's OID alias types: a cast to one keeps the
+// value (an OID) as it is.
+var oidAliasTypes = map[string]bool{
+	"regclass": true, "regtype": true, "regproc": true, "regnamespace": true,
+	"oid": true, "regrole": true, "name": true, "regconfig": true,
+}
+
+// regclassLiteral reports whether n is a string constant cast to regclass
+// (through any further OID alias casts, as in 'cpu'::regclass::oid), and
+// returns the string.
+func regclassLiteral(n *pg_query.Node) (string, bool) {
+	regclass := false
+	for n.GetTypeCast() != nil {
+		tc := n.GetTypeCast()
+		name := lastName(tc.TypeName.GetNames())
+		if !oidAliasTypes[name] {
+			return "", false
+		}
+		regclass = regclass || name == "regclass"
+		n = tc.Arg
+	}
+	sv := n.GetAConst().GetSval()
+	if !regclass || sv == nil {
+		return "", false
+	}
+	return sv.Sval, true
+}
+
+// relationOID resolves a relation name as regclass input does: an
+// unquoted name is folded to lower case, a schema other than public (or
+// pg_catalog, for the catalog relations tsdb answers) names nothing.
+func (s *Session) relationOID(text string) (int64, error) {
+	names, err := parseQualifiedName(text)
+	if err != nil {
+		return 0, err
+	}
+	rel := names[len(names)-1]
+	schemaName := "public"
+	if len(names) == 2 {
+		schemaName = names[0]
+	}
+	if schemaName == "public" {
+		if t, ok := s.p.store.Table(rel); ok {
+			return tableOID(t), nil
+		}
+	}
+	if (schemaName == "pg_catalog" || len(names) == 1) && catalogRelation("pg_catalog."+rel) != nil {
+		return catalogOID(rel), nil
+	}
+	return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", text)
+}
+
+// catalogOID gives a catalog relation a stable OID below the range of
+// tables' (tableOID).
+func catalogOID(rel string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(rel))
+	return 1000 + int64(h.Sum32()%15000)
+}
+
+// parseQualifiedName splits a relation name as PostgreSQL reads it:
+// dot-separated parts, each either a double-quoted identifier kept as
+// written or a bare one folded to lower case.
+func parseQualifiedName(text string) ([]string, error) {
+	var names []string
+	rest := strings.TrimSpace(text)
+	for {
+		var part string
+		if strings.HasPrefix(rest, `"`) {
+			end := 1
+			var b strings.Builder
+			for {
+				i := strings.IndexByte(rest[end:], '"')
+				if i < 0 {
+					return nil, sqlerr.New(sqlerr.InvalidName, "invalid name syntax: %q", text)
+				}
+				b.WriteString(rest[end : end+i])
+				end += i + 1
+				if !strings.HasPrefix(rest[end:], `"`) {
+					break
+				}
+				b.WriteByte('"')
+				end++
+			}
+			part, rest = b.String(), rest[end:]
+		} else {
+			i := strings.IndexByte(rest, '.')
+			if i < 0 {
+				i = len(rest)
+			}
+			part, rest = strings.ToLower(strings.TrimSpace(rest[:i])), rest[i:]
+		}
+		if part == "" {
+			return nil, sqlerr.New(sqlerr.InvalidName, "invalid name syntax: %q", text)
+		}
+		names = append(names, part)
+		if rest == "" {
+			break
+		}
+		if !strings.HasPrefix(rest, ".") || len(names) == 2 {
+			return nil, sqlerr.New(sqlerr.InvalidName, "invalid name syntax: %q", text)
+		}
+		rest = rest[1:]
+	}
+	return names, nil
+}
+
+// relationSize is the expression that answers a size function of arg: the
+// bytes of the table with that OID, NULL for an OID that names none (as in
+// PostgreSQL). A text constant argument is a relation name.
+func (s *Session) relationSize(arg *pg_query.Node) (*pg_query.Node, error) {
+	if sv := arg.GetAConst().GetSval(); sv != nil {
+		oid, err := s.relationOID(sv.Sval)
+		if err != nil {
+			return nil, err
+		}
+		arg = pg_query.MakeAConstIntNode(oid, -1)
+	}
+	// The view's columns have names no query's columns have: the argument
+	// (pg_table_size(oid) over pg_class) must bind to the outer query.
+	tree, err := pg_query.Parse(fmt.Sprintf("SELECT (SELECT _tsdb_bytes FROM %s WHERE _tsdb_oid = 0)", schema.QuoteIdent(catalogView(sizesRelation))))
+	if err != nil {
+		return nil, fmt.Errorf("planner: size template: %w", err)
+	}
+	sub := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	sub.GetSubLink().Subselect.GetSelectStmt().WhereClause.GetAExpr().Rexpr = arg
+	return sub, nil
+}
+
+// sizesView is the body of the sizes view: each table's OID and bytes. A
+// table dropped since the list was taken is left out.
+func (s *Session) sizesView(tables []schema.Table) string {
+	var rows []string
+	for _, t := range tables {
+		z, err := s.p.store.Size(t.Name)
+		if err != nil {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("(%d, CAST(%d AS BIGINT))", tableOID(t), z.Bytes()))
+	}
+	return valuesView(rows, "_tsdb_oid, _tsdb_bytes", "CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)")
+}
