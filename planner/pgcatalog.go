@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"tsdb/internal/schema"
 )
@@ -242,6 +243,29 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		if len(e.Name) == 2 && strings.EqualFold(e.Name[0].GetString_().GetSval(), "pg_catalog") {
 			e.Name = e.Name[1:]
 			return nil, true
+		}
+		if sym := e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM; sym || e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+			// a BETWEEN SYMMETRIC x AND y is (a BETWEEN x AND y) OR
+			// (a BETWEEN y AND x), as PostgreSQL expands it; DuckDB
+			// has no SYMMETRIC.
+			bounds := e.Rexpr.GetList().GetItems()
+			if len(bounds) != 2 {
+				return nil, false
+			}
+			between := func(lo, hi *pg_query.Node) *pg_query.Node {
+				return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
+					Kind: pg_query.A_Expr_Kind_AEXPR_BETWEEN, Name: []*pg_query.Node{pg_query.MakeStrNode("BETWEEN")},
+					Lexpr: proto.Clone(e.Lexpr).(*pg_query.Node), Rexpr: pg_query.MakeListNode([]*pg_query.Node{lo, hi}), Location: e.Location,
+				}}}
+			}
+			either := pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, []*pg_query.Node{
+				between(bounds[0], bounds[1]),
+				between(proto.Clone(bounds[1]).(*pg_query.Node), proto.Clone(bounds[0]).(*pg_query.Node)),
+			}, e.Location)
+			if sym {
+				return either, true
+			}
+			return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{either}, e.Location), true
 		}
 	case n.GetCollateClause() != nil:
 		return n.GetCollateClause().Arg, true
