@@ -118,6 +118,15 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			changed = true
 			return pg_query.MakeAConstIntNode(oid, -1)
 		}
+		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "to_char" && len(fc.Args) == 2 {
+			r, err := toCharCall(fc.Args[0], fc.Args[1])
+			if err != nil {
+				failed = err
+				return nil
+			}
+			changed = true
+			return r
+		}
 		if fc := n.GetFuncCall(); fc != nil && relationSizeFuncs[lastName(fc.Funcname)] && len(fc.Args) == 1 {
 			r, err := s.relationSize(fc.Args[0])
 			if err != nil {

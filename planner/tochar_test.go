@@ -1,0 +1,84 @@
+package planner
+
+import (
+	"testing"
+
+	"tsdb/internal/sqlerr"
+)
+
+// to_char prints times as PostgreSQL 15 does: the expected strings were
+// printed by PostgreSQL from the same values and formats.
+func TestToChar(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	tests := []struct{ ts, format, want string }{
+		{"2026-03-05 07:08:09.123456+00", `YYYY-MM-DD HH24:MI:SS`, `2026-03-05 07:08:09`},
+		{"2027-01-01 13:00:00+00", `YYYY-MM-DD HH24:MI:SS`, `2027-01-01 13:00:00`},
+		{"2026-03-05 07:08:09.123456+00", `YYYY-MM-DD"T"HH24:MI:SS.US`, `2026-03-05T07:08:09.123456`},
+		{"2027-01-01 13:00:00+00", `YYYY-MM-DD"T"HH24:MI:SS.US`, `2027-01-01T13:00:00.000000`},
+		{"2026-03-05 07:08:09.123456+00", `YYYY-MM-DD HH24:MI:SS.MS`, `2026-03-05 07:08:09.123`},
+		{"2027-01-01 13:00:00+00", `YYYY-MM-DD HH24:MI:SS.MS`, `2027-01-01 13:00:00.000`},
+		{"2026-03-05 07:08:09.123456+00", `yyyy-mm-dd hh24:mi:ss`, `2026-03-05 07:08:09`},
+		{"2027-01-01 13:00:00+00", `yyyy-mm-dd hh24:mi:ss`, `2027-01-01 13:00:00`},
+		{"2026-03-05 07:08:09.123456+00", `HH12:MI AM`, `07:08 AM`},
+		{"2027-01-01 13:00:00+00", `HH12:MI AM`, `01:00 PM`},
+		{"2026-03-05 07:08:09.123456+00", `hh:mi pm`, `07:08 am`},
+		{"2027-01-01 13:00:00+00", `hh:mi pm`, `01:00 pm`},
+		{"2026-03-05 07:08:09.123456+00", `Mon DD, YYYY`, `Mar 05, 2026`},
+		{"2027-01-01 13:00:00+00", `Mon DD, YYYY`, `Jan 01, 2027`},
+		{"2026-03-05 07:08:09.123456+00", `Month DD`, `March     05`},
+		{"2027-01-01 13:00:00+00", `Month DD`, `January   01`},
+		{"2026-03-05 07:08:09.123456+00", `FMMonth FMDD, YYYY`, `March 5, 2026`},
+		{"2027-01-01 13:00:00+00", `FMMonth FMDD, YYYY`, `January 1, 2027`},
+		{"2026-03-05 07:08:09.123456+00", `MONTH|month|MON|mon`, `MARCH    |march    |MAR|mar`},
+		{"2027-01-01 13:00:00+00", `MONTH|month|MON|mon`, `JANUARY  |january  |JAN|jan`},
+		{"2026-03-05 07:08:09.123456+00", `Day|DAY|day|Dy|DY|dy`, `Thursday |THURSDAY |thursday |Thu|THU|thu`},
+		{"2027-01-01 13:00:00+00", `Day|DAY|day|Dy|DY|dy`, `Friday   |FRIDAY   |friday   |Fri|FRI|fri`},
+		{"2026-03-05 07:08:09.123456+00", `FMDay, FMDD FMMonth`, `Thursday, 5 March`},
+		{"2027-01-01 13:00:00+00", `FMDay, FMDD FMMonth`, `Friday, 1 January`},
+		{"2026-03-05 07:08:09.123456+00", `D ID Q WW FMWW IW IYYY DDD FMDDD`, `5 4 1 10 10 10 2026 064 64`},
+		{"2027-01-01 13:00:00+00", `D ID Q WW FMWW IW IYYY DDD FMDDD`, `6 5 1 01 1 53 2026 001 1`},
+		{"2026-03-05 07:08:09.123456+00", `YY FMYY FMMM FMHH24 FMMI FMSS`, `26 26 3 7 8 9`},
+		{"2027-01-01 13:00:00+00", `YY FMYY FMMM FMHH24 FMMI FMSS`, `27 27 1 13 0 0`},
+		{"2026-03-05 07:08:09.123456+00", `"week" IW "of" IYYY`, `week 10 of 2026`},
+		{"2027-01-01 13:00:00+00", `"week" IW "of" IYYY`, `week 53 of 2026`},
+		{"2026-03-05 07:08:09.123456+00", `100% YYYY`, `100% 2026`},
+		{"2027-01-01 13:00:00+00", `100% YYYY`, `100% 2027`},
+		{"2026-03-05 07:08:09.123456+00", `TZ`, `UTC`},
+		{"2027-01-01 13:00:00+00", `TZ`, `UTC`},
+		{"2026-03-05 07:08:09.123456+00", ` `, ` `},
+		{"2027-01-01 13:00:00+00", ` `, ` `},
+		{"2026-03-05 07:08:09.123456+00", `FMIW|IYYY|FMDDD|FMYY|FMHH12`, `10|2026|64|26|7`},
+		{"2027-01-01 13:00:00+00", `FMIW|IYYY|FMDDD|FMYY|FMHH12`, `53|2026|1|27|1`},
+		{"2007-01-05 01:00:00+00", `FMIW|IYYY|FMDDD|FMYY|FMHH12`, `1|2007|5|7|1`},
+	}
+	for _, tt := range tests {
+		q := "SELECT to_char(TIMESTAMPTZ '" + tt.ts + "', '" + tt.format + "')"
+		if got := e.rows(q); got != tt.want {
+			t.Errorf("%s: got %q, want %q", q, got, tt.want)
+		}
+	}
+	others := []struct{ q, want string }{
+		{"SELECT to_char(time, 'HH24:MI') FROM cpu WHERE host = 'b'", "00:00"},
+		{"SELECT to_char(DATE '2026-03-05', 'DD.MM.YYYY')", "05.03.2026"},
+		{"SELECT to_char(TIMESTAMP '2026-03-05 07:08:09', 'YYYY-MM-DD HH12 AM')", "2026-03-05 07 AM"},
+		{"SELECT to_char(NULL::timestamptz, 'YYYY'), to_char(now(), NULL) IS NULL", "NULL|true"},
+		{"SELECT to_char(time, 'YYYY') AS y, count(*) FROM cpu GROUP BY y ORDER BY y", "2025|1;2026|3"},
+	}
+	for _, tt := range others {
+		if got := e.rows(tt.q); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
+		}
+	}
+	for _, q := range []string{
+		"SELECT to_char(12.5, '999D99')",
+		"SELECT to_char(now(), 'SSSS')",
+		"SELECT to_char(now(), 'DDTH')",
+		"SELECT to_char(now(), 'YYY')",
+		"SELECT to_char(time, host) FROM cpu",
+	} {
+		if _, err := e.run(q); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: got %v, want SQLSTATE 0A000", q, err)
+		}
+	}
+}
