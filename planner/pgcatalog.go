@@ -309,6 +309,19 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		name := lastName(fc.Funcname)
+		if name == "date_trunc" && len(fc.Args) == 3 {
+			// date_trunc(field, t, zone) truncates t as a wall clock
+			// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
+			// AT TIME ZONE zone, which is how PostgreSQL defines it.
+			zone := fc.Args[2]
+			timezone := func(arg *pg_query.Node) *pg_query.Node {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("timezone")},
+					[]*pg_query.Node{proto.Clone(zone).(*pg_query.Node), arg}, fc.Location)
+			}
+			trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
+				[]*pg_query.Node{fc.Args[0], timezone(fc.Args[1])}, fc.Location)
+			return timezone(trunc), true
+		}
 		if to, ok := pgFunctions[name]; ok {
 			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)}
 			return nil, true

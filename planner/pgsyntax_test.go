@@ -13,6 +13,14 @@ func TestPostgresSyntax(t *testing.T) {
 		{"SELECT 3 BETWEEN SYMMETRIC NULL AND 1, 3 BETWEEN SYMMETRIC NULL AND 5, 3 NOT BETWEEN SYMMETRIC NULL AND 5", "NULL|NULL|NULL"},
 		{"SELECT host FROM cpu WHERE n BETWEEN SYMMETRIC 2 AND 1 ORDER BY host", "a;b"},
 		{"SELECT host FROM cpu WHERE time NOT BETWEEN SYMMETRIC '2026-01-01 00:10:00+00' AND '2026-01-01 00:00:00+00' ORDER BY host", "c;d"},
+		// The wall clock of a zone, as PostgreSQL 15 printed it, across
+		// a daylight saving change and a half-hour offset.
+		{"SELECT date_trunc('day', timestamptz '2026-03-01 23:30:00+00', 'America/New_York')", "2026-03-01 05:00:00"},
+		{"SELECT date_trunc('day', timestamptz '2026-03-08 12:00:00+00', 'America/New_York')", "2026-03-08 05:00:00"},
+		{"SELECT date_trunc('hour', timestamptz '2026-03-01 23:50:00+00', 'Asia/Kolkata')", "2026-03-01 23:30:00"},
+		{"SELECT date_trunc('month', timestamptz '2026-02-28 23:30:00+00', 'Europe/Berlin')", "2026-02-28 23:00:00"},
+		{"SELECT date_trunc('week', timestamptz '2026-03-02 03:00:00+00', 'America/Los_Angeles')", "2026-02-23 08:00:00"},
+		{"SELECT date_trunc('day', time, 'Asia/Tokyo') AS d, count(*) FROM cpu GROUP BY d ORDER BY d", "2025-12-31 15:00:00|4"},
 		{"SELECT host FROM cpu WHERE time BETWEEN SYMMETRIC '2026-01-01 00:10:00+00' AND '2026-01-01 00:00:00+00' ORDER BY host", "a;b"},
 	}
 	// Over buffered rows, then over flushed files (pruned by the range).
