@@ -53,6 +53,10 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 	// (integer_division is), and the footer cache.
 	perConn := []string{
 		"SET integer_division = true",
+		// PostgreSQL sorts NULL as larger than every value: last going
+		// up, first going down. DuckDB's default puts it last both ways,
+		// so ORDER BY x DESC LIMIT n read the wrong top rows.
+		"SET default_null_order = 'nulls_last_on_asc_first_on_desc'",
 		"SET TimeZone = 'UTC'",
 		// Data files are immutable (every write gets a new name), so their
 		// footers can be cached across queries instead of re-read by each.

@@ -35,3 +35,23 @@ func TestPostgresSyntax(t *testing.T) {
 		}
 	}
 }
+
+// NULL sorts as PostgreSQL sorts it: after every value going up, before
+// every value going down, in ORDER BY, windows and aggregates alike.
+func TestNullOrder(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	tests := []struct{ q, want string }{
+		{"SELECT n FROM cpu ORDER BY n", "1;2;NULL;NULL"},
+		{"SELECT n FROM cpu ORDER BY n DESC LIMIT 2", "NULL;NULL"},
+		{"SELECT n FROM cpu ORDER BY n DESC NULLS LAST LIMIT 1", "2"},
+		{"SELECT host FROM cpu ORDER BY usage DESC, host LIMIT 1", "d"},
+		{"SELECT host, row_number() OVER (ORDER BY n DESC, host) FROM cpu ORDER BY host", "a|4;b|3;c|1;d|2"},
+		{"SELECT string_agg(host, ',' ORDER BY usage DESC, host) FROM cpu", "d,c,b,a"},
+	}
+	for _, tt := range tests {
+		if got := e.rows(tt.q); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
