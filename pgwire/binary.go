@@ -156,6 +156,16 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 			return nil, false, fmt.Errorf("timestamp column holds %T", v)
 		}
 		return binary.BigEndian.AppendUint64(dst, uint64(pgMicros(t.UnixMicro()))), false, nil
+	case 1083:
+		// time: microseconds since midnight. The text fallback below sent
+		// "12:00:00", which a client read as a number.
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, false, fmt.Errorf("time column holds %T", v)
+		}
+		t = t.UTC()
+		us := int64(t.Hour())*3_600_000_000 + int64(t.Minute())*60_000_000 + int64(t.Second())*1_000_000 + int64(t.Nanosecond()/1000)
+		return binary.BigEndian.AppendUint64(dst, uint64(us)), false, nil
 	case 1082:
 		t, ok := v.(time.Time)
 		if !ok {

@@ -253,3 +253,27 @@ func TestDateBinary(t *testing.T) {
 		}
 	}
 }
+
+// A time of day goes as microseconds since midnight, as PostgreSQL sends
+// it in binary.
+func TestTimeBinary(t *testing.T) {
+	for _, tt := range []struct {
+		t    time.Time
+		want int64
+	}{
+		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+		{time.Date(1970, 1, 1, 12, 0, 1, 500_000_000, time.UTC), 43_201_500_000},
+		{time.Date(1970, 1, 1, 23, 59, 59, 999_999_000, time.UTC), 86_399_999_999},
+	} {
+		raw, err := encodeBinary(tt.t, 1083)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) != 8 {
+			t.Fatalf("%s: %d bytes, want 8", tt.t.Format(time.TimeOnly), len(raw))
+		}
+		if got := int64(binary.BigEndian.Uint64(raw)); got != tt.want {
+			t.Errorf("%s: %d µs, want %d", tt.t.Format(time.TimeOnly), got, tt.want)
+		}
+	}
+}

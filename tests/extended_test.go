@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // pgx in its default mode: prepared statements cached per connection,
@@ -160,5 +161,23 @@ func TestLargeResults(t *testing.T) {
 	}
 	if err := c.QueryRow(ctx, "SELECT 1").Scan(new(int)); err != nil {
 		t.Fatalf("after COPY TO STDOUT: %v", err)
+	}
+}
+
+// pgx reads time values in binary: they arrive as PostgreSQL sends them.
+func TestTimeOfDayInBinary(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var tod pgtype.Time
+	if err := conn.QueryRow(ctx, "SELECT CAST('12:00:01.5' AS TIME)").Scan(&tod); err != nil {
+		t.Fatal(err)
+	}
+	if !tod.Valid || tod.Microseconds != 43_201_500_000 {
+		t.Fatalf("12:00:01.5 read as %+v", tod)
 	}
 }
