@@ -212,6 +212,7 @@ func (c *conn) serve() {
 				c.srv.metrics.statements.Inc()
 			}
 			if err := c.handleExtended(sess, ext, msg); err != nil {
+				sess.FailTransaction()
 				c.sendError(err)
 				skipToSync = true
 			}
@@ -262,7 +263,10 @@ func (c *conn) sendFatal(code, msg string) {
 
 func (c *conn) ready(sess *planner.Session) {
 	status := byte('I')
-	if sess.InTransaction() {
+	switch {
+	case sess.TransactionFailed():
+		status = 'E'
+	case sess.InTransaction():
 		status = 'T'
 	}
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
@@ -316,6 +320,7 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 	ctx := kept.ctx
 	loc := sess.Settings().Location()
 	err := sess.Execute(ctx, query, func(r *planner.Result) error {
+		c.sendWarning(r.Warning)
 		if r.Empty {
 			c.be.Send(&pgproto3.EmptyQueryResponse{})
 			return nil
@@ -376,6 +381,7 @@ func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
 		return nil
 	})
 	if err != nil {
+		sess.FailTransaction()
 		c.sendError(timeoutError(qctx, err))
 	}
 	c.ready(sess)
@@ -398,6 +404,15 @@ func (c *conn) reportChanges(before, after [][2]string) {
 			c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
 		}
 	}
+}
+
+// sendWarning sends a statement's warning, if it has one, as PostgreSQL
+// sends its WARNING notices.
+func (c *conn) sendWarning(w *sqlerr.Error) {
+	if w == nil {
+		return
+	}
+	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: w.Code, Message: w.Message, Detail: w.Detail, Hint: w.Hint})
 }
 
 func (c *conn) sendError(err error) {

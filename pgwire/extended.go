@@ -322,6 +322,7 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		defer stop()
 	}
 	err := sess.ExecutePrepared(rctx, pt.stmt, pt.params, func(r *planner.Result) error {
+		c.sendWarning(r.Warning)
 		if r.Empty {
 			return nil
 		}

@@ -131,7 +131,14 @@ type Session struct {
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
 	settings *Settings
+	// inTx is set between BEGIN and COMMIT or ROLLBACK. tsdb applies
+	// every statement when it runs (there is nothing to roll back), but
+	// keeps PostgreSQL's rules of a block: after an error (txFailed) it
+	// refuses statements until the block ends, and a ROLLBACK after
+	// writes (txWrites) warns that they stay.
 	inTx     bool
+	txFailed bool
+	txWrites int
 	// views are the temporary views on conn by name, as last created.
 	// A view is made again only when its definition changes: creating
 	// one binds it (for a table view, every file's Parquet footer), and
@@ -207,15 +214,34 @@ func (s *Session) Settings() *Settings { return s.settings }
 // BEGIN (reported in ReadyForQuery).
 func (s *Session) InTransaction() bool { return s.inTx }
 
+// TransactionFailed reports whether the transaction block had an error:
+// until COMMIT or ROLLBACK, statements are refused.
+func (s *Session) TransactionFailed() bool { return s.txFailed }
+
+// FailTransaction marks the transaction block, if any, failed. The wire
+// layer calls it for every error it reports (an error may come while rows
+// stream, after the statement started).
+func (s *Session) FailTransaction() {
+	if s.inTx {
+		s.txFailed = true
+	}
+}
+
 // Execute runs every statement of a query string in order and hands each
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
 	// The fast INSERT path declines text that is not UTF-8 (its scanner
 	// checks the query as it must anyway): check it after, once.
-	if res, ok, err := s.fastInsert(ctx, query); ok {
+	if s.txFailed {
+		// The general path refuses what a failed block may not run.
+	} else if res, ok, err := s.fastInsert(ctx, query); ok {
 		if err != nil {
+			s.FailTransaction()
 			return err
+		}
+		if s.inTx {
+			s.txWrites++
 		}
 		return emit(res)
 	}
@@ -339,7 +365,37 @@ func (s *Session) checkPrivilege(n *pg_query.Node) error {
 	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: role %q may not %s", s.user, what)
 }
 
+// execute runs one statement under the rules of a transaction block.
 func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
+	tx := st.node.GetTransactionStmt()
+	ends := tx != nil && (tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_COMMIT || tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK)
+	if s.txFailed && !ends {
+		return nil, sqlerr.New(sqlerr.InFailedTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	res, err := s.executeStatement(ctx, st)
+	if err != nil {
+		s.FailTransaction()
+		return nil, err
+	}
+	if s.inTx && writes(st.node) {
+		s.txWrites++
+	}
+	return res, nil
+}
+
+// writes reports whether a statement changes rows or tables.
+func writes(n *pg_query.Node) bool {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt,
+		*pg_query.Node_CreateStmt, *pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt:
+		return true
+	case *pg_query.Node_CopyStmt:
+		return x.CopyStmt.IsFrom
+	}
+	return false
+}
+
+func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, error) {
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}
@@ -563,16 +619,37 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 }
 
 func (s *Session) transaction(t *pg_query.TransactionStmt) (*Result, error) {
+	noTx := &sqlerr.Error{Code: "25P01", Message: "there is no transaction in progress"}
 	switch t.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		s.inTx = true
+		if s.inTx {
+			return &Result{Tag: "BEGIN", Warning: &sqlerr.Error{Code: sqlerr.ActiveSQLTransaction, Message: "there is already a transaction in progress"}}, nil
+		}
+		s.inTx, s.txFailed, s.txWrites = true, false, 0
 		return &Result{Tag: "BEGIN"}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		s.inTx = false
-		return &Result{Tag: "COMMIT"}, nil
+		res := &Result{Tag: "COMMIT"}
+		switch {
+		case !s.inTx:
+			res.Warning = noTx
+		case s.txFailed:
+			// As PostgreSQL answers COMMIT of a failed block.
+			res.Tag = "ROLLBACK"
+		}
+		s.inTx, s.txFailed = false, false
+		return res, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		s.inTx = false
-		return &Result{Tag: "ROLLBACK"}, nil
+		res := &Result{Tag: "ROLLBACK"}
+		switch {
+		case !s.inTx:
+			res.Warning = noTx
+		case s.txWrites > 0:
+			res.Warning = &sqlerr.Error{Code: "01000",
+				Message: fmt.Sprintf("tsdb has no transactions: the %d writing statements of this block were applied when they ran, and stay", s.txWrites),
+				Hint:    "Every statement is atomic and durable on its own; undo a write with DELETE or UPDATE."}
+		}
+		s.inTx, s.txFailed = false, false
+		return res, nil
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "savepoints and prepared transactions are not supported")
 }

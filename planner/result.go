@@ -3,6 +3,7 @@ package planner
 import (
 	"database/sql"
 	"strings"
+	"tsdb/internal/sqlerr"
 )
 
 // Column describes one result column the PostgreSQL way.
@@ -36,6 +37,9 @@ type Result struct {
 	Rows    Rows
 	// Empty marks an empty query (EmptyQueryResponse).
 	Empty bool
+	// Warning, when set, goes to the client as a WARNING notice before
+	// the command completes.
+	Warning *sqlerr.Error
 	// CopyIn and CopyOut start the COPY sub-protocol.
 	CopyIn  *CopyIn
 	CopyOut *CopyOut

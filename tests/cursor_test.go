@@ -75,7 +75,14 @@ func TestCursors(t *testing.T) {
 	if c := code("FETCH 1 FROM c"); c != "34000" {
 		t.Fatalf("FETCH from a closed cursor: %s", c)
 	}
-	exec("DECLARE d CURSOR FOR SELECT i FROM range(0, 10) t(i)")
+	// As in PostgreSQL, the error ends what the block may do.
+	if c := code("FETCH 1 FROM c"); c != "25P02" {
+		t.Fatalf("a statement after an error in the block: %s", c)
+	}
+	if tag := exec("COMMIT"); tag != "ROLLBACK" {
+		t.Fatalf("COMMIT of a failed block: %s", tag)
+	}
+	// Each refused statement in a block of its own: it fails the block.
 	for _, tt := range []struct{ query, code string }{
 		{"DECLARE d CURSOR FOR SELECT 1", "42P03"},
 		{"FETCH BACKWARD 1 FROM d", "55000"},
@@ -85,10 +92,15 @@ func TestCursors(t *testing.T) {
 		{"FETCH 1 FROM nope", "34000"},
 		{"DECLARE s SCROLL CURSOR FOR SELECT 1", "0A000"},
 	} {
+		exec("BEGIN")
+		exec("DECLARE d CURSOR FOR SELECT i FROM range(0, 10) t(i)")
 		if got := code(tt.query); got != tt.code {
 			t.Errorf("%s: %s, want %s", tt.query, got, tt.code)
 		}
+		exec("ROLLBACK")
 	}
+	exec("BEGIN")
+	exec("DECLARE d CURSOR FOR SELECT i FROM range(0, 10) t(i)")
 	if got := ints("FETCH ALL FROM d"); got != "[0 1 2 3 4 5 6 7 8 9]" {
 		t.Fatalf("after the refused statements: %s", got)
 	}
@@ -110,7 +122,9 @@ func TestCursors(t *testing.T) {
 	if got := code("FETCH ALL FROM endless"); got != "57014" {
 		t.Fatalf("statement_timeout of a FETCH: %s", got)
 	}
+	exec("ROLLBACK")
 	exec("SET statement_timeout = 0")
+	exec("BEGIN")
 	exec("DECLARE kept CURSOR WITH HOLD FOR SELECT i FROM range(0, 3) t(i)")
 	exec("DECLARE gone CURSOR FOR SELECT 1")
 	exec("COMMIT")
@@ -156,10 +170,11 @@ func TestCursors(t *testing.T) {
 	if c := code("SELECT 8"); c != "57014" {
 		t.Fatalf("a statement timing out while a cursor is read into memory: %s", c)
 	}
-	if c := code("FETCH ALL FROM slow"); c != "57014" {
+	// The timeout failed the block: the cursor goes with it.
+	if c := code("FETCH ALL FROM slow"); c != "25P02" {
 		t.Fatalf("the cursor whose reading was canceled: %s", c)
 	}
-	exec("COMMIT")
+	exec("ROLLBACK")
 	exec("SET statement_timeout = 0")
 
 	// psql's FETCH_COUNT: BEGIN, DECLARE, FETCH FORWARD n until a short

@@ -38,7 +38,10 @@ const (
 	IOError                  = "58030"
 	ProtocolViolation        = "08P01"
 	ActiveSQLTransaction     = "25001"
-	SerializationFailure     = "40001"
+	// InFailedTransaction refuses statements after an error in a
+	// transaction block, until it ends.
+	InFailedTransaction  = "25P02"
+	SerializationFailure = "40001"
 )
 
 // Error is an error with a SQLSTATE code and PostgreSQL-style fields.
