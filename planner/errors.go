@@ -18,6 +18,8 @@ var (
 	reMissingColumn = regexp.MustCompile(`Referenced column "?([^" ]+)"? not found`)
 	reErrPrefix     = regexp.MustCompile(`^[A-Za-z ]+ Error: `)
 	reBadText       = regexp.MustCompile(`^Could not convert string '(.*)' to ([A-Z0-9 ]+)$`)
+	reNoColumnNamed = regexp.MustCompile(`"([^"]+)" does not have a column named "([^"]+)"`)
+	reIntegerText   = regexp.MustCompile(`^\s*[+-]?[0-9]+\s*$`)
 	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
@@ -49,6 +51,10 @@ func mapDuckError(err error) error {
 		e.Code, e.Message, e.Detail = sqlerr.DivisionByZero, "division by zero", ""
 		return e
 	}
+	if strings.Contains(lower, "more than one row returned by a subquery") {
+		e.Code, e.Message, e.Detail = "21000", "more than one row returned by a subquery used as an expression", ""
+		return e
+	}
 	switch de.Type {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
 		e.Code = sqlerr.SyntaxError
@@ -67,6 +73,11 @@ func mapDuckError(err error) error {
 		case reMissingColumn.MatchString(msg):
 			e.Code = sqlerr.UndefinedColumn
 			e.Message = `column "` + reMissingColumn.FindStringSubmatch(msg)[1] + `" does not exist`
+		case reNoColumnNamed.MatchString(msg):
+			m := reNoColumnNamed.FindStringSubmatch(msg)
+			e.Code, e.Message = sqlerr.UndefinedColumn, fmt.Sprintf("column %s.%s does not exist", m[1], m[2])
+		case strings.Contains(lower, "limit/offset cannot be negative"):
+			e.Code, e.Message, e.Detail = "2201W", "LIMIT must not be negative", ""
 		case strings.Contains(lower, "no function matches"):
 			e.Code = sqlerr.UndefinedFunction
 		case strings.Contains(lower, "group by"):
@@ -82,7 +93,12 @@ func mapDuckError(err error) error {
 		// The DETAIL (a position in the SQL DuckDB ran, often the
 		// planner's rewrite of the statement) goes with DuckDB's wording.
 		if m := reBadText.FindStringSubmatch(msg); m != nil {
-			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgTypeOfDuckDB(m[2]), m[1]), ""
+			pgType := pgTypeOfDuckDB(m[2])
+			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgType, m[1]), ""
+			if reIntegerText.MatchString(m[1]) && (pgType == "smallint" || pgType == "integer" || pgType == "bigint") {
+				// Digits that do not fit: PostgreSQL calls it a range error.
+				e.Code, e.Message = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], pgType)
+			}
 		} else if m := reOutOfRange.FindStringSubmatch(msg); m != nil {
 			e.Code, e.Message, e.Detail = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], pgTypeOfDuckDB(m[2])), ""
 		}

@@ -232,6 +232,11 @@ func TestErrorsHaveSQLStateAndChangeNothing(t *testing.T) {
 		{"CREATE TABLE notime (host TEXT)", "42P16", ""},
 		{"SELECT 1/0", sqlerr.DivisionByZero, ""},
 		{"DROP TABLE nope", sqlerr.UndefinedTable, ""},
+		{"SELECT CAST('99999999999' AS INTEGER)", sqlerr.NumericOutOfRange, `value "99999999999" is out of range for type integer`},
+		{"SELECT CAST('9x' AS INTEGER)", sqlerr.InvalidTextRep, `invalid input syntax for type integer: "9x"`},
+		{"SELECT c.nosuch FROM cpu c", sqlerr.UndefinedColumn, "column c.nosuch does not exist"},
+		{"SELECT host FROM cpu LIMIT -1", "2201W", "LIMIT must not be negative"},
+		{"SELECT (SELECT host FROM cpu)", "21000", "more than one row returned by a subquery used as an expression"},
 	}
 	for _, tt := range tests {
 		_, err := e.run(tt.q)
