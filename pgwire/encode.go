@@ -240,39 +240,51 @@ func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte 
 	return dst
 }
 
-// formatInterval follows IntervalStyle postgres: "1 year 2 mons 3 days 04:05:06.5".
+// formatInterval follows IntervalStyle postgres: "1 year 2 mons 3 days
+// 04:05:06.5", as PostgreSQL writes it: a unit is plural unless its count
+// is exactly 1 ("-1 days"), and a positive part after a negative one
+// carries a + ("-1 days +02:00:00").
 func formatInterval(iv duckdb.Interval) string {
-	var parts []string
-	plural := func(n int64, unit string) string {
-		if n == 1 || n == -1 {
-			return fmt.Sprintf("%d %s", n, unit)
+	var b strings.Builder
+	empty, afterNegative := true, false
+	part := func(n int64, unit string) {
+		if n == 0 {
+			return
 		}
-		return fmt.Sprintf("%d %ss", n, unit)
+		if !empty {
+			b.WriteByte(' ')
+		}
+		if afterNegative && n > 0 {
+			b.WriteByte('+')
+		}
+		fmt.Fprintf(&b, "%d %s", n, unit)
+		if n != 1 {
+			b.WriteByte('s')
+		}
+		empty, afterNegative = false, n < 0
 	}
-	years, months := int64(iv.Months)/12, int64(iv.Months)%12
-	if years != 0 {
-		parts = append(parts, plural(years, "year"))
-	}
-	if months != 0 {
-		parts = append(parts, plural(months, "mon"))
-	}
-	if iv.Days != 0 {
-		parts = append(parts, plural(int64(iv.Days), "day"))
-	}
-	if iv.Micros != 0 || len(parts) == 0 {
+	part(int64(iv.Months)/12, "year")
+	part(int64(iv.Months)%12, "mon")
+	part(int64(iv.Days), "day")
+	if iv.Micros != 0 || empty {
 		us := iv.Micros
-		sign := ""
-		if us < 0 {
-			sign, us = "-", -us
+		if !empty {
+			b.WriteByte(' ')
+		}
+		switch {
+		case us < 0:
+			b.WriteByte('-')
+			us = -us
+		case afterNegative:
+			b.WriteByte('+')
 		}
 		h, m, s, frac := us/3_600_000_000, us/60_000_000%60, us/1_000_000%60, us%1_000_000
-		clock := fmt.Sprintf("%s%02d:%02d:%02d", sign, h, m, s)
+		fmt.Fprintf(&b, "%02d:%02d:%02d", h, m, s)
 		if frac != 0 {
-			clock += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+			b.WriteString(strings.TrimRight(fmt.Sprintf(".%06d", frac), "0"))
 		}
-		parts = append(parts, clock)
 	}
-	return strings.Join(parts, " ")
+	return b.String()
 }
 
 func formatUUID(b []byte) string {

@@ -74,6 +74,14 @@ func TestEncodeText(t *testing.T) {
 		{"numeric small", duckdb.Decimal{Width: 38, Scale: 10, Value: big.NewInt(5)}, 1700, nil, "0.0000000005", false},
 		{"interval", duckdb.Interval{Months: 14, Days: 3, Micros: 4*3600e6 + 5*60e6 + 6.5e6}, 1186, nil, "1 year 2 mons 3 days 04:05:06.5", false},
 		{"interval zero", duckdb.Interval{}, 1186, nil, "00:00:00", false},
+		// Signs and plurals as PostgreSQL 15 printed the same intervals.
+		{"interval -1 day", duckdb.Interval{Days: -1}, 1186, nil, "-1 days", false},
+		{"interval 1 day", duckdb.Interval{Days: 1}, 1186, nil, "1 day", false},
+		{"interval -1 day 2 hours", duckdb.Interval{Days: -1, Micros: 2 * 3600e6}, 1186, nil, "-1 days +02:00:00", false},
+		{"interval 10 mons 3 days -04:05:06", duckdb.Interval{Months: 10, Days: 3, Micros: -(4*3600e6 + 5*60e6 + 6e6)}, 1186, nil, "10 mons 3 days -04:05:06", false},
+		{"interval 1 mon -1 day", duckdb.Interval{Months: 1, Days: -1}, 1186, nil, "1 mon -1 days", false},
+		{"interval -00:00:01.5", duckdb.Interval{Micros: -1.5e6}, 1186, nil, "-00:00:01.5", false},
+		{"interval all negative", duckdb.Interval{Months: -13, Days: -1, Micros: -3600e6}, 1186, nil, "-1 years -1 mons -1 days -01:00:00", false},
 		{"array", []any{int64(1), nil, "a b"}, 25, nil, `{1,NULL,"a b"}`, false},
 	}
 	for _, tt := range tests {
