@@ -126,6 +126,17 @@ func checkDeterministic(n *pg_query.Node) error {
 // replacement, and then looks inside the replacement too (fn must not
 // return a node it would replace again).
 func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
+	walkReplace(m, fn, true)
+}
+
+// substituteNodes is replaceNodes that leaves a replacement as it is: the
+// nodes put in may hold what fn would replace (a user's column named as a
+// template's placeholder) without being replaced again, endlessly.
+func substituteNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
+	walkReplace(m, fn, false)
+}
+
+func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node, intoReplacements bool) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
@@ -135,21 +146,25 @@ func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node
 				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
 					if r := fn(n); r != nil {
 						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
-						replaceNodes(r.ProtoReflect(), fn)
+						if intoReplacements {
+							walkReplace(r.ProtoReflect(), fn, true)
+						}
 						continue
 					}
 				}
-				replaceNodes(l.Get(i).Message(), fn)
+				walkReplace(l.Get(i).Message(), fn, intoReplacements)
 			}
 		case fd.Kind() == protoreflect.MessageKind:
 			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
 				if r := fn(n); r != nil {
 					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
-					replaceNodes(r.ProtoReflect(), fn)
+					if intoReplacements {
+						walkReplace(r.ProtoReflect(), fn, true)
+					}
 					return true
 				}
 			}
-			replaceNodes(v.Message(), fn)
+			walkReplace(v.Message(), fn, intoReplacements)
 		}
 		return true
 	})

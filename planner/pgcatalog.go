@@ -244,6 +244,11 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			e.Name = e.Name[1:]
 			return nil, true
 		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			if r, ok := likeEscape(e); ok {
+				return r, true
+			}
+		}
 		if sym := e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM; sym || e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
 			// a BETWEEN SYMMETRIC x AND y is (a BETWEEN x AND y) OR
 			// (a BETWEEN y AND x), as PostgreSQL expands it; DuckDB
@@ -309,6 +314,17 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		name := lastName(fc.Funcname)
+		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
+			// PostgreSQL's seconds have their fraction (7.25); DuckDB's
+			// second is a whole number. Its microsecond counts from the
+			// minute, as PostgreSQL's microseconds do.
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil && (strings.EqualFold(f.Sval, "second") || strings.EqualFold(f.Sval, "seconds")) {
+				r, err := exprTemplate("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
+				if err == nil {
+					return r, true
+				}
+			}
+		}
 		if name == "date_trunc" && len(fc.Args) == 3 {
 			// date_trunc(field, t, zone) truncates t as a wall clock
 			// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
@@ -334,4 +350,31 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 	}
 	return nil, false
+}
+
+// likeEscape rewrites a LIKE whose pattern has an escape character: in
+// PostgreSQL a backslash escapes the next character unless ESCAPE names
+// another, while DuckDB's LIKE has no escape character unless told. A
+// constant pattern without a backslash (and without ESCAPE) means the
+// same to both and is left alone, so DuckDB keeps its LIKE optimizations.
+func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := ""
+	if len(e.Name) == 1 {
+		op = e.Name[0].GetString_().GetSval()
+	}
+	fn, negated := map[string]string{"~~": "like_escape", "!~~": "like_escape", "~~*": "ilike_escape", "!~~*": "ilike_escape"}[op], strings.HasPrefix(op, "!")
+	if fn == "" {
+		return nil, false
+	}
+	pattern, escape := e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)
+	if f := e.Rexpr.GetFuncCall(); f != nil && lastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
+		pattern, escape = f.Args[0], f.Args[1]
+	} else if sv := e.Rexpr.GetAConst().GetSval(); sv == nil || !strings.Contains(sv.Sval, `\`) {
+		return nil, false
+	}
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Lexpr, pattern, escape}, e.Location)
+	if negated {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
 }

@@ -21,6 +21,15 @@ func TestPostgresSyntax(t *testing.T) {
 		{"SELECT date_trunc('month', timestamptz '2026-02-28 23:30:00+00', 'Europe/Berlin')", "2026-02-28 23:00:00"},
 		{"SELECT date_trunc('week', timestamptz '2026-03-02 03:00:00+00', 'America/Los_Angeles')", "2026-02-23 08:00:00"},
 		{"SELECT date_trunc('day', time, 'Asia/Tokyo') AS d, count(*) FROM cpu GROUP BY d ORDER BY d", "2025-12-31 15:00:00|4"},
+		// LIKE's escape character is a backslash unless ESCAPE says.
+		{`SELECT 'a_c' LIKE 'a\_c', 'abc' LIKE 'a\_c', 'a%c' LIKE 'a#%c' ESCAPE '#', 'A_C' ILIKE 'a\_c', 'abc' NOT LIKE 'a\_c', 'abc' LIKE 'a_c'`, "true|false|true|true|true|true"},
+		{`SELECT host FROM cpu WHERE host LIKE 'a%' OR host NOT LIKE '\_%' ESCAPE '#' ORDER BY host`, "a;b;c;d"},
+		// Seconds with their fraction.
+		{"SELECT extract(second from timestamp '2026-03-01 12:00:07.25'), date_part('second', timestamp '2026-03-01 12:00:07.25'), extract(seconds from interval '1 minute 7.5 seconds')", "7.25|7.25|7.5"},
+		// generate_series in a select list gives a row per value.
+		{"SELECT generate_series(1, 3)", "1;2;3"},
+		{"SELECT generate_series(timestamptz '2026-01-01 00:00+00', '2026-01-01 02:00+00', interval '1 hour') AS t, 1 AS one", "2026-01-01 00:00:00|1;2026-01-01 01:00:00|1;2026-01-01 02:00:00|1"},
+		{"SELECT count(*) FROM generate_series(1, 5)", "5"},
 		{"SELECT host FROM cpu WHERE time BETWEEN SYMMETRIC '2026-01-01 00:10:00+00' AND '2026-01-01 00:00:00+00' ORDER BY host", "a;b"},
 	}
 	// Over buffered rows, then over flushed files (pruned by the range).

@@ -18,7 +18,7 @@ import (
 )
 
 // toCharArg stands for to_char's first argument in the expressions below.
-const toCharArg = "_tsdb_to_char_arg"
+const toCharArg = "_tsdb_arg1"
 
 // charPattern is one of to_char's template patterns. Numeric patterns
 // match in any case; text patterns (Month, MONTH, month) only as written,
@@ -151,16 +151,30 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		// An empty format prints nothing (NULL for a NULL value).
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
-	tree, err := pg_query.Parse("SELECT " + strings.Join(parts, " || "))
+	return exprTemplate(strings.Join(parts, " || "), arg)
+}
+
+// exprTemplate parses expr, an expression whose _tsdb_arg1, _tsdb_arg2, …
+// stand for args, and puts a copy of each arg in its place.
+func exprTemplate(expr string, args ...*pg_query.Node) (*pg_query.Node, error) {
+	tree, err := pg_query.Parse("SELECT " + expr)
 	if err != nil {
-		return nil, fmt.Errorf("planner: to_char expression: %w", err)
+		return nil, fmt.Errorf("planner: expression template %q: %w", expr, err)
 	}
 	out := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
-	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
-		if f := n.GetColumnRef().GetFields(); len(f) == 1 && f[0].GetString_().GetSval() == toCharArg {
-			return proto.Clone(arg).(*pg_query.Node)
+	if f := out.GetColumnRef().GetFields(); len(f) == 1 && f[0].GetString_().GetSval() == "_tsdb_arg1" && len(args) > 0 {
+		return proto.Clone(args[0]).(*pg_query.Node), nil
+	}
+	substituteNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+		f := n.GetColumnRef().GetFields()
+		if len(f) != 1 {
+			return nil
 		}
-		return nil
+		var i int
+		if _, err := fmt.Sscanf(f[0].GetString_().GetSval(), "_tsdb_arg%d", &i); err != nil || i < 1 || i > len(args) {
+			return nil
+		}
+		return proto.Clone(args[i-1]).(*pg_query.Node)
 	})
 	return out, nil
 }

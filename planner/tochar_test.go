@@ -64,6 +64,8 @@ func TestToChar(t *testing.T) {
 		{"SELECT to_char(TIMESTAMP '2026-03-05 07:08:09', 'YYYY-MM-DD HH12 AM')", "2026-03-05 07 AM"},
 		{"SELECT to_char(NULL::timestamptz, 'YYYY'), to_char(now(), NULL) IS NULL", "NULL|true"},
 		{"SELECT to_char(time, 'YYYY') AS y, count(*) FROM cpu GROUP BY y ORDER BY y", "2025|1;2026|3"},
+		// A column named as the translation's placeholder is a column.
+		{"SELECT to_char(_tsdb_arg1 + INTERVAL '1 year', 'YYYY') FROM (SELECT TIMESTAMP '2026-01-01' AS _tsdb_arg1) t", "2027"},
 	}
 	for _, tt := range others {
 		if got := e.rows(tt.q); got != tt.want {
