@@ -127,6 +127,15 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
 			}}}
 		}
+		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic {
+			r, err := formatCall(fc.Args)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			changed = true
+			return r
+		}
 		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "to_char" && len(fc.Args) == 2 {
 			r, err := toCharCall(fc.Args[0], fc.Args[1])
 			if err != nil {
