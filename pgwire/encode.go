@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ const (
 	oidTimestamp   = 1114
 	oidTimestamptz = 1184
 	oidUUID        = 2950
+	oidJSON        = 114
 )
 
 // encodeText renders a value in PostgreSQL's text format for the column's
@@ -40,6 +42,14 @@ func encodeText(v any, oid uint32, loc *time.Location) []byte {
 // appendText is encodeText appending to dst; null reports SQL NULL (and
 // appends nothing).
 func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, null bool) {
+	if oid == oidJSON && v != nil {
+		// The driver hands JSON over decoded: a JSON string arrives as a
+		// Go string and must go back out quoted ("s", not s), an array
+		// as JSON, not as a PostgreSQL array literal.
+		if b, err := marshalJSON(v); err == nil {
+			return append(dst, b...), false
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		return dst, true
@@ -93,7 +103,7 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 	case []any:
 		return append(dst, formatArray(x, loc)...), false
 	case map[string]any, duckdb.Map:
-		b, err := json.Marshal(x)
+		b, err := marshalJSON(x)
 		if err != nil {
 			return fmt.Append(dst, x), false
 		}
@@ -349,4 +359,16 @@ func formatDecimal(d duckdb.Decimal) string {
 		}
 	}
 	return sign + s[:len(s)-scale] + "." + frac
+}
+
+// marshalJSON writes v as JSON text, leaving <, > and & as they are (the
+// standard library escapes them for HTML).
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

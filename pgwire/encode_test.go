@@ -83,6 +83,11 @@ func TestEncodeText(t *testing.T) {
 		{"interval -00:00:01.5", duckdb.Interval{Micros: -1.5e6}, 1186, nil, "-00:00:01.5", false},
 		{"interval all negative", duckdb.Interval{Months: -13, Days: -1, Micros: -3600e6}, 1186, nil, "-1 years -1 mons -1 days -01:00:00", false},
 		{"array", []any{int64(1), nil, "a b"}, 25, nil, `{1,NULL,"a b"}`, false},
+		// JSON arrives decoded and goes out as JSON.
+		{"json string", "s", 114, nil, `"s"`, false},
+		{"json array", []any{1.0, 2.5}, 114, nil, `[1,2.5]`, false},
+		{"json object", map[string]any{"a": "<b>"}, 114, nil, `{"a":"<b>"}`, false},
+		{"json number", 7.0, 114, nil, `7`, false},
 	}
 	for _, tt := range tests {
 		got := encodeText(tt.v, tt.oid, tt.loc)
