@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -244,6 +245,11 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			e.Name = e.Name[1:]
 			return nil, true
 		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_SIMILAR {
+			if r, ok := similarTo(e); ok {
+				return r, true
+			}
+		}
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			if r, ok := likeEscape(e); ok {
 				return r, true
@@ -374,6 +380,59 @@ func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	}
 	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Lexpr, pattern, escape}, e.Location)
 	if negated {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
+}
+
+// similarTo rewrites a SIMILAR TO with a constant pattern into the
+// regular expression it means: DuckDB reads the pattern as a regular
+// expression as it stands, where % and _ are no wildcards and . is one.
+// Other patterns are left to DuckDB.
+func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := ""
+	if len(e.Name) == 1 {
+		op = e.Name[0].GetString_().GetSval()
+	}
+	f := e.Rexpr.GetFuncCall()
+	if (op != "~" && op != "!~") || f == nil || len(f.Args) == 0 {
+		return nil, false
+	}
+	pattern := f.Args[0].GetAConst().GetSval()
+	escape := `\`
+	if len(f.Args) == 2 {
+		sv := f.Args[1].GetAConst().GetSval()
+		if sv == nil || len(sv.Sval) != 1 {
+			return nil, false
+		}
+		escape = sv.Sval
+	}
+	if pattern == nil {
+		return nil, false
+	}
+	var re strings.Builder
+	re.WriteString("^(?:")
+	for i := 0; i < len(pattern.Sval); i++ {
+		c := pattern.Sval[i]
+		switch {
+		case string(c) == escape && i+1 < len(pattern.Sval):
+			i++
+			re.WriteString(regexp.QuoteMeta(pattern.Sval[i : i+1]))
+		case c == '%':
+			re.WriteString("(?s:.*)")
+		case c == '_':
+			re.WriteString("(?s:.)")
+		case c == '.' || c == '^' || c == '$' || c == '\\':
+			re.WriteByte('\\')
+			re.WriteByte(c)
+		default:
+			re.WriteByte(c)
+		}
+	}
+	re.WriteString(")$")
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("regexp_full_match")},
+		[]*pg_query.Node{e.Lexpr, pg_query.MakeAConstStrNode(re.String(), -1)}, e.Location)
+	if op == "!~" {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}
 	return call, true

@@ -24,6 +24,9 @@ func TestPostgresSyntax(t *testing.T) {
 		// LIKE's escape character is a backslash unless ESCAPE says.
 		{`SELECT 'a_c' LIKE 'a\_c', 'abc' LIKE 'a\_c', 'a%c' LIKE 'a#%c' ESCAPE '#', 'A_C' ILIKE 'a\_c', 'abc' NOT LIKE 'a\_c', 'abc' LIKE 'a_c'`, "true|false|true|true|true|true"},
 		{`SELECT host FROM cpu WHERE host LIKE 'a%' OR host NOT LIKE '\_%' ESCAPE '#' ORDER BY host`, "a;b;c;d"},
+		// SIMILAR TO's wildcards, literal dot and escapes, as in PostgreSQL 15.
+		{"SELECT 'abc' SIMILAR TO 'a%', 'abc' SIMILAR TO 'a.c', 'a.c' SIMILAR TO 'a.c', 'abc' SIMILAR TO '(a|x)b_', 'abc' NOT SIMILAR TO 'a%', 'ab' SIMILAR TO 'a[bc]', 'a%' SIMILAR TO 'a#%' ESCAPE '#', 'a$' SIMILAR TO 'a$', 'aaa' SIMILAR TO 'a{2,3}', 'abc' SIMILAR TO 'b%'", "true|false|true|true|false|true|true|true|true|false"},
+		{"SELECT host FROM cpu WHERE host SIMILAR TO '(a|c)' ORDER BY host", "a;c"},
 		// Seconds with their fraction.
 		{"SELECT extract(second from timestamp '2026-03-01 12:00:07.25'), date_part('second', timestamp '2026-03-01 12:00:07.25'), extract(seconds from interval '1 minute 7.5 seconds')", "7.25|7.25|7.5"},
 		// generate_series in a select list gives a row per value.
