@@ -191,6 +191,7 @@ var pgFunctions = map[string]string{
 	"pg_get_function_result":          "_tsdb_null2",
 	"pg_get_function_arguments":       "_tsdb_null2",
 	"current_schemas":                 "_tsdb_current_schemas",
+	"to_hex":                          "_tsdb_to_hex",
 }
 
 // pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
@@ -200,6 +201,11 @@ var pgMacros = []string{
 	`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
 	`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
 	`CREATE MACRO _tsdb_zero(x) AS 0`,
+	`CREATE MACRO _tsdb_substr2(s, st) AS substring(s, greatest(st, 1))`,
+	`CREATE MACRO _tsdb_substr3(s, st, n) AS CASE WHEN n < 0 THEN error('negative substring length not allowed')
+			WHEN st < 1 THEN substring(s, 1, greatest(n + st - 1, 0)) ELSE substring(s, st, n) END`,
+	// PostgreSQL writes hex digits in lower case.
+	`CREATE MACRO _tsdb_to_hex(x) AS lower(to_hex(x))`,
 	`CREATE MACRO _tsdb_pid() AS 1`,
 	`CREATE MACRO _tsdb_false0() AS false`,
 	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
@@ -330,6 +336,14 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 					return r, true
 				}
 			}
+		}
+		if (name == "substring" || name == "substr") && (len(fc.Args) == 2 || len(fc.Args) == 3) && fc.Args[1].GetAConst().GetSval() == nil {
+			// PostgreSQL counts a start before the first character as
+			// positions that hold nothing (substring('hello' from -1 for 3)
+			// is h); DuckDB counts a negative start from the end.
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(fmt.Sprintf("_tsdb_substr%d", len(fc.Args)))}
+			fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+			return nil, true
 		}
 		if name == "date_trunc" && len(fc.Args) == 3 {
 			// date_trunc(field, t, zone) truncates t as a wall clock

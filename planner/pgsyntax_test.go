@@ -27,6 +27,9 @@ func TestPostgresSyntax(t *testing.T) {
 		// SIMILAR TO's wildcards, literal dot and escapes, as in PostgreSQL 15.
 		{"SELECT 'abc' SIMILAR TO 'a%', 'abc' SIMILAR TO 'a.c', 'a.c' SIMILAR TO 'a.c', 'abc' SIMILAR TO '(a|x)b_', 'abc' NOT SIMILAR TO 'a%', 'ab' SIMILAR TO 'a[bc]', 'a%' SIMILAR TO 'a#%' ESCAPE '#', 'a$' SIMILAR TO 'a$', 'aaa' SIMILAR TO 'a{2,3}', 'abc' SIMILAR TO 'b%'", "true|false|true|true|false|true|true|true|true|false"},
 		{"SELECT host FROM cpu WHERE host SIMILAR TO '(a|c)' ORDER BY host", "a;c"},
+		// As PostgreSQL 15 printed them.
+		{"SELECT to_hex(255), to_hex(48879), substring('hello' from -1 for 3), substring('hello' from 0), substring('hello' from 2 for 2), substring('hello', -5, 3), substr('hello', 2)", "ff|beef|h|hello|el||ello"},
+		{"SELECT substring(host from 1 for 1) FROM cpu WHERE host = 'a'", "a"},
 		// Seconds with their fraction.
 		{"SELECT extract(second from timestamp '2026-03-01 12:00:07.25'), date_part('second', timestamp '2026-03-01 12:00:07.25'), extract(seconds from interval '1 minute 7.5 seconds')", "7.25|7.25|7.5"},
 		// generate_series in a select list gives a row per value.
