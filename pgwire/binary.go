@@ -12,6 +12,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/internal/schema"
+	"tsdb/planner"
 )
 
 // PostgreSQL's binary timestamps count microseconds from 2000-01-01.
@@ -197,6 +198,13 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 			return append(dst, u[:]...), false, nil
 		}
 	}
+	if elem := planner.ArrayElement(oid); elem != 0 {
+		xs, ok := v.([]any)
+		if !ok {
+			return nil, false, fmt.Errorf("array column holds %T", v)
+		}
+		return appendBinaryArray(dst, xs, elem)
+	}
 	// text, varchar, json, bytea and everything rendered as text: the
 	// binary format of these types is their bytes.
 	if b, ok := v.([]byte); ok {
@@ -352,4 +360,43 @@ func decodeNumeric(raw []byte) (any, error) {
 		s = "-" + s
 	}
 	return s, nil
+}
+
+// appendBinaryArray writes a one-dimensional array in PostgreSQL's binary
+// format: dimensions, a has-NULLs flag, the element type, the length and
+// lower bound (1), then each element with its length (-1: NULL). An empty
+// array has no dimensions.
+func appendBinaryArray(dst []byte, xs []any, elem uint32) ([]byte, bool, error) {
+	dims, hasNull := uint32(1), uint32(0)
+	if len(xs) == 0 {
+		dims = 0
+	}
+	for _, x := range xs {
+		if x == nil {
+			hasNull = 1
+		}
+	}
+	dst = binary.BigEndian.AppendUint32(dst, dims)
+	dst = binary.BigEndian.AppendUint32(dst, hasNull)
+	dst = binary.BigEndian.AppendUint32(dst, elem)
+	if dims == 0 {
+		return dst, false, nil
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(xs)))
+	dst = binary.BigEndian.AppendUint32(dst, 1)
+	for _, x := range xs {
+		at := len(dst)
+		dst = binary.BigEndian.AppendUint32(dst, 0) // the length, set below
+		var null bool
+		var err error
+		if dst, null, err = appendBinary(dst, x, elem); err != nil {
+			return nil, false, err
+		}
+		if null {
+			binary.BigEndian.PutUint32(dst[at:], 0xFFFFFFFF)
+			continue
+		}
+		binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	}
+	return dst, false, nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tsdb/planner"
 )
 
 // PostgreSQL type OIDs that need their own text format.
@@ -101,7 +103,7 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 	case duckdb.UUID:
 		return append(dst, formatUUID(x[:])...), false
 	case []any:
-		return append(dst, formatArray(x, loc)...), false
+		return append(dst, formatArray(x, planner.ArrayElement(oid), loc)...), false
 	case map[string]any, duckdb.Map:
 		b, err := marshalJSON(x)
 		if err != nil {
@@ -305,8 +307,9 @@ func formatUUID(b []byte) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// formatArray renders a list as a PostgreSQL array literal.
-func formatArray(xs []any, loc *time.Location) string {
+// formatArray renders a list as a PostgreSQL array literal of elements of
+// type elem (0: as their Go types print, times as timestamptz).
+func formatArray(xs []any, elem uint32, loc *time.Location) string {
 	var sb strings.Builder
 	sb.WriteByte('{')
 	for i, x := range xs {
@@ -317,8 +320,8 @@ func formatArray(xs []any, loc *time.Location) string {
 			sb.WriteString("NULL")
 			continue
 		}
-		var oid uint32
-		if _, ok := x.(time.Time); ok {
+		oid := elem
+		if _, ok := x.(time.Time); ok && oid == 0 {
 			oid = oidTimestamptz
 		}
 		s := string(encodeText(x, oid, loc))

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -288,5 +289,32 @@ func TestTimeBinary(t *testing.T) {
 		if got := int64(binary.BigEndian.Uint64(raw)); got != tt.want {
 			t.Errorf("%s: %d µs, want %d", tt.t.Format(time.TimeOnly), got, tt.want)
 		}
+	}
+}
+
+// An array goes in binary as PostgreSQL sends a one-dimensional array.
+func TestArrayBinary(t *testing.T) {
+	raw, err := encodeBinary([]any{int64(1), nil, int64(-3)}, 1016)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{
+		0, 0, 0, 1, // dimensions
+		0, 0, 0, 1, // has NULLs
+		0, 0, 0, 20, // int8
+		0, 0, 0, 3, 0, 0, 0, 1, // length 3 from 1
+		0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1,
+		0xff, 0xff, 0xff, 0xff,
+		0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd,
+	}
+	if !bytes.Equal(raw, want) {
+		t.Fatalf("int8[] {1,NULL,-3}: % x", raw)
+	}
+	raw, err = encodeBinary([]any{}, 1009)
+	if err != nil || !bytes.Equal(raw, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25}) {
+		t.Fatalf("empty text[]: % x, %v", raw, err)
+	}
+	if got := string(encodeText([]any{"a", "b c", nil}, 1009, nil)); got != `{a,"b c",NULL}` {
+		t.Fatalf("text[] in text: %s", got)
 	}
 }

@@ -145,6 +145,11 @@ var pgTypes = []struct {
 	{25, "text", -1, "S"}, {700, "float4", 4, "N"}, {701, "float8", 8, "N"}, {1043, "varchar", -1, "S"},
 	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
 	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
+	// The arrays results can have (see arrayOIDs).
+	{1000, "_bool", -1, "A"}, {1005, "_int2", -1, "A"}, {1007, "_int4", -1, "A"}, {1016, "_int8", -1, "A"},
+	{1021, "_float4", -1, "A"}, {1022, "_float8", -1, "A"}, {1009, "_text", -1, "A"}, {1182, "_date", -1, "A"},
+	{1115, "_timestamp", -1, "A"}, {1185, "_timestamptz", -1, "A"}, {1187, "_interval", -1, "A"},
+	{1231, "_numeric", -1, "A"}, {2951, "_uuid", -1, "A"},
 }
 
 // typeLen is pg_type.typlen of a type OID.

@@ -70,3 +70,23 @@ func TestNullOrder(t *testing.T) {
 		}
 	}
 }
+
+// A list of a scalar type is that type's PostgreSQL array; other lists
+// stay text.
+func TestColumnForLists(t *testing.T) {
+	for _, tt := range []struct {
+		duck string
+		oid  uint32
+	}{
+		{"INTEGER[]", 1007}, {"BIGINT[]", 1016}, {"VARCHAR[]", 1009}, {"DOUBLE[]", 1022},
+		{"DECIMAL(38,10)[]", 1231}, {"TIMESTAMP WITH TIME ZONE[]", 1185}, {"BOOLEAN[]", 1000},
+		{"INTEGER[][]", 25}, {"STRUCT(a INTEGER)[]", 25}, {"JSON[]", 25}, {"MAP(VARCHAR, INTEGER)[]", 25},
+	} {
+		if got := columnFor("x", tt.duck).OID; got != tt.oid {
+			t.Errorf("%s: OID %d, want %d", tt.duck, got, tt.oid)
+		}
+		if tt.oid != 25 && ArrayElement(tt.oid) == 0 {
+			t.Errorf("%s: no element type for %d", tt.duck, tt.oid)
+		}
+	}
+}

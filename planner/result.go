@@ -113,9 +113,41 @@ func (r *sqlRows) Close() error {
 	return err
 }
 
-// columnFor maps a DuckDB result type name to a PostgreSQL column.
+// arrayOIDs are the PostgreSQL array types of the element types results
+// have, by element OID.
+var arrayOIDs = map[uint32]uint32{
+	16: 1000, 21: 1005, 23: 1007, 20: 1016, 700: 1021, 701: 1022, 25: 1009,
+	1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
+}
+
+// ArrayElement returns the element type of an array type columnFor gives,
+// or 0 for a type that is no such array.
+func ArrayElement(oid uint32) uint32 {
+	for elem, arr := range arrayOIDs {
+		if arr == oid {
+			return elem
+		}
+	}
+	return 0
+}
+
+// columnFor maps a DuckDB result type name to a PostgreSQL column. A list
+// of a scalar type is that type's array (int8[], text[], …), which drivers
+// scan into slices; a list of lists or of records stays text.
 func columnFor(name, duckType string) Column {
 	t := strings.ToUpper(duckType)
+	if elemType, ok := strings.CutSuffix(t, "[]"); ok {
+		nested := strings.Contains(elemType, "[") || strings.HasPrefix(elemType, "STRUCT") || strings.HasPrefix(elemType, "MAP") || strings.HasPrefix(elemType, "UNION")
+		if !nested {
+			elem := columnFor(name, elemType)
+			// text is also what unknown types fall back to: only VARCHAR
+			// lists are text[].
+			if arr, known := arrayOIDs[elem.OID]; known && (elem.OID != 25 || elemType == "VARCHAR") {
+				return Column{name, arr, -1}
+			}
+		}
+		return Column{name, 25, -1}
+	}
 	if i := strings.IndexByte(t, '('); i >= 0 && !strings.Contains(t, "[") {
 		t = t[:i]
 	}

@@ -181,3 +181,35 @@ func TestTimeOfDayInBinary(t *testing.T) {
 		t.Fatalf("12:00:01.5 read as %+v", tod)
 	}
 }
+
+// Lists reach drivers as PostgreSQL arrays, which they scan into slices,
+// in binary (pgx's default) and in text.
+func TestArraysReachDrivers(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	binaryConn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb@%s/tsdb?sslmode=disable", s.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer binaryConn.Close(ctx)
+	for name, conn := range map[string]*pgx.Conn{"binary": binaryConn, "text": s.connect(ctx)} {
+		var ints []*int64
+		var texts []string
+		var empty []float64
+		var times []time.Time
+		err := conn.QueryRow(ctx, `SELECT [1, NULL, 3]::BIGINT[], ['a', 'b c', '{x}']::VARCHAR[], CAST([] AS DOUBLE[]),
+			[TIMESTAMPTZ '2026-01-01 00:00:00+00', TIMESTAMPTZ '2026-01-01 00:00:10+00']`).Scan(&ints, &texts, &empty, &times)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ints) != 3 || *ints[0] != 1 || ints[1] != nil || *ints[2] != 3 {
+			t.Errorf("%s: bigint[] %v", name, ints)
+		}
+		if fmt.Sprint(texts) != "[a b c {x}]" || len(empty) != 0 {
+			t.Errorf("%s: text[] %q, empty %v", name, texts, empty)
+		}
+		if len(times) != 2 || !times[1].Equal(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)) {
+			t.Errorf("%s: timestamptz[] %v", name, times)
+		}
+	}
+}
