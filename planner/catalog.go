@@ -118,15 +118,6 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			changed = true
 			return pg_query.MakeAConstIntNode(oid, -1)
 		}
-		if rt := n.GetResTarget(); rt != nil && lastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
-			// In a select list PostgreSQL's generate_series gives a row per
-			// value; DuckDB's gives one list. Unnested, it gives the rows.
-			changed = true
-			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
-				Name: rt.Name, Location: rt.Location,
-				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
-			}}}
-		}
 		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic {
 			r, err := formatCall(fc.Args)
 			if err != nil {

@@ -106,6 +106,11 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		return nil, err
 	}
 	tables = r.tables
+	if len(sel.ValuesLists) == 0 {
+		// A SELECT source means what it means in a SELECT. (Rows of
+		// VALUES are not walked: a 1,000-row statement's tree is large.)
+		rewritePGTree(st.SelectStmt.ProtoReflect())
+	}
 	src, err := deparse(s.p.pgVersion, st.SelectStmt)
 	if err != nil {
 		return nil, err

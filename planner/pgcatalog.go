@@ -10,6 +10,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
 )
@@ -244,12 +245,37 @@ var pgMacros = []string{
 	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
 }
 
+// secondFields are the names extract and date_part take for seconds.
+var secondFields = map[string]bool{"second": true, "seconds": true, "sec": true, "secs": true, "s": true}
+
+// rewritePGTree applies rewritePG to every node under m. Statements that
+// do not go through rewriteSession (DELETE, UPDATE, INSERT … SELECT,
+// EXPLAIN) get it too, so that a WHERE clause means in them what it means
+// in a SELECT, and a logged DML statement replays with that meaning.
+func rewritePGTree(m protoreflect.Message) {
+	replaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
+		r, _ := rewritePG(n)
+		return r
+	})
+}
+
 // rewritePG adapts PostgreSQL-only syntax in a tree for the engine:
 // OPERATOR(pg_catalog.~) becomes ~, COLLATE clauses go, ::regclass and
 // similar OID-alias casts become plain values, and pg_catalog functions
 // map to tsdb's macros. It reports whether anything changed.
 func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	switch {
+	case n.GetResTarget() != nil:
+		rt := n.GetResTarget()
+		if lastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
+			// In a select list PostgreSQL's generate_series gives a row
+			// per value; DuckDB's gives one list. Unnested, it gives the
+			// rows. (In UPDATE … SET both refuse it.)
+			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+				Name: rt.Name, Location: rt.Location,
+				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
+			}}}, true
+		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		if len(e.Name) == 2 && strings.EqualFold(e.Name[0].GetString_().GetSval(), "pg_catalog") {
@@ -335,7 +361,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			// PostgreSQL's seconds have their fraction (7.25); DuckDB's
 			// second is a whole number. Its microsecond counts from the
 			// minute, as PostgreSQL's microseconds do.
-			if f := fc.Args[0].GetAConst().GetSval(); f != nil && (strings.EqualFold(f.Sval, "second") || strings.EqualFold(f.Sval, "seconds")) {
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil && secondFields[strings.ToLower(f.Sval)] {
 				r, err := exprTemplate("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
 				if err == nil {
 					return r, true
@@ -359,8 +385,14 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("timezone")},
 					[]*pg_query.Node{proto.Clone(zone).(*pg_query.Node), arg}, fc.Location)
 			}
+			// The value is a timestamptz, as PostgreSQL's signature casts
+			// it: a timestamp given to timezone() would be read as the
+			// zone's wall clock instead.
+			value := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg: fc.Args[1], TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1},
+			}}}
 			trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
-				[]*pg_query.Node{fc.Args[0], timezone(fc.Args[1])}, fc.Location)
+				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
 		}
 		if to, ok := pgFunctions[name]; ok {
@@ -377,28 +409,33 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	return nil, false
 }
 
-// likeEscape rewrites a LIKE whose pattern has an escape character: in
-// PostgreSQL a backslash escapes the next character unless ESCAPE names
-// another, while DuckDB's LIKE has no escape character unless told. A
-// constant pattern without a backslash (and without ESCAPE) means the
-// same to both and is left alone, so DuckDB keeps its LIKE optimizations.
+// likeEscape rewrites a LIKE for PostgreSQL's escape character: a
+// backslash escapes the next character unless ESCAPE names another, while
+// DuckDB's LIKE has no escape character unless told. Only a constant
+// pattern without a backslash (and without ESCAPE) means the same to both;
+// it is left alone, so DuckDB keeps its LIKE optimizations for it.
 func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	op := ""
 	if len(e.Name) == 1 {
 		op = e.Name[0].GetString_().GetSval()
 	}
-	fn, negated := map[string]string{"~~": "like_escape", "!~~": "like_escape", "~~*": "ilike_escape", "!~~*": "ilike_escape"}[op], strings.HasPrefix(op, "!")
-	if fn == "" {
+	var fn string
+	switch op {
+	case "~~", "!~~":
+		fn = "like_escape"
+	case "~~*", "!~~*":
+		fn = "ilike_escape"
+	default:
 		return nil, false
 	}
 	pattern, escape := e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)
 	if f := e.Rexpr.GetFuncCall(); f != nil && lastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
 		pattern, escape = f.Args[0], f.Args[1]
-	} else if sv := e.Rexpr.GetAConst().GetSval(); sv == nil || !strings.Contains(sv.Sval, `\`) {
+	} else if sv := e.Rexpr.GetAConst().GetSval(); sv != nil && !strings.Contains(sv.Sval, `\`) {
 		return nil, false
 	}
 	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Lexpr, pattern, escape}, e.Location)
-	if negated {
+	if strings.HasPrefix(op, "!") {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}
 	return call, true

@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // PostgreSQL syntax DuckDB lacks is rewritten to what it means, with
 // PostgreSQL's NULL semantics.
@@ -21,9 +24,13 @@ func TestPostgresSyntax(t *testing.T) {
 		{"SELECT date_trunc('month', timestamptz '2026-02-28 23:30:00+00', 'Europe/Berlin')", "2026-02-28 23:00:00"},
 		{"SELECT date_trunc('week', timestamptz '2026-03-02 03:00:00+00', 'America/Los_Angeles')", "2026-02-23 08:00:00"},
 		{"SELECT date_trunc('day', time, 'Asia/Tokyo') AS d, count(*) FROM cpu GROUP BY d ORDER BY d", "2025-12-31 15:00:00|4"},
+		// A timestamp is read as a timestamptz (in UTC), as PostgreSQL casts it.
+		{"SELECT date_trunc('day', timestamp '2026-03-01 23:30', 'America/New_York')", "2026-03-01 05:00:00"},
 		// LIKE's escape character is a backslash unless ESCAPE says.
 		{`SELECT 'a_c' LIKE 'a\_c', 'abc' LIKE 'a\_c', 'a%c' LIKE 'a#%c' ESCAPE '#', 'A_C' ILIKE 'a\_c', 'abc' NOT LIKE 'a\_c', 'abc' LIKE 'a_c'`, "true|false|true|true|true|true"},
 		{`SELECT host FROM cpu WHERE host LIKE 'a%' OR host NOT LIKE '\_%' ESCAPE '#' ORDER BY host`, "a;b;c;d"},
+		// A pattern computed by the query escapes with a backslash too.
+		{`SELECT 'a_c' LIKE concat('a\_', '%'), 'abc' LIKE concat('a\_', '%')`, "true|false"},
 		// SIMILAR TO's wildcards, literal dot and escapes, as in PostgreSQL 15.
 		{"SELECT 'abc' SIMILAR TO 'a%', 'abc' SIMILAR TO 'a.c', 'a.c' SIMILAR TO 'a.c', 'abc' SIMILAR TO '(a|x)b_', 'abc' NOT SIMILAR TO 'a%', 'ab' SIMILAR TO 'a[bc]', 'a%' SIMILAR TO 'a#%' ESCAPE '#', 'a$' SIMILAR TO 'a$', 'aaa' SIMILAR TO 'a{2,3}', 'abc' SIMILAR TO 'b%'", "true|false|true|true|false|true|true|true|true|false"},
 		{"SELECT host FROM cpu WHERE host SIMILAR TO '(a|c)' ORDER BY host", "a;c"},
@@ -88,5 +95,44 @@ func TestColumnForLists(t *testing.T) {
 		if tt.oid != 25 && ArrayElement(tt.oid) == 0 {
 			t.Errorf("%s: no element type for %d", tt.duck, tt.oid)
 		}
+	}
+}
+
+// DELETE, UPDATE and INSERT … SELECT read their expressions as SELECT
+// does, and a prepared DML statement takes the time of each execution.
+func TestDMLMeansWhatSelectMeans(t *testing.T) {
+	e := newEnv(t)
+	e.must(setup)
+	e.must(`INSERT INTO cpu (time, host) VALUES ('2026-01-01 00:01:00+00', 'a_x'), ('2026-01-01 00:02:00+00', 'abx')`)
+	if got := e.rows(`SELECT host FROM cpu WHERE host LIKE 'a\_%' ORDER BY host`); got != "a_x" {
+		t.Fatalf("SELECT with an escaped _: %s", got)
+	}
+	e.must(`DELETE FROM cpu WHERE host LIKE 'a\_%'`)
+	if got := e.rows(`SELECT host FROM cpu WHERE host LIKE 'a%' ORDER BY host`); got != "a;abx" {
+		t.Fatalf("after DELETE with an escaped _: %s", got)
+	}
+	e.must(`INSERT INTO cpu (time, host, n) SELECT generate_series(timestamptz '2026-01-02 00:00+00', timestamptz '2026-01-02 00:02+00', interval '1 minute'), 'gen', 9`)
+	if got := e.rows("SELECT count(*) FROM cpu WHERE host = 'gen'"); got != "3" {
+		t.Fatalf("rows from generate_series: %s", got)
+	}
+	e.must("UPDATE cpu SET usage = extract(second from time + interval '1.5 seconds') WHERE host = 'gen'")
+	if got := e.rows("SELECT DISTINCT usage FROM cpu WHERE host = 'gen'"); got != "1.5" {
+		t.Fatalf("UPDATE with fractional seconds: %s", got)
+	}
+
+	p, err := e.s.Prepare(t.Context(), "UPDATE cpu SET host = CAST(now() AS VARCHAR) WHERE n = 9", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamps []string
+	for range 2 {
+		if err := e.s.ExecutePrepared(t.Context(), p, nil, func(*Result) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		stamps = append(stamps, e.rows("SELECT DISTINCT host FROM cpu WHERE n = 9"))
+		time.Sleep(5 * time.Millisecond)
+	}
+	if stamps[0] == stamps[1] {
+		t.Fatalf("a prepared UPDATE kept the time of its first execution: %q", stamps)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/proto"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -122,7 +121,10 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 			}
 		}
 		if fm {
-			i += 2 // before text, FM is PostgreSQL's no-op
+			i += 2
+			if !ok {
+				continue // before text, FM is PostgreSQL's no-op
+			}
 		}
 		if !ok {
 			run.WriteString(strings.ReplaceAll(rest[:1], "%", "%%"))
@@ -152,31 +154,6 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
 	return exprTemplate(strings.Join(parts, " || "), arg)
-}
-
-// exprTemplate parses expr, an expression whose _tsdb_arg1, _tsdb_arg2, …
-// stand for args, and puts a copy of each arg in its place.
-func exprTemplate(expr string, args ...*pg_query.Node) (*pg_query.Node, error) {
-	tree, err := pg_query.Parse("SELECT " + expr)
-	if err != nil {
-		return nil, fmt.Errorf("planner: expression template %q: %w", expr, err)
-	}
-	out := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
-	if f := out.GetColumnRef().GetFields(); len(f) == 1 && f[0].GetString_().GetSval() == "_tsdb_arg1" && len(args) > 0 {
-		return proto.Clone(args[0]).(*pg_query.Node), nil
-	}
-	substituteNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
-		f := n.GetColumnRef().GetFields()
-		if len(f) != 1 {
-			return nil
-		}
-		var i int
-		if _, err := fmt.Sscanf(f[0].GetString_().GetSval(), "_tsdb_arg%d", &i); err != nil || i < 1 || i > len(args) {
-			return nil
-		}
-		return proto.Clone(args[i-1]).(*pg_query.Node)
-	})
-	return out, nil
 }
 
 // toCharCall is to_char(arg, format) in the engine's terms. The format

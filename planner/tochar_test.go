@@ -61,6 +61,7 @@ func TestToChar(t *testing.T) {
 	others := []struct{ q, want string }{
 		{"SELECT to_char(time, 'HH24:MI') FROM cpu WHERE host = 'b'", "00:00"},
 		{"SELECT to_char(DATE '2026-03-05', 'DD.MM.YYYY')", "05.03.2026"},
+		{`SELECT to_char(DATE '2026-03-05', 'FM"day "FMDD')`, "day 5"},
 		{"SELECT to_char(TIMESTAMP '2026-03-05 07:08:09', 'YYYY-MM-DD HH12 AM')", "2026-03-05 07 AM"},
 		{"SELECT to_char(NULL::timestamptz, 'YYYY'), to_char(now(), NULL) IS NULL", "NULL|true"},
 		{"SELECT to_char(time, 'YYYY') AS y, count(*) FROM cpu GROUP BY y ORDER BY y", "2025|1;2026|3"},
