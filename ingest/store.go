@@ -405,8 +405,10 @@ func (s *Store) Table(name string) (schema.Table, bool) {
 // Delta version (not the files older versions still name until VACUUM
 // removes them) and its rows in the buffer, as Arrow holds them.
 type TableSize struct {
-	Files         int
-	FileBytes     int64
+	Files     int   // data files of the current version
+	FileBytes int64 // their bytes, as the Delta log records them
+	// BufferedRows and BufferedBytes are the rows not yet flushed and
+	// their Arrow bytes.
 	BufferedRows  int64
 	BufferedBytes int64
 }

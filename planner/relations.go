@@ -7,6 +7,7 @@ package planner
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -59,6 +60,9 @@ func regclassLiteral(n *pg_query.Node) (string, bool) {
 // unquoted name is folded to lower case, a schema other than public (or
 // pg_catalog, for the catalog relations tsdb answers) names nothing.
 func (s *Session) relationOID(text string) (int64, error) {
+	if oid, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64); err == nil && oid >= 0 {
+		return oid, nil // digits are an OID, as regclass input takes them
+	}
 	names, err := parseQualifiedName(text)
 	if err != nil {
 		return 0, err
@@ -135,25 +139,23 @@ func parseQualifiedName(text string) ([]string, error) {
 }
 
 // relationSize is the expression that answers a size function of arg: the
-// bytes of the table with that OID, NULL for an OID that names none (as in
-// PostgreSQL). A text constant argument is a relation name.
+// bytes of the table arg names, NULL for one it does not (as PostgreSQL
+// gives NULL for an OID that names nothing). A text constant is a relation
+// name, resolved now; any other argument is an OID (pg_class.oid) or a
+// name computed by the query (quote_ident(table_name)), matched as text.
 func (s *Session) relationSize(arg *pg_query.Node) (*pg_query.Node, error) {
+	// The view's columns have names no query's columns have: the argument
+	// (pg_table_size(oid) over pg_class) must bind to the outer query.
+	view := schema.QuoteIdent(catalogView(sizesRelation))
 	if sv := arg.GetAConst().GetSval(); sv != nil {
 		oid, err := s.relationOID(sv.Sval)
 		if err != nil {
 			return nil, err
 		}
-		arg = pg_query.MakeAConstIntNode(oid, -1)
+		return exprTemplate("(SELECT _tsdb_bytes FROM "+view+" WHERE _tsdb_oid = _tsdb_arg1)", pg_query.MakeAConstIntNode(oid, -1))
 	}
-	// The view's columns have names no query's columns have: the argument
-	// (pg_table_size(oid) over pg_class) must bind to the outer query.
-	tree, err := pg_query.Parse(fmt.Sprintf("SELECT (SELECT _tsdb_bytes FROM %s WHERE _tsdb_oid = 0)", schema.QuoteIdent(catalogView(sizesRelation))))
-	if err != nil {
-		return nil, fmt.Errorf("planner: size template: %w", err)
-	}
-	sub := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
-	sub.GetSubLink().Subselect.GetSelectStmt().WhereClause.GetAExpr().Rexpr = arg
-	return sub, nil
+	return exprTemplate("(SELECT _tsdb_bytes FROM "+view+" WHERE CAST(_tsdb_oid AS VARCHAR) = CAST(_tsdb_arg1 AS VARCHAR)"+
+		" OR _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR) OR 'public.' || _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR))", arg)
 }
 
 // sizesView is the body of the sizes view: each table's OID and bytes. A
@@ -163,9 +165,10 @@ func (s *Session) sizesView(tables []schema.Table) string {
 	for _, t := range tables {
 		z, err := s.p.store.Size(t.Name)
 		if err != nil {
+			// The only error is a table dropped since the list was taken.
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("(%d, CAST(%d AS BIGINT))", tableOID(t), z.Bytes()))
+		rows = append(rows, fmt.Sprintf("(%d, %s, CAST(%d AS BIGINT))", tableOID(t), schema.QuoteString(t.Name), z.Bytes()))
 	}
-	return valuesView(rows, "_tsdb_oid, _tsdb_bytes", "CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)")
+	return valuesView(rows, "_tsdb_oid, _tsdb_name, _tsdb_bytes", "CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT)")
 }

@@ -25,6 +25,7 @@ func TestRegclassLiterals(t *testing.T) {
 		{q: "SELECT relname FROM pg_class WHERE oid = CAST('cpu' AS regclass)", want: "cpu"},
 		{q: "SELECT 'pg_class'::regclass = 'pg_catalog.pg_class'::regclass", want: "true"},
 		{q: "SELECT count(*) FROM pg_class c WHERE c.oid::regclass::oid = c.oid", want: "1"},
+		{q: "SELECT relname FROM pg_class WHERE oid = (SELECT oid FROM pg_class WHERE relname = 'cpu')::text::regclass", want: "cpu"},
 		{q: `SELECT 1 WHERE 1 = '"CPU"'::regclass`, code: sqlerr.UndefinedTable},
 		{q: "SELECT 'nope'::regclass", code: sqlerr.UndefinedTable},
 		{q: "SELECT 'other.cpu'::regclass", code: sqlerr.UndefinedTable},
@@ -83,6 +84,9 @@ func TestRelationSizes(t *testing.T) {
 		{"SELECT pg_catalog.pg_table_size(c.oid) FROM pg_class c WHERE c.relname = 'cpu'", want},
 		{"SELECT relname, pg_table_size(oid) FROM pg_class ORDER BY relname", "cpu|" + want + ";mem|0"},
 		{"SELECT pg_indexes_size('cpu')", "0"},
+		// Names the query computes, as a "table sizes" query writes them.
+		{"SELECT table_name, pg_total_relation_size(quote_ident(table_name)) FROM information_schema.tables ORDER BY table_name", "cpu|" + want + ";mem|0"},
+		{"SELECT pg_relation_size('public' || '.' || 'cpu')", want},
 		{"SELECT pg_table_size(12345)", "NULL"},
 	}
 	for _, tt := range tests {
