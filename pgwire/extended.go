@@ -264,6 +264,13 @@ func (c *conn) sendRowDescription(cols []planner.Column, formats []int16) {
 // the portal sends at most that many rows and, if it sent that many,
 // keeps its result open for the next Execute (PortalSuspended).
 func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows int) error {
+	if pt.started && sess.TransactionFailed() {
+		// A portal suspended before the block failed sends no more rows:
+		// as every other statement, it waits for the block to end. (One
+		// not started yet is refused, or let through to end the block,
+		// by the session.)
+		return &sqlerr.Error{Code: sqlerr.InFailedTransaction, Message: "current transaction is aborted, commands ignored until end of transaction block"}
+	}
 	if pt.done {
 		// PostgreSQL answers a finished portal with its tag and no rows.
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})

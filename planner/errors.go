@@ -52,7 +52,7 @@ func mapDuckError(err error) error {
 		return e
 	}
 	if strings.Contains(lower, "more than one row returned by a subquery") {
-		e.Code, e.Message, e.Detail = "21000", "more than one row returned by a subquery used as an expression", ""
+		e.Code, e.Message, e.Detail = sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression", ""
 		return e
 	}
 	switch de.Type {
@@ -77,7 +77,8 @@ func mapDuckError(err error) error {
 			m := reNoColumnNamed.FindStringSubmatch(msg)
 			e.Code, e.Message = sqlerr.UndefinedColumn, fmt.Sprintf("column %s.%s does not exist", m[1], m[2])
 		case strings.Contains(lower, "limit/offset cannot be negative"):
-			e.Code, e.Message, e.Detail = "2201W", "LIMIT must not be negative", ""
+			// DuckDB names both; PostgreSQL's message names the one.
+			e.Code, e.Message, e.Detail = sqlerr.InvalidLimitValue, "LIMIT and OFFSET must not be negative", ""
 		case strings.Contains(lower, "no function matches"):
 			e.Code = sqlerr.UndefinedFunction
 		case strings.Contains(lower, "group by"):

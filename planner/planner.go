@@ -396,6 +396,13 @@ func writes(n *pg_query.Node) bool {
 }
 
 func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, error) {
+	if t := st.node.GetTransactionStmt(); t != nil {
+		// Every role may end its block (even one whose role was dropped
+		// meanwhile: it must not be stuck refusing everything). Nothing
+		// runs on the connection either; COMMIT and ROLLBACK then close
+		// the open results rather than read them first.
+		return s.transaction(t)
+	}
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}
@@ -406,10 +413,6 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return fetchCursor(n.FetchStmt)
 	case *pg_query.Node_ClosePortalStmt:
 		return &Result{Tag: "CLOSE CURSOR", CloseCursor: &CursorClose{Name: n.ClosePortalStmt.Portalname}}, nil
-	case *pg_query.Node_TransactionStmt:
-		// Nothing on the connection either; COMMIT and ROLLBACK then
-		// close the open results rather than read them first.
-		return s.transaction(n.TransactionStmt)
 	}
 	s.useEngine(ctx)
 	if err := s.dropStaleViews(ctx); err != nil {
@@ -568,6 +571,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err != nil {
 		return nil, err
 	}
+	rewritePGTree(ex.Query.ProtoReflect())
 	inner, err := deparse(s.p.pgVersion, ex.Query)
 	if err != nil {
 		return nil, err
@@ -619,7 +623,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 }
 
 func (s *Session) transaction(t *pg_query.TransactionStmt) (*Result, error) {
-	noTx := &sqlerr.Error{Code: "25P01", Message: "there is no transaction in progress"}
+	noTx := &sqlerr.Error{Code: sqlerr.NoActiveSQLTransaction, Message: "there is no transaction in progress"}
 	switch t.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
 		if s.inTx {
@@ -643,8 +647,12 @@ func (s *Session) transaction(t *pg_query.TransactionStmt) (*Result, error) {
 		switch {
 		case !s.inTx:
 			res.Warning = noTx
-		case s.txWrites > 0:
-			res.Warning = &sqlerr.Error{Code: "01000",
+		case s.txWrites == 1:
+			res.Warning = &sqlerr.Error{Code: sqlerr.Warning,
+				Message: "tsdb has no transactions: the writing statement of this block was applied when it ran, and stays",
+				Hint:    "Every statement is atomic and durable on its own; undo a write with DELETE or UPDATE."}
+		case s.txWrites > 1:
+			res.Warning = &sqlerr.Error{Code: sqlerr.Warning,
 				Message: fmt.Sprintf("tsdb has no transactions: the %d writing statements of this block were applied when they ran, and stay", s.txWrites),
 				Hint:    "Every statement is atomic and durable on its own; undo a write with DELETE or UPDATE."}
 		}

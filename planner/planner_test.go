@@ -235,7 +235,7 @@ func TestErrorsHaveSQLStateAndChangeNothing(t *testing.T) {
 		{"SELECT CAST('99999999999' AS INTEGER)", sqlerr.NumericOutOfRange, `value "99999999999" is out of range for type integer`},
 		{"SELECT CAST('9x' AS INTEGER)", sqlerr.InvalidTextRep, `invalid input syntax for type integer: "9x"`},
 		{"SELECT c.nosuch FROM cpu c", sqlerr.UndefinedColumn, "column c.nosuch does not exist"},
-		{"SELECT host FROM cpu LIMIT -1", "2201W", "LIMIT must not be negative"},
+		{"SELECT host FROM cpu LIMIT -1", "2201W", "LIMIT and OFFSET must not be negative"},
 		{"SELECT (SELECT host FROM cpu)", "21000", "more than one row returned by a subquery used as an expression"},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package planner
 import (
 	"database/sql"
 	"strings"
+
 	"tsdb/internal/sqlerr"
 )
 

@@ -30,6 +30,9 @@ func TestTransactionBlock(t *testing.T) {
 		{q: "INSERT INTO cpu VALUES ('2026-01-02 00:00:00+00', 'x', 1, 1)", tag: "INSERT 0 1"},
 		{q: "INSERT INTO cpu (time, host) SELECT time, 'y' FROM cpu WHERE host = 'a'", tag: "INSERT 0 1"},
 		{q: "ROLLBACK", tag: "ROLLBACK", warning: "the 2 writing statements of this block were applied"},
+		{q: "BEGIN", tag: "BEGIN"},
+		{q: "DELETE FROM cpu WHERE host = 'nobody'", tag: "DELETE 0"},
+		{q: "ROLLBACK", tag: "ROLLBACK", warning: "the writing statement of this block was applied"},
 		{q: "ROLLBACK", tag: "ROLLBACK", warning: "no transaction in progress"},
 		{q: "BEGIN; SELECT 1; ROLLBACK", tag: "ROLLBACK"},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // Over the wire, a transaction block fails as PostgreSQL's does: an error,
@@ -78,7 +79,7 @@ func TestTransactionBlockOverTheWire(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(notices) != 1 || !strings.Contains(notices[0], "WARNING tsdb has no transactions: the 1 writing statements") {
+	if len(notices) != 1 || !strings.Contains(notices[0], "WARNING tsdb has no transactions: the writing statement of this block was applied") {
 		t.Fatalf("notices: %q", notices)
 	}
 }
@@ -90,4 +91,31 @@ func pgCode(err error) string {
 		return pe.Code
 	}
 	return ""
+}
+
+// A portal suspended before its block failed sends no more rows.
+func TestSuspendedPortalInAFailedBlock(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	fe, read := rawSession(t, s)
+	fe.Send(&pgproto3.Query{String: "BEGIN"})
+	fe.Send(&pgproto3.Parse{Name: "endless", Query: "SELECT i FROM range(0, 1000000000000) t(i)"})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "endless"})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	read()
+	if got, want := kinds(read()), "ParseComplete BindComplete D(0) D(1) PortalSuspended "; got != want {
+		t.Fatalf("first rows:\n got  %s\n want %s", got, want)
+	}
+	fe.Send(&pgproto3.Query{String: "SELECT * FROM nope"})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Sync{})
+	fe.Send(&pgproto3.Query{String: "ROLLBACK"})
+	fe.Send(&pgproto3.Query{String: "SELECT 1"})
+	fe.Flush()
+	for _, want := range []string{"E(42P01) ", "E(25P02) ", "C(ROLLBACK) ", "RowDescription D(1) C(SELECT 1) "} {
+		if got := kinds(read()); got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
 }

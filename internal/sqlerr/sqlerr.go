@@ -40,8 +40,13 @@ const (
 	ActiveSQLTransaction     = "25001"
 	// InFailedTransaction refuses statements after an error in a
 	// transaction block, until it ends.
-	InFailedTransaction  = "25P02"
-	SerializationFailure = "40001"
+	InFailedTransaction    = "25P02"
+	NoActiveSQLTransaction = "25P01"
+	SerializationFailure   = "40001"
+	// Warning is the class of WARNING notices without a narrower code.
+	Warning              = "01000"
+	CardinalityViolation = "21000"
+	InvalidLimitValue    = "2201W"
 )
 
 // Error is an error with a SQLSTATE code and PostgreSQL-style fields.
