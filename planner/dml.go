@@ -36,9 +36,6 @@ var timeFunctions = map[string]bool{"now": true, "transaction_timestamp": true, 
 // compiled once to validate it, and handed to ingest, which logs it and
 // applies it to both layers.
 func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error) {
-	// The statement's time and rewrites go into a copy: the tree may be a
-	// prepared statement's, executed again later.
-	node = proto.Clone(node).(*pg_query.Node)
 	var rel *pg_query.RangeVar
 	var where *pg_query.Node
 	var exprs []*pg_query.Node

@@ -395,6 +395,12 @@ func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any
 			return err
 		}
 		st = statement{text: text, node: node}
+	} else if st.node != nil && st.node.GetSelectStmt() == nil {
+		// Executing writes into the tree (DML fixes now(), INSERT casts
+		// its values, the PostgreSQL rewrites replace nodes): each run
+		// gets its own copy, as each run with parameters does, so that a
+		// prepared statement means the same every time.
+		st.node = proto.Clone(st.node).(*pg_query.Node)
 	}
 	res, err := s.execute(ctx, st)
 	if err != nil {
