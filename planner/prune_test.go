@@ -51,6 +51,9 @@ func TestTimePruning(t *testing.T) {
 	}{
 		{"time >= '2026-01-01 01:00:00+00' AND time < '2026-01-01 02:00:00+00'", "7", "files 1/2 buckets 1/1"},
 		{"time BETWEEN '2026-01-01T01:00:00Z' AND '2026-01-01T01:30:00.5Z'", "5", "files 1/2 buckets 1/1"},
+		// Rewritten for DuckDB (an OR of two BETWEENs), still pruned alike.
+		{"time BETWEEN SYMMETRIC '2026-01-01T01:30:00.5Z' AND '2026-01-01T01:00:00Z'", "5", "files 1/2 buckets 1/1"},
+		{"time NOT BETWEEN SYMMETRIC '2026-01-01T03:00:00Z' AND '2026-01-01 00:00:00+00'", "2", "files 3/0 buckets 2/0"},
 		{"time = '2026-01-01 02:10:00+00'", "1", "files 1/2 buckets 0/2"},
 		{"time IN ('2026-01-01 00:10:00+00', '2026-01-01 00:20:00+00')", "2", "files 1/2 buckets 0/2"},
 		{"(time < '2026-01-01 00:15:00+00' OR time > '2026-01-01 02:45:00+00')", "5", "files 3/0 buckets 2/0"},
