@@ -3,7 +3,6 @@ package planner
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -118,33 +117,19 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			changed = true
 			return pg_query.MakeAConstIntNode(oid, -1)
 		}
-		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic {
-			r, err := formatCall(fc.Args)
+		if fc := n.GetFuncCall(); fc != nil {
+			r, rel, ok, err := s.rewriteCall(fc)
 			if err != nil {
 				failed = err
 				return nil
 			}
-			changed = true
-			return r
-		}
-		if fc := n.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "to_char" && len(fc.Args) == 2 {
-			r, err := toCharCall(fc.Args[0], fc.Args[1])
-			if err != nil {
-				failed = err
-				return nil
+			if ok {
+				changed = true
+				if rel != "" {
+					use(rel)
+				}
+				return r
 			}
-			changed = true
-			return r
-		}
-		if fc := n.GetFuncCall(); fc != nil && relationSizeFuncs[lastName(fc.Funcname)] && len(fc.Args) == 1 {
-			r, err := s.relationSize(fc.Args[0])
-			if err != nil {
-				failed = err
-				return nil
-			}
-			changed = true
-			use(sizesRelation)
-			return r
 		}
 		if r, ok := rewritePG(n); ok {
 			changed = true
@@ -229,6 +214,24 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 	return out, used, nil
 }
 
+// rewriteCall translates a call tsdb answers itself, not the engine:
+// format() and to_char() with a constant format, and the size functions
+// (which read the relation rel). ok is false for any other call.
+func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel string, ok bool, err error) {
+	switch name := lastName(fc.Funcname); {
+	case name == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic:
+		r, err = formatCall(fc.Args)
+	case name == "to_char" && len(fc.Args) == 2:
+		r, err = toCharCall(fc.Args[0], fc.Args[1])
+	case relationSizeFuncs[name] && len(fc.Args) == 1:
+		r, err = s.relationSize(fc.Args[0])
+		rel = sizesRelation
+	default:
+		return nil, "", false, nil
+	}
+	return r, rel, true, err
+}
+
 // bindCatalog makes the catalog views a statement uses, over the tables
 // as they are now.
 func (s *Session) bindCatalog(ctx context.Context, used []string) error {
@@ -245,7 +248,10 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 		case "pg_catalog.pg_auth_members":
 			def = authMembersRelation(s.p.roles)
 		case sizesRelation:
-			def = s.sizesView(tables)
+			if err := s.refreshSizes(ctx, tables); err != nil {
+				return err
+			}
+			continue
 		default:
 			def = catalogRelation(name)(tables)
 		}
@@ -262,11 +268,7 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 var predefinedRoleOIDs = map[string]int64{auth.ReadAll: 6181, auth.WriteAll: 6182}
 
 // roleOID gives a created role a stable OID from its name.
-func roleOID(name string) int64 {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	return 16384 + int64(h.Sum32()%1_000_000_000)
-}
+func roleOID(name string) int64 { return hashOID(name, 16384, 1_000_000_000) }
 
 // rolesRelation is pg_roles for the roles of roles (nil: the admin only).
 func rolesRelation(roles *auth.Store) string {

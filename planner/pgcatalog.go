@@ -17,10 +17,15 @@ import (
 
 // tableOID gives a table a stable OID derived from its Delta table id, so
 // that psql's follow-up queries by OID find it again.
-func tableOID(t schema.Table) int64 {
+func tableOID(t schema.Table) int64 { return hashOID(t.ID, 16384, 1_000_000_000) }
+
+// hashOID is a stable OID for key in [base, base+span): tables and roles
+// take theirs from 16384 up, as PostgreSQL's user objects do, catalog
+// relations theirs below.
+func hashOID(key string, base, span uint32) int64 {
 	h := fnv.New32a()
-	h.Write([]byte(t.ID))
-	return 16384 + int64(h.Sum32()%1_000_000_000)
+	h.Write([]byte(key))
+	return int64(base) + int64(h.Sum32()%span)
 }
 
 // emptyRelation is a catalog relation that has no rows in tsdb, with the
@@ -76,8 +81,15 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		// getColumns and psql's \dT read.
 		var rows []string
 		for _, ty := range pgTypes {
-			rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 10, %d, false, -1, 0, 0, 0, 0, %s, ',', true)",
-				ty.oid, schema.QuoteString(ty.name), ty.len, schema.QuoteString(ty.category)))
+			arr, hasArray := arrayOIDs[ty.oid]
+			rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 10, %d, false, -1, 0, 0, 0, %d, %s, ',', true)",
+				ty.oid, schema.QuoteString(ty.name), ty.len, arr, schema.QuoteString(ty.category)))
+			// And its array, if results have one, named as PostgreSQL
+			// names arrays.
+			if hasArray {
+				rows = append(rows, fmt.Sprintf("(%d, %s, 11, 'b', 0, 10, -1, false, -1, 0, 0, %d, 0, 'A', ',', true)",
+					arr, schema.QuoteString("_"+ty.name), ty.oid))
+			}
 		}
 		return valuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen, typnotnull, typtypmod, typbasetype, typrelid, typelem, typarray, typcategory, typdelim, typisdefined", "")
 	},
@@ -146,11 +158,6 @@ var pgTypes = []struct {
 	{25, "text", -1, "S"}, {700, "float4", 4, "N"}, {701, "float8", 8, "N"}, {1043, "varchar", -1, "S"},
 	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
 	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
-	// The arrays results can have (see arrayOIDs).
-	{1000, "_bool", -1, "A"}, {1005, "_int2", -1, "A"}, {1007, "_int4", -1, "A"}, {1016, "_int8", -1, "A"},
-	{1021, "_float4", -1, "A"}, {1022, "_float8", -1, "A"}, {1009, "_text", -1, "A"}, {1182, "_date", -1, "A"},
-	{1115, "_timestamp", -1, "A"}, {1185, "_timestamptz", -1, "A"}, {1187, "_interval", -1, "A"},
-	{1231, "_numeric", -1, "A"}, {2951, "_uuid", -1, "A"},
 }
 
 // typeLen is pg_type.typlen of a type OID.
@@ -415,10 +422,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 // pattern without a backslash (and without ESCAPE) means the same to both;
 // it is left alone, so DuckDB keeps its LIKE optimizations for it.
 func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
-	op := ""
-	if len(e.Name) == 1 {
-		op = e.Name[0].GetString_().GetSval()
-	}
+	op := lastName(e.Name)
 	var fn string
 	switch op {
 	case "~~", "!~~":
@@ -446,10 +450,7 @@ func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 // expression as it stands, where % and _ are no wildcards and . is one.
 // Other patterns are left to DuckDB.
 func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
-	op := ""
-	if len(e.Name) == 1 {
-		op = e.Name[0].GetString_().GetSval()
-	}
+	op := lastName(e.Name)
 	f := e.Rexpr.GetFuncCall()
 	if (op != "~" && op != "!~") || f == nil || len(f.Args) == 0 {
 		return nil, false

@@ -5,8 +5,8 @@ package planner
 // answers both from its store.
 
 import (
+	"context"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -16,7 +16,8 @@ import (
 	"tsdb/internal/sqlerr"
 )
 
-// sizesRelation is the catalog view of table sizes that relationSize reads.
+// sizesRelation is the session table of table sizes that relationSize reads
+// (refreshSizes fills it).
 // No client names it: only the rewrite of the size functions uses it.
 const sizesRelation = "tsdb.sizes"
 
@@ -85,11 +86,7 @@ func (s *Session) relationOID(text string) (int64, error) {
 
 // catalogOID gives a catalog relation a stable OID below the range of
 // tables' (tableOID).
-func catalogOID(rel string) int64 {
-	h := fnv.New32a()
-	h.Write([]byte(rel))
-	return 1000 + int64(h.Sum32()%15000)
-}
+func catalogOID(rel string) int64 { return hashOID(rel, 1000, 15000) }
 
 // parseQualifiedName splits a relation name as PostgreSQL reads it:
 // dot-separated parts, each either a double-quoted identifier kept as
@@ -144,31 +141,44 @@ func parseQualifiedName(text string) ([]string, error) {
 // name, resolved now; any other argument is an OID (pg_class.oid) or a
 // name computed by the query (quote_ident(table_name)), matched as text.
 func (s *Session) relationSize(arg *pg_query.Node) (*pg_query.Node, error) {
-	// The view's columns have names no query's columns have: the argument
+	// The table's columns have names no query's columns have: the argument
 	// (pg_table_size(oid) over pg_class) must bind to the outer query.
-	view := schema.QuoteIdent(catalogView(sizesRelation))
+	sizes := schema.QuoteIdent(catalogView(sizesRelation))
 	if sv := arg.GetAConst().GetSval(); sv != nil {
 		oid, err := s.relationOID(sv.Sval)
 		if err != nil {
 			return nil, err
 		}
-		return exprTemplate("(SELECT _tsdb_bytes FROM "+view+" WHERE _tsdb_oid = _tsdb_arg1)", pg_query.MakeAConstIntNode(oid, -1))
+		return exprTemplate("(SELECT _tsdb_bytes FROM "+sizes+" WHERE _tsdb_oid = _tsdb_arg1)", pg_query.MakeAConstIntNode(oid, -1))
 	}
-	return exprTemplate("(SELECT _tsdb_bytes FROM "+view+" WHERE CAST(_tsdb_oid AS VARCHAR) = CAST(_tsdb_arg1 AS VARCHAR)"+
+	return exprTemplate("(SELECT _tsdb_bytes FROM "+sizes+" WHERE CAST(_tsdb_oid AS VARCHAR) = CAST(_tsdb_arg1 AS VARCHAR)"+
 		" OR _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR) OR 'public.' || _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR))", arg)
 }
 
-// sizesView is the body of the sizes view: each table's OID and bytes. A
-// table dropped since the list was taken is left out.
-func (s *Session) sizesView(tables []schema.Table) string {
+// refreshSizes fills the sizes table with each table's OID, name and
+// bytes as they are now. It is a table, refilled, not a view: a view is
+// made anew when its text changes, which drops the session's prepared
+// plans, and sizes change with every write. A table dropped since the list
+// was taken is left out (the only error Size gives).
+func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error {
+	name := schema.QuoteIdent(catalogView(sizesRelation))
+	stmts := []string{
+		"CREATE TEMP TABLE IF NOT EXISTS " + name + " (_tsdb_oid BIGINT, _tsdb_name VARCHAR, _tsdb_bytes BIGINT)",
+		"DELETE FROM " + name,
+	}
 	var rows []string
 	for _, t := range tables {
-		z, err := s.p.store.Size(t.Name)
-		if err != nil {
-			// The only error is a table dropped since the list was taken.
-			continue
+		if z, err := s.p.store.Size(t.Name); err == nil {
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d)", tableOID(t), schema.QuoteString(t.Name), z.Bytes()))
 		}
-		rows = append(rows, fmt.Sprintf("(%d, %s, CAST(%d AS BIGINT))", tableOID(t), schema.QuoteString(t.Name), z.Bytes()))
 	}
-	return valuesView(rows, "_tsdb_oid, _tsdb_name, _tsdb_bytes", "CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT)")
+	if len(rows) > 0 {
+		stmts = append(stmts, "INSERT INTO "+name+" VALUES "+strings.Join(rows, ", "))
+	}
+	for _, q := range stmts {
+		if _, err := s.conn.ExecContext(ctx, q); err != nil {
+			return mapDuckError(err)
+		}
+	}
+	return nil
 }

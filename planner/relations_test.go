@@ -78,7 +78,7 @@ func TestRelationSizes(t *testing.T) {
 		t.Fatalf("data files after CHECKPOINT: %v", files)
 	}
 	want := strconv.FormatInt(onDisk, 10)
-	tests := []struct{ q, want string }{
+	tests := []queryRows{
 		{"SELECT pg_total_relation_size('cpu')", want},
 		{"SELECT pg_relation_size('public.cpu')", want},
 		{"SELECT pg_catalog.pg_table_size(c.oid) FROM pg_class c WHERE c.relname = 'cpu'", want},
@@ -89,13 +89,20 @@ func TestRelationSizes(t *testing.T) {
 		{"SELECT pg_relation_size('public' || '.' || 'cpu')", want},
 		{"SELECT pg_table_size(12345)", "NULL"},
 	}
-	for _, tt := range tests {
-		if got := e.rows(tt.q); got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
-		}
-	}
+	e.expectRows("", tests)
 	if _, err := e.run("SELECT pg_table_size('nope')"); sqlerr.Code(err) != sqlerr.UndefinedTable {
 		t.Fatalf("size of no table: %v", err)
+	}
+	// Sizes change with every write; asking for them again reads them
+	// fresh and keeps the session's prepared plans.
+	const counted = "SELECT count(*) FROM cpu"
+	e.must(counted)
+	e.must("INSERT INTO cpu VALUES ('2026-01-01 00:00:20+00', 'c', 2.5)")
+	if got := e.rows("SELECT pg_total_relation_size('cpu') > " + want); got != "true" {
+		t.Fatalf("size after a buffered row: %s", got)
+	}
+	if _, ok := e.s.plans[counted]; !ok {
+		t.Fatal("a size query dropped the session's prepared plans")
 	}
 }
 
