@@ -11,7 +11,7 @@ import (
 func TestFormat(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
-	tests := []struct{ q, want string }{
+	tests := []queryRows{
 		{"SELECT format('%s-%s','a',1)", `a-1`},
 		{"SELECT format('%s|%s','x',null)", `x|`},
 		{"SELECT format('%I.%I', 'public', 'My Table')", `public."My Table"`},
@@ -26,11 +26,7 @@ func TestFormat(t *testing.T) {
 		{"SELECT format('[%3s]', 'abcdef')", `[abcdef]`},
 		{"SELECT format('%s=%s', host, n) FROM cpu ORDER BY host", "a=1;b=2;c=;d="},
 	}
-	for _, tt := range tests {
-		if got := e.rows(tt.q); got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
-		}
-	}
+	e.expectRows("", tests)
 	for _, tt := range []struct{ q, code string }{
 		{"SELECT format('%s %s', 'a')", sqlerr.InvalidParameterValue},
 		{"SELECT format('%d', 1)", sqlerr.InvalidParameterValue},

@@ -10,7 +10,7 @@ import (
 func TestPostgresSyntax(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
-	tests := []struct{ q, want string }{
+	tests := []queryRows{
 		{"SELECT 3 BETWEEN SYMMETRIC 5 AND 1, 3 BETWEEN SYMMETRIC 1 AND 5, 6 BETWEEN SYMMETRIC 5 AND 1", "true|true|false"},
 		{"SELECT 3 NOT BETWEEN SYMMETRIC 5 AND 1, 6 NOT BETWEEN SYMMETRIC 5 AND 1", "false|true"},
 		{"SELECT 3 BETWEEN SYMMETRIC NULL AND 1, 3 BETWEEN SYMMETRIC NULL AND 5, 3 NOT BETWEEN SYMMETRIC NULL AND 5", "NULL|NULL|NULL"},
@@ -50,11 +50,7 @@ func TestPostgresSyntax(t *testing.T) {
 		if layer == "flushed" {
 			e.must("CHECKPOINT")
 		}
-		for _, tt := range tests {
-			if got := e.rows(tt.q); got != tt.want {
-				t.Errorf("%s: %s: got %q, want %q", layer, tt.q, got, tt.want)
-			}
-		}
+		e.expectRows(layer+": ", tests)
 	}
 }
 
@@ -63,7 +59,7 @@ func TestPostgresSyntax(t *testing.T) {
 func TestNullOrder(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
-	tests := []struct{ q, want string }{
+	tests := []queryRows{
 		{"SELECT n FROM cpu ORDER BY n", "1;2;NULL;NULL"},
 		{"SELECT n FROM cpu ORDER BY n DESC LIMIT 2", "NULL;NULL"},
 		{"SELECT n FROM cpu ORDER BY n DESC NULLS LAST LIMIT 1", "2"},
@@ -71,11 +67,7 @@ func TestNullOrder(t *testing.T) {
 		{"SELECT host, row_number() OVER (ORDER BY n DESC, host) FROM cpu ORDER BY host", "a|4;b|3;c|1;d|2"},
 		{"SELECT string_agg(host, ',' ORDER BY usage DESC, host) FROM cpu", "d,c,b,a"},
 	}
-	for _, tt := range tests {
-		if got := e.rows(tt.q); got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
-		}
-	}
+	e.expectRows("", tests)
 }
 
 // A list of a scalar type is that type's PostgreSQL array; other lists
@@ -95,6 +87,11 @@ func TestColumnForLists(t *testing.T) {
 		if tt.oid != 25 && ArrayElement(tt.oid) == 0 {
 			t.Errorf("%s: no element type for %d", tt.duck, tt.oid)
 		}
+	}
+	// pg_type lists the arrays with their elements, as drivers look them up.
+	e := newEnv(t)
+	if got := e.rows("SELECT a.typname, a.typelem, e.typarray FROM pg_type a JOIN pg_type e ON e.oid = a.typelem WHERE a.oid = 1016"); got != "_int8|20|1016" {
+		t.Fatalf("pg_type of int8[]: %s", got)
 	}
 }
 

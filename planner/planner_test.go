@@ -105,6 +105,20 @@ func (e *env) must(q string) []result {
 	return res
 }
 
+// queryRows is a query and the rows it must give, as rows renders them.
+type queryRows struct{ q, want string }
+
+// expectRows runs each query and reports each one whose rows differ; label
+// (may be empty) names the stage of a test they ran in.
+func (e *env) expectRows(label string, cases []queryRows) {
+	e.t.Helper()
+	for _, c := range cases {
+		if got := e.rows(c.q); got != c.want {
+			e.t.Errorf("%s%s: got %q, want %q", label, c.q, got, c.want)
+		}
+	}
+}
+
 // rows runs one query and renders its rows as "a|b;c|d".
 func (e *env) rows(q string) string {
 	e.t.Helper()
@@ -748,7 +762,7 @@ func TestSchemaQualifiedTables(t *testing.T) {
 	e := newEnv(t)
 	e.must(setup)
 	e.must("CREATE TABLE mem (time TIMESTAMPTZ, host TEXT, free BIGINT); INSERT INTO public.mem VALUES ('2026-01-01 00:00:00+00', 'a', 100)")
-	tests := []struct{ query, want string }{
+	tests := []queryRows{
 		{"SELECT count(*) FROM public.cpu", "4"},
 		{`SELECT count(*) FROM "public"."cpu" c WHERE c.host <> 'a'`, "3"},
 		{"SELECT count(*) FROM main.cpu", "4"},
@@ -758,11 +772,7 @@ func TestSchemaQualifiedTables(t *testing.T) {
 		{"SELECT count(*) FROM public.cpu WHERE time >= '2026-01-01'", "3"},
 		{"SELECT public.cpu.host FROM public.cpu WHERE public.cpu.n = 1", "a"},
 	}
-	for _, tt := range tests {
-		if got := e.rows(tt.query); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
+	e.expectRows("", tests)
 	p, err := e.s.Prepare(context.Background(), "SELECT host FROM public.cpu WHERE n = $1", nil)
 	if err != nil {
 		t.Fatalf("prepare: %v", err)

@@ -58,7 +58,7 @@ func TestToChar(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", q, got, tt.want)
 		}
 	}
-	others := []struct{ q, want string }{
+	others := []queryRows{
 		{"SELECT to_char(time, 'HH24:MI') FROM cpu WHERE host = 'b'", "00:00"},
 		{"SELECT to_char(DATE '2026-03-05', 'DD.MM.YYYY')", "05.03.2026"},
 		{`SELECT to_char(DATE '2026-03-05', 'FM"day "FMDD')`, "day 5"},
@@ -68,11 +68,7 @@ func TestToChar(t *testing.T) {
 		// A column named as the translation's placeholder is a column.
 		{"SELECT to_char(_tsdb_arg1 + INTERVAL '1 year', 'YYYY') FROM (SELECT TIMESTAMP '2026-01-01' AS _tsdb_arg1) t", "2027"},
 	}
-	for _, tt := range others {
-		if got := e.rows(tt.q); got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.q, got, tt.want)
-		}
-	}
+	e.expectRows("", others)
 	for _, q := range []string{
 		"SELECT to_char(12.5, '999D99')",
 		"SELECT to_char(now(), 'SSSS')",
