@@ -121,16 +121,19 @@ var arrayOIDs = map[uint32]uint32{
 	1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
 }
 
+// arrayElements is arrayOIDs turned around, for the wire layer, which asks
+// for every value it writes that its own cases do not cover.
+var arrayElements = func() map[uint32]uint32 {
+	m := make(map[uint32]uint32, len(arrayOIDs))
+	for elem, arr := range arrayOIDs {
+		m[arr] = elem
+	}
+	return m
+}()
+
 // ArrayElement returns the element type of an array type columnFor gives,
 // or 0 for a type that is no such array.
-func ArrayElement(oid uint32) uint32 {
-	for elem, arr := range arrayOIDs {
-		if arr == oid {
-			return elem
-		}
-	}
-	return 0
-}
+func ArrayElement(oid uint32) uint32 { return arrayElements[oid] }
 
 // columnFor maps a DuckDB result type name to a PostgreSQL column. A list
 // of a scalar type is that type's array (int8[], text[], …), which drivers
