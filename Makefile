@@ -17,6 +17,9 @@ SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 # exceeded" when the time runs out mid-input although nothing was found
 # (golang/go#75804, fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 50000x
+# FUZZTIME_SERVER is the count for fuzz targets that go through the real
+# server (a few hundred inputs a second).
+FUZZTIME_SERVER ?= 2000x
 
 build: $(BIN)
 
@@ -64,12 +67,15 @@ test: deps lint build
 
 ## fuzz: each fuzz target for FUZZTIME: FuzzWire (startup and regular
 ## messages, binary parameters), FuzzSQL (INSERT/COPY value parsers and
-## the statement router) and FuzzParse (line protocol). Nothing may panic or hang. Seeds are in the
+## the statement router) and FuzzParse (line protocol); and for
+## FUZZTIME_SERVER FuzzBinaryTimes (binary timestamps, dates and
+## intervals through the server, as parameters and COPY). Nothing may panic or hang. Seeds are in the
 ## targets; new crashers land in testdata/fuzz/ and are kept.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWire$$' -fuzztime $(FUZZTIME) ./pgwire/
 	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./lineproto/
+	$(GO) test -run '^$$' -fuzz '^FuzzBinaryTimes$$' -fuzztime $(FUZZTIME_SERVER) ./tests/
 
 test-unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /tests)

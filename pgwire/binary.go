@@ -12,11 +12,21 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
 
 // PostgreSQL's binary timestamps count microseconds from 2000-01-01.
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// infinityText is the text of an infinite timestamp or date (sign +1 or
+// -1), which the planner casts to the parameter's type.
+func infinityText(sign int) string {
+	if sign > 0 {
+		return "infinity"
+	}
+	return "-infinity"
+}
 
 // decodeParam turns a Bind parameter into a Go value for the planner:
 // text-format values stay strings (the planner casts them by type), binary
@@ -66,13 +76,27 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		if len(raw) != 8 {
 			return nil, fmt.Errorf("timestamp parameter of %d bytes", len(raw))
 		}
-		us := int64(binary.BigEndian.Uint64(raw))
-		return pgEpoch.Add(time.Duration(us) * time.Microsecond), nil
+		switch us, inf, err := schema.FromPGMicros(int64(binary.BigEndian.Uint64(raw))); {
+		case err != nil:
+			return nil, rangeError(err)
+		case inf != 0:
+			// The planner casts the text to the parameter's type.
+			return infinityText(inf), nil
+		default:
+			return time.UnixMicro(us).UTC(), nil
+		}
 	case 1082:
 		if len(raw) != 4 {
 			return nil, fmt.Errorf("date parameter of %d bytes", len(raw))
 		}
-		return pgEpoch.AddDate(0, 0, int(int32(binary.BigEndian.Uint32(raw)))), nil
+		switch days, inf, err := schema.FromPGDays(int32(binary.BigEndian.Uint32(raw))); {
+		case err != nil:
+			return nil, rangeError(err)
+		case inf != 0:
+			return infinityText(inf), nil
+		default:
+			return time.Unix(days*86400, 0).UTC(), nil
+		}
 	case 1700:
 		return decodeNumeric(raw)
 	case 1186:
@@ -82,6 +106,12 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		us := int64(binary.BigEndian.Uint64(raw))
 		days := int32(binary.BigEndian.Uint32(raw[8:]))
 		months := int32(binary.BigEndian.Uint32(raw[12:]))
+		if us == math.MinInt64 || days == math.MinInt32 || months == math.MinInt32 {
+			// The engine reads the text of each part as a positive
+			// number it then negates, which overflows at the most
+			// negative: refused rather than read as another value.
+			return nil, &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: "interval out of range"}
+		}
 		return fmt.Sprintf("%d months %d days %d microseconds", months, days, us), nil
 	case oidUUID:
 		if len(raw) != 16 {
@@ -156,7 +186,11 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if !ok {
 			return nil, false, fmt.Errorf("timestamp column holds %T", v)
 		}
-		return binary.BigEndian.AppendUint64(dst, uint64(pgMicros(t.UnixMicro()))), false, nil
+		us, err := schema.ToPGMicros(t.UnixMicro())
+		if err != nil {
+			return nil, false, rangeError(err)
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(us)), false, nil
 	case 1083:
 		// time: microseconds since midnight. The text fallback below sent
 		// "12:00:00", which a client read as a number.
@@ -178,7 +212,11 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if t.Unix()%86400 < 0 {
 			days--
 		}
-		return binary.BigEndian.AppendUint32(dst, uint32(pgDays(days))), false, nil
+		pgDays, err := schema.ToPGDays(days)
+		if err != nil {
+			return nil, false, rangeError(err)
+		}
+		return binary.BigEndian.AppendUint32(dst, uint32(pgDays)), false, nil
 	case 1186:
 		iv, ok := v.(duckdb.Interval)
 		if !ok {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
 
@@ -18,34 +20,10 @@ import (
 // cellWriter appends the non-NULL value of row in v to dst.
 type cellWriter func(dst []byte, v *planner.Vector, row int) ([]byte, error)
 
-// pgEpochMicros and pgEpochDays are pgEpoch in microseconds and days since
-// 1970.
-var (
-	pgEpochMicros = pgEpoch.UnixMicro()
-	pgEpochDays   = pgEpoch.Unix() / 86400
-)
-
-// pgMicros is PostgreSQL's binary timestamp of us microseconds since 1970:
-// microseconds since 2000, and its own infinities for DuckDB's.
-func pgMicros(us int64) int64 {
-	switch us {
-	case math.MaxInt64:
-		return math.MaxInt64
-	case -math.MaxInt64:
-		return math.MinInt64
-	}
-	return us - pgEpochMicros
-}
-
-// pgDays is PostgreSQL's binary date of days since 1970, as pgMicros.
-func pgDays(days int64) int32 {
-	switch days {
-	case math.MaxInt32:
-		return math.MaxInt32
-	case -math.MaxInt32:
-		return math.MinInt32
-	}
-	return int32(days - pgEpochDays)
+// rangeError is PostgreSQL's 22008 for a time value it cannot hold
+// (schema.ErrTimestampRange, schema.ErrDateRange).
+func rangeError(err error) error {
+	return &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: err.Error(), Err: err}
 }
 
 // textWriter writes a column of kind in text format.
@@ -127,11 +105,19 @@ func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
 		}
 	case (oid == 1114 || oid == 1184) && (kind == planner.KindTimestamp || kind == planner.KindTimestampTZ):
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return binary.BigEndian.AppendUint64(dst, uint64(pgMicros(v.Int64(row)))), nil
+			us, err := schema.ToPGMicros(v.Int64(row))
+			if err != nil {
+				return nil, rangeError(err)
+			}
+			return binary.BigEndian.AppendUint64(dst, uint64(us)), nil
 		}
 	case oid == 1082 && kind == planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return binary.BigEndian.AppendUint32(dst, uint32(pgDays(v.Int64(row)))), nil
+			days, err := schema.ToPGDays(v.Int64(row))
+			if err != nil {
+				return nil, rangeError(err)
+			}
+			return binary.BigEndian.AppendUint32(dst, uint32(days)), nil
 		}
 	case kind == planner.KindString && !binaryByOID(oid):
 		// text, varchar and anything else rendered as text: the binary

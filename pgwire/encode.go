@@ -225,17 +225,19 @@ func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte 
 	}
 	switch oid {
 	case oidDate:
-		return t.UTC().AppendFormat(dst, "2006-01-02")
+		t = t.UTC()
+		return appendEra(t.AppendFormat(appendYear(dst, t), "-01-02"), t)
 	case oidTime:
 		return t.UTC().AppendFormat(dst, "15:04:05.999999")
 	case oidTimestamp:
-		return t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999")
+		t = t.UTC()
+		return appendEra(t.AppendFormat(appendYear(dst, t), "-01-02 15:04:05.999999"), t)
 	}
 	if loc == nil {
 		loc = time.UTC
 	}
 	t = t.In(loc)
-	dst = t.AppendFormat(dst, "2006-01-02 15:04:05.999999")
+	dst = t.AppendFormat(appendYear(dst, t), "-01-02 15:04:05.999999")
 	_, off := t.Zone()
 	sign := byte('+')
 	if off < 0 {
@@ -248,6 +250,28 @@ func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte 
 		if s := off % 60; s != 0 {
 			dst = two(append(dst, ':'), s)
 		}
+	}
+	return appendEra(dst, t)
+}
+
+// appendYear writes t's year as PostgreSQL does: at least four digits,
+// and for years before 1 AD the year BC (astronomical year 0 is 1 BC),
+// which appendEra then marks. Go's layouts would write -0001 for 2 BC.
+func appendYear(dst []byte, t time.Time) []byte {
+	y := t.Year()
+	if y <= 0 {
+		y = 1 - y
+	}
+	for p := 1000; p > 1 && y < p; p /= 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, int64(y), 10)
+}
+
+// appendEra adds PostgreSQL's " BC" after a value before 1 AD.
+func appendEra(dst []byte, t time.Time) []byte {
+	if t.Year() <= 0 {
+		return append(dst, " BC"...)
 	}
 	return dst
 }

@@ -189,8 +189,12 @@ func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.F
 			if err != nil {
 				code := sqlerr.InvalidParameterValue
 				var te *schema.TextError
-				if errors.As(err, &te) {
+				var se *sqlerr.Error
+				switch {
+				case errors.As(err, &te):
 					code = sqlerr.CharacterNotInRepertoire
+				case errors.As(err, &se):
+					code = se.Code
 				}
 				return &sqlerr.Error{Code: code, Message: fmt.Sprintf("parameter $%d: %v", i+1, err)}
 			}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -242,8 +241,6 @@ func appendText(b array.Builder, ty schema.Type, s string) error {
 	return nil
 }
 
-var pgEpochMicros = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-
 func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8}
 	if n, ok := need[ty]; ok && len(v) != n {
@@ -268,7 +265,11 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 		}
 		b.(*array.StringBuilder).Append(string(v))
 	case schema.Timestamptz, schema.Timestamp:
-		b.(*array.TimestampBuilder).Append(arrow.Timestamp(int64(binary.BigEndian.Uint64(v)) + pgEpochMicros))
+		us, _, err := schema.FromPGMicros(int64(binary.BigEndian.Uint64(v)))
+		if err != nil {
+			return err
+		}
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(us))
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}

@@ -230,8 +230,11 @@ func (d *chunkDecoder) splitText(data []byte) (int, error) {
 // that are not text, or text that is not a value of its column's type.
 func valueErrorCode(err error) string {
 	var te *schema.TextError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te):
 		return sqlerr.CharacterNotInRepertoire
+	case errors.Is(err, schema.ErrTimestampRange), errors.Is(err, schema.ErrDateRange):
+		return sqlerr.DatetimeOverflow
 	}
 	return sqlerr.InvalidTextRep
 }
@@ -504,7 +507,10 @@ func (d *chunkDecoder) consumeBinary(data []byte) error {
 		var us int64
 		haveTime := false
 		if fp := d.pos[c.tbl.TimeIndex]; fp >= 0 && len(d.fields[fp].b) == 8 && !d.fields[fp].null {
-			us, haveTime = int64(binary.BigEndian.Uint64(d.fields[fp].b))+pgEpochMicros, true
+			// A value out of range fails below, as the column's.
+			if v, _, err := schema.FromPGMicros(int64(binary.BigEndian.Uint64(d.fields[fp].b))); err == nil {
+				us, haveTime = v, true
+			}
 		}
 		bld := d.builder(d.bucketOf(us), haveTime)
 		for ci, col := range c.tbl.Columns {

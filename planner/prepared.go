@@ -30,7 +30,15 @@ const (
 	oidTimestamptz = 1184
 	oidDate        = 1082
 	oidNumeric     = 1700
+	oidInterval    = 1186
 )
+
+// castParamOIDs are the types, beyond those tables store, that a cast
+// gives its parameter ($1::date), as PostgreSQL infers them; the wire
+// layer reads each of them in binary.
+var castParamOIDs = map[string]uint32{
+	"date": oidDate, "interval": oidInterval, "numeric": oidNumeric, "decimal": oidNumeric,
+}
 
 // Prepared is a statement of the extended query protocol: parsed once,
 // described, executed with parameters many times (each execution reads a
@@ -300,8 +308,11 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 			}
 		case *pg_query.TypeCast:
 			if x.TypeName != nil {
-				if t, err := schema.ParseType(typeNameString(x.TypeName)); err == nil {
+				name := typeNameString(x.TypeName)
+				if t, err := schema.ParseType(name); err == nil {
 					set(x.Arg, t.OID())
+				} else if oid, ok := castParamOIDs[strings.ToLower(name)]; ok && len(x.TypeName.ArrayBounds) == 0 {
+					set(x.Arg, oid)
 				}
 			}
 		case *pg_query.SelectStmt:
@@ -441,6 +452,7 @@ func substituteParams(node *pg_query.Node, oids []uint32, params []any) (*pg_que
 var typeNames = map[uint32]string{
 	oidBool: "bool", oidInt2: "int2", oidInt4: "int4", oidInt8: "int8", oidFloat4: "float4", oidFloat8: "float8",
 	oidTimestamp: "timestamp", oidTimestamptz: "timestamptz", oidDate: "date", oidNumeric: "numeric",
+	oidInterval: "interval",
 }
 
 // literalNode renders one parameter value as a literal. Text parameters
