@@ -161,17 +161,26 @@ func formatFor(codes []int16, i int) int16 {
 // handleExtended processes one extended-protocol message. An error is sent
 // by the caller, which then discards messages until Sync.
 func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.FrontendMessage) error {
-	ctx := c.ctx
 	switch m := msg.(type) {
 	case *pgproto3.Parse:
-		p, err := sess.Prepare(ctx, m.Query, m.ParameterOIDs)
-		if err != nil {
-			return err
-		}
 		if m.Name != "" {
 			if _, exists := x.stmts[m.Name]; exists {
 				return sqlerr.New("42P05", "prepared statement %q already exists", m.Name)
 			}
+			// Each statement holds its parse tree and description: a
+			// client that never closes them must not grow the server
+			// without bound (200,000 of them took 750 MB).
+			if limit := c.srv.planner.Limits().MaxPreparedStatements; len(x.stmts) >= limit {
+				return sqlerr.New(sqlerr.ProgramLimitExceeded, "too many prepared statements: this connection holds %d (--max-prepared-statements); close some (Close, DEALLOCATE) first", len(x.stmts))
+			}
+		}
+		// Parsing and describing plan the statement: statement_timeout
+		// and cancel reach them, as in PostgreSQL.
+		qctx, done := c.statementContext(sess)
+		p, err := sess.Prepare(qctx, m.Query, m.ParameterOIDs)
+		done()
+		if err != nil {
+			return timeoutError(qctx, err)
 		}
 		x.stmts[m.Name] = p
 		c.be.Send(&pgproto3.ParseComplete{})

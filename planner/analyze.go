@@ -292,9 +292,19 @@ func lastName(names []*pg_query.Node) string {
 // duckdbRefs analyses a statement that only DuckDB's grammar accepts, using
 // DuckDB's own parser (json_serialize_sql, which accepts SELECT statements
 // only). It applies the same sandbox rules as collectRefs.
-func duckdbRefs(ctx context.Context, conn *sql.Conn, text string, known func(string) bool) (refs, error) {
+func duckdbRefs(ctx context.Context, conn querier, text string, known func(string) bool) (refs, error) {
 	var raw any
-	if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text).Scan(&raw); err != nil {
+	rows, err := conn.QueryContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text)
+	if err != nil {
+		return refs{}, mapDuckError(err)
+	}
+	if rows.Next() {
+		err = rows.Scan(&raw)
+	} else if err = rows.Err(); err == nil {
+		err = sql.ErrNoRows
+	}
+	rows.Close()
+	if err != nil {
 		return refs{}, mapDuckError(err)
 	}
 	var tree map[string]any
@@ -328,7 +338,7 @@ func duckdbRefs(ctx context.Context, conn *sql.Conn, text string, known func(str
 	})
 	var r refs
 	seen := map[string]bool{}
-	var err error
+	err = nil
 	jsonWalk(tree, func(m map[string]any) {
 		if err != nil {
 			return

@@ -99,10 +99,20 @@ func (s *Session) dropPlans() {
 	}
 }
 
-// prepare makes the plan of a SELECT.
+// prepare makes the plan of a SELECT. DuckDB parses, binds and optimizes
+// it, which a cancel cannot interrupt: see engineCall.
 func (s *Session) prepare(ctx context.Context, text string) (*plan, error) {
+	conn, raw := s.conn, s.raw
+	return engineCall(ctx, s, func() (*plan, error) {
+		return prepareOn(context.WithoutCancel(ctx), conn, raw, text)
+	}, (*plan).close)
+}
+
+// prepareOn prepares text on a connection: through the C API when every
+// result column has a Kind, else through the driver.
+func prepareOn(ctx context.Context, conn *sql.Conn, raw bindings.Connection, text string) (*plan, error) {
 	p := &plan{}
-	if bindings.Prepare(s.raw, text, &p.raw) == bindings.StateSuccess {
+	if bindings.Prepare(raw, text, &p.raw) == bindings.StateSuccess {
 		n := int(bindings.PreparedStatementColumnCount(p.raw))
 		kinds, cols := make([]Kind, n), make([]Column, n)
 		for i := range n {
@@ -123,7 +133,7 @@ func (s *Session) prepare(ctx context.Context, text string) (*plan, error) {
 	// Types without a Kind, or a statement DuckDB refused: the driver's
 	// path runs it, and words a refusal as the driver does.
 	bindings.DestroyPrepare(&p.raw)
-	st, err := s.conn.PrepareContext(ctx, text)
+	st, err := conn.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +160,7 @@ func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, [
 		if p.kinds == nil {
 			return s.runDriver(ctx, p, cleanup)
 		}
-		rows, err := runChunks(ctx, s.raw, p.raw, p.kinds)
+		rows, err := runChunks(ctx, s, p.raw, p.kinds)
 		if errors.Is(err, errStalePlan) && attempt == 0 {
 			// Prepared again, the plan has the columns DuckDB now gives.
 			delete(s.plans, text)
@@ -167,7 +177,7 @@ func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, [
 
 // runDriver runs a plan through database/sql.
 func (s *Session) runDriver(ctx context.Context, p *plan, cleanup func()) (Rows, []Column, error) {
-	rows, err := p.stmt.QueryContext(ctx)
+	rows, err := engineCall(ctx, s, func() (*sql.Rows, error) { return p.stmt.QueryContext(ctx) }, closeRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +197,27 @@ func (s *Session) runDriver(ctx context.Context, p *plan, cleanup func()) (Rows,
 	}
 	return newSQLRows(rows, len(cols), cleanup), cols, nil
 }
+
+// closeRows is the discard of an engineCall that returns rows.
+func closeRows(r *sql.Rows) { r.Close() }
+
+// querier runs a statement: a *sql.Conn, or a session's connection
+// through engineCall (Session.engineQuerier).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// guardedConn runs statements on a session's connection as engineCall.
+type guardedConn struct{ s *Session }
+
+func (g guardedConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	conn := g.s.conn
+	return engineCall(ctx, g.s, func() (*sql.Rows, error) { return conn.QueryContext(ctx, query, args...) }, closeRows)
+}
+
+// engineQuerier runs statements that make DuckDB plan client SQL on the
+// session's connection, so that a cancel answers while DuckDB plans.
+func (s *Session) engineQuerier() querier { return guardedConn{s} }
 
 // dropStaleViews drops the views of tables that were dropped (or dropped
 // and created anew) since the view was made. A statement naming such a

@@ -238,16 +238,28 @@ var errStalePlan = errors.New("planner: the result's columns differ from its pre
 
 // runChunks executes a prepared statement whose result columns all have
 // kinds and streams its result.
-func runChunks(ctx context.Context, conn bindings.Connection, stmt bindings.PreparedStatement, kinds []Kind) (*chunkRows, error) {
+func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement, kinds []Kind) (*chunkRows, error) {
+	conn := s.raw
 	r := &chunkRows{ctx: ctx, cur: Chunk{cols: make([]Vector, len(kinds))}, row: -1, fired: make(chan struct{})}
 	for i, k := range kinds {
 		r.cur.cols[i].kind = k
 	}
-	if bindings.PendingPreparedStreaming(stmt, &r.pending) == bindings.StateError {
-		msg := bindings.PendingError(r.pending)
+	// Making the pending result builds the physical plan, which DuckDB
+	// cannot interrupt (engineCall).
+	pending, err := engineCall(ctx, s, func() (bindings.PendingResult, error) {
+		var pr bindings.PendingResult
+		if bindings.PendingPreparedStreaming(stmt, &pr) == bindings.StateError {
+			msg := bindings.PendingError(pr)
+			bindings.DestroyPending(&pr)
+			return pr, duckError(msg, errorTypeOf(msg))
+		}
+		return pr, nil
+	}, func(pr bindings.PendingResult) { bindings.DestroyPending(&pr) })
+	if err != nil {
 		r.Close()
-		return nil, duckError(msg, errorTypeOf(msg))
+		return nil, err
 	}
+	r.pending = pending
 	// Canceling the statement interrupts DuckDB, whether it is still
 	// executing or streaming. Registered only now: DuckDB clears an
 	// interrupt as a statement starts, and AfterFunc runs at once for a

@@ -12,6 +12,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"tsdb/internal/schema"
 )
@@ -40,6 +41,10 @@ type EngineOptions struct {
 	// ReaperTimeout frees the engine's copy of a table's buffer after this
 	// long without buffered rows and queries. Zero means five minutes.
 	ReaperTimeout time.Duration
+	// Limits bound what one statement may ask of the parser and engine.
+	Limits Limits
+	// Registerer receives the planner's metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // openEngine opens an in-memory DuckDB and locks it down before any client

@@ -51,7 +51,12 @@ func mapDuckError(err error) error {
 		e.Code, e.Message, e.Detail = sqlerr.DivisionByZero, "division by zero", ""
 		return e
 	}
-	if strings.Contains(lower, "more than one row returned by a subquery") {
+	if strings.Contains(lower, "max expression depth limit") {
+		// DuckDB's own guard of its recursion, PostgreSQL's 54001.
+		e.Code, e.Message, e.Detail = sqlerr.StackDepthExceeded, "stack depth limit exceeded", ""
+		return e
+	}
+		if strings.Contains(lower, "more than one row returned by a subquery") {
 		e.Code, e.Message, e.Detail = sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression", ""
 		return e
 	}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"regexp"
 	"strings"
@@ -174,7 +173,7 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 
 // describeWidth is the number of columns query returns.
 func (s *Session) describeWidth(ctx context.Context, query string) (int, error) {
-	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+query)
+	rows, err := s.engineQuerier().QueryContext(ctx, "DESCRIBE "+query)
 	if err != nil {
 		return 0, mapDuckError(err)
 	}
@@ -189,12 +188,12 @@ func (s *Session) describeWidth(ctx context.Context, query string) (int, error) 
 // evaluate runs q, whose columns are exactly tbl's, and collects the rows
 // into an Arrow record with the table's schema.
 func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arrow.RecordBatch, error) {
-	return scanRecord(ctx, s.conn, tbl, q)
+	return scanRecord(ctx, s.engineQuerier(), tbl, q)
 }
 
 // scanSplit runs q, whose columns are tbl's followed by a batch ID, and
 // collects the rows into one record per batch ID.
-func scanSplit(ctx context.Context, conn *sql.Conn, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
+func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return nil, mapDuckError(err)
@@ -238,7 +237,7 @@ func scanSplit(ctx context.Context, conn *sql.Conn, tbl schema.Table, q string) 
 
 // scanRecord runs q, whose columns are exactly tbl's, and collects the rows
 // into an Arrow record with the table's schema.
-func scanRecord(ctx context.Context, conn *sql.Conn, tbl schema.Table, q string) (arrow.RecordBatch, error) {
+func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return nil, mapDuckError(err)

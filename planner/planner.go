@@ -9,7 +9,9 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -63,6 +65,14 @@ type Planner struct {
 	mirror    *mirror
 	logger    *slog.Logger
 	pgVersion int32
+	limits    Limits
+	metrics   *metrics
+	// heavy holds a token per heavy statement being parsed or planned.
+	heavy chan struct{}
+	// abandoned counts engine calls left running by canceled statements
+	// (see guard.go); Close waits for them, since the engine must not be
+	// closed under them.
+	abandoned sync.WaitGroup
 
 	stop chan struct{}
 	done chan struct{}
@@ -74,7 +84,13 @@ func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.S
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	threads := engine.opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	limits := engine.opts.Limits.withDefaults(threads)
 	p := &Planner{store: store, roles: roles, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
+		limits: limits, metrics: newMetrics(engine.opts.Registerer), heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
@@ -113,13 +129,18 @@ func (p *Planner) reapLoop(timeout time.Duration) {
 	}
 }
 
-// Close stops the reaper. Sessions must be closed first; the engine is
+// Close stops the reaper and waits for engine calls that canceled
+// statements left running. Sessions must be closed first; the engine is
 // closed by its owner.
 func (p *Planner) Close() error {
 	close(p.stop)
 	<-p.done
+	p.abandoned.Wait()
 	return nil
 }
+
+// Limits returns the limits statements are held to.
+func (p *Planner) Limits() Limits { return p.limits }
 
 // Session is one client's state: its DuckDB connection and settings. A
 // session runs one statement at a time.
@@ -161,6 +182,9 @@ type Session struct {
 	// beforeEngine is called before a statement runs on conn (see
 	// OnEngine).
 	beforeEngine func(context.Context)
+	// slot is the heavy-statement slot the running statement holds, if
+	// it is heavy (see admit).
+	slot *heavySlot
 }
 
 // OnEngine sets fn to be called before the session runs a statement on
@@ -231,6 +255,9 @@ func (s *Session) FailTransaction() {
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+	if err := s.checkSize(query); err != nil {
+		return err
+	}
 	// The fast INSERT path declines text that is not UTF-8 (its scanner
 	// checks the query as it must anyway): check it after, once.
 	if s.txFailed {
@@ -248,7 +275,12 @@ func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) 
 	if err := checkQueryText(query); err != nil {
 		return err
 	}
-	stmts, err := splitStatements(query)
+	release, err := s.admit(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer release()
+	stmts, err := s.parseCall(ctx, query)
 	if err != nil {
 		return err
 	}
@@ -432,7 +464,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
 		}
 		// Not PostgreSQL grammar: DuckDB's own dialect of SELECT.
-		r, err := duckdbRefs(ctx, s.conn, st.text, s.known)
+		r, err := duckdbRefs(ctx, s.engineQuerier(), st.text, s.known)
 		if err != nil {
 			if sqlerr.Code(err) == sqlerr.SyntaxError {
 				// Report PostgreSQL's message, which names the position.
@@ -602,7 +634,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 			[]any{fmt.Sprintf("  Delta version %d: %d files kept, %d pruned", p.snap.DeltaVersion, len(p.files), p.filesPruned)},
 			[]any{fmt.Sprintf("  MemBuffer: %d buckets kept, %d pruned (%d of %d batches, %d rows buffered)", p.bucketsKept, p.bucketsPruned, len(p.batchIDs), len(p.snap.Batches), rows)})
 	}
-	rows, err := s.conn.QueryContext(ctx, "EXPLAIN "+inner)
+	rows, err := s.engineQuerier().QueryContext(ctx, "EXPLAIN "+inner)
 	if err != nil {
 		return nil, mapDuckError(err)
 	}

@@ -53,6 +53,8 @@ type Prepared struct {
 	// Empty is an empty query.
 	Empty bool
 	stmt  statement
+	// heavy: each execution takes a heavy-statement slot (see admit).
+	heavy bool
 }
 
 // Prepare parses one statement, infers its parameter types and describes
@@ -61,8 +63,13 @@ func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) 
 	if err := checkQueryText(query); err != nil {
 		return nil, err
 	}
+	release, err := s.admit(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s.useEngine(ctx)
-	stmts, err := splitStatements(query)
+	stmts, err := s.parseCall(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +79,7 @@ func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) 
 	if len(stmts) > 1 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
-	p := &Prepared{stmt: stmts[0]}
+	p := &Prepared{stmt: stmts[0], heavy: s.slot != nil}
 	if p.stmt, err = s.unqualified(p.stmt); err != nil {
 		return nil, err
 	}
@@ -150,7 +157,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		// and format_type() into an engine macro.
 		sel = p.stmt.node.GetSelectStmt()
 	} else {
-		r, err := duckdbRefs(ctx, s.conn, text, s.known)
+		r, err := duckdbRefs(ctx, s.engineQuerier(), text, s.known)
 		if err != nil {
 			return err
 		}
@@ -194,14 +201,14 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	if err := s.bindCatalog(ctx, catalog); err != nil {
 		return err
 	}
-	rows, err := s.conn.QueryContext(ctx, "DESCRIBE "+text)
+	rows, err := s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
 	if err != nil && kept {
 		b, berr := s.bind(ctx, tables, nil)
 		if berr != nil {
 			return berr
 		}
 		defer b.done()
-		rows, err = s.conn.QueryContext(ctx, "DESCRIBE "+text)
+		rows, err = s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
 	}
 	if err != nil {
 		return mapDuckError(err)
@@ -391,6 +398,13 @@ func insertTargets(tbl schema.Table, st *pg_query.InsertStmt) []int {
 func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {
 	if p.Empty {
 		return emit(&Result{Empty: true})
+	}
+	if p.heavy {
+		release, err := s.takeHeavySlot(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	st := p.stmt
 	if st.node != nil && len(p.ParamOIDs) > 0 {

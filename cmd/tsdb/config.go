@@ -35,6 +35,11 @@ type config struct {
 	StatementMemory int64
 	EngineThreads   int
 	MaxConnections  int
+	// MaxStatementSize, MaxStatementTokens and MaxPrepared bound what one
+	// statement and one session may hold (planner.Limits).
+	MaxStatementSize   int64
+	MaxStatementTokens int
+	MaxPrepared        int
 	StartupTimeout  time.Duration
 	IdleTimeout     time.Duration
 	TLSCert         string
@@ -94,6 +99,10 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&stmtMem, "statement-memory-limit", "", "memory one statement's sorts, hash tables and joins may hold before spilling to disk, like PostgreSQL's work_mem (default: 1/4 of --engine-memory-limit)")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 100, "open client connections at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
+	var stmtSize string
+	str(&stmtSize, "max-statement-size", "16MiB", "largest query string a client may send; larger get SQLSTATE 54000 (bulk data goes through COPY)")
+	fs.IntVar(&c.MaxStatementTokens, "max-statement-tokens", 100_000, "most tokens of a statement the engine parses and plans (INSERT … VALUES read by tsdb itself and COPY data do not count); more get SQLSTATE 54000 (env TSDB_MAX_STATEMENT_TOKENS)")
+	fs.IntVar(&c.MaxPrepared, "max-prepared-statements", 10_000, "named prepared statements one connection may hold; more get SQLSTATE 54000 (env TSDB_MAX_PREPARED_STATEMENTS)")
 	fs.DurationVar(&c.StartupTimeout, "startup-timeout", 10*time.Second, "time a new connection has to complete its startup (env TSDB_STARTUP_TIMEOUT)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 0, "close connections idle this long between statements; 0: never (env TSDB_IDLE_TIMEOUT)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -139,6 +148,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 		{"target-file-size", targetFile, &c.TargetFileSize},
 		{"max-wal-lag", walLag, &c.MaxWALLag}, {"engine-memory-limit", engineMem, &c.EngineMemory},
 		{"statement-memory-limit", stmtMem, &c.StatementMemory},
+		{"max-statement-size", stmtSize, &c.MaxStatementSize},
 	}
 	for _, sz := range sizes {
 		if sz.in == "" {
@@ -152,6 +162,12 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	}
 	if c.MemoryLimit <= 0 {
 		return nil, fmt.Errorf("--memory-limit must be positive")
+	}
+	if c.MaxStatementSize <= 0 || c.MaxStatementSize > 1<<30 {
+		return nil, fmt.Errorf("--max-statement-size must be between 1 byte and 1GiB")
+	}
+	if c.MaxStatementTokens <= 0 || c.MaxPrepared <= 0 {
+		return nil, fmt.Errorf("--max-statement-tokens and --max-prepared-statements must be positive")
 	}
 	c.AdminPassword = getenv("TSDB_ADMIN_PASSWORD")
 	if pwFile != "" {

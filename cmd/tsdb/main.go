@@ -197,6 +197,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		// Each session holds one engine connection and may briefly take a
 		// second (DML); the rest serve flushes, replay and the reaper.
 		Connections: 2*cfg.MaxConnections + 16,
+		Limits: planner.Limits{MaxStatementBytes: int(cfg.MaxStatementSize), MaxStatementTokens: cfg.MaxStatementTokens,
+			MaxPreparedStatements: cfg.MaxPrepared},
+		Registerer: reg,
 	}, logger.With("component", "engine"))
 	if err != nil {
 		return err

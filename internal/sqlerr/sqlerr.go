@@ -34,10 +34,13 @@ const (
 	QueryCanceled            = "57014"
 	OutOfMemory              = "53200"
 	ProgramLimitExceeded     = "54000"
-	InternalError            = "XX000"
-	IOError                  = "58030"
-	ProtocolViolation        = "08P01"
-	ActiveSQLTransaction     = "25001"
+	// StackDepthExceeded is PostgreSQL's answer to a statement nested
+	// deeper than max_stack_depth allows.
+	StackDepthExceeded   = "54001"
+	InternalError        = "XX000"
+	IOError              = "58030"
+	ProtocolViolation    = "08P01"
+	ActiveSQLTransaction = "25001"
 	// InFailedTransaction refuses statements after an error in a
 	// transaction block, until it ends.
 	InFailedTransaction    = "25P02"

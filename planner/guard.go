@@ -1,0 +1,286 @@
+package planner
+
+// Cancel and statement_timeout must stop a statement wherever it is. DuckDB
+// checks for an interrupt only while it executes: parsing, binding,
+// optimizing and building the physical plan run to the end whatever
+// happens (a 20,000-term OR planned for 7 s under statement_timeout = 1s;
+// a 1,000-term sum for 5.5 s). pg_query's parser cannot be interrupted
+// either. So the calls that make DuckDB plan client SQL run on a goroutine
+// of their own (engineCall): when the statement's context ends first, the
+// session interrupts DuckDB, waits briefly, and then leaves the call its
+// engine connection and answers at once with 57014, continuing on another
+// connection of the pool. The abandoned call finishes in the background,
+// where its connection's views and plans are dropped and the connection is
+// returned to the pool.
+//
+// Statements large or deep enough to take long (sqlShape.heavy) are parsed
+// and planned a few at a time across the server (admit), so that their
+// memory and CPU, including that of abandoned calls, stay bounded however
+// many clients send them.
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	bindings "github.com/duckdb/duckdb-go-bindings"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// interruptGrace is how long a canceled engine call gets to return after
+// DuckDB's interrupt before its connection is left to it: a call that is
+// executing stops within it; one that is still planning does not.
+const interruptGrace = 100 * time.Millisecond
+
+// Limits bound what one statement may ask of the parser and the engine.
+type Limits struct {
+	// MaxStatementBytes bounds a query string (a Query or Parse message).
+	// Zero means 16 MiB.
+	MaxStatementBytes int
+	// MaxStatementTokens bounds the tokens of a statement the engine
+	// parses and plans (INSERT … VALUES that tsdb reads itself and COPY
+	// data do not count): DuckDB holds a few KiB per token while it
+	// plans. Zero means 100,000.
+	MaxStatementTokens int
+	// HeavyStatements is how many heavy statements (over 10,000 tokens
+	// or 100 levels deep) are parsed and planned at once, server-wide;
+	// others wait. Zero means one per two engine threads, at least one.
+	HeavyStatements int
+	// MaxPreparedStatements bounds the named prepared statements of one
+	// session; zero means 10,000.
+	MaxPreparedStatements int
+}
+
+func (l Limits) withDefaults(threads int) Limits {
+	if l.MaxStatementBytes <= 0 {
+		l.MaxStatementBytes = 16 << 20
+	}
+	if l.MaxStatementTokens <= 0 {
+		l.MaxStatementTokens = 100_000
+	}
+	if l.HeavyStatements <= 0 {
+		l.HeavyStatements = max(1, threads/2)
+	}
+	if l.MaxPreparedStatements <= 0 {
+		l.MaxPreparedStatements = 10_000
+	}
+	return l
+}
+
+// metrics are the planner's.
+type metrics struct {
+	abandoned prometheus.Counter
+	limited   *prometheus.CounterVec
+}
+
+func newMetrics(r prometheus.Registerer) *metrics {
+	m := &metrics{
+		abandoned: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_abandoned_engine_calls_total",
+			Help: "Statements canceled while the engine planned them, whose engine connection was left to finish planning in the background."}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tsdb_planner_statements_refused_total",
+			Help: "Statements refused before parsing, by the limit they passed (size, tokens, depth)."}, []string{"limit"}),
+	}
+	if r != nil {
+		r.MustRegister(m.abandoned, m.limited)
+	}
+	return m
+}
+
+// heavySlot is one of the planner's slots for heavy statements, held by the
+// statement and by every call of it left running in the background; the
+// last to finish gives it back.
+type heavySlot struct {
+	refs atomic.Int32
+	sem  chan struct{}
+}
+
+func (h *heavySlot) hold() { h.refs.Add(1) }
+
+func (h *heavySlot) release() {
+	if h.refs.Add(-1) == 0 {
+		<-h.sem
+	}
+}
+
+// admit checks a query string against the limits before anything parses
+// it: its size, its nesting depth (54001, as PostgreSQL's max_stack_depth
+// answers) and, for statements the engine plans, its number of tokens
+// (54000). A heavy statement then waits for a slot; the wait counts
+// against the statement's timeout. release must be called once the
+// statement is done.
+func (s *Session) admit(ctx context.Context, query string) (release func(), err error) {
+	lim := s.p.limits
+	if err := s.checkSize(query); err != nil {
+		return nil, err
+	}
+	sh := measureSQL(query)
+	if sh.depth > maxStatementDepth {
+		s.p.metrics.limited.WithLabelValues("depth").Inc()
+		return nil, &sqlerr.Error{Code: sqlerr.StackDepthExceeded, Message: "stack depth limit exceeded",
+			Detail: fmt.Sprintf("Expressions nest about %d levels deep; tsdb takes at most %d.", sh.depth, maxStatementDepth),
+			Hint:   "Flatten the expression, e.g. a sum of many terms into a sum over rows."}
+	}
+	if sh.tokens > lim.MaxStatementTokens {
+		s.p.metrics.limited.WithLabelValues("tokens").Inc()
+		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement of %d tokens exceeds --max-statement-tokens (%d); split it, or load rows with COPY", sh.tokens, lim.MaxStatementTokens)
+	}
+	if !sh.heavy() {
+		return func() {}, nil
+	}
+	return s.takeHeavySlot(ctx)
+}
+
+// takeHeavySlot waits for a heavy-statement slot and holds it for the
+// session's statement until release (a no-op when the statement holds one
+// already).
+func (s *Session) takeHeavySlot(ctx context.Context) (release func(), err error) {
+	if s.slot != nil {
+		return func() {}, nil
+	}
+	select {
+	case s.p.heavy <- struct{}{}:
+	case <-ctx.Done():
+		return nil, canceled(ctx)
+	}
+	slot := &heavySlot{sem: s.p.heavy}
+	slot.hold()
+	s.slot = slot
+	return func() {
+		s.slot = nil
+		slot.release()
+	}, nil
+}
+
+// checkSize refuses a query string over --max-statement-size.
+func (s *Session) checkSize(query string) error {
+	if max := s.p.limits.MaxStatementBytes; len(query) > max {
+		s.p.metrics.limited.WithLabelValues("size").Inc()
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "statement of %d bytes exceeds --max-statement-size (%d bytes); load large data with COPY", len(query), max)
+	}
+	return nil
+}
+
+// canceled is the error of a statement whose context ended.
+func canceled(ctx context.Context) error {
+	return mapDuckError(context.Cause(ctx))
+}
+
+// engineCall runs call, which makes DuckDB parse or plan on the session's
+// connection, so that the statement's cancel or timeout answers at once
+// (see the top of this file). If the session leaves the call, discard is
+// given what the call returns without error, to free it.
+func engineCall[T any](ctx context.Context, s *Session, call func() (T, error), discard func(T)) (T, error) {
+	if ctx.Done() == nil {
+		return call()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := call()
+		done <- result{v, err}
+	}()
+	var zero T
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	bindings.Interrupt(s.raw)
+	select {
+	case r := <-done:
+		if r.err == nil {
+			// Done before the interrupt took: the statement is canceled
+			// all the same.
+			if discard != nil {
+				discard(r.v)
+			}
+		}
+		return zero, canceled(ctx)
+	case <-time.After(interruptGrace):
+	}
+	if err := s.abandonEngine(ctx, func() {
+		if r := <-done; r.err == nil && discard != nil {
+			discard(r.v)
+		}
+	}); err != nil {
+		return zero, err
+	}
+	return zero, canceled(ctx)
+}
+
+// abandonEngine leaves the session's engine connection, with its views and
+// plans, to a call still running on it: wait returns when the call has, and
+// the connection is then cleaned and given back to the pool. The session
+// goes on with a fresh connection.
+func (s *Session) abandonEngine(ctx context.Context, wait func()) error {
+	oldConn, oldViews, oldPlans := s.conn, s.views, s.plans
+	conn, err := s.p.db.Conn(context.WithoutCancel(ctx))
+	if err != nil {
+		return fmt.Errorf("planner: open engine connection: %w", err)
+	}
+	raw, err := driverConnection(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	s.conn, s.raw = conn, raw
+	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
+	slot := s.slot
+	if slot != nil {
+		slot.hold()
+	}
+	s.p.abandoned.Add(1)
+	s.p.metrics.abandoned.Inc()
+	s.p.logger.Warn("statement canceled while the engine planned it; its engine connection is freed when planning ends", "user", s.user)
+	go func() {
+		defer s.p.abandoned.Done()
+		if slot != nil {
+			defer slot.release()
+		}
+		wait()
+		for _, p := range oldPlans {
+			p.close()
+		}
+		bg := context.Background()
+		for name := range oldViews {
+			oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
+		}
+		oldConn.Close()
+	}()
+	return nil
+}
+
+// parseCall runs splitStatements for a heavy statement on a goroutine of
+// its own, so that a cancel or timeout answers while pg_query parses (a
+// million-element IN list takes over a second); the parse then finishes
+// in the background, holding the statement's heavy slot.
+func (s *Session) parseCall(ctx context.Context, query string) ([]statement, error) {
+	if s.slot == nil {
+		return splitStatements(query)
+	}
+	type result struct {
+		stmts []statement
+		err   error
+	}
+	done := make(chan result, 1)
+	slot := s.slot
+	slot.hold()
+	go func() {
+		defer slot.release()
+		st, err := splitStatements(query)
+		done <- result{st, err}
+	}()
+	select {
+	case r := <-done:
+		return r.stmts, r.err
+	case <-ctx.Done():
+		return nil, canceled(ctx)
+	}
+}
