@@ -13,7 +13,7 @@ require (
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/pganalyze/pg_query_go/v6 v6.2.5
 	github.com/prometheus/client_golang v1.25.0
-	github.com/xdg-go/scram v1.1.2
+	github.com/xdg-go/scram v1.4.0
 	golang.org/x/image v0.48.0
 	google.golang.org/protobuf v1.36.12
 )

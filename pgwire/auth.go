@@ -2,10 +2,16 @@ package pgwire
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"hash"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -28,8 +34,16 @@ func (c *conn) authenticate(user string) error {
 	if err != nil {
 		return err
 	}
+	// Over TLS the client may bind the exchange to the server's
+	// certificate (SCRAM-SHA-256-PLUS, libpq's channel_binding=require):
+	// a man in the middle holding another certificate cannot relay it.
 	conv := server.NewConversation()
-	c.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
+	mechanisms := []string{"SCRAM-SHA-256"}
+	if cb, ok := c.srv.channelBinding(); ok && c.tls {
+		conv = server.NewConversationWithChannelBinding(cb)
+		mechanisms = []string{"SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"}
+	}
+	c.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: mechanisms})
 	if err := c.be.Flush(); err != nil {
 		return err
 	}
@@ -41,8 +55,13 @@ func (c *conn) authenticate(user string) error {
 		return err
 	}
 	init, ok := msg.(*pgproto3.SASLInitialResponse)
-	if !ok || init.AuthMechanism != "SCRAM-SHA-256" {
+	if !ok || !slices.Contains(mechanisms, init.AuthMechanism) {
 		return fmt.Errorf("%w: expected a SCRAM-SHA-256 initial response", errAuthFailed)
+	}
+	// The mechanism and the GS2 header must agree: PLUS with p=…,
+	// the plain one without (the conversation checks the binding).
+	if plus := init.AuthMechanism == "SCRAM-SHA-256-PLUS"; plus != strings.HasPrefix(string(init.Data), "p=") {
+		return fmt.Errorf("%w: mechanism %s with channel binding flag %.1q", errAuthFailed, init.AuthMechanism, init.Data)
 	}
 	resp, err := conv.Step(string(init.Data))
 	if err != nil {
@@ -72,6 +91,38 @@ func (c *conn) authenticate(user string) error {
 	}
 	c.be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(resp)})
 	return nil
+}
+
+// channelBinding is the tls-server-end-point binding of the server's
+// certificate (RFC 5929: its hash by the certificate's signature hash,
+// SHA-256 for MD5 and SHA-1), computed once; false without TLS or for a
+// certificate whose signature names no hash (Ed25519).
+func (s *Server) channelBinding() (scram.ChannelBinding, bool) {
+	s.cbOnce.Do(func() {
+		if s.opts.TLS == nil || len(s.opts.TLS.Certificates) == 0 || len(s.opts.TLS.Certificates[0].Certificate) == 0 {
+			return
+		}
+		der := s.opts.TLS.Certificates[0].Certificate[0]
+		cert, err := x509.ParseCertificate(der)
+		if err != nil {
+			return
+		}
+		var h hash.Hash
+		switch cert.SignatureAlgorithm {
+		case x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1,
+			x509.SHA256WithRSA, x509.SHA256WithRSAPSS, x509.ECDSAWithSHA256:
+			h = sha256.New()
+		case x509.SHA384WithRSA, x509.SHA384WithRSAPSS, x509.ECDSAWithSHA384:
+			h = sha512.New384()
+		case x509.SHA512WithRSA, x509.SHA512WithRSAPSS, x509.ECDSAWithSHA512:
+			h = sha512.New()
+		default:
+			return
+		}
+		h.Write(der)
+		s.cb = scram.ChannelBinding{Type: scram.ChannelBindingTLSServerEndpoint, Data: h.Sum(nil)}
+	})
+	return s.cb, s.cb.Data != nil
 }
 
 func randomString() string {

@@ -27,6 +27,9 @@ type conn struct {
 	tls    bool
 	ctx    context.Context // canceled when the server closes
 	stop   context.CancelFunc
+	// session is set once the connection holds a session slot (guarded
+	// by the server's mu).
+	session bool
 
 	mu          sync.Mutex
 	queryCancel context.CancelFunc // of the running statement, if any
@@ -120,14 +123,26 @@ func (c *conn) serve() {
 	if c.srv.opts.Auth != nil && c.srv.opts.Auth.PasswordsRequired() {
 		host, _, _ := net.SplitHostPort(c.nc.RemoteAddr().String())
 		if err := c.authenticate(params["user"]); err != nil {
-			// Slow down password guessing; the client waits, nobody else.
-			delay := c.srv.authDelay(host, true)
+			// Slow down password guessing: the client waits, holding no
+			// slot, so failing logins cannot keep others out.
+			delay := c.srv.delayFailure(c, host)
 			log.Warn("authentication failed", "user", params["user"], "err", err, "delay", delay.String())
-			time.Sleep(delay)
+			if delay > 0 {
+				select {
+				case <-time.After(delay):
+				case <-c.ctx.Done():
+				}
+				c.srv.delayDone()
+			}
 			c.sendFatal("28P01", fmt.Sprintf("password authentication failed for user %q", params["user"]))
 			return
 		}
 		c.srv.authDelay(host, false)
+	}
+	if !c.srv.beginSession(c) {
+		// As PostgreSQL says it.
+		c.sendFatal("53300", fmt.Sprintf("sorry, too many clients already (--max-connections %d)", c.srv.opts.MaxConnections))
+		return
 	}
 	c.nc.SetDeadline(time.Time{})
 	sess, err := c.srv.planner.NewSession(c.ctx, params["user"])

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/xdg-go/scram"
 
 	"tsdb/internal/auth"
 	"tsdb/planner"
@@ -31,9 +31,16 @@ type Options struct {
 	// MaxMessageSize bounds a client message; larger length prefixes are
 	// refused before anything is allocated. Zero means 64 MiB.
 	MaxMessageSize int
-	// MaxConnections bounds open client connections; more are refused
-	// with SQLSTATE 53300. Zero means 100.
+	// MaxConnections bounds sessions (authenticated connections); more
+	// are refused with SQLSTATE 53300. Zero means 100.
 	MaxConnections int
+	// MaxStartupConnections bounds connections still in their startup or
+	// authentication, which have slots of their own: when they are all
+	// taken, a new connection closes the one that has been starting the
+	// longest, so that clients that never finish (or trickle their
+	// startup packet a byte a second) cannot keep real clients out. Zero
+	// means 64.
+	MaxStartupConnections int
 	// StartupTimeout bounds the time from accept to a completed startup.
 	// Zero means 10 seconds.
 	StartupTimeout time.Duration
@@ -56,17 +63,30 @@ type Server struct {
 	logger  *slog.Logger
 	metrics *metrics
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*conn]struct{}
-	byPID   map[uint32]*conn
-	nextPID uint32
-	closed  bool
-	wg      sync.WaitGroup
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[*conn]struct{} // every connection, until its goroutine ends
+	// starting are the connections in startup or authentication, with
+	// when they were accepted; sessions counts those past it.
+	starting map[*conn]time.Time
+	sessions int
+	delayed  int // failed logins waiting out their delay
+	byPID    map[uint32]*conn
+	nextPID  uint32
+	closed   bool
+	wg       sync.WaitGroup
 
 	failMu   sync.Mutex
 	failures map[string]int // failed logins by client host
+
+	cbOnce sync.Once
+	cb     scram.ChannelBinding // see channelBinding
 }
+
+// maxDelayed bounds the failed logins that wait out their delay at once;
+// past it a failed login is answered at once. Each holds a socket and a
+// goroutine, but no slot.
+const maxDelayed = 256
 
 // authDelay returns how long a failed login from host waits: doubling from
 // 500ms with each failure, at most 8s, so guessing gets slow for that host
@@ -97,11 +117,14 @@ func New(p *planner.Planner, opts Options) *Server {
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = 100
 	}
+	if opts.MaxStartupConnections <= 0 {
+		opts.MaxStartupConnections = 64
+	}
 	if opts.StartupTimeout <= 0 {
 		opts.StartupTimeout = 10 * time.Second
 	}
 	return &Server{planner: p, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
-		conns: map[*conn]struct{}{}, byPID: map[uint32]*conn{}}
+		conns: map[*conn]struct{}{}, starting: map[*conn]time.Time{}, byPID: map[uint32]*conn{}}
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close.
@@ -128,13 +151,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("pgwire: accept: %w", err)
 		}
-		c, full := s.newConn(nc)
-		if full {
-			// Tell the client why, as PostgreSQL does, without starting a
-			// session; bounded by a short deadline.
-			go refuseFull(nc, s.opts.MaxConnections)
-			continue
-		}
+		c := s.newConn(nc)
 		if c == nil {
 			nc.Close()
 			continue
@@ -148,15 +165,27 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-func (s *Server) newConn(nc net.Conn) (*conn, bool) {
+// newConn registers an accepted connection in a startup slot, closing the
+// connection that has been starting the longest when none is free.
+func (s *Server) newConn(nc net.Conn) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, false
+		return nil
 	}
-	if len(s.conns) >= s.opts.MaxConnections {
-		s.metrics.refused.Inc()
-		return nil, true
+	if len(s.starting) >= s.opts.MaxStartupConnections {
+		var oldest *conn
+		var since time.Time
+		for c, t := range s.starting {
+			if oldest == nil || t.Before(since) {
+				oldest, since = c, t
+			}
+		}
+		delete(s.starting, oldest)
+		oldest.nc.Close()
+		s.metrics.evicted.Inc()
+		s.logger.Warn("startup slots full: closed the connection starting the longest", "remote", oldest.nc.RemoteAddr().String(),
+			"starting_for", time.Since(since).Round(time.Millisecond).String(), "max_startup_connections", s.opts.MaxStartupConnections)
 	}
 	s.nextPID++
 	secret := make([]byte, 4)
@@ -164,42 +193,70 @@ func (s *Server) newConn(nc net.Conn) (*conn, bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{srv: s, nc: nc, pid: s.nextPID, secret: secret, ctx: ctx, stop: cancel}
 	s.conns[c] = struct{}{}
-	s.byPID[c.pid] = c
-	s.metrics.connections.Inc()
-	return c, false
+	s.starting[c] = time.Now()
+	s.metrics.starting.Set(float64(len(s.starting)))
+	return c
 }
 
-// refuseFull answers a connection over the limit with 53300.
-func refuseFull(nc net.Conn, limit int) {
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	be := pgproto3.NewBackend(nc, nc)
-	be.SetMaxBodyLen(1 << 16)
-	for {
-		msg, err := be.ReceiveStartupMessage()
-		if err != nil {
-			return
-		}
-		switch msg.(type) {
-		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
-			if _, err := nc.Write([]byte{'N'}); err != nil {
-				return
-			}
-			continue
-		}
-		break
+// leaveStartup gives back c's startup slot, if it still holds one.
+func (s *Server) leaveStartup(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.starting, c)
+	s.metrics.starting.Set(float64(len(s.starting)))
+}
+
+// beginSession moves an authenticated connection from its startup slot to
+// a session slot, and makes it reachable by CancelRequest. It reports
+// false when every session slot is taken.
+func (s *Server) beginSession(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.starting, c)
+	s.metrics.starting.Set(float64(len(s.starting)))
+	if s.sessions >= s.opts.MaxConnections {
+		s.metrics.refused.Inc()
+		return false
 	}
-	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300",
-		Message: fmt.Sprintf("sorry, too many clients already (--max-connections %d)", limit)})
-	be.Flush()
+	s.sessions++
+	c.session = true
+	s.byPID[c.pid] = c
+	s.metrics.connections.Inc()
+	return true
+}
+
+// delayFailure is how long a failed login waits before its answer, or
+// zero when too many wait already; the wait holds no slot.
+func (s *Server) delayFailure(c *conn, host string) time.Duration {
+	d := s.authDelay(host, true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.starting, c)
+	s.metrics.starting.Set(float64(len(s.starting)))
+	if s.delayed >= maxDelayed {
+		return 0
+	}
+	s.delayed++
+	return d
+}
+
+func (s *Server) delayDone() {
+	s.mu.Lock()
+	s.delayed--
+	s.mu.Unlock()
 }
 
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
-	delete(s.byPID, c.pid)
-	s.metrics.connections.Dec()
+	delete(s.starting, c)
+	s.metrics.starting.Set(float64(len(s.starting)))
+	if c.session {
+		s.sessions--
+		delete(s.byPID, c.pid)
+		s.metrics.connections.Dec()
+	}
 }
 
 // cancel interrupts the running statement of the connection with this key.
@@ -232,6 +289,8 @@ func (s *Server) Close() error {
 
 type metrics struct {
 	connections prometheus.Gauge
+	starting    prometheus.Gauge
+	evicted     prometheus.Counter
 	refused     prometheus.Counter
 	panics      prometheus.Counter
 	statements  prometheus.Counter
@@ -240,14 +299,16 @@ type metrics struct {
 
 func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
-		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_pgwire_connections", Help: "Open PostgreSQL connections."}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_pgwire_connections", Help: "PostgreSQL sessions (authenticated connections)."}),
+		starting:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_pgwire_startup_connections", Help: "Connections in their startup or authentication."}),
+		evicted:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_startup_evicted_total", Help: "Connections closed in their startup to free a startup slot (--max-startup-connections)."}),
 		refused:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_connections_refused_total", Help: "Connections refused over --max-connections."}),
 		panics:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_panics_total", Help: "Panics recovered while serving a connection."}),
 		statements:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_pgwire_queries_total", Help: "Query messages received."}),
 		errors:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tsdb_pgwire_errors_total", Help: "Errors sent to clients, by SQLSTATE."}, []string{"sqlstate"}),
 	}
 	if r != nil {
-		r.MustRegister(m.connections, m.refused, m.panics, m.statements, m.errors)
+		r.MustRegister(m.connections, m.starting, m.evicted, m.refused, m.panics, m.statements, m.errors)
 	}
 	return m
 }

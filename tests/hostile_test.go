@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,63 @@ func TestPreparedStatementLimit(t *testing.T) {
 	}
 	if _, err := pc.Prepare(ctx, "one-more", "SELECT 1", nil); err != nil {
 		t.Fatalf("after closing one: %v", err)
+	}
+}
+
+// TestUnauthenticatedConnectionsCannotHoldSlots: 100 sockets trickling
+// their startup packet a byte a second, or 100 clients failing their
+// password (each held up to 8 s), made 0 of 20 real connections succeed.
+// Connections in startup now have slots of their own, the longest-starting
+// one making room for a new one, and a failed login waits out its delay
+// without any slot.
+func TestUnauthenticatedConnectionsCannotHoldSlots(t *testing.T) {
+	s := startServer(t, t.TempDir(), []string{"--max-connections", "25", "--max-startup-connections", "16"}, "TSDB_ADMIN_PASSWORD=right")
+	ctx := context.Background()
+	stop := make(chan struct{})
+	defer close(stop)
+	// Slowloris: a startup packet one byte a second.
+	packet := []byte{0, 0, 0, 40, 0, 3, 0, 0, 'u', 's', 'e', 'r', 0, 't', 's', 'd', 'b', 0, 0}
+	for i := 0; i < 100; i++ {
+		go func() {
+			nc, err := net.Dial("tcp", s.pgAddr)
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+			for _, b := range packet {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Second):
+				}
+				if _, err := nc.Write([]byte{b}); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	// Password guessing.
+	for i := 0; i < 100; i++ {
+		go func() {
+			c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://tsdb:wrong@%s/tsdb?sslmode=disable", s.pgAddr))
+			if err == nil {
+				c.Close(ctx)
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := pgx.Connect(cctx, fmt.Sprintf("postgres://tsdb:right@%s/tsdb?sslmode=disable", s.pgAddr))
+		cancel()
+		if err != nil {
+			t.Fatalf("real connection %d while others trickle and fail: %v", i, err)
+		}
+		defer c.Close(ctx)
+	}
+	t.Logf("20 real connections in %v", time.Since(start))
+	if !strings.Contains(s.logs.String(), "startup slots full") {
+		t.Error("no log line says startup slots were full")
 	}
 }

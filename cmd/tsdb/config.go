@@ -35,21 +35,22 @@ type config struct {
 	StatementMemory int64
 	EngineThreads   int
 	MaxConnections  int
+	MaxStartup      int
 	// MaxStatementSize, MaxStatementTokens and MaxPrepared bound what one
 	// statement and one session may hold (planner.Limits).
 	MaxStatementSize   int64
 	MaxStatementTokens int
 	MaxPrepared        int
-	StartupTimeout  time.Duration
-	IdleTimeout     time.Duration
-	TLSCert         string
-	TLSKey          string
-	TLSRequired     bool
-	AdminPassword   string
-	Faults          string
-	LogLevel        string
-	LogFormat       string
-	ShutdownTimeout time.Duration
+	StartupTimeout     time.Duration
+	IdleTimeout        time.Duration
+	TLSCert            string
+	TLSKey             string
+	TLSRequired        bool
+	AdminPassword      string
+	Faults             string
+	LogLevel           string
+	LogFormat          string
+	ShutdownTimeout    time.Duration
 	// Storage is where the Delta tables live: "" for DataDir/tables, or
 	// s3://bucket/prefix.
 	Storage           string
@@ -98,7 +99,8 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&engineMem, "engine-memory-limit", "", "memory limit of the query engine (default: 2x --memory-limit, at least 512MiB); it also holds a copy of buffered rows")
 	str(&stmtMem, "statement-memory-limit", "", "memory one statement's sorts, hash tables and joins may hold before spilling to disk, like PostgreSQL's work_mem (default: 1/4 of --engine-memory-limit)")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
-	fs.IntVar(&c.MaxConnections, "max-connections", 100, "open client connections at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
+	fs.IntVar(&c.MaxConnections, "max-connections", 100, "sessions (authenticated connections) at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
+	fs.IntVar(&c.MaxStartup, "max-startup-connections", 64, "connections in startup or authentication at most, apart from sessions; when all are taken a new connection closes the one starting the longest (env TSDB_MAX_STARTUP_CONNECTIONS)")
 	var stmtSize string
 	str(&stmtSize, "max-statement-size", "16MiB", "largest query string a client may send; larger get SQLSTATE 54000 (bulk data goes through COPY)")
 	fs.IntVar(&c.MaxStatementTokens, "max-statement-tokens", 100_000, "most tokens of a statement the engine parses and plans (INSERT … VALUES read by tsdb itself and COPY data do not count); more get SQLSTATE 54000 (env TSDB_MAX_STATEMENT_TOKENS)")

@@ -244,7 +244,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return err
 	}
 	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
-		MaxConnections: cfg.MaxConnections, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
+		MaxConnections: cfg.MaxConnections, MaxStartupConnections: cfg.MaxStartup, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
 		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Auth: roles})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)
 	if err != nil {
