@@ -37,6 +37,9 @@ type Add struct {
 	ModificationTime int64             `json:"modificationTime"`
 	DataChange       bool              `json:"dataChange"`
 	Stats            string            `json:"stats,omitempty"`
+	// Tags are the protocol's free-form file metadata; tsdb keeps each
+	// file's checksum there (ChecksumTag).
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // Remove is the remove action: a data file that left the table.

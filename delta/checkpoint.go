@@ -58,7 +58,8 @@ var (
 		arrow.Field{Name: "size", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		arrow.Field{Name: "modificationTime", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		arrow.Field{Name: "dataChange", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
-		arrow.Field{Name: "stats", Type: arrow.BinaryTypes.String, Nullable: true})
+		arrow.Field{Name: "stats", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "tags", Type: strMap, Nullable: true})
 	txnType = arrow.StructOf(
 		arrow.Field{Name: "appId", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "version", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -160,6 +161,11 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 		} else {
 			addB.FieldBuilder(5).AppendNull()
 		}
+		if f.Tags != nil {
+			appendMap(addB.FieldBuilder(6).(*array.MapBuilder), f.Tags)
+		} else {
+			addB.FieldBuilder(6).AppendNull()
+		}
 		nullOthers(1)
 	}
 	rec := bld.NewRecordBatch()
@@ -204,18 +210,19 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 	if err != nil {
 		return nil, nil
 	}
+	cpErr := func(err error) error { return &LogError{Version: lc.Version, Path: checkpointPath(lc.Version), Err: err} }
 	rdr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+		return nil, cpErr(err)
 	}
 	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+		return nil, cpErr(err)
 	}
 	tbl, err := fr.ReadTable(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("delta: checkpoint %d: %w", lc.Version, err)
+		return nil, cpErr(err)
 	}
 	defer tbl.Release()
 	st := newState(nil)
@@ -252,6 +259,11 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 			case add != nil && add.IsValid(i):
 				a := Add{Path: str(add.Field(0), i), PartitionValues: map[string]string{}, Size: i64(add.Field(2), i),
 					ModificationTime: i64(add.Field(3), i), DataChange: false, Stats: str(add.Field(5), i)}
+				if tags := childByName(add, "tags"); tags != nil {
+					if m := readMap(tags, i); len(m) > 0 {
+						a.Tags = m
+					}
+				}
 				st.files[a.Path] = File{Add: a}
 			case rm != nil && rm.IsValid(i):
 				r := Remove{Path: str(rm.Field(0), i), DeletionTimestamp: i64(rm.Field(1), i), Size: i64(rm.Field(3), i)}
@@ -272,9 +284,18 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 		}
 	}
 	if st.md == nil {
-		return nil, fmt.Errorf("delta: checkpoint %d has no metaData", lc.Version)
+		return nil, cpErr(errors.New("no metaData"))
 	}
 	return st, nil
+}
+
+// childByName returns the child of s named name, or nil.
+func childByName(s *array.Struct, name string) arrow.Array {
+	st := s.DataType().(*arrow.StructType)
+	if i, ok := st.FieldIdx(name); ok {
+		return s.Field(i)
+	}
+	return nil
 }
 
 func readMap(a arrow.Array, i int) map[string]string {
@@ -283,7 +304,11 @@ func readMap(a arrow.Array, i int) map[string]string {
 	if !ok || m.IsNull(i) {
 		return out
 	}
-	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	keys, ok1 := m.Keys().(*array.String)
+	items, ok2 := m.Items().(*array.String)
+	if !ok1 || !ok2 {
+		return out
+	}
 	start, end := m.ValueOffsets(i)
 	for j := start; j < end; j++ {
 		out[keys.Value(int(j))] = items.Value(int(j))

@@ -147,6 +147,7 @@ func putDataFile(ctx context.Context, store Store, data []byte, stats string) (A
 		ModificationTime: time.Now().UnixMilli(),
 		DataChange:       true,
 		Stats:            stats,
+		Tags:             map[string]string{ChecksumTag: checksum(data)},
 	}, nil
 }
 

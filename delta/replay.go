@@ -30,7 +30,12 @@ func (t *Table) load(ctx context.Context, base *Snapshot) (*Snapshot, error) {
 	if base != nil {
 		st = newState(base)
 	} else if cp, err := readCheckpoint(ctx, t.store); err != nil {
-		return nil, err
+		// A damaged checkpoint is only a shortcut lost while every commit
+		// since version 0 is still there.
+		if len(versions) == 0 || versions[0] != 0 {
+			return nil, err
+		}
+		st = newState(nil)
 	} else if cp != nil {
 		st = cp
 	} else {
@@ -41,7 +46,7 @@ func (t *Table) load(ctx context.Context, base *Snapshot) (*Snapshot, error) {
 			continue
 		}
 		if v != st.version+1 {
-			return nil, &LogError{Version: v, Err: fmt.Errorf("commit %d is missing", st.version+1)}
+			return nil, &LogError{Version: st.version + 1, Err: fmt.Errorf("commit %d is missing (the log goes on at %d)", st.version+1, v)}
 		}
 		data, err := t.store.Get(ctx, commitPath(v))
 		if err != nil {
@@ -93,7 +98,7 @@ func newState(base *Snapshot) *state {
 func (st *state) apply(v int64, data []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	line := 0
+	line, actions := 0, 0
 	for sc.Scan() {
 		line++
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
@@ -103,6 +108,7 @@ func (st *state) apply(v int64, data []byte) error {
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			return &LogError{Version: v, Line: line, Err: err}
 		}
+		actions++
 		switch {
 		case a.Protocol != nil:
 			st.protocol = *a.Protocol
@@ -125,6 +131,12 @@ func (st *state) apply(v int64, data []byte) error {
 	}
 	if err := sc.Err(); err != nil {
 		return &LogError{Version: v, Line: line, Err: err}
+	}
+	if actions == 0 {
+		// Every commit holds at least one action (tsdb's at least a
+		// commitInfo): an empty one was truncated or emptied, and reading
+		// it as "nothing happened" would drop its files without a word.
+		return &LogError{Version: v, Err: errors.New("the commit is empty")}
 	}
 	st.version = v
 	return nil

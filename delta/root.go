@@ -95,10 +95,30 @@ func (r *LocalRoot) DropTable(_ context.Context, name string) error {
 }
 
 // DropIncomplete implements Root: this process is the only writer of a
-// local directory, so a table without a log is a crashed create.
-func (r *LocalRoot) DropIncomplete(_ context.Context, name string) error {
-	if err := os.RemoveAll(filepath.Join(r.Dir, name)); err != nil {
+// local directory, so a table without a log is a crashed create, unless
+// it holds data files: then its log was lost, and the files are all that
+// is left of the table (ErrHasData; nothing is removed).
+func (r *LocalRoot) DropIncomplete(ctx context.Context, name string) error {
+	dir := filepath.Join(r.Dir, name)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	store := &LocalStore{Root: dir}
+	files, err := store.ListData(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".parquet") {
+			return fmt.Errorf("%w: %s holds data file %s but no commit", ErrHasData, name, f.Path)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("delta: %w", err)
 	}
 	return nil
 }
+
+// ErrHasData is DropIncomplete's refusal to remove a table directory that
+// holds data files.
+var ErrHasData = errors.New("delta: table without a log holds data files")

@@ -39,15 +39,25 @@ var ErrTxnAlreadyCommitted = errors.New("delta: transaction already committed")
 // caller's work is based on data that changed and must be redone.
 var ErrConflict = errors.New("delta: conflicting concurrent commit")
 
-// LogError reports a commit file that cannot be parsed.
+// LogError reports a log file that cannot be read as the protocol
+// writes it: a commit (with the line, when one is at fault), a checkpoint,
+// or a commit missing from the sequence. Path is relative to the table.
 type LogError struct {
 	Version int64
 	Line    int
+	Path    string
 	Err     error
 }
 
 func (e *LogError) Error() string {
-	return fmt.Sprintf("delta: commit %d line %d: %v", e.Version, e.Line, e.Err)
+	path := e.Path
+	if path == "" {
+		path = commitPath(e.Version)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("delta: %s line %d: %v", path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("delta: %s: %v", path, e.Err)
 }
 
 // Unwrap returns the cause.

@@ -96,13 +96,33 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	ts.mu.RUnlock()
 	res.FilesBefore, res.FilesAfter = len(snap.Files), len(snap.Files)
 	store := ts.delta.Store()
-	for _, group := range compactGroups(snap.Files, s.opts.TargetFileSize) {
+	// Damaged files stay as they are (see damage.go); the rest is merged
+	// around them.
+	files := make([]delta.File, 0, len(snap.Files))
+	for _, f := range snap.Files {
+		if ts.isDamaged(f.Path) == nil {
+			files = append(files, f)
+		}
+	}
+	var errs []error
+	for _, group := range compactGroups(files, s.opts.TargetFileSize) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		add, err := s.mergeGroup(ctx, store, ts.sch(), group)
 		if err != nil {
-			return res, fmt.Errorf("ingest: compact %s: %w", name, err)
+			// One group that cannot be merged (a damaged or foreign
+			// file) stops neither the others nor the rest of VACUUM.
+			for _, f := range group {
+				if ue := s.CheckFile(ctx, name, f.Path); ue != nil {
+					err = ue
+					break
+				}
+			}
+			s.metrics.compactionErrors.Inc()
+			s.logger.Warn("compaction of a group of files failed; the files stay as they are", "table", name, "files", len(group), "err", err)
+			errs = append(errs, fmt.Errorf("ingest: compact %s: %w", name, err))
+			continue
 		}
 		add.DataChange = false
 		if err := s.faults.Hit(fault.CompactAfterWrite, name); err != nil {
@@ -129,7 +149,7 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	if res.Written > 0 {
 		s.logger.Info("compacted", "table", name, "files_before", res.FilesBefore, "files_after", res.FilesAfter, "merged", res.Merged, "written", res.Written)
 	}
-	return res, nil
+	return res, errors.Join(errs...)
 }
 
 // commitCompaction swaps group for add in one commit, unless a DELETE or
@@ -194,33 +214,41 @@ func (s *Store) mergeGroup(ctx context.Context, store delta.Store, sch schema.Ta
 // files no commit refers to that are older than OrphanFileAge, deletes the files that left it more than
 // DeletedFileRetention ago (see delta.Table.DeleteRemovedFiles) and the log
 // history older than LogRetention (delta.Table.CleanLog).
+//
+// Each step runs whatever the one before it did: a table whose retention
+// or compaction fails (a damaged file) still gets its removed files, log
+// history and orphans deleted. The errors are returned together.
 func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) {
-	if _, err := s.EnforceRetention(ctx, name); err != nil {
+	ts, err := s.state(name)
+	if err != nil {
 		return CompactResult{}, err
+	}
+	var errs []error
+	if _, err := s.EnforceRetention(ctx, name); err != nil {
+		errs = append(errs, err)
 	}
 	res, err := s.Compact(ctx, name)
 	if err != nil {
-		return res, err
+		errs = append(errs, err)
 	}
-	ts, err := s.state(name)
-	if err != nil {
-		return res, err
+	if ctx.Err() != nil {
+		return res, errors.Join(append(errs, ctx.Err())...)
 	}
 	n, err := ts.delta.DeleteRemovedFiles(ctx, s.opts.DeletedFileRetention, s.opts.Now())
 	res.Deleted = n
 	if err != nil {
-		return res, fmt.Errorf("ingest: vacuum %s: %w", name, err)
+		errs = append(errs, fmt.Errorf("ingest: vacuum %s: %w", name, err))
 	}
 	if res.LogEntriesDeleted, err = ts.delta.CleanLog(ctx, s.opts.LogRetention, s.opts.Now()); err != nil {
-		return res, fmt.Errorf("ingest: vacuum %s: clean log: %w", name, err)
+		errs = append(errs, fmt.Errorf("ingest: vacuum %s: clean log: %w", name, err))
 	}
 	if res.OrphansDeleted, err = ts.delta.DeleteOrphans(ctx, s.opts.Now().Add(-s.opts.OrphanFileAge)); err != nil {
-		return res, fmt.Errorf("ingest: vacuum %s: %w", name, err)
+		errs = append(errs, fmt.Errorf("ingest: vacuum %s: %w", name, err))
 	}
 	if res.OrphansDeleted > 0 {
 		s.logger.Info("deleted files no commit refers to", "table", name, "files", res.OrphansDeleted)
 	}
-	return res, nil
+	return res, errors.Join(errs...)
 }
 
 // tableLoop calls fn for every table each interval until Close (a

@@ -220,6 +220,10 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			cleanup()
 			return nil, 0, fmt.Errorf("%w: %s has columns added meanwhile", delta.ErrConflict, f.Path)
 		}
+		if cause := ts.isDamaged(f.Path); cause != nil {
+			cleanup()
+			return nil, 0, &UnavailableError{Table: ts.sch().Name, File: f.Path, Err: cause}
+		}
 		if err := store.Fetch(ctx, f.Path); err != nil {
 			cleanup()
 			return nil, 0, err
@@ -227,6 +231,9 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns)
 		if err != nil {
 			cleanup()
+			if ue := s.CheckFile(ctx, ts.sch().Name, f.Path); ue != nil {
+				return nil, 0, ue
+			}
 			return nil, 0, err
 		}
 		if n == 0 {

@@ -21,6 +21,16 @@ type metrics struct {
 	compactedFiles  prometheus.Counter
 	retentionRows   prometheus.Counter
 	streamedMerges  prometheus.Counter
+	// compactionErrors counts groups of files compaction failed to merge.
+	compactionErrors prometheus.Counter
+	// unavailableTables counts tables with a damaged log or data file;
+	// damagedFiles the damaged data files; heldEntries the WAL entries
+	// kept at start-up for tables whose log could not be read.
+	unavailableTables prometheus.Gauge
+	damagedFiles      prometheus.Gauge
+	heldEntries       prometheus.Gauge
+	// walLost counts WAL sequences start-up found missing.
+	walLost prometheus.Gauge
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -41,10 +51,20 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		compactedFiles:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compacted_files_total", Help: "Small files replaced by compaction."}),
 		retentionRows:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_retention_dropped_rows_total", Help: "Rows dropped because they were older than their table's retention."}),
 		streamedMerges:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compaction_streamed_merges_total", Help: "Compaction merges of files in file order, merged a batch at a time rather than sorted in memory."}),
+		compactionErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_compaction_errors_total",
+			Help: "Groups of files compaction could not merge (each logged); their files stay as they are."}),
+		unavailableTables: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_tables_unavailable",
+			Help: "Tables with a damaged Delta log or data file; statements that need the damaged part fail (see the log and /health)."}),
+		damagedFiles: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_data_files_damaged", Help: "Data files that are missing or do not match their add action."}),
+		walLost: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_lost_sequences",
+			Help: "WAL sequences start-up found missing (segments deleted or emptied); their unflushed rows are lost."}),
+		heldEntries: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_held_entries",
+			Help: "WAL entries kept unapplied at start-up because their table's log could not be read."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
-			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles, m.retentionRows, m.streamedMerges)
+			m.waits, m.admitted, m.rejections, m.walLag, m.replaySeconds, m.compactions, m.compactedFiles, m.retentionRows, m.streamedMerges,
+			m.compactionErrors, m.unavailableTables, m.damagedFiles, m.heldEntries, m.walLost)
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,11 +15,11 @@ import (
 func (s *Store) replay(ctx context.Context) error {
 	start := time.Now()
 	var stale []uint64
-	replayed, corrupt, rows := 0, 0, int64(0)
+	replayed, corrupt, held, rows := 0, 0, 0, int64(0)
 	lastLog := start
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
 		if entryKind(p) == kindDML {
-			return s.replayDML(ctx, seq, p, &stale)
+			return s.replayDML(ctx, seq, p, &stale, &held)
 		}
 		e, body, err := decodeHeader(p)
 		if err != nil {
@@ -26,6 +27,12 @@ func (s *Store) replay(ctx context.Context) error {
 		}
 		ts := s.tables[e.table]
 		if ts == nil || ts.sch().ID != e.tableID {
+			if s.unavailable[e.table] != nil {
+				// Its table cannot be read now: kept, neither applied
+				// nor deleted, for the start after the log is fixed.
+				held++
+				return nil
+			}
 			stale = append(stale, seq) // the table was dropped
 			return nil
 		}
@@ -68,6 +75,11 @@ func (s *Store) replay(ctx context.Context) error {
 	d := time.Since(start)
 	s.metrics.replaySeconds.Set(d.Seconds())
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
+	s.metrics.heldEntries.Set(float64(held))
+	if held > 0 {
+		s.logger.Error("wal entries of unavailable tables kept, not applied: they are replayed at the start after the tables' logs are fixed",
+			"entries", held, "tables", len(s.unavailable))
+	}
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
 		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
 	return nil
@@ -76,13 +88,17 @@ func (s *Store) replay(ctx context.Context) error {
 // replayDML re-applies a logged DELETE/UPDATE in its place among the
 // inserts: to the replayed buffered rows, and to the Delta files unless
 // the table's dml txn shows that part was committed.
-func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]uint64) error {
+func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int) error {
 	e, err := decodeDMLEntry(p)
 	if err != nil {
 		return &wal.CorruptionError{Seq: seq, Err: err}
 	}
 	ts := s.tables[e.table]
 	if ts == nil || ts.sch().ID != e.tableID {
+		if s.unavailable[e.table] != nil {
+			*held++
+			return nil
+		}
 		*stale = append(*stale, seq)
 		return nil
 	}
@@ -94,7 +110,26 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
 	}
 	if _, err := s.applyDML(ctx, ts, seq, e.op, e.sql, dml, true); err != nil {
-		return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
+		var ue *UnavailableError
+		if !errors.As(err, &ue) {
+			return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
+		}
+		// A file the statement must rewrite is damaged: without the
+		// statement the table's rows are not what was acknowledged, so
+		// the whole table is out of service until the next start after
+		// a repair. Its entries stay in the WAL.
+		s.logger.Error("a logged DELETE/UPDATE cannot be replayed: its table is unavailable", "seq", seq, "op", e.op, "err", err)
+		batches, _ := s.buf.Snapshot(e.table)
+		for _, b := range batches {
+			s.walLag.Add(-b.WALBytes)
+		}
+		s.buf.DropTable(e.table)
+		s.mu.Lock()
+		delete(s.tables, e.table)
+		s.markUnavailable(&UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("the %s logged as WAL entry %d needs it: %w", e.op, seq, ue.Err)})
+		s.mu.Unlock()
+		*held++
+		return nil
 	}
 	ts.addPendingDML(seq)
 	return nil

@@ -129,6 +129,9 @@ func (s *Store) Refresh(ctx context.Context) error {
 			continue
 		}
 		if !known {
+			if s.Unavailable(name) != nil {
+				continue // replaying its kept WAL entries needs a restart
+			}
 			if err := s.adoptTable(ctx, name); err != nil {
 				errs = append(errs, err)
 			}
@@ -152,13 +155,34 @@ func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
 		return nil
 	}
 	snap, err := ts.delta.Refresh(ctx)
+	if ue := logDamage(ts.sch().Name, err); ue != nil {
+		ts.mu.Lock()
+		first := ts.logDamage == nil
+		ts.logDamage = ue
+		ts.mu.Unlock()
+		if first {
+			s.logger.Error("table unavailable: a newer commit of its Delta log cannot be read; other tables work", "table", ue.Table, "file", ue.File, "err", ue.Err)
+			s.mu.Lock()
+			s.updateDamageMetrics()
+			s.mu.Unlock()
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	healed := ts.logDamage != nil
+	ts.logDamage = nil
 	if snap.Version > ts.published.Version {
 		ts.publish(snap)
+	}
+	ts.mu.Unlock()
+	if healed {
+		s.logger.Info("table readable again: its Delta log reads whole", "table", ts.sch().Name)
+		s.mu.Lock()
+		s.updateDamageMetrics()
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -168,6 +192,14 @@ func (s *Store) adoptTable(ctx context.Context, name string) error {
 	ts, err := s.openTable(ctx, name)
 	if errors.Is(err, delta.ErrNotATable) {
 		return nil // being created, or not a table
+	}
+	if ue := logDamage(name, err); ue != nil {
+		s.mu.Lock()
+		if _, ok := s.tables[name]; !ok && !s.dropping[name] {
+			s.markUnavailable(ue)
+		}
+		s.mu.Unlock()
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: open table %s: %w", name, err)

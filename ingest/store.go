@@ -87,6 +87,10 @@ type Options struct {
 	// RetentionInterval is how often rows past their table's retention
 	// are dropped; zero means one minute.
 	RetentionInterval time.Duration
+	// ScrubInterval is how often the scrubber reads a share of the data
+	// files to check them against their checksums (see damage.go); zero
+	// means one minute, negative turns it off.
+	ScrubInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
@@ -150,6 +154,9 @@ func (o Options) withDefaults() Options {
 	if o.RetentionInterval <= 0 {
 		o.RetentionInterval = time.Minute
 	}
+	if o.ScrubInterval == 0 {
+		o.ScrubInterval = time.Minute
+	}
 	if o.FlushConcurrency <= 0 {
 		o.FlushConcurrency = 4
 	}
@@ -168,8 +175,14 @@ type Store struct {
 	metrics *metrics
 	faults  *fault.Injector
 
-	mu     sync.RWMutex // guards tables and dropping
+	mu     sync.RWMutex // guards tables, unavailable and dropping
 	tables map[string]*tableState
+	// unavailable are tables whose Delta log could not be read (see
+	// damage.go): not in tables, but never taken for absent either.
+	unavailable map[string]*UnavailableError
+	// walLoss says what start-up found missing from the WAL (see
+	// checkWALContinuity); set once by Open.
+	walLoss []string
 	// dropping are tables whose files DropTable is deleting: the refresh
 	// loop must not find them in storage and open them again.
 	dropping map[string]bool
@@ -195,6 +208,7 @@ type Store struct {
 	compactDone   chan struct{} // closed when the compaction loop has stopped
 	refreshDone   chan struct{} // closed when refreshLoop has stopped
 	retentionDone chan struct{} // closed when the retention loop has stopped
+	scrubDone     chan struct{} // closed when the scrub loop has stopped
 	closeOnce     sync.Once
 }
 
@@ -215,6 +229,16 @@ type tableState struct {
 
 	flushMu   sync.Mutex // one flush (or drop) of the table at a time
 	compactMu sync.Mutex // one compaction of the table at a time
+
+	// damaged are data files found missing or not matching their add
+	// action, with why (guarded by mu; see damage.go).
+	damaged map[string]error
+	// logDamage is set when newer commits of the table (another writer's)
+	// could not be read: reads fail with it (guarded by mu).
+	logDamage *UnavailableError
+	// verified are data files the scrubber read whole, with when
+	// (guarded by mu).
+	verified map[string]time.Time
 
 	flushing atomic.Bool // a background flush of the table is running
 	schedMu  sync.Mutex  // guards failures, retryAt and pendingDML
@@ -246,6 +270,19 @@ type Snapshot struct {
 	// MaxBatchID is the largest MemBuffer batch ID handed out when the
 	// snapshot was taken.
 	MaxBatchID uint64
+	// Damaged are the damaged data files among Files, with why: a
+	// statement that needs one must fail (UnavailableError), never read
+	// around it.
+	Damaged map[string]error
+}
+
+// DamagedFile returns the UnavailableError of a damaged file of the
+// snapshot, or nil.
+func (s *Snapshot) DamagedFile(path string) error {
+	if cause, ok := s.Damaged[path]; ok {
+		return &UnavailableError{Table: s.Table.Name, File: path, Err: cause}
+	}
+	return nil
 }
 
 // Open opens the data directory, loads every table, replays the WAL and
@@ -265,6 +302,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		root:          opts.Root,
 		buf:           membuffer.New(opts.Registerer),
 		tables:        map[string]*tableState{},
+		unavailable:   map[string]*UnavailableError{},
 		dropping:      map[string]bool{},
 		metrics:       newMetrics(opts.Registerer),
 		faults:        opts.Faults,
@@ -275,6 +313,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		compactDone:   make(chan struct{}),
 		refreshDone:   make(chan struct{}),
 		retentionDone: make(chan struct{}),
+		scrubDone:     make(chan struct{}),
 	}
 	s.gate.notify()
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
@@ -309,6 +348,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			}
 		}
 	}
+	s.checkWALContinuity(w, maxTxn)
 	if err := w.EnsureNextSeq(maxTxn + 1); err != nil {
 		w.Close()
 		return nil, err
@@ -328,6 +368,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_, err := s.EnforceRetention(ctx, table)
 		return err
 	})
+	go s.loop(s.scrubDone, s.opts.ScrubInterval, func(ctx context.Context) { s.Scrub(ctx, scrubBytesPerRound) })
 	return s, nil
 }
 
@@ -340,17 +381,30 @@ func (s *Store) loadTables(ctx context.Context) error {
 	for _, name := range names {
 		ts, err := s.openTable(ctx, name)
 		if errors.Is(err, delta.ErrNotATable) {
-			// A CREATE TABLE that crashed before its first commit.
+			// A CREATE TABLE that crashed before its first commit, unless
+			// data files say a table was there.
 			s.logger.Warn("table without a Delta log", "table", name, "root", s.root.String())
-			if err := s.root.DropIncomplete(ctx, name); err != nil {
-				s.logger.Warn("cannot remove incomplete table", "table", name, "err", err)
+			err = s.root.DropIncomplete(ctx, name)
+			if err == nil {
+				continue
 			}
+			if !errors.Is(err, delta.ErrHasData) {
+				s.logger.Warn("cannot remove incomplete table", "table", name, "err", err)
+				continue
+			}
+		}
+		if ue := logDamage(name, err); ue != nil {
+			// One damaged table must not keep the others from serving.
+			s.mu.Lock()
+			s.markUnavailable(ue)
+			s.mu.Unlock()
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("ingest: open table %s: %w", name, err)
 		}
 		s.tables[name] = ts
+		s.checkFileSizes(name, ts)
 		s.logger.Info("table loaded", "table", name, "version", ts.published.Version, "files", len(ts.published.Files))
 	}
 	return nil
@@ -439,9 +493,24 @@ func (s *Store) state(name string) (*tableState, error) {
 	defer s.mu.RUnlock()
 	t, ok := s.tables[name]
 	if !ok {
+		if ue := s.unavailable[name]; ue != nil {
+			return nil, ue
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	return t, nil
+}
+
+// Unavailable returns the UnavailableError of a table whose log cannot be
+// read, or nil: such a table is not among Tables, but it is not absent
+// either, and a statement naming it must say why it fails.
+func (s *Store) Unavailable(name string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if ue := s.unavailable[name]; ue != nil {
+		return ue
+	}
+	return nil
 }
 
 // CreateTable creates a Delta table for t. With ifNotExists an existing table
@@ -488,6 +557,11 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 		}
 		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
 	}
+	if ue := s.unavailable[t.Name]; ue != nil {
+		// The table exists; only its log cannot be read. Creating it anew
+		// would remove what is left of it.
+		return false, ue
+	}
 	// Leftovers of a crashed create go first (where only this process
 	// writes; see Root.DropIncomplete).
 	if err := s.root.DropIncomplete(ctx, t.Name); err != nil {
@@ -525,6 +599,18 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (dropped bool, err error) {
 	s.mu.Lock()
 	ts, ok := s.tables[name]
+	if !ok && s.unavailable[name] != nil {
+		// DROP TABLE is how an operator gives up a table whose log cannot
+		// be read: its files go as any table's do.
+		delete(s.unavailable, name)
+		s.updateDamageMetrics()
+		s.mu.Unlock()
+		if err := s.root.DropTable(ctx, name); err != nil {
+			return false, fmt.Errorf("ingest: %w", err)
+		}
+		s.logger.Warn("unavailable table dropped", "table", name)
+		return true, nil
+	}
 	if !ok {
 		s.mu.Unlock()
 		if ifExists {
@@ -599,8 +685,17 @@ func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {
 	if ts.dropped {
 		return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
+	if ts.logDamage != nil {
+		return nil, nil, ts.logDamage
+	}
 	batches, maxID := s.buf.Snapshot(name)
 	snap := &Snapshot{Table: ts.sch(), DeltaVersion: ts.published.Version, Files: ts.published.Files, Batches: batches, MaxBatchID: maxID}
+	if len(ts.damaged) > 0 {
+		snap.Damaged = make(map[string]error, len(ts.damaged))
+		for p, cause := range ts.damaged {
+			snap.Damaged[p] = cause
+		}
+	}
 	snap.FilePaths = make([]string, len(snap.Files))
 	for i, f := range snap.Files {
 		snap.FilePaths[i] = ts.delta.Store().LocalPath(f.Path)
@@ -619,6 +714,7 @@ func (s *Store) Close(ctx context.Context) error {
 		<-s.compactDone
 		<-s.refreshDone
 		<-s.retentionDone
+		<-s.scrubDone
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
 			err = ferr

@@ -31,7 +31,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 		if st.MissingOk {
 			return &Result{Tag: "ALTER TABLE"}, nil
 		}
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, s.missing(name)
 	}
 	// Every command is checked before any takes effect.
 	var opts ingest.TableOptions

@@ -130,7 +130,14 @@ func walk(m protoreflect.Message, fn func(proto.Message) error) error {
 // sandbox forbids: table functions that read files or engine state,
 // relations in internal schemas, and names that DuckDB would resolve to
 // files (replacement scans such as FROM 'x.parquet').
-func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
+// tableLookup tells which names are tsdb tables, and why a name that is
+// not one fails: absent (42P01), or there but unavailable (damaged).
+type tableLookup interface {
+	known(name string) bool
+	missing(name string) error
+}
+
+func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 	ctes := map[string]bool{}
 	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
 		if c, ok := m.(*pg_query.CommonTableExpr); ok {
@@ -143,7 +150,7 @@ func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
 	err := walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
-			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, known, seen)
+			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, tables, seen)
 		case *pg_query.FuncCall:
 			return checkScalarFunction(n)
 		case *pg_query.RangeFunction:
@@ -162,7 +169,7 @@ func collectRefs(node proto.Message, known func(string) bool) (refs, error) {
 	return r, err
 }
 
-func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool, known func(string) bool, seen map[string]bool) error {
+func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool, tables tableLookup, seen map[string]bool) error {
 	if catalogName(&pg_query.RangeVar{Schemaname: schemaName, Relname: rel}) != "" {
 		return nil // answered by tsdb's catalog views
 	}
@@ -181,17 +188,17 @@ func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool
 		// outside its scope and inside its own body: bind the table too.
 		// Otherwise such a reference would reach DuckDB unbound and read
 		// whatever view of the table an earlier statement left.
-		if known(rel) && !seen[rel] {
+		if tables.known(rel) && !seen[rel] {
 			seen[rel] = true
 			r.tables = append(r.tables, rel)
 		}
 		return nil
 	}
-	if !known(rel) {
+	if !tables.known(rel) {
 		if strings.ContainsAny(rel, "./'\\:") {
 			return sqlerr.New(sqlerr.InsufficientPrivilege, "reading files is not allowed: %q", rel)
 		}
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rel)
+		return tables.missing(rel)
 	}
 	if schemaName != "" {
 		// unqualified removes public. and main. from tsdb tables first.
@@ -292,7 +299,7 @@ func lastName(names []*pg_query.Node) string {
 // duckdbRefs analyses a statement that only DuckDB's grammar accepts, using
 // DuckDB's own parser (json_serialize_sql, which accepts SELECT statements
 // only). It applies the same sandbox rules as collectRefs.
-func duckdbRefs(ctx context.Context, conn querier, text string, known func(string) bool) (refs, error) {
+func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLookup) (refs, error) {
 	var raw any
 	rows, err := conn.QueryContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text)
 	if err != nil {
@@ -354,7 +361,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, known func(strin
 			cat, _ := m["catalog_name"].(string)
 			sch, _ := m["schema_name"].(string)
 			name, _ := m["table_name"].(string)
-			err = r.addRangeVar(cat, sch, name, ctes, known, seen)
+			err = r.addRangeVar(cat, sch, name, ctes, tables, seen)
 		case "TABLE_FUNCTION":
 			fn, _ := m["function"].(map[string]any)
 			name, _ := fn["function_name"].(string)

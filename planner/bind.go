@@ -171,6 +171,7 @@ func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, [
 			return nil, nil, err
 		}
 		rows.cleanup = cleanup
+		rows.scrub = func(err error) error { return s.clientError(ctx, err) }
 		return rows, slices.Clone(p.cols), nil
 	}
 }
@@ -195,7 +196,9 @@ func (s *Session) runDriver(ctx context.Context, p *plan, cleanup func()) (Rows,
 	for i := range names {
 		cols[i] = columnFor(names[i], types[i].DatabaseTypeName())
 	}
-	return newSQLRows(rows, len(cols), cleanup), cols, nil
+	r := newSQLRows(rows, len(cols), cleanup)
+	r.scrub = func(err error) error { return s.clientError(ctx, err) }
+	return r, cols, nil
 }
 
 // closeRows is the discard of an engineCall that returns rows.
@@ -298,6 +301,10 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 			r = fullRange
 		}
 		pr := prune(snap, r)
+		if pr.damage != nil {
+			b.done()
+			return nil, unavailableError(pr.damage)
+		}
 		pr.mirror = mirrors[snap.Table.Name]
 		v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
 		if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {

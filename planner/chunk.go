@@ -219,6 +219,8 @@ type ChunkRows interface {
 type chunkRows struct {
 	ctx     context.Context // the statement's, checked before each fetch
 	pending bindings.PendingResult
+	// scrub turns an error into what the client is told (clientError).
+	scrub   func(error) error
 	res     bindings.Result    // zero until executed; destroying it is then a no-op
 	raw     bindings.DataChunk // the chunk cur reads, to destroy
 	cur     Chunk
@@ -361,7 +363,12 @@ func (r *chunkRows) Values() []any {
 }
 
 // Err implements Rows.
-func (r *chunkRows) Err() error { return mapDuckError(r.err) }
+func (r *chunkRows) Err() error {
+	if r.err != nil && r.scrub != nil {
+		return r.scrub(r.err)
+	}
+	return mapDuckError(r.err)
+}
 
 // Close implements Rows.
 func (r *chunkRows) Close() error {

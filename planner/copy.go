@@ -170,7 +170,7 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	}
 	tbl, ok := s.p.store.Table(name)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, s.missing(name)
 	}
 	var names []string
 	for _, a := range st.Attlist {

@@ -117,7 +117,7 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 	// Check all first, so that a failing DROP of several tables drops none.
 	if !st.MissingOk {
 		for _, n := range names {
-			if !s.known(n) {
+			if !s.known(n) && s.p.store.Unavailable(n) == nil {
 				return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", n)
 			}
 		}

@@ -64,7 +64,7 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	}
 	tbl, ok := s.p.store.Table(name)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, s.missing(name)
 	}
 	for _, e := range append(exprs, where) {
 		if e == nil {

@@ -56,7 +56,7 @@ func mapDuckError(err error) error {
 		e.Code, e.Message, e.Detail = sqlerr.StackDepthExceeded, "stack depth limit exceeded", ""
 		return e
 	}
-		if strings.Contains(lower, "more than one row returned by a subquery") {
+	if strings.Contains(lower, "more than one row returned by a subquery") {
 		e.Code, e.Message, e.Detail = sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression", ""
 		return e
 	}

@@ -36,7 +36,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	}
 	tbl, ok := s.p.store.Table(name)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, s.missing(name)
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.
 	var names []string
@@ -100,7 +100,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 		}
 	}
-	r, err := collectRefs(sel, s.known)
+	r, err := collectRefs(sel, s)
 	if err != nil {
 		return nil, err
 	}

@@ -255,6 +255,10 @@ func (s *Session) FailTransaction() {
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
 func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+	return s.clientError(ctx, s.executeQuery(ctx, query, emit))
+}
+
+func (s *Session) executeQuery(ctx context.Context, query string, emit func(*Result) error) error {
 	if err := s.checkSize(query); err != nil {
 		return err
 	}
@@ -327,6 +331,15 @@ func (s *Session) known(name string) bool {
 	return ok
 }
 
+// missing is the error of a statement naming name, which is not a table
+// the session can use: absent, or unavailable because its log is damaged.
+func (s *Session) missing(name string) error {
+	if err := s.p.store.Unavailable(name); err != nil {
+		return unavailableError(err)
+	}
+	return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+}
+
 // vacuum runs VACUUM [table, …]: compaction of each table's small files,
 // then deletion of files removed longer ago than the retention period (all
 // tables without a list). ANALYZE is accepted and does nothing: the
@@ -374,7 +387,12 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 			return auth.Write
 		}
 		return auth.Read
-	case *pg_query.Node_SelectStmt, *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
+	case *pg_query.Node_SelectStmt:
+		if _, repair, _ := repairCall(n); repair {
+			return auth.Manage
+		}
+		return auth.Read
+	case *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
 		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt, *pg_query.Node_DeclareCursorStmt,
 		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt:
 		return auth.Read
@@ -438,6 +456,12 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}
+	if table, ok, err := repairCall(st.node); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.repair(ctx, table)
+	}
 	// FETCH, MOVE and CLOSE read or end a result the session's connection
 	// is streaming: they run nothing on it.
 	switch n := st.node.GetNode().(type) {
@@ -464,7 +488,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
 		}
 		// Not PostgreSQL grammar: DuckDB's own dialect of SELECT.
-		r, err := duckdbRefs(ctx, s.engineQuerier(), st.text, s.known)
+		r, err := duckdbRefs(ctx, s.engineQuerier(), st.text, s)
 		if err != nil {
 			if sqlerr.Code(err) == sqlerr.SyntaxError {
 				// Report PostgreSQL's message, which names the position.
@@ -478,7 +502,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	}
 	switch n := st.node.Node.(type) {
 	case *pg_query.Node_SelectStmt:
-		r, err := collectRefs(n.SelectStmt, s.known)
+		r, err := collectRefs(n.SelectStmt, s)
 		if err != nil {
 			return nil, err
 		}
@@ -599,7 +623,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if sel == nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN supports SELECT statements only")
 	}
-	r, err := collectRefs(sel, s.known)
+	r, err := collectRefs(sel, s)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,11 @@ type Prepared struct {
 // Prepare parses one statement, infers its parameter types and describes
 // its result columns without running it.
 func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) (*Prepared, error) {
+	p, err := s.prepareStatement(ctx, query, declared)
+	return p, s.clientError(ctx, err)
+}
+
+func (s *Session) prepareStatement(ctx context.Context, query string, declared []uint32) (*Prepared, error) {
 	if err := checkQueryText(query); err != nil {
 		return nil, err
 	}
@@ -115,6 +120,10 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	if !returnsRows(p.stmt.node) {
 		return nil
 	}
+	if _, ok, err := repairCall(p.stmt.node); ok || err != nil {
+		p.Columns = slices.Clone(repairColumns)
+		return err
+	}
 	switch n := p.stmt.node.GetNode().(type) {
 	case *pg_query.Node_VariableShowStmt:
 		res, err := s.show(n.VariableShowStmt.Name)
@@ -136,7 +145,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		if err != nil {
 			return err
 		}
-		r, err := collectRefs(node.GetSelectStmt(), s.known)
+		r, err := collectRefs(node.GetSelectStmt(), s)
 		if err != nil {
 			return err
 		}
@@ -157,7 +166,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		// and format_type() into an engine macro.
 		sel = p.stmt.node.GetSelectStmt()
 	} else {
-		r, err := duckdbRefs(ctx, s.engineQuerier(), text, s.known)
+		r, err := duckdbRefs(ctx, s.engineQuerier(), text, s)
 		if err != nil {
 			return err
 		}
@@ -396,6 +405,10 @@ func insertTargets(tbl schema.Table, st *pg_query.InsertStmt) []int {
 // time.Time). Parameters become typed literals in the statement, so every
 // path (the INSERT fast path, DML logging, pruning) sees constants.
 func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {
+	return s.clientError(ctx, s.executePrepared(ctx, p, params, emit))
+}
+
+func (s *Session) executePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {
 	if p.Empty {
 		return emit(&Result{Empty: true})
 	}

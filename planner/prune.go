@@ -364,6 +364,9 @@ type pruned struct {
 	filesPruned, batchesPruned int
 	bucketsKept, bucketsPruned int
 	rng                        interval
+	// damage is set when a file the range needs is damaged: the
+	// statement must fail rather than read around it.
+	damage error
 }
 
 func prune(snap *ingest.Snapshot, r interval) *pruned {
@@ -372,6 +375,9 @@ func prune(snap *ingest.Snapshot, r interval) *pruned {
 		if r.overlaps(f.MinTime, f.MaxTime) {
 			p.files = append(p.files, snap.FilePaths[i])
 			p.fileCols = append(p.fileCols, f.Columns)
+			if err := snap.DamagedFile(f.Path); err != nil && p.damage == nil {
+				p.damage = err
+			}
 		} else {
 			p.filesPruned++
 		}

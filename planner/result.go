@@ -71,7 +71,9 @@ type sqlRows struct {
 	ptrs    []any
 	err     error
 	cleanup func()
-	closed  bool
+	// scrub turns an error into what the client is told (clientError).
+	scrub  func(error) error
+	closed bool
 }
 
 func newSQLRows(rows *sql.Rows, ncols int, cleanup func()) *sqlRows {
@@ -96,10 +98,14 @@ func (r *sqlRows) Next() bool {
 func (r *sqlRows) Values() []any { return r.vals }
 
 func (r *sqlRows) Err() error {
-	if r.err != nil {
-		return mapDuckError(r.err)
+	err := r.err
+	if err == nil {
+		err = r.rows.Err()
 	}
-	return mapDuckError(r.rows.Err())
+	if err != nil && r.scrub != nil {
+		return r.scrub(err)
+	}
+	return mapDuckError(err)
 }
 
 func (r *sqlRows) Close() error {

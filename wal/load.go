@@ -71,7 +71,22 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 		}
 		call = nil
 	}
+	s.records = len(recs)
 	for _, r := range recs {
+		switch r.typ {
+		case recEntry:
+			s.maxSeq = max(s.maxSeq, r.seq)
+		case recNextSeq:
+			// A mark raises the next sequence: the ones below were
+			// skipped, not written.
+			if r.seq > 0 {
+				s.maxSeq = max(s.maxSeq, r.seq-1)
+			}
+		case recCommit:
+			if r.payloadOK && r.length == 12 {
+				s.maxSeq = max(s.maxSeq, r.seq+uint64(binary.BigEndian.Uint32(data[r.off+headerSize+8:]))-1)
+			}
+		}
 		if len(call) > 0 && (r.typ != recEntry || r.aux != call[len(call)-1].aux-1 || r.seq != call[len(call)-1].seq+1) {
 			dropCall()
 		}
@@ -147,4 +162,32 @@ func (w *WAL) load(s *segment, last bool, st *loadState) (uint64, error) {
 		}
 	}
 	return next, nil
+}
+
+// SeqRange is a range of sequences, inclusive.
+type SeqRange struct {
+	First, Last uint64
+	// Segment is the file that should have held them, or after which
+	// they are missing.
+	Segment string
+}
+
+// gaps finds sequences that the segments on disk say were written but no
+// segment holds: a segment deleted from the middle of the log (segments
+// are only ever removed from the front) or emptied. Each segment but the
+// last was full when the next began, and the next one's name is the
+// sequence after the last one written before it.
+func gaps(segs []*segment) []SeqRange {
+	var out []SeqRange
+	for i := 0; i+1 < len(segs); i++ {
+		cur, next := segs[i], segs[i+1]
+		name := filepath.Base(cur.path)
+		switch {
+		case cur.records == 0 && next.first > cur.first:
+			out = append(out, SeqRange{First: cur.first, Last: next.first - 1, Segment: name})
+		case cur.maxSeq > 0 && cur.maxSeq+1 < next.first:
+			out = append(out, SeqRange{First: cur.maxSeq + 1, Last: next.first - 1, Segment: name})
+		}
+	}
+	return out
 }

@@ -25,6 +25,12 @@ type segment struct {
 	first uint64 // from the file name
 	path  string
 	live  int // entries in it that are neither deleted nor quarantined
+	// maxSeq is the largest sequence an entry, commit or mark in it
+	// holds (zero: none), and records counts its intact records: with
+	// the next segment's name they tell a segment deleted or emptied
+	// from the middle of the log (see Gaps).
+	maxSeq  uint64
+	records int
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("%020d%s", first, segmentSuffix) }

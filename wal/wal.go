@@ -75,6 +75,7 @@ type WAL struct {
 	segs    []*segment          // oldest first; the last is cur
 	live    map[uint64]entryLoc // entries not deleted
 	damaged []*CorruptionError  // found by Open, reported by the next Replay
+	gaps    []SeqRange          // found by Open (see Gaps)
 
 	stop       chan struct{}
 	commitDone chan struct{}
@@ -205,6 +206,7 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 		next = max(next, n, s.first)
 	}
 	w.resolve(st)
+	w.gaps = gaps(segs)
 	w.segs = segs
 	w.next.Store(next)
 	w.nextStage.Store(st.maxStage + 1)
@@ -274,6 +276,12 @@ func (w *WAL) AppendFramed(ctx context.Context, frames [][]byte) (uint64, error)
 	}
 	return w.submit(ctx, &request{op: opAppend, payloads: frames, framed: true})
 }
+
+// Gaps returns the ranges of sequences Open found missing from the middle
+// of the log (a segment deleted or emptied): entries in them are lost.
+// The front of the log cannot be checked this way, nor its end: callers
+// compare NextSeq with the sequences their other records hold.
+func (w *WAL) Gaps() []SeqRange { return w.gaps }
 
 // NextSeq returns the sequence the first appended entry will get. It is
 // meant for start-up, before any Append.

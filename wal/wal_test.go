@@ -622,3 +622,44 @@ func TestDuplicateSequenceIsCountedOnce(t *testing.T) {
 		t.Fatalf("the first segment, whose only entry is deleted, is still there: %v", err)
 	}
 }
+
+// TestGapsOfDeletedSegments: a segment deleted or emptied from the middle
+// of the log leaves sequences no segment holds; Open reports them.
+func TestGapsOfDeletedSegments(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	w, err := Open(ctx, dir, Options{SegmentBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := w.Append(ctx, [][]byte{make([]byte, 200)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	segs, err := listSegments(dir)
+	if err != nil || len(segs) < 4 {
+		t.Fatalf("%d segments, %v", len(segs), err)
+	}
+	w, err = Open(ctx, dir, Options{SegmentBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := w.Gaps(); len(g) != 0 {
+		t.Fatalf("gaps in an intact log: %v", g)
+	}
+	w.Close()
+	// Delete the second segment, empty the third.
+	os.Remove(segs[1].path)
+	os.Truncate(segs[2].path, 0)
+	w, err = Open(ctx, dir, Options{SegmentBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	g := w.Gaps()
+	if len(g) != 2 || g[0].First != segs[1].first || g[0].Last != segs[2].first-1 || g[1].First != segs[2].first || g[1].Last != segs[3].first-1 {
+		t.Fatalf("gaps %+v; want %d..%d and %d..%d", g, segs[1].first, segs[2].first-1, segs[2].first, segs[3].first-1)
+	}
+}

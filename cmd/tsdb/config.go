@@ -58,6 +58,7 @@ type config struct {
 	RefreshInterval   time.Duration
 	RetentionInterval time.Duration
 	OrphanFileAge     time.Duration
+	ScrubInterval     time.Duration
 }
 
 // envName is the environment variable that sets a flag: --pg-addr → TSDB_PG_ADDR.
@@ -92,6 +93,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	fs.DurationVar(&c.CompactInterval, "compact-interval", 10*time.Minute, "how often small files are compacted in the background; negative: only by VACUUM (env TSDB_COMPACT_INTERVAL)")
 	fs.DurationVar(&c.OrphanFileAge, "orphan-file-age", 24*time.Hour, "VACUUM deletes data files no commit refers to (left by a crash between writing and committing them) once they are this old (env TSDB_ORPHAN_FILE_AGE)")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", time.Minute, "how often rows past their table's retention (ALTER TABLE t SET (retention = '30 days')) are dropped (env TSDB_RETENTION_INTERVAL)")
+	fs.DurationVar(&c.ScrubInterval, "scrub-interval", time.Minute, "how often data files are read back in the background (256MiB a round, each file once after it appears and weekly) to check them against their checksums; negative: never (env TSDB_SCRUB_INTERVAL)")
 	fs.DurationVar(&c.LateMergeDelay, "late-merge-delay", 10*time.Minute, "longest time a small idle bucket is held back for merging (env TSDB_LATE_MERGE_DELAY)")
 	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 30*time.Second, "how long a write waits for memory before SQLSTATE 53200 (env TSDB_WRITE_TIMEOUT)")

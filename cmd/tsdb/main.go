@@ -210,6 +210,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Root:                 root,
 		RefreshInterval:      cfg.RefreshInterval,
 		RetentionInterval:    cfg.RetentionInterval,
+		ScrubInterval:        cfg.ScrubInterval,
 		OrphanFileAge:        cfg.OrphanFileAge,
 		BucketDuration:       cfg.BucketDuration,
 		IdleFlush:            cfg.IdleFlush,
@@ -308,7 +309,20 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 			fmt.Fprintln(w, "not accepting writes:", why)
 			return
 		}
-		fmt.Fprintln(w, "ok")
+		// Damage of one table degrades the server without stopping it:
+		// 200 (the rest serves), and the body says what is wrong.
+		damage, loss := store.Damage(), store.WALLoss()
+		if len(damage) == 0 && len(loss) == 0 {
+			fmt.Fprintln(w, "ok")
+			return
+		}
+		fmt.Fprintf(w, "degraded: %d tables unavailable, %d WAL losses found at start-up\n", len(damage), len(loss))
+		for _, d := range damage {
+			fmt.Fprintln(w, d.Error())
+		}
+		for _, l := range loss {
+			fmt.Fprintln(w, l)
+		}
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	// Profiles, as every Go server worth operating has them; for the admin
