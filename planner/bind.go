@@ -9,13 +9,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 )
@@ -249,6 +253,23 @@ type bound struct {
 	s      *Session
 	epoch  uint64
 	pruned []*pruned
+	// spillDir holds the Parquet files of buffered rows the views read
+	// (bindWith's spill); removed by done.
+	spillDir string
+}
+
+// bufferedDir is where, under the engine's temporary directory, buffered
+// rows are written for a statement that reads them as files.
+const bufferedDir = "buffered"
+
+// hasBuffered reports whether a view reads buffered rows.
+func (b *bound) hasBuffered() bool {
+	for _, p := range b.pruned {
+		if len(p.batchIDs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // bind pins an epoch, takes a snapshot of each table, makes sure the
@@ -262,6 +283,13 @@ type bound struct {
 // left from an earlier statement with the same definition is the same
 // relation.
 func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
+	return s.bindWith(ctx, tables, root, false)
+}
+
+// bindWith is bind; with spill, the snapshot's buffered rows in range are
+// written to Parquet files of the statement's own, which the views read
+// instead of the engine's copy of the batches.
+func (s *Session) bindWith(ctx context.Context, tables []string, root proto.Message, spill bool) (*bound, error) {
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
@@ -306,6 +334,12 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 			return nil, unavailableError(pr.damage)
 		}
 		pr.mirror = mirrors[snap.Table.Name]
+		if spill && len(pr.batchIDs) > 0 {
+			if err := b.spillBuffered(ctx, pr); err != nil {
+				b.done()
+				return nil, err
+			}
+		}
 		v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
 		if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {
 			b.done()
@@ -319,6 +353,51 @@ func (s *Session) bind(ctx context.Context, tables []string, root proto.Message)
 // done unpins the epoch: the mirror may drop batches the statement read.
 func (b *bound) done() {
 	b.s.p.mirror.epochs.unpin(b.epoch)
+	if b.spillDir != "" {
+		os.RemoveAll(b.spillDir)
+		b.spillDir = ""
+	}
+}
+
+// spillBuffered writes the buffered batches p reads into a Parquet file
+// and makes p read that file instead of the engine's copy.
+func (b *bound) spillBuffered(ctx context.Context, p *pruned) error {
+	if b.spillDir == "" {
+		dir, err := os.MkdirTemp(filepath.Join(b.s.p.engine.opts.TempDir, bufferedDir), "stmt-")
+		if os.IsNotExist(err) {
+			if err = os.MkdirAll(filepath.Join(b.s.p.engine.opts.TempDir, bufferedDir), 0o700); err == nil {
+				dir, err = os.MkdirTemp(filepath.Join(b.s.p.engine.opts.TempDir, bufferedDir), "stmt-")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("planner: spill buffered rows: %w", err)
+		}
+		b.spillDir = dir
+	}
+	keep := map[uint64]bool{}
+	for _, id := range p.batchIDs {
+		keep[id] = true
+	}
+	var recs []arrow.RecordBatch
+	for _, bt := range p.snap.Batches {
+		if keep[bt.ID] && bt.Rec.NumRows() > 0 {
+			recs = append(recs, bt.Rec)
+		}
+	}
+	if len(recs) > 0 {
+		store, err := delta.NewLocalStore(filepath.Join(b.spillDir, p.snap.Table.ID))
+		if err != nil {
+			return err
+		}
+		add, err := delta.WriteDataFile(ctx, store, p.snap.Table, recs)
+		if err != nil {
+			return fmt.Errorf("planner: spill buffered rows: %w", err)
+		}
+		p.files = append(p.files, store.LocalPath(add.Path))
+		p.fileCols = append(p.fileCols, len(p.snap.Table.Columns))
+	}
+	p.batchIDs = nil
+	return nil
 }
 
 // viewSQL builds the view of one pruned table snapshot: its files and its

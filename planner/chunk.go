@@ -220,18 +220,21 @@ type chunkRows struct {
 	ctx     context.Context // the statement's, checked before each fetch
 	pending bindings.PendingResult
 	// scrub turns an error into what the client is told (clientError).
-	scrub   func(error) error
-	res     bindings.Result    // zero until executed; destroying it is then a no-op
-	raw     bindings.DataChunk // the chunk cur reads, to destroy
-	cur     Chunk
-	row     int // Next's position in cur
-	vals    []any
-	err     error
-	done    bool          // the result is exhausted, failed or closed
-	stop    func() bool   // stops the interrupt on cancel
-	fired   chan struct{} // closed once an interrupt has been sent
-	cleanup func()
-	closed  bool
+	scrub func(error) error
+	// prefetched: cur is the first chunk, fetched by runChunks and not
+	// yet handed out.
+	prefetched bool
+	res        bindings.Result    // zero until executed; destroying it is then a no-op
+	raw        bindings.DataChunk // the chunk cur reads, to destroy
+	cur        Chunk
+	row        int // Next's position in cur
+	vals       []any
+	err        error
+	done       bool          // the result is exhausted, failed or closed
+	stop       func() bool   // stops the interrupt on cancel
+	fired      chan struct{} // closed once an interrupt has been sent
+	cleanup    func()
+	closed     bool
 }
 
 // errStalePlan reports a result whose columns are not those its plan was
@@ -291,6 +294,17 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 			return nil, errStalePlan
 		}
 	}
+	// The first chunk is fetched here: a streaming result computes a
+	// blocking operator (an aggregation, a sort) as it is first read, and
+	// an error there is the statement's, which the caller may still
+	// answer or retry (queryCatalog's retry of an aggregation that ran
+	// out of memory) before anything was sent.
+	if _, ok := r.NextChunk(); !ok && r.err != nil {
+		err := r.err
+		r.Close()
+		return nil, err
+	}
+	r.prefetched = !r.done
 	return r, nil
 }
 
@@ -309,6 +323,10 @@ func (r *chunkRows) resultError() error {
 
 // NextChunk implements ChunkRows.
 func (r *chunkRows) NextChunk() (*Chunk, bool) {
+	if r.prefetched {
+		r.prefetched = false
+		return &r.cur, true
+	}
 	if r.done {
 		return nil, false
 	}
@@ -340,6 +358,7 @@ func (r *chunkRows) NextChunk() (*Chunk, bool) {
 
 // Next implements Rows.
 func (r *chunkRows) Next() bool {
+	r.prefetched = false // the rows of cur are read here
 	r.row++
 	if r.row < r.cur.n && !r.done {
 		return true

@@ -73,6 +73,11 @@ func (s *Session) clientError(ctx context.Context, err error) error {
 		}
 	}
 	out := *se
+	if out.Code == sqlerr.OutOfMemory && strings.Contains(out.Detail, "Possible solutions") {
+		// DuckDB's advice names settings clients cannot change.
+		out.Detail = ""
+		out.Hint = "The statement needs more memory than the engine may give it and cannot spill: raise --engine-memory-limit (ordered-set aggregates such as percentile_cont and median hold each group's values in memory)."
+	}
 	out.Message = scrubPaths(out.Message, tables)
 	out.Detail = scrubPaths(out.Detail, tables)
 	if internalSQL(out.Detail) {

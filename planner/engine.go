@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"time"
 	"unsafe"
@@ -118,8 +119,14 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		}
 		setup = append(setup, "SET temp_directory = "+schema.QuoteString(opts.TempDir))
 	}
+	allowed := schema.QuoteString(opts.TablesDir + "/")
+	if opts.TempDir != "" {
+		// Buffered rows a statement reads from Parquet (see
+		// bound.spillBuffered) are written there.
+		allowed += ", " + schema.QuoteString(filepath.Join(opts.TempDir, bufferedDir)+"/")
+	}
 	setup = append(setup,
-		fmt.Sprintf("SET allowed_directories = [%s]", schema.QuoteString(opts.TablesDir+"/")),
+		fmt.Sprintf("SET allowed_directories = [%s]", allowed),
 		"SET enable_external_access = false",
 	)
 	for _, q := range setup {

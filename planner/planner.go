@@ -609,6 +609,22 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, err
 	}
 	rows, cols, err := s.run(ctx, text, b.done)
+	if err != nil && b.hasBuffered() && s.p.engine.opts.TempDir != "" && sqlerr.Code(mapDuckError(err)) == sqlerr.OutOfMemory {
+		// DuckDB's hash aggregation over a UNION ALL one of whose inputs
+		// is small (the buffered rows beside the files) does not go out
+		// of core: it failed to allocate where the same aggregation over
+		// the files alone spills and finishes. Run it once more over views
+		// that read the snapshot's buffered rows from a Parquet file.
+		b.done()
+		if b, err = s.bindWith(ctx, tables, root, true); err != nil {
+			return nil, err
+		}
+		if err := s.bindCatalog(ctx, catalog); err != nil {
+			b.done()
+			return nil, err
+		}
+		rows, cols, err = s.run(ctx, text, b.done)
+	}
 	if err != nil {
 		b.done()
 		return nil, mapDuckError(err)

@@ -187,9 +187,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	// The engine comes first: replaying the WAL re-applies logged
 	// DELETE/UPDATE statements through it.
 	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
-		TablesDir:     engineDir,
-		Threads:       cfg.EngineThreads,
-		MemoryLimit:   cfg.EngineMemory,
+		TablesDir: engineDir,
+		Threads:   cfg.EngineThreads,
+		// Statements get --engine-memory-limit; the engine's copy of the
+		// buffered rows (at most --memory-limit) comes on top, so that
+		// buffered rows never take what a query needs to finish.
+		MemoryLimit:   cfg.EngineMemory + cfg.MemoryLimit,
 		ReaperTimeout: cfg.ReaperTimeout,
 		// Spills stay inside the data directory, not the working directory.
 		TempDir:              filepath.Join(dataDir, "engine-tmp"),
