@@ -92,7 +92,8 @@ test-e2e: deps build
 ## they agree, and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
 ## flags (e.g. --hosts 100 --duration 24h --runs 5 --load-runs 1 --profile
 ## DIR). Then the
-## Go benchmarks: group commit, a 10M-row result streamed (rows/s and the
+## Go benchmarks: group commit, INSERT latency alone and beside 16
+## sessions of UPDATE/DELETE, a 10M-row result streamed (rows/s and the
 ## server's peak memory rise), a simulated week of 10-minute flushes under
 ## the background compactor (files per day, query time against a freshly
 ## compacted copy), WAL replay, and the peak memory of a compaction merge.
@@ -104,6 +105,7 @@ bench: deps build bin/tsdb-bench
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 	./bin/tsdb-bench --tsdb $(BIN) --out bench-results $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench GroupCommit -benchtime 5000x ./tests/
+	$(GO) test -run '^$$' -bench InsertBesideDML -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench LargeResult -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench SimulatedWeek -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/

@@ -43,11 +43,22 @@ type DMLCompiler func(ctx context.Context, table schema.Table, sql string) (DML,
 // changed, rows inserted after it are not, also when the WAL is replayed
 // after a crash. It returns the number of rows deleted or updated. A
 // statement that fails changes nothing and is removed from the WAL.
+//
+// Only the statement's place in the log is taken in line with inserts:
+// at its turn in the sequencer it takes the buffered batches that hold
+// the rows logged before it, and the sequencer goes on. Evaluating the
+// statement over those batches and rewriting the files it touches happen
+// after, while inserts of every table, this one included, go on; the
+// table's flush lock, held from before the statement is logged until it
+// is published, keeps those batches and files from being flushed,
+// compacted or changed by another statement meanwhile. Readers see the
+// statement whole or not at all: both layers are published at once.
 func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML) (int64, error) {
-	ts, err := s.state(table)
+	ts, err := s.lockTable(table)
 	if err != nil {
 		return 0, err
 	}
+	defer ts.flushMu.Unlock()
 	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.sch().ID, op: op, sql: sqlText})
 	if err != nil {
 		return 0, err
@@ -60,11 +71,12 @@ func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML)
 		s.seq.run(first, 1, func() {})
 		return 0, sqlerr.Wrap(sqlerr.IOError, err)
 	}
-	var n int64
-	var applyErr error
+	var before []membuffer.Batch
 	s.seq.run(first, 1, func() {
-		n, applyErr = s.applyDML(ctx, ts, first, op, sqlText, dml, false)
+		// Every entry logged before this one is applied, none after.
+		before, _ = s.buf.Snapshot(table)
 	})
+	n, applyErr := s.applyDML(ctx, ts, first, op, sqlText, dml, before, false)
 	if applyErr != nil {
 		// Nothing was published; the entry must not be replayed.
 		if err := s.wal.Delete(context.Background(), []uint64{first}); err != nil {
@@ -109,13 +121,13 @@ func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
 	}
 }
 
-// applyDML changes the buffered batches and the Delta files the statement
-// may touch, then publishes both at once. During replay the Delta part is
-// skipped when the table's dml txn shows it was committed already. Files
-// that cannot match (by their time statistics) are not opened.
-func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, replay bool) (int64, error) {
-	ts.flushMu.Lock()
-	defer ts.flushMu.Unlock()
+// applyDML changes the buffered batches (those logged before the
+// statement: batches) and the Delta files the statement may touch, then
+// publishes both at once. The caller holds the table's flush lock. During
+// replay the Delta part is skipped when the table's dml txn shows it was
+// committed already. Files that cannot match (by their time statistics)
+// are not opened.
+func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, batches []membuffer.Batch, replay bool) (int64, error) {
 	if ts.isDropped() {
 		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.sch().Name)
 	}
@@ -127,7 +139,6 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, te
 	}
 	name := ts.sch().Name
 	lo, hi := dml.TimeRange()
-	batches, _ := s.buf.Snapshot(name)
 	var cand []membuffer.Batch
 	for _, b := range batches {
 		if b.Rec.NumRows() > 0 && b.MinTime <= hi && b.MaxTime >= lo {

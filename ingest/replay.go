@@ -109,7 +109,11 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 	if err != nil {
 		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
 	}
-	if _, err := s.applyDML(ctx, ts, seq, e.op, e.sql, dml, true); err != nil {
+	ts.flushMu.Lock()
+	batches, _ := s.buf.Snapshot(e.table) // replay applies in log order: all are before it
+	_, err = s.applyDML(ctx, ts, seq, e.op, e.sql, dml, batches, true)
+	ts.flushMu.Unlock()
+	if err != nil {
 		var ue *UnavailableError
 		if !errors.As(err, &ue) {
 			return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
