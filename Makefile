@@ -7,6 +7,10 @@ export CGO_ENABLED := 1
 
 GO      ?= go
 BIN     := bin/tsdb
+# bin/tsdb-faults is the test build with fault injection (internal/fault):
+# the crash tests kill it at chosen points of a flush. The shipped bin/tsdb
+# has none.
+BIN_FAULTS := bin/tsdb-faults
 SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 
 .PHONY: build run test test-unit test-e2e fuzz bench lint fmt deps clean
@@ -26,6 +30,10 @@ build: $(BIN)
 $(BIN): $(SOURCES)
 	@mkdir -p bin
 	$(GO) build -o $(BIN) ./cmd/tsdb
+
+$(BIN_FAULTS): $(SOURCES)
+	@mkdir -p bin
+	$(GO) build -tags=duckdb_arrow,faults -o $(BIN_FAULTS) ./cmd/tsdb
 
 ## run: build and start the server with embedded defaults (data in ./data,
 ## PostgreSQL protocol on 127.0.0.1:5432, HTTP on 127.0.0.1:8086).
@@ -61,8 +69,8 @@ deps:
 
 ## test: vet and format check, unit tests of every package, then end-to-end
 ## tests against the built binary with psql and pgx.
-test: deps lint build
-	$(GO) test -count=1 -timeout 15m ./...
+test: deps lint build $(BIN_FAULTS)
+	$(GO) test -tags=duckdb_arrow,faults -count=1 -timeout 15m ./...
 	$(MAKE) --no-print-directory fuzz
 
 ## fuzz: each fuzz target for FUZZTIME: FuzzWire (startup and regular
@@ -78,10 +86,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzBinaryTimes$$' -fuzztime $(FUZZTIME_SERVER) ./tests/
 
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /tests)
+	$(GO) test -tags=duckdb_arrow,faults -count=1 $$($(GO) list ./... | grep -v /tests)
 
-test-e2e: deps build
-	$(GO) test -count=1 -v ./tests/
+test-e2e: deps build $(BIN_FAULTS)
+	$(GO) test -tags=duckdb_arrow,faults -count=1 -v ./tests/
 
 ## bench: speed and memory goals (not part of `make test`). tsdb-bench
 ## loads the Time Series Benchmark Suite's DevOps cpu-only data set into
@@ -117,6 +125,7 @@ bin/tsdb-bench: $(SOURCES)
 
 lint:
 	$(GO) vet ./...
+	$(GO) vet -tags=duckdb_arrow,faults ./...
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 

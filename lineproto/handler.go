@@ -49,8 +49,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed", "use POST")
 		return
 	}
+	user := ""
 	if h.roles != nil && h.roles.PasswordsRequired() {
-		user, pass, ok := r.BasicAuth()
+		var pass string
+		var ok bool
+		user, pass, ok = r.BasicAuth()
 		if tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Token "); found {
 			user, pass, ok = strings.Cut(tok, ":")
 		}
@@ -97,9 +100,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid", err.Error())
 		return
 	}
-	if err := h.write(r.Context(), points); err != nil {
+	if err := h.write(r.Context(), user, points); err != nil {
 		status := http.StatusBadRequest
 		switch sqlerr.Code(err) {
+		case sqlerr.InsufficientPrivilege:
+			status = http.StatusForbidden
 		case sqlerr.OutOfMemory:
 			status = http.StatusServiceUnavailable
 			w.Header().Set("Retry-After", "1")
@@ -132,8 +137,9 @@ func columnType(kind byte) schema.Type {
 // write groups points by measurement, creates missing tables (time, then
 // tags as text, then fields) and adds missing columns to known ones,
 // checks every value against its column and writes each table's rows in
-// one durable insert. All lines are checked before anything changes.
-func (h *handler) write(ctx context.Context, points []Point) error {
+// one durable insert. All lines are checked before anything changes,
+// and user's right to make the tables and columns they need.
+func (h *handler) write(ctx context.Context, user string, points []Point) error {
 	byTable := map[string][]Point{}
 	var order []string
 	for _, p := range points {
@@ -184,6 +190,17 @@ func (h *handler) write(ctx context.Context, points []Point) error {
 		}
 		if p.rec, err = build(p.want, pts); err != nil {
 			return err
+		}
+	}
+	// One policy for every way in: making tables and columns needs
+	// CREATE on schema public, as CREATE TABLE and ADD COLUMN do.
+	for i, name := range order {
+		if p := plans[i]; (p.create != nil || len(p.add) > 0) && h.roles != nil && !h.roles.Allowed(user, auth.Create) {
+			what := "table " + name
+			if p.create == nil {
+				what = fmt.Sprintf("columns of table %s (%s…)", name, p.add[0].Name)
+			}
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "role %q may not create %s: GRANT CREATE ON SCHEMA public TO %s, or create it as the admin", user, what, user)
 		}
 	}
 	for i, name := range order {

@@ -392,6 +392,17 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 			return auth.Manage
 		}
 		return auth.Read
+	case *pg_query.Node_CreateStmt:
+		return auth.Create
+	case *pg_query.Node_AlterTableStmt:
+		// Adding columns is creating, as the line protocol does; other
+		// changes of a table (its options) are the admin's.
+		for _, c := range x.AlterTableStmt.Cmds {
+			if c.GetAlterTableCmd().GetSubtype() != pg_query.AlterTableType_AT_AddColumn {
+				return auth.Manage
+			}
+		}
+		return auth.Create
 	case *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
 		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt, *pg_query.Node_DeclareCursorStmt,
 		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt:
@@ -411,7 +422,8 @@ func (s *Session) checkPrivilege(n *pg_query.Node) error {
 	if s.p.roles.Allowed(s.user, priv) {
 		return nil
 	}
-	what := map[auth.Privilege]string{auth.Read: "read tables", auth.Write: "write rows (grant pg_write_all_data)", auth.Manage: "change tables, the store or roles (admin only)"}[priv]
+	what := map[auth.Privilege]string{auth.Read: "read tables", auth.Write: "write rows (grant pg_write_all_data)",
+		auth.Create: "create tables or columns (GRANT CREATE ON SCHEMA public)", auth.Manage: "change tables, the store or roles (admin only)"}[priv]
 	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: role %q may not %s", s.user, what)
 }
 
@@ -554,7 +566,8 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.dml(ctx, st.node)
 	case *pg_query.Node_CopyStmt:
 		return s.copy(ctx, n.CopyStmt)
-	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt, *pg_query.Node_GrantRoleStmt:
+	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt, *pg_query.Node_GrantRoleStmt,
+		*pg_query.Node_GrantStmt:
 		return s.role(st.node)
 	case *pg_query.Node_DeclareCursorStmt:
 		return s.declareCursor(ctx, n.DeclareCursorStmt)

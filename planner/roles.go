@@ -74,6 +74,24 @@ func (s *Session) role(n *pg_query.Node) (*Result, error) {
 			return &Result{Tag: "GRANT ROLE"}, nil
 		}
 		return &Result{Tag: "REVOKE ROLE"}, nil
+	case *pg_query.Node_GrantStmt:
+		// GRANT/REVOKE CREATE ON SCHEMA public: making tables and
+		// columns, by SQL and by the line protocol alike.
+		g := x.GrantStmt
+		onPublic := g.Objtype == pg_query.ObjectType_OBJECT_SCHEMA && len(g.Objects) == 1 && strings.EqualFold(g.Objects[0].GetString_().GetSval(), "public")
+		create := len(g.Privileges) == 1 && strings.EqualFold(g.Privileges[0].GetAccessPriv().GetPrivName(), "create")
+		if !onPublic || !create {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "tsdb grants pg_read_all_data, pg_write_all_data and CREATE ON SCHEMA public only")
+		}
+		for _, grantee := range g.Grantees {
+			if err := wrap(s.p.roles.GrantCreate(grantee.GetRoleSpec().GetRolename(), !g.IsGrant)); err != nil {
+				return nil, err
+			}
+		}
+		if g.IsGrant {
+			return &Result{Tag: "GRANT"}, nil
+		}
+		return &Result{Tag: "REVOKE"}, nil
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "unsupported role statement")
 }

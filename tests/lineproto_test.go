@@ -167,8 +167,36 @@ func TestLineProtocolAuth(t *testing.T) {
 	if code, _ := post(t, url, line, "viewer", "v"); code != http.StatusForbidden {
 		t.Fatalf("reader writing: %d", code)
 	}
+	// One policy for SQL and the line protocol: writing rows needs
+	// pg_write_all_data, making tables and columns CREATE on schema
+	// public (before, the line protocol let a writer create tables that
+	// SQL let only the admin create).
+	if code, body := post(t, url, line, "agent", "a"); code != http.StatusForbidden || !strings.Contains(body, "GRANT CREATE ON SCHEMA public") {
+		t.Fatalf("writer creating a table: %d %s, want 403", code, body)
+	}
+	agent := s.connectAs(ctx, "agent", "a")
+	if _, err := agent.Exec(ctx, "CREATE TABLE mine (time TIMESTAMPTZ NOT NULL)"); pgCode(err) != "42501" {
+		t.Fatalf("writer CREATE TABLE: %v, want 42501", err)
+	}
+	if _, err := admin.Exec(ctx, "GRANT CREATE ON SCHEMA public TO agent"); err != nil {
+		t.Fatal(err)
+	}
 	if code, body := post(t, url, line, "agent", "a"); code != http.StatusNoContent {
-		t.Fatalf("writer: %d %s", code, body)
+		t.Fatalf("writer with CREATE: %d %s", code, body)
+	}
+	execAll(t, agent, "CREATE TABLE mine (time TIMESTAMPTZ NOT NULL)", "ALTER TABLE mine ADD COLUMN v BIGINT")
+	if _, err := agent.Exec(ctx, "DROP TABLE mine"); pgCode(err) != "42501" {
+		t.Fatalf("writer DROP TABLE: %v, want 42501", err)
+	}
+	if _, err := admin.Exec(ctx, "REVOKE CREATE ON SCHEMA public FROM agent"); err != nil {
+		t.Fatal(err)
+	}
+	// Rows of existing tables and columns need no CREATE.
+	if code, body := post(t, url, "cpu,host=b v=2 1767225601\n", "agent", "a"); code != http.StatusNoContent {
+		t.Fatalf("writer into an existing table: %d %s", code, body)
+	}
+	if code, body := post(t, url, "cpu,host=b v=2,new=3 1767225602\n", "agent", "a"); code != http.StatusForbidden {
+		t.Fatalf("writer adding a field after REVOKE: %d %s, want 403", code, body)
 	}
 	// Profiles are the admin's once passwords exist.
 	get := func(user, pass string) int {

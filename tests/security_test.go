@@ -285,3 +285,26 @@ func TestChannelBinding(t *testing.T) {
 		t.Fatalf("channel_binding=require without TLS connected:\n%s", out)
 	}
 }
+
+// TestShippedBinaryHasNoFaultInjection: fault injection (which can SIGKILL
+// the process) exists in the test build only; the shipped binary refuses
+// to start when asked for it.
+func TestShippedBinaryHasNoFaultInjection(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"--faults", "flush.commit=crash"}, ""},
+		{nil, "TSDB_FAULTS=flush.commit=crash"},
+	} {
+		cmd := exec.Command(binary, append([]string{"serve", "--data-dir", t.TempDir(), "--pg-addr", freeAddr(t), "--http-addr", ""}, tc.args...)...)
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "fault") {
+			t.Errorf("bin/tsdb %v %s: %v\n%s", tc.args, tc.env, err, out)
+		}
+	}
+	if strings.Contains(func() string { out, _ := exec.Command(binary, "help").CombinedOutput(); return string(out) }(), "-faults") {
+		t.Error("bin/tsdb help lists --faults")
+	}
+}

@@ -24,31 +24,43 @@ import (
 )
 
 // binary is the tsdb binary under test: $TSDB_BIN, else ../bin/tsdb (built
-// by `make test`), else built once here.
-var binary string
+// by `make test`), else built once here. faultsBinary is the test build
+// with fault injection (-tags faults), which the tests that set
+// TSDB_FAULTS start: $TSDB_FAULTS_BIN, else ../bin/tsdb-faults. The shipped
+// binary has no fault injection.
+var binary, faultsBinary string
 
 func TestMain(m *testing.M) {
-	binary = os.Getenv("TSDB_BIN")
-	if binary == "" {
-		abs, _ := filepath.Abs("../bin/tsdb")
-		binary = abs
-	}
-	if _, err := os.Stat(binary); err != nil {
+	var cleanup []string
+	find := func(env, path, tags string) string {
+		bin := os.Getenv(env)
+		if bin == "" {
+			bin, _ = filepath.Abs(path)
+		}
+		if _, err := os.Stat(bin); err == nil {
+			return bin
+		}
 		dir, err := os.MkdirTemp("", "tsdb-bin")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		binary = filepath.Join(dir, "tsdb")
-		cmd := exec.Command("go", "build", "-tags=duckdb_arrow", "-o", binary, "../cmd/tsdb")
+		cleanup = append(cleanup, dir)
+		bin = filepath.Join(dir, "tsdb")
+		cmd := exec.Command("go", "build", "-tags="+tags, "-o", bin, "../cmd/tsdb")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build tsdb:", err)
 			os.Exit(1)
 		}
-		defer os.RemoveAll(dir)
+		return bin
 	}
+	binary = find("TSDB_BIN", "../bin/tsdb", "duckdb_arrow")
+	faultsBinary = find("TSDB_FAULTS_BIN", "../bin/tsdb-faults", "duckdb_arrow,faults")
 	code := m.Run()
+	for _, dir := range cleanup {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 
@@ -97,7 +109,13 @@ func launch(t testing.TB, dataDir string, args []string, env ...string) (s *serv
 	t.Helper()
 	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &proctest.LockedBuffer{}, done: make(chan error, 1)}
 	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)
-	s.cmd = exec.Command(binary, all...)
+	bin := binary
+	for _, e := range env {
+		if strings.HasPrefix(e, "TSDB_FAULTS=") {
+			bin = faultsBinary
+		}
+	}
+	s.cmd = exec.Command(bin, all...)
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tsdb/delta"
+	"tsdb/internal/fault"
 )
 
 // config is everything `tsdb serve` can be told.
@@ -112,7 +113,11 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 2*time.Minute, "how long shutdown may take to flush buffered rows (env TSDB_SHUTDOWN_TIMEOUT)")
-	str(&c.Faults, "faults", "", "fault injection for tests only, e.g. flush.after-commit=crash")
+	if fault.Enabled {
+		str(&c.Faults, "faults", "", "fault injection (test builds only), e.g. flush.after-commit=crash")
+	} else if getenv(envName("faults")) != "" {
+		return nil, fmt.Errorf("%s is set, but fault injection exists in test builds only (make test builds bin/tsdb-faults)", envName("faults"))
+	}
 	str(&c.TLSCert, "tls-cert", "", "PEM certificate: enables TLS on the PostgreSQL and HTTP listeners")
 	str(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.TLSRequired, "tls-required", false, "refuse PostgreSQL clients that do not use TLS (env TSDB_TLS_REQUIRED)")

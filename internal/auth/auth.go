@@ -1,7 +1,9 @@
 // Package auth keeps tsdb's roles: who may log in (SCRAM-SHA-256 verifiers,
 // never passwords) and what each may do (PostgreSQL's predefined roles
-// pg_read_all_data and pg_write_all_data). Roles persist in one JSON file
-// in the data directory, replaced atomically on every change.
+// pg_read_all_data and pg_write_all_data, and CREATE on schema public).
+// One policy serves every way in: SQL, COPY and the line protocol ask the
+// same Allowed. Roles persist in one JSON file in the data directory,
+// replaced atomically on every change.
 package auth
 
 import (
@@ -33,9 +35,13 @@ type Privilege int
 
 // Privileges, weakest first.
 const (
-	Read   Privilege = iota // SELECT, SHOW, EXPLAIN, COPY TO
-	Write                   // INSERT, UPDATE, DELETE, COPY FROM
-	Manage                  // DDL, CHECKPOINT, VACUUM, roles
+	Read  Privilege = iota // SELECT, SHOW, EXPLAIN, COPY TO
+	Write                  // INSERT, UPDATE, DELETE, COPY FROM
+	// Create makes tables and columns: CREATE TABLE, ALTER TABLE … ADD
+	// COLUMN, and the tables and columns the line protocol creates for
+	// new measurements, tags and fields (GRANT CREATE ON SCHEMA public).
+	Create
+	Manage // other DDL, CHECKPOINT, VACUUM, roles
 )
 
 // Role is one login role.
@@ -43,6 +49,8 @@ type Role struct {
 	Name     string                  `json:"name"`
 	Verifier scram.StoredCredentials `json:"verifier"`
 	Granted  []string                `json:"granted"`
+	// CreateOnPublic is CREATE on schema public (privilege Create).
+	CreateOnPublic bool `json:"create_on_public,omitempty"`
 }
 
 // Store holds the roles. It is safe for concurrent use.
@@ -159,8 +167,22 @@ func (s *Store) Allowed(user string, priv Privilege) bool {
 		return has[ReadAll] || has[WriteAll]
 	case Write:
 		return has[WriteAll]
+	case Create:
+		return r.CreateOnPublic
 	}
 	return false
+}
+
+// GrantCreate gives or (revoke) takes CREATE on schema public.
+func (s *Store) GrantCreate(name string, revoke bool) error {
+	return s.change(func() error {
+		r, ok := s.roles[name]
+		if !ok {
+			return fmt.Errorf("%w: %q", ErrNoRole, name)
+		}
+		r.CreateOnPublic = !revoke
+		return nil
+	})
 }
 
 // Create adds a login role.
