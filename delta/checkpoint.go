@@ -210,7 +210,9 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 	if err != nil {
 		return nil, nil
 	}
-	cpErr := func(err error) error { return &LogError{Version: lc.Version, Path: checkpointPath(lc.Version), Err: err} }
+	cpErr := func(err error) error {
+		return &LogError{Version: lc.Version, Path: checkpointPath(lc.Version), Err: err}
+	}
 	rdr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, cpErr(err)

@@ -186,8 +186,6 @@ func TestPressureFlushesOpenBucket(t *testing.T) {
 	}
 }
 
-
-
 // Small buckets are merged, large ones get a file each, and an older
 // instance of a bucket key is never flushed after a newer one.
 func TestGroupSealedKeepsKeyOrder(t *testing.T) {
