@@ -36,8 +36,12 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 	}
 	if _, err := schema.New(cur.Name, append(append([]schema.Column(nil), cur.Columns...), missingColumns(cur, cols)...)); err != nil {
 		var dup *schema.DuplicateColumnError
-		if errors.As(err, &dup) {
+		var wide *schema.TooManyColumnsError
+		switch {
+		case errors.As(err, &dup):
 			return &sqlerr.Error{Code: sqlerr.DuplicateColumn, Message: err.Error()}
+		case errors.As(err, &wide):
+			return &sqlerr.Error{Code: "54011", Message: err.Error()} // too_many_columns
 		}
 		return &sqlerr.Error{Code: sqlerr.InvalidName, Message: err.Error()}
 	}

@@ -79,7 +79,7 @@ func (b *Batch) add(ctx context.Context, recs []arrow.RecordBatch) error {
 		return err
 	}
 	if err := b.stage.Write(ctx, e.payloads); err != nil {
-		return sqlerr.Wrap(sqlerr.IOError, err)
+		return s.storageError(err)
 	}
 	b.rows.merge(e)
 	return nil

@@ -65,11 +65,11 @@ func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML)
 	}
 	first, err := s.wal.Append(ctx, [][]byte{payload})
 	if first == 0 {
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, s.storageError(err)
 	}
 	if err != nil {
 		s.seq.run(first, 1, func() {})
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, s.storageError(err)
 	}
 	var before []membuffer.Batch
 	s.seq.run(first, 1, func() {

@@ -258,6 +258,7 @@ func (s *Store) flushTable(ctx context.Context, ts *tableState, pick func(membuf
 	for _, group := range s.groupSealed(s.buf.Seal(ts.sch().Name, pick)) {
 		if err := s.flushGroup(ctx, ts, group); err != nil {
 			s.metrics.flushErrors.Inc()
+			s.noteDiskFull(err)
 			return err
 		}
 	}

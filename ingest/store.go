@@ -191,6 +191,9 @@ type Store struct {
 	gate gate
 	// walLag is the size of WAL entries not yet deleted after a flush.
 	walLag atomic.Int64
+	// diskFullAt is when a write or flush last failed for want of disk
+	// space (UnixNano; zero: never).
+	diskFullAt atomic.Int64
 	// frames are encoding buffers of WAL entries, reused once the WAL has
 	// written them: a 1,000-row INSERT otherwise allocates (and the
 	// runtime zeroes) a fresh quarter MiB per statement.
@@ -561,6 +564,9 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 		// The table exists; only its log cannot be read. Creating it anew
 		// would remove what is left of it.
 		return false, ue
+	}
+	if err := schema.CheckNewTableName(t.Name); err != nil {
+		return false, &sqlerr.Error{Code: "42939", Message: err.Error(), Err: err} // reserved_name
 	}
 	// Leftovers of a crashed create go first (where only this process
 	// writes; see Root.DropIncomplete).

@@ -3,6 +3,10 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,4 +233,24 @@ func TestDropAndRecreateDoesNotResurrectRows(t *testing.T) {
 		t.Fatalf("recreated table has %d+%d rows of the dropped one", f, b)
 	}
 	_ = errors.New
+}
+
+// A write the WAL cannot take for want of space is PostgreSQL's 53100, and
+// the store says it does not accept writes for a while after.
+func TestDiskFullIsReported(t *testing.T) {
+	s := openWith(t, t.TempDir(), Options{})
+	defer s.Close(context.Background())
+	if ok, _ := s.AcceptingWrites(); !ok {
+		t.Fatal("a new store does not accept writes")
+	}
+	err := s.storageError(fmt.Errorf("write wal/x.wal: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}))
+	if sqlerr.Code(err) != sqlerr.DiskFull {
+		t.Fatalf("ENOSPC: %v (%s), want 53100", err, sqlerr.Code(err))
+	}
+	if ok, why := s.AcceptingWrites(); ok || !strings.Contains(why, "disk is full") {
+		t.Fatalf("after ENOSPC: %v %q", ok, why)
+	}
+	if sqlerr.Code(s.storageError(errors.New("EIO"))) != sqlerr.IOError {
+		t.Fatal("other write errors are not 58030")
+	}
 }

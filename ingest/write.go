@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -258,7 +259,7 @@ func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err 
 		if errors.As(err, &se) {
 			return 0, err
 		}
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, s.storageError(err)
 	}
 	if err != nil {
 		// The sequences are taken: later writers wait for their turn.
@@ -267,7 +268,7 @@ func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err 
 		if errors.As(err, &tl) {
 			return 0, &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: tl.Error(), Err: err}
 		}
-		return 0, sqlerr.Wrap(sqlerr.IOError, err)
+		return 0, s.storageError(err)
 	}
 	now := s.opts.Now()
 	var bucket int64
@@ -433,6 +434,9 @@ func (s *Store) admit(ctx context.Context, need int64) (release func(), err erro
 // not while writers wait for room or the MemBuffer is within 1/16 of its
 // hard limit.
 func (s *Store) AcceptingWrites() (bool, string) {
+	if at := s.diskFullAt.Load(); at != 0 && s.opts.Now().Sub(time.Unix(0, at)) < diskFullMemory {
+		return false, "the disk is full: a write or flush failed with no space left on device " + s.opts.Now().Sub(time.Unix(0, at)).Round(time.Second).String() + " ago"
+	}
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
 	if why := s.overLimit(s.opts.MemoryLimit / 16); why != "" {
@@ -442,4 +446,25 @@ func (s *Store) AcceptingWrites() (bool, string) {
 		return false, fmt.Sprintf("%d writes are waiting for memory", s.gate.waiting)
 	}
 	return true, ""
+}
+
+// diskFullMemory is how long after a write or flush failed for want of
+// disk space /health says so.
+const diskFullMemory = 30 * time.Second
+
+// noteDiskFull remembers when storage ran out of space.
+func (s *Store) noteDiskFull(err error) {
+	if errors.Is(err, syscall.ENOSPC) {
+		s.diskFullAt.Store(s.opts.Now().UnixNano())
+	}
+}
+
+// storageError is the error of a write the WAL could not take: disk full
+// is PostgreSQL's 53100, any other failure 58030.
+func (s *Store) storageError(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		s.noteDiskFull(err)
+		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the write-ahead log: no space left on device", Hint: "Free space in --data-dir; the statement changed nothing.", Err: err}
+	}
+	return sqlerr.Wrap(sqlerr.IOError, err)
 }

@@ -105,7 +105,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch sqlerr.Code(err) {
 		case sqlerr.InsufficientPrivilege:
 			status = http.StatusForbidden
-		case sqlerr.OutOfMemory:
+		case sqlerr.OutOfMemory, sqlerr.DiskFull:
 			status = http.StatusServiceUnavailable
 			w.Header().Set("Retry-After", "1")
 		case sqlerr.ProgramLimitExceeded:
@@ -120,6 +120,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// maxNewTables bounds the tables one request may create: each is a Delta
+// log and a directory, and a request of a million measurement names must
+// not make a million of them. Telegraf's batches name a handful.
+const maxNewTables = 100
 
 // columnType maps a field kind to a column type.
 func columnType(kind byte) schema.Type {
@@ -191,6 +196,15 @@ func (h *handler) write(ctx context.Context, user string, points []Point) error 
 		if p.rec, err = build(p.want, pts); err != nil {
 			return err
 		}
+	}
+	newTables := 0
+	for _, p := range plans {
+		if p.create != nil {
+			newTables++
+		}
+	}
+	if newTables > maxNewTables {
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "the request would create %d tables; one request creates at most %d (send the points of new measurements in smaller batches)", newTables, maxNewTables)
 	}
 	// One policy for every way in: making tables and columns needs
 	// CREATE on schema public, as CREATE TABLE and ADD COLUMN do.

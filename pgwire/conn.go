@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -33,6 +34,7 @@ type conn struct {
 
 	mu          sync.Mutex
 	queryCancel context.CancelFunc // of the running statement, if any
+	terminated  atomic.Bool        // pg_terminate_backend asked the session to end
 
 	enc rowEncoder // the connection's goroutine renders rows with it
 	// rows holds encoded DataRow messages until flushRows writes them,
@@ -85,6 +87,14 @@ func (c *conn) flushRows() error {
 	return err
 }
 
+// terminate ends the session at its next message (pg_terminate_backend):
+// its running statement is canceled and its wait for a message cut short.
+func (c *conn) terminate() {
+	c.terminated.Store(true)
+	c.cancelQuery()
+	c.nc.SetReadDeadline(time.Now())
+}
+
 func (c *conn) cancelQuery() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -95,6 +105,85 @@ func (c *conn) cancelQuery() {
 
 // startupParams that are connection metadata, not settings.
 var startupOnly = map[string]bool{"user": true, "database": true, "options": true, "replication": true}
+
+// applyStartupSettings applies the settings of a startup packet: its
+// parameters, then the -c name=value (or --name=value) switches of its
+// options parameter, as PostgreSQL reads them (a backslash escapes the
+// next character, so that a value may hold a space). A name with a dot is
+// a custom placeholder, accepted as PostgreSQL accepts it. A replication
+// connection is refused: tsdb has no replication protocol.
+func applyStartupSettings(set *planner.Settings, params map[string]string) error {
+	if r := strings.ToLower(params["replication"]); r != "" && r != "false" && r != "off" && r != "no" && r != "0" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "replication connections are not supported")
+	}
+	apply := func(name, value string) error {
+		if strings.Contains(name, ".") {
+			return nil
+		}
+		return set.Set(name, value)
+	}
+	for k, v := range params {
+		if !startupOnly[k] {
+			if err := apply(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	args := splitOptions(params["options"])
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var kv string
+		switch {
+		case a == "-c" && i+1 < len(args):
+			i++
+			kv = args[i]
+		case strings.HasPrefix(a, "-c"):
+			kv = a[2:]
+		case strings.HasPrefix(a, "--"):
+			kv = a[2:]
+		default:
+			return sqlerr.New(sqlerr.ProtocolViolation, "invalid command-line argument for server process: %s", a)
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", kv)
+		}
+		if err := apply(strings.ReplaceAll(name, "-", "_"), value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitOptions splits the options startup parameter at unescaped white
+// space; a backslash escapes the next character.
+func splitOptions(s string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}
 
 func (c *conn) serve() {
 	defer c.nc.Close()
@@ -153,15 +242,16 @@ func (c *conn) serve() {
 		return
 	}
 	defer sess.Close()
-	for k, v := range params {
-		if startupOnly[k] {
-			continue
-		}
-		// Unknown or unsupported startup settings are ignored rather than
-		// refusing the connection: drivers send what they always send.
-		if err := sess.Settings().Set(k, v); err != nil {
-			log.Debug("startup parameter ignored", "name", k, "value", v, "err", err)
-		}
+	sess.SetProcessID(c.pid)
+	defer c.srv.backends.Add(c.pid, params["user"], c.cancelQuery, c.terminate)()
+	if err := applyStartupSettings(sess.Settings(), params); err != nil {
+		// As PostgreSQL: an unknown parameter, or a bad value, in the
+		// startup packet or in its options (PGOPTIONS='-c name=value')
+		// ends the connection with the reason.
+		se := &sqlerr.Error{Code: sqlerr.Code(err), Message: err.Error()}
+		c.sendFatal(se.Code, se.Message)
+		log.Debug("startup parameter refused", "err", err)
+		return
 	}
 	c.be.Send(&pgproto3.AuthenticationOk{})
 	for _, kv := range sess.Settings().Reported() {
@@ -184,6 +274,13 @@ func (c *conn) serve() {
 		}
 		msg, err := c.be.Receive()
 		c.nc.SetReadDeadline(time.Time{})
+		if c.terminated.Load() {
+			// pg_terminate_backend: PostgreSQL's words, then the end.
+			c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"})
+			c.be.Flush()
+			log.Info("session terminated by pg_terminate_backend")
+			return
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {

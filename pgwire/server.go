@@ -21,6 +21,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"tsdb/internal/auth"
+	"tsdb/internal/backend"
 	"tsdb/planner"
 )
 
@@ -54,14 +55,19 @@ type Options struct {
 	// Auth holds the roles; once any password exists every client
 	// authenticates with SCRAM-SHA-256. Nil means trust.
 	Auth *auth.Store
+	// Backends lists the sessions for pg_cancel_backend and
+	// pg_terminate_backend; the planner must be given the same. Nil
+	// means a registry of the server's own.
+	Backends *backend.Registry
 }
 
 // Server accepts PostgreSQL connections.
 type Server struct {
-	planner *planner.Planner
-	opts    Options
-	logger  *slog.Logger
-	metrics *metrics
+	planner  *planner.Planner
+	backends *backend.Registry
+	opts     Options
+	logger   *slog.Logger
+	metrics  *metrics
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -123,7 +129,10 @@ func New(p *planner.Planner, opts Options) *Server {
 	if opts.StartupTimeout <= 0 {
 		opts.StartupTimeout = 10 * time.Second
 	}
-	return &Server{planner: p, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
+	if opts.Backends == nil {
+		opts.Backends = backend.New()
+	}
+	return &Server{planner: p, backends: opts.Backends, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
 		conns: map[*conn]struct{}{}, starting: map[*conn]time.Time{}, byPID: map[uint32]*conn{}}
 }
 

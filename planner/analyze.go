@@ -429,6 +429,11 @@ var forbiddenKeywords = map[string]bool{
 	"export": true, "import": true, "call": true, "use": true, "force": true,
 }
 
+// duckdbQueryKeywords start the statements of DuckDB's dialect tsdb runs
+// when PostgreSQL's grammar refuses them: queries (FROM-first, EXCLUDE,
+// and the like), nothing that reads the engine's catalog or settings.
+var duckdbQueryKeywords = map[string]bool{"select": true, "with": true, "from": true, "values": true, "table": true}
+
 func firstKeyword(text string) string {
 	f := strings.Fields(strings.ToLower(text))
 	if len(f) == 0 {

@@ -226,6 +226,8 @@ func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel stri
 	case relationSizeFuncs[name] && len(fc.Args) == 1:
 		r, err = s.relationSize(fc.Args[0])
 		rel = sizesRelation
+	case name == "pg_backend_pid" && len(fc.Args) == 0:
+		r = castNode(pg_query.MakeAConstIntNode(int64(s.pid), -1), "int4")
 	default:
 		return nil, "", false, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/ingest"
+	"tsdb/internal/auth"
+	"tsdb/internal/backend"
 	"tsdb/internal/sqlerr"
 )
 
@@ -181,4 +184,72 @@ func (s *Session) repair(ctx context.Context, table string) (*Result, error) {
 		msg = strings.Join(parts, "; ")
 	}
 	return &Result{Tag: "SELECT", Columns: repairColumns, Rows: NewStaticRows([][]any{{msg}})}, nil
+}
+
+// signalCall finds SELECT pg_cancel_backend(pid) or
+// pg_terminate_backend(pid): the process ID, which of the two, and true.
+// As tsdb_repair_table, they run as a whole statement with a constant.
+func signalCall(n *pg_query.Node) (pid int64, terminate, found bool, err error) {
+	sel := n.GetSelectStmt()
+	if sel == nil {
+		return 0, false, false, nil
+	}
+	count := 0
+	_ = walk(n.ProtoReflect(), func(m proto.Message) error {
+		if fc, ok := m.(*pg_query.FuncCall); ok {
+			if name := lastName(fc.Funcname); name == "pg_cancel_backend" || name == "pg_terminate_backend" {
+				count++
+			}
+		}
+		return nil
+	})
+	if count == 0 {
+		return 0, false, false, nil
+	}
+	misuse := sqlerr.New(sqlerr.FeatureNotSupported, "pg_cancel_backend() and pg_terminate_backend() run as a statement of their own with a constant: SELECT pg_cancel_backend(12345)")
+	if count != 1 || len(sel.TargetList) != 1 || len(sel.FromClause) > 0 || sel.WhereClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return 0, false, true, misuse
+	}
+	fc := sel.TargetList[0].GetResTarget().GetVal().GetFuncCall()
+	if fc == nil || len(fc.Args) < 1 || len(fc.Args) > 2 {
+		return 0, false, true, misuse
+	}
+	c := fc.Args[0].GetAConst()
+	if c == nil || c.GetIval() == nil {
+		return 0, false, true, misuse
+	}
+	return int64(c.GetIval().Ival), lastName(fc.Funcname) == "pg_terminate_backend", true, nil
+}
+
+// signal runs pg_cancel_backend(pid) or pg_terminate_backend(pid): true
+// when the session exists and was signalled; false, with PostgreSQL's
+// warning, when there is none.
+func (s *Session) signal(pid int64, terminate bool) (*Result, error) {
+	name := "pg_cancel_backend"
+	if terminate {
+		name = "pg_terminate_backend"
+	}
+	res := &Result{Tag: "SELECT", Columns: []Column{{Name: name, OID: oidBool, Size: 1}}}
+	reg := s.p.engine.opts.Backends
+	if reg == nil || pid <= 0 || pid > math.MaxUint32 {
+		res.Rows = NewStaticRows([][]any{{false}})
+		res.Warning = &sqlerr.Error{Code: sqlerr.Warning, Message: fmt.Sprintf("PID %d is not a PostgreSQL backend process", pid)}
+		return res, nil
+	}
+	admin := s.p.roles == nil || s.p.roles.Allowed(s.user, auth.Manage)
+	found, err := reg.Signal(uint32(pid), terminate, s.user, admin)
+	if errors.Is(err, backend.ErrNotPermitted) {
+		what := "cancel queries of"
+		if terminate {
+			what = "terminate"
+		}
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to %s the session %d: only its own role or the admin may", what, pid)
+	}
+	if !found {
+		res.Rows = NewStaticRows([][]any{{false}})
+		res.Warning = &sqlerr.Error{Code: sqlerr.Warning, Message: fmt.Sprintf("PID %d is not a PostgreSQL backend process", pid)}
+		return res, nil
+	}
+	res.Rows = NewStaticRows([][]any{{true}})
+	return res, nil
 }

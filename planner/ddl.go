@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -40,12 +41,7 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 	}
 	tbl, err := schema.New(name, cols)
 	if err != nil {
-		code := sqlerr.InvalidName
-		if _, ok := err.(*schema.DuplicateColumnError); ok {
-			code = sqlerr.DuplicateColumn
-		} else if strings.Contains(err.Error(), "time column") {
-			code = "42P16" // invalid_table_definition
-		}
+		code := schemaErrorCode(err)
 		return nil, &sqlerr.Error{Code: code, Message: err.Error()}
 	}
 	// WITH (cluster_by = 'host', retention = '30 days'): checked before
@@ -159,4 +155,23 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 		}
 	}
 	return col, nil
+}
+
+// schemaErrorCode is the SQLSTATE of a table definition schema.New
+// refuses.
+func schemaErrorCode(err error) string {
+	var dup *schema.DuplicateColumnError
+	var reserved *schema.ReservedNameError
+	var wide *schema.TooManyColumnsError
+	switch {
+	case errors.As(err, &dup):
+		return sqlerr.DuplicateColumn
+	case errors.As(err, &reserved):
+		return "42939" // reserved_name
+	case errors.As(err, &wide):
+		return "54011" // too_many_columns
+	case strings.Contains(err.Error(), "time column"):
+		return "42P16" // invalid_table_definition
+	}
+	return sqlerr.InvalidName
 }

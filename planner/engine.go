@@ -15,6 +15,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"tsdb/internal/backend"
 	"tsdb/internal/schema"
 )
 
@@ -46,6 +47,9 @@ type EngineOptions struct {
 	Limits Limits
 	// Registerer receives the planner's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Backends lists the server's sessions (pg_cancel_backend,
+	// pg_terminate_backend); the wire layer must be given the same.
+	Backends *backend.Registry
 }
 
 // openEngine opens an in-memory DuckDB and locks it down before any client

@@ -197,7 +197,6 @@ var pgFunctions = map[string]string{
 	"has_table_privilege":             "_tsdb_true2",
 	"has_schema_privilege":            "_tsdb_true2",
 	"has_database_privilege":          "_tsdb_true2",
-	"pg_backend_pid":                  "_tsdb_pid",
 	"pg_is_in_recovery":               "_tsdb_false0",
 	"pg_postmaster_start_time":        "now",
 	"_pg_expandarray":                 "_tsdb_expandarray",
@@ -219,7 +218,6 @@ var pgMacros = []string{
 			WHEN st < 1 THEN substring(s, 1, greatest(n + st - 1, 0)) ELSE substring(s, st, n) END`,
 	// PostgreSQL writes hex digits in lower case.
 	`CREATE MACRO _tsdb_to_hex(x) AS lower(to_hex(x))`,
-	`CREATE MACRO _tsdb_pid() AS 1`,
 	`CREATE MACRO _tsdb_false0() AS false`,
 	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
 	// PostgreSQL's pg_size_pretty: bytes below 10 kB, then the largest

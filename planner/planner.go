@@ -185,7 +185,12 @@ type Session struct {
 	// slot is the heavy-statement slot the running statement holds, if
 	// it is heavy (see admit).
 	slot *heavySlot
+	// pid is the session's process ID (BackendKeyData, pg_backend_pid).
+	pid uint32
 }
+
+// SetProcessID tells the session the process ID clients know it by.
+func (s *Session) SetProcessID(pid uint32) { s.pid = pid }
 
 // OnEngine sets fn to be called before the session runs a statement on
 // its DuckDB connection: every statement but FETCH, MOVE, CLOSE and
@@ -376,6 +381,22 @@ func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result,
 	return &Result{Tag: "VACUUM"}, nil
 }
 
+// modifyingCTE reports whether a statement holds an INSERT, UPDATE or
+// DELETE in a WITH clause: it writes, whatever its top level reads.
+func modifyingCTE(n *pg_query.Node) bool {
+	found := false
+	_ = walk(n.ProtoReflect(), func(m proto.Message) error {
+		if c, ok := m.(*pg_query.CommonTableExpr); ok {
+			switch c.Ctequery.GetNode().(type) {
+			case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
+
 // privilegeOf is what a statement needs: reading, writing rows, or
 // managing tables, the store and roles.
 func privilegeOf(n *pg_query.Node) auth.Privilege {
@@ -390,6 +411,9 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 	case *pg_query.Node_SelectStmt:
 		if _, repair, _ := repairCall(n); repair {
 			return auth.Manage
+		}
+		if modifyingCTE(n) {
+			return auth.Write
 		}
 		return auth.Read
 	case *pg_query.Node_CreateStmt:
@@ -474,6 +498,12 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		}
 		return s.repair(ctx, table)
 	}
+	if pid, terminate, ok, err := signalCall(st.node); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.signal(pid, terminate)
+	}
 	// FETCH, MOVE and CLOSE read or end a result the session's connection
 	// is streaming: they run nothing on it.
 	switch n := st.node.GetNode().(type) {
@@ -496,8 +526,18 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		s.dropPlans()
 	}
 	if st.node == nil {
-		if forbiddenKeywords[firstKeyword(st.text)] {
-			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(firstKeyword(st.text)))
+		kw := firstKeyword(st.text)
+		if forbiddenKeywords[kw] {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "%s is not allowed: tsdb does not give access to the engine's files, extensions or settings", strings.ToUpper(kw))
+		}
+		if !duckdbQueryKeywords[kw] && !strings.HasPrefix(kw, "(") {
+			// DuckDB's SHOW, DESCRIBE, SUMMARIZE and the like read the
+			// engine's own catalog (SHOW ALL TABLES listed tsdb's internal
+			// tables to any role): as in PostgreSQL, a syntax error.
+			if _, perr := pg_query.Parse(st.text); perr != nil {
+				return nil, sqlerr.New(sqlerr.SyntaxError, "%s", perr.Error())
+			}
+			return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near %q", kw)
 		}
 		// Not PostgreSQL grammar: DuckDB's own dialect of SELECT.
 		r, err := duckdbRefs(ctx, s.engineQuerier(), st.text, s)
@@ -514,6 +554,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	}
 	switch n := st.node.Node.(type) {
 	case *pg_query.Node_SelectStmt:
+		if modifyingCTE(st.node) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "data-modifying statements in WITH are not supported")
+		}
 		r, err := collectRefs(n.SelectStmt, s)
 		if err != nil {
 			return nil, err

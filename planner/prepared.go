@@ -124,6 +124,14 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		p.Columns = slices.Clone(repairColumns)
 		return err
 	}
+	if _, terminate, ok, err := signalCall(p.stmt.node); ok || err != nil {
+		name := "pg_cancel_backend"
+		if terminate {
+			name = "pg_terminate_backend"
+		}
+		p.Columns = []Column{{Name: name, OID: oidBool, Size: 1}}
+		return err
+	}
 	switch n := p.stmt.node.GetNode().(type) {
 	case *pg_query.Node_VariableShowStmt:
 		res, err := s.show(n.VariableShowStmt.Name)

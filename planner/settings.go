@@ -44,6 +44,18 @@ var settingDefs = map[string]setting{
 	"lock_timeout":                        {def: "0"},
 	"idle_in_transaction_session_timeout": {def: "0"},
 	"bytea_output":                        {def: "hex"},
+	// Settings of PostgreSQL that clients and poolers send at startup
+	// or SET, which change nothing tsdb does: kept and shown.
+	"client_min_messages":           {def: "notice"},
+	"lc_messages":                   {def: "C"},
+	"lc_monetary":                   {def: "C"},
+	"lc_numeric":                    {def: "C"},
+	"lc_time":                       {def: "C"},
+	"synchronous_commit":            {def: "on"},
+	"default_transaction_read_only": {def: "off"},
+	"row_security":                  {def: "on"},
+	"jit":                           {def: "off"},
+	"timezone_abbreviations":        {def: "Default"},
 	// work_mem reports the engine's per-statement memory limit
 	// (--statement-memory-limit); it is fixed when the engine starts.
 	"work_mem": {def: "", check: readOnly},

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -227,5 +228,94 @@ func TestUnauthenticatedConnectionsCannotHoldSlots(t *testing.T) {
 	t.Logf("20 real connections in %v", time.Since(start))
 	if !strings.Contains(s.logs.String(), "startup slots full") {
 		t.Error("no log line says startup slots were full")
+	}
+}
+
+// TestSmallerHoles: what a read-only role could see or do beyond its
+// rights, names that lead nowhere, startup settings ignored, and the
+// session functions PostgreSQL has.
+func TestSmallerHoles(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil, "TSDB_ADMIN_PASSWORD=adminpw")
+	ctx := context.Background()
+	admin := s.connectAs(ctx, "tsdb", "adminpw")
+	execAll(t, admin, "CREATE ROLE viewer LOGIN PASSWORD 'v'", "GRANT pg_read_all_data TO viewer",
+		"CREATE TABLE h (time TIMESTAMPTZ NOT NULL, v BIGINT)", "INSERT INTO h VALUES (now(), 1)")
+	viewer := s.connectAs(ctx, "viewer", "v")
+	// DuckDB's SHOW ALL TABLES listed tsdb's internal tables.
+	for _, q := range []string{"SHOW ALL TABLES", "DESCRIBE h", "SUMMARIZE h"} {
+		if _, err := viewer.Exec(ctx, q); pgCode(err) != "42601" {
+			t.Errorf("%s: %v, want 42601 as in PostgreSQL", q, err)
+		}
+	}
+	// A data-modifying WITH is a write.
+	if _, err := viewer.Exec(ctx, "WITH d AS (DELETE FROM h RETURNING *) SELECT count(*) FROM d"); pgCode(err) != "42501" {
+		t.Errorf("read-only role, DELETE in WITH: %v, want 42501", err)
+	}
+	if _, err := admin.Exec(ctx, "WITH d AS (DELETE FROM h RETURNING *) SELECT count(*) FROM d"); pgCode(err) != "0A000" {
+		t.Errorf("DELETE in WITH: %v, want 0A000", err)
+	}
+	if n := queryInt(t, admin, "SELECT count(*) FROM h"); n != 1 {
+		t.Fatalf("%d rows after refused statements", n)
+	}
+	// A table nobody could read.
+	if _, err := admin.Exec(ctx, "CREATE TABLE pg_class (time TIMESTAMPTZ NOT NULL)"); pgCode(err) != "42939" {
+		t.Errorf("CREATE TABLE pg_class: %v, want 42939", err)
+	}
+	// More columns than PostgreSQL allows.
+	var cols strings.Builder
+	cols.WriteString("CREATE TABLE wide (time TIMESTAMPTZ NOT NULL")
+	for i := 0; i < 1600; i++ {
+		fmt.Fprintf(&cols, ", c%d BIGINT", i)
+	}
+	if _, err := admin.Exec(ctx, cols.String()+")"); pgCode(err) != "54011" {
+		t.Errorf("1601 columns: %v, want 54011", err)
+	}
+	// PGOPTIONS reaches the session; unknown parameters are refused.
+	out, err := psqlWith(t, s, []string{"PGPASSWORD=adminpw", "PGOPTIONS=-c statement_timeout=4321"}, fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb", s.port()), "-c", "SHOW statement_timeout")
+	if err != nil || !strings.Contains(out, "4321") {
+		t.Errorf("PGOPTIONS=-c statement_timeout=4321: %v %q", err, out)
+	}
+	out, err = psqlWith(t, s, []string{"PGPASSWORD=adminpw", "PGOPTIONS=-c no_such_setting=1"}, fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb", s.port()))
+	if err == nil || !strings.Contains(out, "unrecognized configuration parameter") {
+		t.Errorf("an unknown setting in PGOPTIONS: %v %q", err, out)
+	}
+	// pg_backend_pid is the session's; pg_cancel_backend and
+	// pg_terminate_backend reach other sessions, of one's own role.
+	var pid int64
+	if err := viewer.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || pid <= 1 || uint32(pid) != viewer.PgConn().PID() {
+		t.Fatalf("pg_backend_pid: %d %v, want %d", pid, err, viewer.PgConn().PID())
+	}
+	other := s.connectAs(ctx, "viewer", "v")
+	done := make(chan error, 1)
+	go func() {
+		_, err := other.Exec(ctx, "SELECT count(*) FROM range(10000000000) a")
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	var ok bool
+	if err := viewer.QueryRow(ctx, fmt.Sprintf("SELECT pg_cancel_backend(%d)", other.PgConn().PID())).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_cancel_backend: %v %v", ok, err)
+	}
+	select {
+	case err := <-done:
+		if pgCode(err) != "57014" {
+			t.Errorf("canceled statement: %v, want 57014", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("pg_cancel_backend did not cancel")
+	}
+	if err := admin.QueryRow(ctx, "SELECT pg_cancel_backend(999999)").Scan(&ok); err != nil || ok {
+		t.Errorf("pg_cancel_backend of no session: %v %v, want false", ok, err)
+	}
+	if _, err := viewer.Exec(ctx, fmt.Sprintf("SELECT pg_terminate_backend(%d)", admin.PgConn().PID())); pgCode(err) != "42501" {
+		t.Errorf("viewer terminating the admin: %v, want 42501", err)
+	}
+	if err := admin.QueryRow(ctx, fmt.Sprintf("SELECT pg_terminate_backend(%d)", other.PgConn().PID())).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend: %v %v", ok, err)
+	}
+	_, err = other.Exec(ctx, "SELECT 1")
+	var pe *pgconn.PgError
+	if err == nil || (errors.As(err, &pe) && pe.Code != "57P01") {
+		t.Errorf("terminated session: %v, want it closed (57P01)", err)
 	}
 }

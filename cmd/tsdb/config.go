@@ -99,7 +99,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&walLag, "max-wal-lag", "", "WAL bytes not yet flushed to Delta above which writers wait (default: 2x --memory-limit)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 30*time.Second, "how long a write waits for memory before SQLSTATE 53200 (env TSDB_WRITE_TIMEOUT)")
 	fs.DurationVar(&c.ReaperTimeout, "reaper-timeout", 5*time.Minute, "free the per-table state of tables without buffered rows after this long idle (env TSDB_REAPER_TIMEOUT)")
-	str(&engineMem, "engine-memory-limit", "", "memory the query engine's statements may use, beyond which their sorts, aggregations and joins spill to disk (default: --memory-limit, at least 512MiB); the engine's copy of buffered rows has a budget of its own, --memory-limit, on top")
+	str(&engineMem, "engine-memory-limit", "", "memory limit of the query engine, beyond which statements' sorts, aggregations and joins spill to disk (default: --memory-limit for the engine's copy of buffered rows plus a budget of statements' own, --memory-limit but at least 512MiB)")
 	str(&stmtMem, "statement-memory-limit", "", "memory one statement's sorts, hash tables and joins may hold before spilling to disk, like PostgreSQL's work_mem (default: 1/4 of --engine-memory-limit)")
 	fs.IntVar(&c.EngineThreads, "engine-threads", 0, "query engine threads; 0: one per core (env TSDB_ENGINE_THREADS)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 100, "sessions (authenticated connections) at most; more get SQLSTATE 53300 (env TSDB_MAX_CONNECTIONS)")
@@ -193,7 +193,10 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 		return nil, fmt.Errorf("--tls-required needs --tls-cert and --tls-key")
 	}
 	if c.EngineMemory == 0 {
-		c.EngineMemory = max(c.MemoryLimit, 512<<20)
+		// The engine holds a copy of the buffered rows (up to
+		// --memory-limit): statements get a budget of their own on top,
+		// so that buffered rows never take what a query needs.
+		c.EngineMemory = c.MemoryLimit + max(c.MemoryLimit, 512<<20)
 	}
 	if c.StatementMemory == 0 {
 		c.StatementMemory = c.EngineMemory / 4

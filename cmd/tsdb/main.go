@@ -29,6 +29,7 @@ import (
 	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
+	"tsdb/internal/backend"
 	"tsdb/internal/fault"
 	"tsdb/lineproto"
 	"tsdb/pgwire"
@@ -184,15 +185,15 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return err
 	}
 	logger.Info("tables", "storage", root.String())
+	// The sessions, known to the wire layer and to the SQL layer
+	// (pg_cancel_backend).
+	backends := backend.New()
 	// The engine comes first: replaying the WAL re-applies logged
 	// DELETE/UPDATE statements through it.
 	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
-		TablesDir: engineDir,
-		Threads:   cfg.EngineThreads,
-		// Statements get --engine-memory-limit; the engine's copy of the
-		// buffered rows (at most --memory-limit) comes on top, so that
-		// buffered rows never take what a query needs to finish.
-		MemoryLimit:   cfg.EngineMemory + cfg.MemoryLimit,
+		TablesDir:     engineDir,
+		Threads:       cfg.EngineThreads,
+		MemoryLimit:   cfg.EngineMemory,
 		ReaperTimeout: cfg.ReaperTimeout,
 		// Spills stay inside the data directory, not the working directory.
 		TempDir:              filepath.Join(dataDir, "engine-tmp"),
@@ -203,6 +204,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Limits: planner.Limits{MaxStatementBytes: int(cfg.MaxStatementSize), MaxStatementTokens: cfg.MaxStatementTokens,
 			MaxPreparedStatements: cfg.MaxPrepared},
 		Registerer: reg,
+		Backends:   backends,
 	}, logger.With("component", "engine"))
 	if err != nil {
 		return err
@@ -249,7 +251,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
 		MaxConnections: cfg.MaxConnections, MaxStartupConnections: cfg.MaxStartup, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
-		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Auth: roles})
+		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Auth: roles, Backends: backends})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)
 	if err != nil {
 		pl.Close()

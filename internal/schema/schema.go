@@ -184,6 +184,9 @@ func New(name string, cols []Column) (Table, error) {
 	if !ValidName(name) {
 		return Table{}, fmt.Errorf("invalid table name %q: use lower-case letters, digits and underscores", name)
 	}
+	if len(cols) > MaxColumns {
+		return Table{}, &TooManyColumnsError{Columns: len(cols)}
+	}
 	t := Table{Name: name, TimeIndex: -1}
 	seen := map[string]bool{}
 	for _, c := range cols {
@@ -207,6 +210,33 @@ func New(name string, cols []Column) (Table, error) {
 		return Table{}, fmt.Errorf("table %q needs a time column: the first column of type timestamptz or timestamp is the table's time column", name)
 	}
 	return t, nil
+}
+
+// MaxColumns is how many columns a table may have, as in PostgreSQL.
+const MaxColumns = 1600
+
+// CheckNewTableName refuses names a new table may not take: the catalog
+// answers unqualified pg_ names, so a table by such a name (CREATE TABLE
+// pg_class) could never be read.
+func CheckNewTableName(name string) error {
+	if strings.HasPrefix(name, "pg_") {
+		return &ReservedNameError{Name: name}
+	}
+	return nil
+}
+
+// ReservedNameError refuses a table name the catalog's names would hide.
+type ReservedNameError struct{ Name string }
+
+func (e *ReservedNameError) Error() string {
+	return fmt.Sprintf("table name %q is reserved: the prefix \"pg_\" is for the system catalog", e.Name)
+}
+
+// TooManyColumnsError refuses a table wider than MaxColumns.
+type TooManyColumnsError struct{ Columns int }
+
+func (e *TooManyColumnsError) Error() string {
+	return fmt.Sprintf("tables can have at most %d columns (this one would have %d)", MaxColumns, e.Columns)
 }
 
 // DuplicateColumnError reports a column named twice in CREATE TABLE.

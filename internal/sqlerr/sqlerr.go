@@ -33,6 +33,7 @@ const (
 	UndefinedObject          = "42704"
 	QueryCanceled            = "57014"
 	OutOfMemory              = "53200"
+	DiskFull                 = "53100"
 	ProgramLimitExceeded     = "54000"
 	// StackDepthExceeded is PostgreSQL's answer to a statement nested
 	// deeper than max_stack_depth allows.
