@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
@@ -119,6 +120,14 @@ func CheckCluster(t schema.Table, column string) error {
 // ts.mu for writing.
 func (ts *tableState) publish(snap *delta.Snapshot) {
 	ts.published = snap
+	// Damage of files that left the table (removed by a DELETE,
+	// retention, another writer) is no longer the table's.
+	for p := range ts.damaged {
+		i := sort.Search(len(snap.Files), func(i int) bool { return snap.Files[i].Path >= p })
+		if i == len(snap.Files) || snap.Files[i].Path != p {
+			delete(ts.damaged, p)
+		}
+	}
 	cur := ts.sch()
 	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && snap.Schema.Cluster != cur.Cluster {
 		sch := snap.Schema

@@ -109,7 +109,11 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		add, err := s.mergeGroup(ctx, store, ts.sch(), group)
+		var add delta.Add
+		err := s.verifyGroup(name, ts, group)
+		if err == nil {
+			add, err = s.mergeGroup(ctx, store, ts.sch(), group)
+		}
 		if err != nil {
 			// One group that cannot be merged (a damaged or foreign
 			// file) stops neither the others nor the rest of VACUUM.
@@ -150,6 +154,16 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 		s.logger.Info("compacted", "table", name, "files_before", res.FilesBefore, "files_after", res.FilesAfter, "merged", res.Merged, "written", res.Written)
 	}
 	return res, errors.Join(errs...)
+}
+
+// verifyGroup checks the files of a merge (verifyBeforeRewrite).
+func (s *Store) verifyGroup(name string, ts *tableState, group []delta.File) error {
+	for _, f := range group {
+		if err := s.verifyBeforeRewrite(name, ts, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commitCompaction swaps group for add in one commit, unless a DELETE or

@@ -38,6 +38,11 @@ type UnavailableError struct {
 	Table string
 	File  string
 	Err   error
+	// Whole: the table as a whole is out of service until the file is
+	// fixed and tsdb restarted (its log, or a file a logged DELETE/UPDATE
+	// needs at replay); otherwise statements that need the file fail and
+	// RepairTable can remove it.
+	Whole bool
 }
 
 func (e *UnavailableError) Error() string {
@@ -57,10 +62,10 @@ func logDamage(table string, err error) *UnavailableError {
 		if path == "" {
 			path = fmt.Sprintf("_delta_log/%020d.json", le.Version)
 		}
-		return &UnavailableError{Table: table, File: path, Err: le.Err}
+		return &UnavailableError{Table: table, File: path, Err: le.Err, Whole: true}
 	}
 	if errors.Is(err, delta.ErrHasData) {
-		return &UnavailableError{Table: table, File: "_delta_log", Err: errors.New("the log is missing but data files are there")}
+		return &UnavailableError{Table: table, File: "_delta_log", Err: errors.New("the log is missing but data files are there"), Whole: true}
 	}
 	return nil
 }
@@ -416,5 +421,40 @@ func (s *Store) Scrub(ctx context.Context, budget int64) int {
 			ts.mu.Unlock()
 		}
 	}
+	s.mu.Lock()
+	s.updateDamageMetrics() // damage of files that left tables is gone
+	s.mu.Unlock()
 	return read
+}
+
+// verifyBeforeRewrite checks a data file against its checksum before
+// compaction or a DELETE/UPDATE rewrites its rows into a new file with a
+// checksum of its own: a flipped bit that still decodes would otherwise
+// become a wrong value no check could find again. A file the scrubber read
+// whole since it appeared is not read again. A damaged file is recorded
+// and its UnavailableError returned.
+func (s *Store) verifyBeforeRewrite(name string, ts *tableState, f delta.File) error {
+	if _, ok := f.Tags[delta.ChecksumTag]; !ok {
+		return nil // another writer's file: nothing to check it against
+	}
+	ts.mu.RLock()
+	_, scrubbed := ts.verified[f.Path]
+	ts.mu.RUnlock()
+	if scrubbed {
+		return nil
+	}
+	err := delta.VerifyDataFile(ts.delta.Store().LocalPath(f.Path), f.Add)
+	if errors.Is(err, delta.ErrDamagedFile) {
+		s.recordDamage(name, ts, f.Path, err)
+		return &UnavailableError{Table: name, File: f.Path, Err: err}
+	}
+	if err == nil {
+		ts.mu.Lock()
+		if ts.verified == nil {
+			ts.verified = map[string]time.Time{}
+		}
+		ts.verified[f.Path] = s.opts.Now()
+		ts.mu.Unlock()
+	}
+	return err
 }

@@ -239,6 +239,10 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			cleanup()
 			return nil, 0, err
 		}
+		if err := s.verifyBeforeRewrite(ts.sch().Name, ts, f); err != nil {
+			cleanup()
+			return nil, 0, err
+		}
 		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns)
 		if err != nil {
 			cleanup()

@@ -77,7 +77,10 @@ func (s *Store) replay(ctx context.Context) error {
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
 	s.metrics.heldEntries.Set(float64(held))
 	if held > 0 {
-		s.logger.Error("wal entries of unavailable tables kept, not applied: they are replayed at the start after the tables' logs are fixed",
+		// Kept entries keep every WAL segment from the oldest of them
+		// on: the log grows with all writes until the table is fixed or
+		// dropped.
+		s.logger.Error("wal entries of unavailable tables kept, not applied: they are replayed at the start after the tables' logs are fixed; until then the WAL keeps every segment from the oldest of them on, so fix the tables or DROP them soon",
 			"entries", held, "tables", len(s.unavailable))
 	}
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
@@ -130,7 +133,7 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 		s.buf.DropTable(e.table)
 		s.mu.Lock()
 		delete(s.tables, e.table)
-		s.markUnavailable(&UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("the %s logged as WAL entry %d needs it: %w", e.op, seq, ue.Err)})
+		s.markUnavailable(&UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("the %s logged as WAL entry %d needs it: %w", e.op, seq, ue.Err), Whole: true})
 		s.mu.Unlock()
 		*held++
 		return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,28 +107,23 @@ func (c *conn) cancelQuery() {
 // startupParams that are connection metadata, not settings.
 var startupOnly = map[string]bool{"user": true, "database": true, "options": true, "replication": true}
 
-// applyStartupSettings applies the settings of a startup packet: its
-// parameters, then the -c name=value (or --name=value) switches of its
-// options parameter, as PostgreSQL reads them (a backslash escapes the
-// next character, so that a value may hold a space). A name with a dot is
-// a custom placeholder, accepted as PostgreSQL accepts it. A replication
-// connection is refused: tsdb has no replication protocol.
-func applyStartupSettings(set *planner.Settings, params map[string]string) error {
+// applyStartupSettings applies the settings of a startup packet, as
+// PostgreSQL reads them: the -c name=value (or --name=value) switches of
+// its options parameter (a backslash escapes the next character, so that
+// a value may hold a space), then its parameters, which win. Each goes
+// through Settings.StartupSetting; the warnings it returns are for the
+// client. A replication connection is refused: tsdb has no replication
+// protocol.
+func applyStartupSettings(set *planner.Settings, params map[string]string) (warnings []string, err error) {
 	if r := strings.ToLower(params["replication"]); r != "" && r != "false" && r != "off" && r != "no" && r != "0" {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "replication connections are not supported")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "replication connections are not supported")
 	}
 	apply := func(name, value string) error {
-		if strings.Contains(name, ".") {
-			return nil
+		w, err := set.StartupSetting(name, value)
+		if w != "" {
+			warnings = append(warnings, w)
 		}
-		return set.Set(name, value)
-	}
-	for k, v := range params {
-		if !startupOnly[k] {
-			if err := apply(k, v); err != nil {
-				return err
-			}
-		}
+		return err
 	}
 	args := splitOptions(params["options"])
 	for i := 0; i < len(args); i++ {
@@ -142,17 +138,29 @@ func applyStartupSettings(set *planner.Settings, params map[string]string) error
 		case strings.HasPrefix(a, "--"):
 			kv = a[2:]
 		default:
-			return sqlerr.New(sqlerr.ProtocolViolation, "invalid command-line argument for server process: %s", a)
+			return nil, sqlerr.New(sqlerr.ProtocolViolation, "invalid command-line argument for server process: %s", a)
 		}
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok {
-			return sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", kv)
+			return nil, sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", kv)
 		}
 		if err := apply(strings.ReplaceAll(name, "-", "_"), value); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	names := make([]string, 0, len(params))
+	for k := range params {
+		if !startupOnly[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := apply(k, params[k]); err != nil {
+			return nil, err
+		}
+	}
+	return warnings, nil
 }
 
 // splitOptions splits the options startup parameter at unescaped white
@@ -221,7 +229,7 @@ func (c *conn) serve() {
 				case <-time.After(delay):
 				case <-c.ctx.Done():
 				}
-				c.srv.delayDone()
+				c.srv.delayDone(host)
 			}
 			c.sendFatal("28P01", fmt.Sprintf("password authentication failed for user %q", params["user"]))
 			return
@@ -244,7 +252,8 @@ func (c *conn) serve() {
 	defer sess.Close()
 	sess.SetProcessID(c.pid)
 	defer c.srv.backends.Add(c.pid, params["user"], c.cancelQuery, c.terminate)()
-	if err := applyStartupSettings(sess.Settings(), params); err != nil {
+	startupWarnings, err := applyStartupSettings(sess.Settings(), params)
+	if err != nil {
 		// As PostgreSQL: an unknown parameter, or a bad value, in the
 		// startup packet or in its options (PGOPTIONS='-c name=value')
 		// ends the connection with the reason.
@@ -254,6 +263,9 @@ func (c *conn) serve() {
 		return
 	}
 	c.be.Send(&pgproto3.AuthenticationOk{})
+	for _, w := range startupWarnings {
+		c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: sqlerr.Warning, Message: w})
+	}
 	for _, kv := range sess.Settings().Reported() {
 		c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
 	}
@@ -272,7 +284,13 @@ func (c *conn) serve() {
 		if d := c.srv.opts.IdleTimeout; d > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(d))
 		}
-		msg, err := c.be.Receive()
+		// terminate sets the flag before it cuts the wait short: read
+		// after the deadline above, the flag cannot be missed.
+		var msg pgproto3.FrontendMessage
+		var err error
+		if !c.terminated.Load() {
+			msg, err = c.be.Receive()
+		}
 		c.nc.SetReadDeadline(time.Time{})
 		if c.terminated.Load() {
 			// pg_terminate_backend: PostgreSQL's words, then the end.

@@ -74,13 +74,14 @@ type Server struct {
 	conns map[*conn]struct{} // every connection, until its goroutine ends
 	// starting are the connections in startup or authentication, with
 	// when they were accepted; sessions counts those past it.
-	starting map[*conn]time.Time
-	sessions int
-	delayed  int // failed logins waiting out their delay
-	byPID    map[uint32]*conn
-	nextPID  uint32
-	closed   bool
-	wg       sync.WaitGroup
+	starting  map[*conn]time.Time
+	sessions  int
+	delayed   int            // failed logins waiting out their delay
+	delayedBy map[string]int // of them, by client host
+	byPID     map[uint32]*conn
+	nextPID   uint32
+	closed    bool
+	wg        sync.WaitGroup
 
 	failMu   sync.Mutex
 	failures map[string]int // failed logins by client host
@@ -91,8 +92,14 @@ type Server struct {
 
 // maxDelayed bounds the failed logins that wait out their delay at once;
 // past it a failed login is answered at once. Each holds a socket and a
-// goroutine, but no slot.
-const maxDelayed = 256
+// goroutine, but no slot. maxDelayedPerHost bounds them per client host:
+// while a host has that many waiting, its new connections are closed at
+// once, so that a guesser cannot try more passwords by opening more
+// connections while its failures wait.
+const (
+	maxDelayed        = 256
+	maxDelayedPerHost = 8
+)
 
 // authDelay returns how long a failed login from host waits: doubling from
 // 500ms with each failure, at most 8s, so guessing gets slow for that host
@@ -133,7 +140,7 @@ func New(p *planner.Planner, opts Options) *Server {
 		opts.Backends = backend.New()
 	}
 	return &Server{planner: p, backends: opts.Backends, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
-		conns: map[*conn]struct{}{}, starting: map[*conn]time.Time{}, byPID: map[uint32]*conn{}}
+		conns: map[*conn]struct{}{}, starting: map[*conn]time.Time{}, delayedBy: map[string]int{}, byPID: map[uint32]*conn{}}
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close.
@@ -180,6 +187,12 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		return nil
+	}
+	// Loopback clients share one address, a guesser's and everyone
+	// else's: they are not cut off.
+	if host, _, _ := net.SplitHostPort(nc.RemoteAddr().String()); s.delayedBy[host] >= maxDelayedPerHost && !net.ParseIP(host).IsLoopback() {
+		s.metrics.refused.Inc()
 		return nil
 	}
 	if len(s.starting) >= s.opts.MaxStartupConnections {
@@ -246,12 +259,16 @@ func (s *Server) delayFailure(c *conn, host string) time.Duration {
 		return 0
 	}
 	s.delayed++
+	s.delayedBy[host]++
 	return d
 }
 
-func (s *Server) delayDone() {
+func (s *Server) delayDone(host string) {
 	s.mu.Lock()
 	s.delayed--
+	if s.delayedBy[host]--; s.delayedBy[host] <= 0 {
+		delete(s.delayedBy, host)
+	}
 	s.mu.Unlock()
 }
 

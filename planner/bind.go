@@ -162,9 +162,13 @@ func (s *Session) run(ctx context.Context, text string, cleanup func()) (Rows, [
 			s.plans[text] = p
 		}
 		if p.kinds == nil {
+			defer s.planned()
 			return s.runDriver(ctx, p, cleanup)
 		}
 		rows, err := runChunks(ctx, s, p.raw, p.kinds)
+		if !errors.Is(err, errStalePlan) {
+			s.planned()
+		}
 		if errors.Is(err, errStalePlan) && attempt == 0 {
 			// Prepared again, the plan has the columns DuckDB now gives.
 			delete(s.plans, text)

@@ -37,8 +37,8 @@ func unavailableError(err error) error {
 		return err
 	}
 	hint := fmt.Sprintf("Restore the file from a backup, or remove the damaged files from the table with SELECT tsdb_repair_table('%s') (their rows are lost; copies stay in the quarantine directory). Other tables are not affected.", ue.Table)
-	if strings.HasPrefix(ue.File, "_delta_log") {
-		hint = "Restore or fix the log file and restart tsdb (the table's WAL entries are kept), or give the table up with DROP TABLE. Other tables are not affected."
+	if ue.Whole {
+		hint = "Restore or fix the file and restart tsdb (the table's WAL entries are kept), or give the table up with DROP TABLE. Other tables are not affected."
 	}
 	return &sqlerr.Error{Code: DataCorrupted, Message: ue.Error(), Hint: hint, Err: err}
 }

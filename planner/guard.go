@@ -75,6 +75,9 @@ func (l Limits) withDefaults(threads int) Limits {
 type metrics struct {
 	abandoned prometheus.Counter
 	limited   *prometheus.CounterVec
+	// spillRetries counts statements run again over buffered rows read
+	// from a file after running out of memory (queryCatalog).
+	spillRetries prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -83,9 +86,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Statements canceled while the engine planned them, whose engine connection was left to finish planning in the background."}),
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tsdb_planner_statements_refused_total",
 			Help: "Statements refused before parsing, by the limit they passed (size, tokens, depth)."}, []string{"limit"}),
+		spillRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_spill_retries_total",
+			Help: "Queries run again, after running out of memory, over buffered rows read from a file, where the engine's aggregation spills."}),
 	}
 	if r != nil {
-		r.MustRegister(m.abandoned, m.limited)
+		r.MustRegister(m.abandoned, m.limited, m.spillRetries)
 	}
 	return m
 }
@@ -124,7 +129,11 @@ func (s *Session) admit(ctx context.Context, query string) (release func(), err 
 			Detail: fmt.Sprintf("Expressions nest about %d levels deep; tsdb takes at most %d.", sh.depth, maxStatementDepth),
 			Hint:   "Flatten the expression, e.g. a sum of many terms into a sum over rows."}
 	}
-	if sh.tokens > lim.MaxStatementTokens {
+	// The rows of INSERT … VALUES are read by tsdb itself where they are
+	// literals (a 20,000-row INSERT is 140,000 tokens): only the engine's
+	// statements are held to the token limit; a large INSERT is still
+	// heavy.
+	if sh.tokens > lim.MaxStatementTokens && firstKeyword(query) != "insert" {
 		s.p.metrics.limited.WithLabelValues("tokens").Inc()
 		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement of %d tokens exceeds --max-statement-tokens (%d); split it, or load rows with COPY", sh.tokens, lim.MaxStatementTokens)
 	}
@@ -149,10 +158,19 @@ func (s *Session) takeHeavySlot(ctx context.Context) (release func(), err error)
 	slot := &heavySlot{sem: s.p.heavy}
 	slot.hold()
 	s.slot = slot
-	return func() {
+	return s.planned, nil
+}
+
+// planned gives back the running statement's heavy slot, if it holds one:
+// the slot covers parsing and planning, not execution, nor the time a
+// client takes to read the rows (a client that stops reading must not
+// hold up every heavy statement of the server). Calls left running in the
+// background keep their own hold of it.
+func (s *Session) planned() {
+	if s.slot != nil {
+		s.slot.release()
 		s.slot = nil
-		slot.release()
-	}, nil
+	}
 }
 
 // checkSize refuses a query string over --max-statement-size.
@@ -176,6 +194,10 @@ func canceled(ctx context.Context) error {
 func engineCall[T any](ctx context.Context, s *Session, call func() (T, error), discard func(T)) (T, error) {
 	if ctx.Done() == nil {
 		return call()
+	}
+	if ctx.Err() != nil {
+		var zero T
+		return zero, canceled(ctx)
 	}
 	type result struct {
 		v   T
@@ -205,30 +227,53 @@ func engineCall[T any](ctx context.Context, s *Session, call func() (T, error), 
 		return zero, canceled(ctx)
 	case <-time.After(interruptGrace):
 	}
-	if err := s.abandonEngine(ctx, func() {
+	wait := func() {
 		if r := <-done; r.err == nil && discard != nil {
 			discard(r.v)
 		}
-	}); err != nil {
-		return zero, err
+	}
+	if !s.abandonEngine(ctx, wait) {
+		// Too many calls are left running already, or no connection is
+		// free: this one is waited for, as before.
+		wait()
 	}
 	return zero, canceled(ctx)
 }
+
+// maxAbandoned bounds the engine calls left running in the background,
+// server-wide: each holds an engine connection of the pool.
+const maxAbandoned = 8
+
+// connWait bounds how long a session waits for a fresh engine connection
+// when it leaves its own to a call.
+const connWait = 5 * time.Second
 
 // abandonEngine leaves the session's engine connection, with its views and
 // plans, to a call still running on it: wait returns when the call has, and
 // the connection is then cleaned and given back to the pool. The session
 // goes on with a fresh connection.
-func (s *Session) abandonEngine(ctx context.Context, wait func()) error {
-	oldConn, oldViews, oldPlans := s.conn, s.views, s.plans
-	conn, err := s.p.db.Conn(context.WithoutCancel(ctx))
-	if err != nil {
-		return fmt.Errorf("planner: open engine connection: %w", err)
+//
+// It reports false, leaving everything as it was, when maxAbandoned calls
+// are left running already or no connection is free within connWait: the
+// caller then waits for the call.
+func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
+	if s.p.abandonedCalls.Add(1) > maxAbandoned {
+		s.p.abandonedCalls.Add(-1)
+		return false
 	}
-	raw, err := driverConnection(ctx, conn)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connWait)
+	defer cancel()
+	oldConn, oldViews, oldPlans := s.conn, s.views, s.plans
+	conn, err := s.p.db.Conn(cctx)
+	if err != nil {
+		s.p.abandonedCalls.Add(-1)
+		return false
+	}
+	raw, err := driverConnection(cctx, conn)
 	if err != nil {
 		conn.Close()
-		return err
+		s.p.abandonedCalls.Add(-1)
+		return false
 	}
 	s.conn, s.raw = conn, raw
 	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
@@ -241,6 +286,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) error {
 	s.p.logger.Warn("statement canceled while the engine planned it; its engine connection is freed when planning ends", "user", s.user)
 	go func() {
 		defer s.p.abandoned.Done()
+		defer s.p.abandonedCalls.Add(-1)
 		if slot != nil {
 			defer slot.release()
 		}
@@ -254,7 +300,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) error {
 		}
 		oldConn.Close()
 	}()
-	return nil
+	return true
 }
 
 // parseCall runs splitStatements for a heavy statement on a goroutine of

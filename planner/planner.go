@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -73,6 +74,8 @@ type Planner struct {
 	// (see guard.go); Close waits for them, since the engine must not be
 	// closed under them.
 	abandoned sync.WaitGroup
+	// abandonedCalls counts them, for the cap (maxAbandoned).
+	abandonedCalls atomic.Int64
 
 	stop chan struct{}
 	done chan struct{}
@@ -671,6 +674,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		// of core: it failed to allocate where the same aggregation over
 		// the files alone spills and finishes. Run it once more over views
 		// that read the snapshot's buffered rows from a Parquet file.
+		s.p.metrics.spillRetries.Inc()
 		b.done()
 		if b, err = s.bindWith(ctx, tables, root, true); err != nil {
 			return nil, err

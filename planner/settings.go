@@ -22,6 +22,9 @@ type setting struct {
 	def     string
 	reports bool // sent as ParameterStatus when it changes
 	check   func(string) (string, error)
+	// fixed settings cannot be changed (the server's, or what tsdb
+	// sets itself, as work_mem).
+	fixed bool
 }
 
 var settingDefs = map[string]setting{
@@ -30,13 +33,13 @@ var settingDefs = map[string]setting{
 	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
 	"default_transaction_isolation":       {def: "read committed"},
 	"extra_float_digits":                  {def: "1"},
-	"integer_datetimes":                   {def: "on", reports: true, check: readOnly},
+	"integer_datetimes":                   {def: "on", reports: true, fixed: true},
 	"intervalstyle":                       {def: "postgres", reports: true},
-	"is_superuser":                        {def: "on", reports: true, check: readOnly},
+	"is_superuser":                        {def: "on", reports: true, fixed: true},
 	"search_path":                         {def: `"$user", public`},
-	"server_encoding":                     {def: "UTF8", reports: true, check: readOnly},
-	"server_version":                      {def: ServerVersion, reports: true, check: readOnly},
-	"server_version_num":                  {def: "160006", check: readOnly},
+	"server_encoding":                     {def: "UTF8", reports: true, fixed: true},
+	"server_version":                      {def: ServerVersion, reports: true, fixed: true},
+	"server_version_num":                  {def: "160006", fixed: true},
 	"standard_conforming_strings":         {def: "on", reports: true},
 	"statement_timeout":                   {def: "0"},
 	"timezone":                            {def: "UTC", reports: true, check: checkTimeZone},
@@ -58,7 +61,7 @@ var settingDefs = map[string]setting{
 	"timezone_abbreviations":        {def: "Default"},
 	// work_mem reports the engine's per-statement memory limit
 	// (--statement-memory-limit); it is fixed when the engine starts.
-	"work_mem": {def: "", check: readOnly},
+	"work_mem": {def: "", fixed: true},
 }
 
 // formatMemory writes bytes the way PostgreSQL shows memory settings.
@@ -84,10 +87,6 @@ func DisplayName(name string) string {
 		return d
 	}
 	return name
-}
-
-func readOnly(string) (string, error) {
-	return "", fmt.Errorf("parameter cannot be changed")
 }
 
 func checkEncoding(v string) (string, error) {
@@ -138,6 +137,12 @@ func (s *Settings) Set(name, value string) error {
 	def, ok := settingDefs[name]
 	if !ok {
 		return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if def.fixed {
+		if value == s.Get(name) {
+			return nil // setting a read-only parameter to its value is fine
+		}
+		return &sqlerr.Error{Code: "55P02", Message: fmt.Sprintf("parameter %q cannot be changed", DisplayName(name))}
 	}
 	if def.check != nil {
 		v, err := def.check(value)

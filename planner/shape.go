@@ -176,13 +176,16 @@ func measureSQL(q string) sqlShape {
 			chain()
 			i += 2
 		case strings.IndexByte("+-*/<>=~!@#%^&|`?", c) >= 0:
+			// Each character counts: PostgreSQL's lexer splits runs
+			// such as ++++1 into one unary operator per character, and
+			// counting a two-character operator twice only errs high.
 			for i < n && strings.IndexByte("+-*/<>=~!@#%^&|`?", q[i]) >= 0 {
 				if q[i] == '-' && i+1 < n && q[i+1] == '-' || q[i] == '/' && i+1 < n && q[i+1] == '*' {
 					break // a comment starts
 				}
+				chain()
 				i++
 			}
-			chain()
 		default:
 			i++
 		}

@@ -25,6 +25,9 @@ func TestMeasureSQL(t *testing.T) {
 		{"SELECT '((((((+++', \"a+b+c\", E'\\'((((', $x$ ((((+ $x$ -- ((((+\n /* (((( /* +++ */ */ 1", 0, 1, 0},
 		{"SELECT CASE WHEN a THEN CASE WHEN b THEN 1 END END", 2, 4, 0},
 		{"SELECT $1 + $2", 1, 1, 4},
+		// Runs of signs are an operator each.
+		{"SELECT " + strings.Repeat("+", 3000) + "1", 3000, 3000, 0},
+		{"SELECT a <= b", 1, 2, 0},
 	} {
 		sh := measureSQL(tc.q)
 		if sh.depth < tc.minDepth || sh.depth > tc.maxDepth || sh.tokens < tc.minTokens {

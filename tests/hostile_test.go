@@ -235,7 +235,7 @@ func TestUnauthenticatedConnectionsCannotHoldSlots(t *testing.T) {
 // rights, names that lead nowhere, startup settings ignored, and the
 // session functions PostgreSQL has.
 func TestSmallerHoles(t *testing.T) {
-	s := startServer(t, t.TempDir(), nil, "TSDB_ADMIN_PASSWORD=adminpw")
+	s := startServer(t, t.TempDir(), []string{"--idle-timeout", "60s"}, "TSDB_ADMIN_PASSWORD=adminpw")
 	ctx := context.Background()
 	admin := s.connectAs(ctx, "tsdb", "adminpw")
 	execAll(t, admin, "CREATE ROLE viewer LOGIN PASSWORD 'v'", "GRANT pg_read_all_data TO viewer",
@@ -279,6 +279,12 @@ func TestSmallerHoles(t *testing.T) {
 	if err == nil || !strings.Contains(out, "unrecognized configuration parameter") {
 		t.Errorf("an unknown setting in PGOPTIONS: %v %q", err, out)
 	}
+	// One PostgreSQL has, or one tsdb sets itself: a warning, as
+	// PostgreSQL would take it.
+	out, err = psqlWith(t, s, []string{"PGPASSWORD=adminpw", "PGOPTIONS=-c enable_seqscan=off -c work_mem=64MB"}, fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb", s.port()))
+	if err != nil || !strings.Contains(out, "WARNING") || !strings.Contains(out, "enable_seqscan") {
+		t.Errorf("PostgreSQL settings tsdb does not implement in PGOPTIONS: %v %q", err, out)
+	}
 	// pg_backend_pid is the session's; pg_cancel_backend and
 	// pg_terminate_backend reach other sessions, of one's own role.
 	var pid int64
@@ -310,12 +316,32 @@ func TestSmallerHoles(t *testing.T) {
 	if _, err := viewer.Exec(ctx, fmt.Sprintf("SELECT pg_terminate_backend(%d)", admin.PgConn().PID())); pgCode(err) != "42501" {
 		t.Errorf("viewer terminating the admin: %v, want 42501", err)
 	}
+	// A busy session ends at once, though --idle-timeout is set.
+	go func() {
+		_, err := other.Exec(ctx, "SELECT count(*) FROM range(10000000000) a")
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
 	if err := admin.QueryRow(ctx, fmt.Sprintf("SELECT pg_terminate_backend(%d)", other.PgConn().PID())).Scan(&ok); err != nil || !ok {
 		t.Fatalf("pg_terminate_backend: %v %v", ok, err)
 	}
-	_, err = other.Exec(ctx, "SELECT 1")
-	var pe *pgconn.PgError
-	if err == nil || (errors.As(err, &pe) && pe.Code != "57P01") {
-		t.Errorf("terminated session: %v, want it closed (57P01)", err)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("pg_terminate_backend did not stop the running statement")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !other.PgConn().IsClosed() {
+		if _, err := other.Exec(ctx, "SELECT 1"); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code != "57P01" {
+				t.Errorf("terminated session: %v, want 57P01 or closed", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the terminated session still answers")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -217,9 +217,18 @@ func (w *WAL) commitGroup(group []*request) {
 	start := time.Now()
 	err := w.broken
 	if err == nil && w.curSize >= w.segmentBytes {
+		if w.burned {
+			// Sequences handed to a group whose write failed are in no
+			// segment: a mark in this one says they were skipped, not
+			// lost, or Open would report them as a gap (see gaps).
+			err = w.write([][]byte{record(recNextSeq, w.next.Load(), nil)}, true)
+			w.burned = err != nil
+		}
 		// Before sequences are assigned: a segment is named by the first
 		// sequence it may hold.
-		err = w.newSegment()
+		if err == nil {
+			err = w.newSegment()
+		}
 	}
 	for _, r := range group {
 		if r.op == opMark && w.next.Load() < r.first {
@@ -245,9 +254,15 @@ func (w *WAL) commitGroup(group []*request) {
 	for _, r := range group {
 		switch n := r.entries(); {
 		case err != nil && n > 0:
+			w.burned = true
 			r.err = fmt.Errorf("wal: append entries %d..%d: %w", r.first, r.first+uint64(n)-1, err)
 		case err != nil:
 			r.err = fmt.Errorf("wal: %w", err)
+		case n > 0:
+			// Written past any sequences burned before: the segment's
+			// largest sequence covers them.
+			w.burned = false
+			fallthrough
 		default:
 			w.metrics.appends.Add(float64(n))
 			w.metrics.bytes.Add(float64(r.payloadBytes()))

@@ -67,6 +67,7 @@ type WAL struct {
 	curSize  int64
 	unsynced bool  // cur holds stage parts written since its last sync
 	broken   error // a write or sync failed: nothing more is written
+	burned   bool  // sequences were handed to a group whose write failed
 
 	dropMu sync.Mutex // serialises dropDeadSegments
 
