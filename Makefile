@@ -74,13 +74,14 @@ test: deps lint build $(BIN_FAULTS)
 	$(MAKE) --no-print-directory fuzz
 
 ## fuzz: each fuzz target for FUZZTIME: FuzzWire (startup and regular
-## messages, binary parameters), FuzzSQL (INSERT/COPY value parsers and
+## messages), FuzzParams (Bind parameters of every type, both formats), FuzzSQL (INSERT/COPY value parsers and
 ## the statement router) and FuzzParse (line protocol); and for
 ## FUZZTIME_SERVER FuzzBinaryTimes (binary timestamps, dates and
 ## intervals through the server, as parameters and COPY). Nothing may panic or hang. Seeds are in the
 ## targets; new crashers land in testdata/fuzz/ and are kept.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWire$$' -fuzztime $(FUZZTIME) ./pgwire/
+	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime $(FUZZTIME) ./session/
 	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./lineproto/
 	$(GO) test -run '^$$' -fuzz '^FuzzBinaryTimes$$' -fuzztime $(FUZZTIME_SERVER) ./tests/

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"tsdb/internal/sqlerr"
-	"tsdb/planner"
+	"tsdb/session"
 )
 
-// conn is one client connection.
+// conn is one client connection: the protocol's side of a session. It
+// decodes the client's messages, hands them to the session executor and
+// writes what the executor answers (it implements session.Sink).
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -33,59 +33,9 @@ type conn struct {
 	// by the server's mu).
 	session bool
 
-	mu          sync.Mutex
-	queryCancel context.CancelFunc // of the running statement, if any
-	terminated  atomic.Bool        // pg_terminate_backend asked the session to end
-
-	enc rowEncoder // the connection's goroutine renders rows with it
-	// rows holds encoded DataRow messages until flushRows writes them,
-	// and keeps its capacity across batches and statements. Sent through
-	// the Backend instead, every flushed batch of rows got a fresh write
-	// buffer (pgproto3 drops one larger than 1 KiB after each flush): 21 MB
-	// of garbage for a 45,000-row result, each page touched for the first
-	// time.
-	rows []byte
-}
-
-// rowsFlushBytes is how many bytes of rows are queued before they are
-// written.
-const rowsFlushBytes = 64 << 10
-
-// sendCopyData queues one CopyData message of COPY TO STDOUT. The caller
-// must call flushRows before it sends any other message, so that the data
-// goes first.
-func (c *conn) sendCopyData(data []byte) error {
-	msg := pgproto3.CopyData{Data: data}
-	return c.queued(msg.Encode(c.rows))
-}
-
-// queued keeps the grown row buffer and writes it once it is large.
-func (c *conn) queued(rows []byte, err error) error {
-	if err != nil {
-		return err
-	}
-	c.rows = rows
-	if len(c.rows) >= rowsFlushBytes {
-		return c.flushRows()
-	}
-	return nil
-}
-
-// flushRows writes the queued rows after the messages the Backend holds
-// (the RowDescription and whatever else came before them).
-func (c *conn) flushRows() error {
-	if len(c.rows) == 0 {
-		return nil
-	}
-	err := c.be.Flush()
-	if err == nil {
-		_, err = c.nc.Write(c.rows)
-	}
-	c.rows = c.rows[:0]
-	if cap(c.rows) > 4*rowsFlushBytes {
-		c.rows = nil // one huge row need not stay
-	}
-	return err
+	mu         sync.Mutex
+	ex         *session.Executor // once the session exists
+	terminated atomic.Bool       // pg_terminate_backend asked the session to end
 }
 
 // terminate ends the session at its next message (pg_terminate_backend):
@@ -96,101 +46,15 @@ func (c *conn) terminate() {
 	c.nc.SetReadDeadline(time.Now())
 }
 
+// cancelQuery interrupts the running statement, if any (CancelRequest,
+// pg_cancel_backend).
 func (c *conn) cancelQuery() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.queryCancel != nil {
-		c.queryCancel()
+	ex := c.ex
+	c.mu.Unlock()
+	if ex != nil {
+		ex.Cancel()
 	}
-}
-
-// startupParams that are connection metadata, not settings.
-var startupOnly = map[string]bool{"user": true, "database": true, "options": true, "replication": true}
-
-// applyStartupSettings applies the settings of a startup packet, as
-// PostgreSQL reads them: the -c name=value (or --name=value) switches of
-// its options parameter (a backslash escapes the next character, so that
-// a value may hold a space), then its parameters, which win. Each goes
-// through Settings.StartupSetting; the warnings it returns are for the
-// client. A replication connection is refused: tsdb has no replication
-// protocol.
-func applyStartupSettings(set *planner.Settings, params map[string]string) (warnings []string, err error) {
-	if r := strings.ToLower(params["replication"]); r != "" && r != "false" && r != "off" && r != "no" && r != "0" {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "replication connections are not supported")
-	}
-	apply := func(name, value string) error {
-		w, err := set.StartupSetting(name, value)
-		if w != "" {
-			warnings = append(warnings, w)
-		}
-		return err
-	}
-	args := splitOptions(params["options"])
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		var kv string
-		switch {
-		case a == "-c" && i+1 < len(args):
-			i++
-			kv = args[i]
-		case strings.HasPrefix(a, "-c"):
-			kv = a[2:]
-		case strings.HasPrefix(a, "--"):
-			kv = a[2:]
-		default:
-			return nil, sqlerr.New(sqlerr.ProtocolViolation, "invalid command-line argument for server process: %s", a)
-		}
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", kv)
-		}
-		if err := apply(strings.ReplaceAll(name, "-", "_"), value); err != nil {
-			return nil, err
-		}
-	}
-	names := make([]string, 0, len(params))
-	for k := range params {
-		if !startupOnly[k] {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if err := apply(k, params[k]); err != nil {
-			return nil, err
-		}
-	}
-	return warnings, nil
-}
-
-// splitOptions splits the options startup parameter at unescaped white
-// space; a backslash escapes the next character.
-func splitOptions(s string) []string {
-	var out []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 func (c *conn) serve() {
@@ -242,23 +106,24 @@ func (c *conn) serve() {
 		return
 	}
 	c.nc.SetDeadline(time.Time{})
-	sess, err := c.srv.planner.NewSession(c.ctx, params["user"])
+	ex, err := c.srv.factory.Open(c.ctx, params["user"], c.pid)
 	if err != nil {
 		c.sendError(err)
 		c.be.Flush()
 		log.Error("cannot open session", "err", err)
 		return
 	}
-	defer sess.Close()
-	sess.SetProcessID(c.pid)
+	defer ex.Close()
+	c.mu.Lock()
+	c.ex = ex
+	c.mu.Unlock()
 	defer c.srv.backends.Add(c.pid, params["user"], c.cancelQuery, c.terminate)()
-	startupWarnings, err := applyStartupSettings(sess.Settings(), params)
+	startupWarnings, err := ex.Startup(params)
 	if err != nil {
 		// As PostgreSQL: an unknown parameter, or a bad value, in the
 		// startup packet or in its options (PGOPTIONS='-c name=value')
 		// ends the connection with the reason.
-		se := &sqlerr.Error{Code: sqlerr.Code(err), Message: err.Error()}
-		c.sendFatal(se.Code, se.Message)
+		c.sendFatal(sqlerr.Code(err), err.Error())
 		log.Debug("startup parameter refused", "err", err)
 		return
 	}
@@ -266,7 +131,7 @@ func (c *conn) serve() {
 	for _, w := range startupWarnings {
 		c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: sqlerr.Warning, Message: w})
 	}
-	for _, kv := range sess.Settings().Reported() {
+	for _, kv := range ex.Settings().Reported() {
 		c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
 	}
 	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
@@ -276,10 +141,6 @@ func (c *conn) serve() {
 	}
 	log.Debug("session started", "user", params["user"], "database", params["database"], "application", params["application_name"])
 	skipToSync := false
-	ext := newExtended()
-	// Before the session closes: an open portal's rows use its connection.
-	defer ext.closeAll()
-	sess.OnEngine(ext.hold)
 	for {
 		if d := c.srv.opts.IdleTimeout; d > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(d))
@@ -317,19 +178,16 @@ func (c *conn) serve() {
 		switch m := msg.(type) {
 		case *pgproto3.Query:
 			c.srv.metrics.statements.Inc()
-			c.simpleQuery(sess, ext, m.String)
+			if err := ex.Query(m.String, c); err != nil {
+				c.sendError(err)
+			}
+			c.ready(ex)
 		case *pgproto3.Terminate:
 			return
 		case *pgproto3.Sync:
 			skipToSync = false
-			// The unnamed portal lives until the end of the implicit
-			// transaction, which Sync ends.
-			if !sess.InTransaction() {
-				// The implicit transaction ends: as in PostgreSQL, its
-				// portals go with it.
-				ext.endTransaction(true)
-			}
-			c.ready(sess)
+			ex.Sync()
+			c.ready(ex)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
 			// After an error PostgreSQL ignores everything up to Sync.
 			if skipToSync {
@@ -341,8 +199,8 @@ func (c *conn) serve() {
 			if _, ok := m.(*pgproto3.Execute); ok {
 				c.srv.metrics.statements.Inc()
 			}
-			if err := c.handleExtended(sess, ext, msg); err != nil {
-				sess.FailTransaction()
+			if err := c.extended(ex, msg); err != nil {
+				ex.FailTransaction()
 				c.sendError(err)
 				skipToSync = true
 			}
@@ -352,6 +210,51 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// extended hands one extended-protocol message to the executor and
+// acknowledges it. An error is sent by the caller, which then discards
+// messages until Sync.
+func (c *conn) extended(ex *session.Executor, msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Parse:
+		if err := ex.Parse(m.Name, m.Query, m.ParameterOIDs); err != nil {
+			return err
+		}
+		c.be.Send(&pgproto3.ParseComplete{})
+	case *pgproto3.Bind:
+		if err := ex.Bind(m.DestinationPortal, m.PreparedStatement, m.Parameters, m.ParameterFormatCodes, m.ResultFormatCodes); err != nil {
+			return err
+		}
+		c.be.Send(&pgproto3.BindComplete{})
+	case *pgproto3.Describe:
+		if m.ObjectType == 'S' {
+			oids, cols, err := ex.DescribeStatement(m.Name)
+			if err != nil {
+				return err
+			}
+			c.ParameterDescription(oids)
+			c.RowDescription(cols, nil)
+			return nil
+		}
+		cols, formats, err := ex.DescribePortal(m.Name)
+		if err != nil {
+			return err
+		}
+		c.RowDescription(cols, formats)
+	case *pgproto3.Execute:
+		return ex.Execute(m.Portal, int(m.MaxRows), c)
+	case *pgproto3.Close:
+		if m.ObjectType == 'S' {
+			ex.CloseStatement(m.Name)
+		} else {
+			ex.ClosePortal(m.Name)
+		}
+		c.be.Send(&pgproto3.CloseComplete{})
+	case *pgproto3.Flush:
+		return c.be.Flush()
+	}
+	return nil
 }
 
 // startup reads the startup packet, declining TLS and GSS encryption, and
@@ -391,159 +294,109 @@ func (c *conn) sendFatal(code, msg string) {
 	c.be.Flush()
 }
 
-func (c *conn) ready(sess *planner.Session) {
-	status := byte('I')
-	switch {
-	case sess.TransactionFailed():
-		status = 'E'
-	case sess.InTransaction():
-		status = 'T'
-	}
-	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: status})
+func (c *conn) ready(ex *session.Executor) {
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: ex.TxStatus()})
 	c.be.Flush()
 }
 
-// statementContext is the context of one statement: canceled by a
-// CancelRequest, by the server closing, or after statement_timeout. The
-// returned function must be called when the statement is done.
-func (c *conn) statementContext(sess *planner.Session) (context.Context, func()) {
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if d := sess.Settings().StatementTimeout(); d > 0 {
-		ctx, cancel = context.WithTimeoutCause(c.ctx, d, errStatementTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(c.ctx)
-	}
-	c.mu.Lock()
-	c.queryCancel = cancel
-	c.mu.Unlock()
-	return ctx, func() {
-		c.mu.Lock()
-		c.queryCancel = nil
-		c.mu.Unlock()
-		cancel()
-	}
+// The session.Sink of the connection: each answer becomes its message.
+
+// Notice implements session.Sink.
+func (c *conn) Notice(severity string, w *sqlerr.Error) {
+	c.be.Send(&pgproto3.NoticeResponse{Severity: severity, SeverityUnlocalized: severity, Code: w.Code, Message: w.Message, Detail: w.Detail, Hint: w.Hint})
 }
 
-var errStatementTimeout = errors.New("canceling statement due to statement timeout")
+// ParameterStatus implements session.Sink.
+func (c *conn) ParameterStatus(name, value string) {
+	c.be.Send(&pgproto3.ParameterStatus{Name: name, Value: value})
+}
 
-// timeoutError turns an error of a statement that ran out of time into
-// PostgreSQL's 57014 with its message.
-func timeoutError(ctx context.Context, err error) error {
-	if err != nil && errors.Is(context.Cause(ctx), errStatementTimeout) {
-		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: errStatementTimeout.Error(), Err: err}
+// RowDescription implements session.Sink.
+func (c *conn) RowDescription(cols []session.Column, formats []int16) {
+	if cols == nil {
+		c.be.Send(&pgproto3.NoData{})
+		return
 	}
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, col := range cols {
+		var f int16
+		if formats != nil {
+			f = formats[i]
+		}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: -1, Format: f}
+	}
+	c.be.Send(&pgproto3.RowDescription{Fields: fields})
+}
+
+// ParameterDescription implements session.Sink.
+func (c *conn) ParameterDescription(oids []uint32) {
+	c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+}
+
+// WriteRows implements session.Sink: the rendered messages go straight to
+// the socket, after the messages the Backend holds. Sent through the
+// Backend instead, every batch of rows got a fresh write buffer (pgproto3
+// drops one larger than 1 KiB after each flush): 21 MB of garbage for a
+// 45,000-row result, each page touched for the first time.
+func (c *conn) WriteRows(msgs []byte) error {
+	if err := c.be.Flush(); err != nil {
+		return err
+	}
+	_, err := c.nc.Write(msgs)
 	return err
 }
 
-func (c *conn) simpleQuery(sess *planner.Session, x *extended, query string) {
-	qctx, done := c.statementContext(sess)
-	defer done()
-	// The statements run with a context that a cursor they declare keeps
-	// after the Query; the Query's cancel or timeout reaches it meanwhile.
-	kept := newKeptContext(c.ctx)
-	stop := context.AfterFunc(qctx, func() { kept.cancel(context.Cause(qctx)) })
-	defer func() {
-		stop()
-		kept.unref()
-	}()
-	ctx := kept.ctx
-	loc := sess.Settings().Location()
-	err := sess.Execute(ctx, query, func(r *planner.Result) error {
-		c.sendWarning(r.Warning)
-		if r.Empty {
-			c.be.Send(&pgproto3.EmptyQueryResponse{})
-			return nil
-		}
-		if r.CopyIn != nil {
-			tag, err := c.copyIn(ctx, r.CopyIn)
-			if err != nil {
-				return err
-			}
-			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-			return nil
-		}
-		if r.CopyOut != nil {
-			tag, err := c.copyOut(r.CopyOut, loc)
-			if err != nil {
-				return err
-			}
-			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-			return nil
-		}
-		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			tag, err := c.cursorCommand(qctx, x, r, loc, kept, sess.InTransaction())
-			if err != nil {
-				return err
-			}
-			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-			return nil
-		}
-		before := sess.Settings().Reported()
-		tag := r.Tag
-		if r.Columns != nil {
-			fields := make([]pgproto3.FieldDescription, len(r.Columns))
-			for i, col := range r.Columns {
-				fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: -1}
-			}
-			c.be.Send(&pgproto3.RowDescription{Fields: fields})
-		}
-		if r.Rows != nil {
-			// Deferred, so that a panic (recovered by serve) also ends a
-			// result DuckDB is streaming before the session closes.
-			defer r.Rows.Close()
-			n, err := c.sendRows(r.Rows, r.Columns, nil, loc)
-			if err != nil {
-				return err
-			}
-			if tag == "SELECT" {
-				tag = fmt.Sprintf("SELECT %d", n)
-			}
-		}
-		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-		if tag == "COMMIT" || tag == "ROLLBACK" {
-			x.endTransaction(tag == "COMMIT")
-		}
-		if strings.HasPrefix(tag, "SET") || strings.HasPrefix(tag, "RESET") {
-			c.reportChanges(before, sess.Settings().Reported())
-			loc = sess.Settings().Location()
-		}
-		return nil
-	})
-	if err != nil {
-		sess.FailTransaction()
-		c.sendError(timeoutError(qctx, err))
-	}
-	c.ready(sess)
+// CommandComplete implements session.Sink.
+func (c *conn) CommandComplete(tag string) {
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 }
 
-// sendRows sends all of a result's rows, in formats by column (none: all
-// text), and returns how many it sent.
-func (c *conn) sendRows(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location) (int, error) {
-	var none int // a cursor read to its end holds nothing
-	return c.send(newCursor(rows, cols, formats, loc, &c.enc, &none), 0)
+// EmptyQuery implements session.Sink.
+func (c *conn) EmptyQuery() { c.be.Send(&pgproto3.EmptyQueryResponse{}) }
+
+// PortalSuspended implements session.Sink.
+func (c *conn) PortalSuspended() { c.be.Send(&pgproto3.PortalSuspended{}) }
+
+// CopyIn implements session.Sink.
+func (c *conn) CopyIn(format int16, n int) error {
+	codes := make([]uint16, n)
+	for i := range codes {
+		codes[i] = uint16(format)
+	}
+	c.be.Send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
+	return c.be.Flush()
 }
 
-func (c *conn) reportChanges(before, after [][2]string) {
-	old := map[string]string{}
-	for _, kv := range before {
-		old[kv[0]] = kv[1]
-	}
-	for _, kv := range after {
-		if old[kv[0]] != kv[1] {
-			c.be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+// ReceiveCopy implements session.Sink: the next CopyData, or done at
+// CopyDone; CopyFail is 57014, as in PostgreSQL. Flush and Sync are
+// ignored during COPY IN, as PostgreSQL does.
+func (c *conn) ReceiveCopy() ([]byte, bool, error) {
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			return nil, false, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			return m.Data, false, nil
+		case *pgproto3.CopyDone:
+			return nil, true, nil
+		case *pgproto3.CopyFail:
+			return nil, false, sqlerr.New(sqlerr.QueryCanceled, "COPY from stdin failed: %s", m.Message)
+		case *pgproto3.Flush, *pgproto3.Sync:
+		default:
+			return nil, false, sqlerr.New(sqlerr.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
 		}
 	}
 }
 
-// sendWarning sends a statement's warning, if it has one, as PostgreSQL
-// sends its WARNING notices.
-func (c *conn) sendWarning(w *sqlerr.Error) {
-	if w == nil {
-		return
-	}
-	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: w.Code, Message: w.Message, Detail: w.Detail, Hint: w.Hint})
+// CopyOut implements session.Sink.
+func (c *conn) CopyOut(n int) {
+	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, n)})
 }
+
+// CopyDone implements session.Sink.
+func (c *conn) CopyDone() { c.be.Send(&pgproto3.CopyDone{}) }
 
 func (c *conn) sendError(err error) {
 	var se *sqlerr.Error

@@ -16,7 +16,7 @@ func (rw) Write(p []byte) (int, error) { return len(p), nil }
 // FuzzWire feeds arbitrary bytes through the same decoding steps a
 // connection takes: startup packets (SSL/GSS requests answered, cancel),
 // then regular messages, with the server's message size limit. Nothing may
-// panic or hang.
+// panic or hang. (Bind parameters are fuzzed by session.FuzzParams.)
 func FuzzWire(f *testing.F) {
 	var seed bytes.Buffer
 	startup := &pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "tsdb", "database": "tsdb"}}
@@ -37,20 +37,7 @@ func FuzzWire(f *testing.F) {
 	f.Add(seed.Bytes())
 	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47}) // SSLRequest
 	f.Add([]byte{'Q', 0x7f, 0xff, 0xff, 0xff})
-	for _, s := range []string{"0", "-12.5", "3298534883331", "0.0001"} {
-		b, _ := encodeNumeric(s)
-		f.Add(b)
-	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// The same bytes as a binary numeric parameter: it decodes to text
-		// that encodes again, or fails cleanly.
-		if v, err := decodeNumeric(data); err == nil {
-			if s, ok := v.(string); ok && s != "NaN" {
-				if _, err := encodeNumeric(s); err != nil {
-					t.Fatalf("decoded %q does not encode: %v", s, err)
-				}
-			}
-		}
 		be := pgproto3.NewBackend(bytes.NewReader(data), rw{})
 		be.SetMaxBodyLen(1 << 20)
 		for i := 0; i < 8; i++ {
@@ -63,16 +50,8 @@ func FuzzWire(f *testing.F) {
 			}
 		}
 		for i := 0; i < 1000; i++ {
-			msg, err := be.Receive()
-			if err != nil {
+			if _, err := be.Receive(); err != nil {
 				return
-			}
-			if b, ok := msg.(*pgproto3.Bind); ok {
-				for j, p := range b.Parameters {
-					for _, oid := range []uint32{16, 20, 21, 23, 700, 701, 1082, 1114, 1184, 1186, 1700, 25} {
-						decodeParam(p, formatFor(b.ParameterFormatCodes, j), oid)
-					}
-				}
 			}
 		}
 	})

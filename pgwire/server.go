@@ -1,8 +1,9 @@
-// Package pgwire speaks the PostgreSQL v3 protocol: startup (SSLRequest and
-// GSSENCRequest declined, trust authentication), the simple query protocol,
-// CancelRequest, ParameterStatus, text encoding of values and SQLSTATE
-// errors. It hands statements to the planner and knows nothing about
-// Parquet, the WAL or buckets.
+// Package pgwire speaks the PostgreSQL v3 protocol as a codec: startup
+// (TLS, SCRAM authentication, connection and startup slots), the simple
+// and extended query protocols, COPY, CancelRequest and errors. It decodes
+// each message, hands it to the connection's session executor and writes
+// what the executor answers (session.Sink). It holds no SQL state and
+// knows no engine types.
 package pgwire
 
 import (
@@ -22,7 +23,7 @@ import (
 
 	"tsdb/internal/auth"
 	"tsdb/internal/backend"
-	"tsdb/planner"
+	"tsdb/session"
 )
 
 // Options configure a Server.
@@ -63,7 +64,7 @@ type Options struct {
 
 // Server accepts PostgreSQL connections.
 type Server struct {
-	planner  *planner.Planner
+	factory  *session.Factory
 	backends *backend.Registry
 	opts     Options
 	logger   *slog.Logger
@@ -119,8 +120,9 @@ func (s *Server) authDelay(host string, failed bool) time.Duration {
 	return d
 }
 
-// New returns a server that runs statements with p.
-func New(p *planner.Planner, opts Options) *Server {
+// New returns a server whose connections open their sessions with
+// sessions.
+func New(sessions *session.Factory, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,7 +141,7 @@ func New(p *planner.Planner, opts Options) *Server {
 	if opts.Backends == nil {
 		opts.Backends = backend.New()
 	}
-	return &Server{planner: p, backends: opts.Backends, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
+	return &Server{factory: sessions, backends: opts.Backends, opts: opts, logger: opts.Logger, metrics: newMetrics(opts.Registerer),
 		conns: map[*conn]struct{}{}, starting: map[*conn]time.Time{}, delayedBy: map[string]int{}, byPID: map[uint32]*conn{}}
 }
 

@@ -34,6 +34,7 @@ import (
 	"tsdb/lineproto"
 	"tsdb/pgwire"
 	"tsdb/planner"
+	"tsdb/session"
 )
 
 func main() {
@@ -249,7 +250,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		shutdownStore()
 		return err
 	}
-	pg := pgwire.New(pl, pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
+	pg := pgwire.New(session.NewFactory(pl, session.Options{}), pgwire.Options{Logger: logger.With("component", "pgwire"), Registerer: reg,
 		MaxConnections: cfg.MaxConnections, MaxStartupConnections: cfg.MaxStartup, StartupTimeout: cfg.StartupTimeout, IdleTimeout: cfg.IdleTimeout,
 		TLS: tlsConfig, TLSRequired: cfg.TLSRequired, Auth: roles, Backends: backends})
 	pgLn, err := net.Listen("tcp", cfg.PGAddr)

@@ -1,11 +1,9 @@
-package pgwire
+package session
 
 import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5/pgproto3"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -158,126 +156,111 @@ func formatFor(codes []int16, i int) int16 {
 	return 0
 }
 
-// handleExtended processes one extended-protocol message. An error is sent
-// by the caller, which then discards messages until Sync.
-func (c *conn) handleExtended(sess *planner.Session, x *extended, msg pgproto3.FrontendMessage) error {
-	switch m := msg.(type) {
-	case *pgproto3.Parse:
-		if m.Name != "" {
-			if _, exists := x.stmts[m.Name]; exists {
-				return sqlerr.New("42P05", "prepared statement %q already exists", m.Name)
-			}
-			// Each statement holds its parse tree and description: a
-			// client that never closes them must not grow the server
-			// without bound (200,000 of them took 750 MB).
-			if limit := c.srv.planner.Limits().MaxPreparedStatements; len(x.stmts) >= limit {
-				return sqlerr.New(sqlerr.ProgramLimitExceeded, "too many prepared statements: this connection holds %d (--max-prepared-statements); close some (Close, DEALLOCATE) first", len(x.stmts))
-			}
+// Parse prepares a statement under name ("" the unnamed one, which it
+// replaces) with the parameter types the client declares (0: infer).
+func (ex *Executor) Parse(name, query string, paramOIDs []uint32) error {
+	if name != "" {
+		if _, exists := ex.x.stmts[name]; exists {
+			return sqlerr.New("42P05", "prepared statement %q already exists", name)
 		}
-		// Parsing and describing plan the statement: statement_timeout
-		// and cancel reach them, as in PostgreSQL.
-		qctx, done := c.statementContext(sess)
-		p, err := sess.Prepare(qctx, m.Query, m.ParameterOIDs)
-		done()
-		if err != nil {
-			return timeoutError(qctx, err)
+		// Each statement holds its parse tree and description: a client
+		// that never closes them must not grow the server without bound
+		// (200,000 of them took 750 MB).
+		if len(ex.x.stmts) >= ex.opts.MaxPreparedStatements {
+			return sqlerr.New(sqlerr.ProgramLimitExceeded, "too many prepared statements: this connection holds %d (--max-prepared-statements); close some (Close, DEALLOCATE) first", len(ex.x.stmts))
 		}
-		x.stmts[m.Name] = p
-		c.be.Send(&pgproto3.ParseComplete{})
-	case *pgproto3.Bind:
-		p, ok := x.stmts[m.PreparedStatement]
-		if !ok {
-			return sqlerr.New("26000", "prepared statement %q does not exist", m.PreparedStatement)
-		}
-		if len(m.Parameters) != len(p.ParamOIDs) {
-			return sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(p.ParamOIDs))
-		}
-		params := make([]any, len(m.Parameters))
-		for i, raw := range m.Parameters {
-			v, err := decodeParam(raw, formatFor(m.ParameterFormatCodes, i), p.ParamOIDs[i])
-			if err != nil {
-				code := sqlerr.InvalidParameterValue
-				var te *schema.TextError
-				var se *sqlerr.Error
-				switch {
-				case errors.As(err, &te):
-					code = sqlerr.CharacterNotInRepertoire
-				case errors.As(err, &se):
-					code = se.Code
-				}
-				return &sqlerr.Error{Code: code, Message: fmt.Sprintf("parameter $%d: %v", i+1, err)}
-			}
-			params[i] = v
-		}
-		formats := make([]int16, len(p.Columns))
-		for i := range formats {
-			formats[i] = formatFor(m.ResultFormatCodes, i)
-		}
-		if m.DestinationPortal != "" {
-			if _, exists := x.portals[m.DestinationPortal]; exists {
-				return sqlerr.New("42P03", "portal %q already exists", m.DestinationPortal)
-			}
-		}
-		// Binding the unnamed portal replaces it: its result, if still
-		// open, is closed first.
-		x.closePortal(m.DestinationPortal)
-		x.portals[m.DestinationPortal] = &portal{stmt: p, params: params, formats: formats}
-		c.be.Send(&pgproto3.BindComplete{})
-	case *pgproto3.Describe:
-		if m.ObjectType == 'S' {
-			p, ok := x.stmts[m.Name]
-			if !ok {
-				return sqlerr.New("26000", "prepared statement %q does not exist", m.Name)
-			}
-			c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: p.ParamOIDs})
-			c.sendRowDescription(p.Columns, nil)
-			return nil
-		}
-		pt, ok := x.portals[m.Name]
-		if !ok {
-			return sqlerr.New("34000", "portal %q does not exist", m.Name)
-		}
-		c.sendRowDescription(pt.stmt.Columns, pt.formats)
-	case *pgproto3.Execute:
-		pt, ok := x.portals[m.Portal]
-		if !ok {
-			return sqlerr.New("34000", "portal %q does not exist", m.Portal)
-		}
-		return c.execute(sess, x, pt, int(m.MaxRows))
-	case *pgproto3.Close:
-		if m.ObjectType == 'S' {
-			delete(x.stmts, m.Name)
-		} else {
-			x.closePortal(m.Name)
-		}
-		c.be.Send(&pgproto3.CloseComplete{})
-	case *pgproto3.Flush:
-		return c.be.Flush()
 	}
+	// Parsing and describing plan the statement: statement_timeout and
+	// cancel reach them, as in PostgreSQL.
+	qctx, done := ex.statementContext()
+	p, err := ex.sess.Prepare(qctx, query, paramOIDs)
+	done()
+	if err != nil {
+		return timeoutError(qctx, err)
+	}
+	ex.x.stmts[name] = p
 	return nil
 }
 
-func (c *conn) sendRowDescription(cols []planner.Column, formats []int16) {
-	if cols == nil {
-		c.be.Send(&pgproto3.NoData{})
-		return
+// Bind makes portal from statement with the client's parameters (raw, in
+// formats by parameter) and the result formats it asks for.
+func (ex *Executor) Bind(portalName, statement string, params [][]byte, paramFormats, resultFormats []int16) error {
+	p, ok := ex.x.stmts[statement]
+	if !ok {
+		return sqlerr.New("26000", "prepared statement %q does not exist", statement)
 	}
-	fields := make([]pgproto3.FieldDescription, len(cols))
-	for i, col := range cols {
-		var f int16
-		if formats != nil {
-			f = formats[i]
+	if len(params) != len(p.ParamOIDs) {
+		return sqlerr.New(sqlerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d", len(params), statement, len(p.ParamOIDs))
+	}
+	values := make([]any, len(params))
+	for i, raw := range params {
+		v, err := decodeParam(raw, formatFor(paramFormats, i), p.ParamOIDs[i])
+		if err != nil {
+			code := sqlerr.InvalidParameterValue
+			var te *schema.TextError
+			var se *sqlerr.Error
+			switch {
+			case errors.As(err, &te):
+				code = sqlerr.CharacterNotInRepertoire
+			case errors.As(err, &se):
+				code = se.Code
+			}
+			return &sqlerr.Error{Code: code, Message: fmt.Sprintf("parameter $%d: %v", i+1, err)}
 		}
-		fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: -1, Format: f}
+		values[i] = v
 	}
-	c.be.Send(&pgproto3.RowDescription{Fields: fields})
+	formats := make([]int16, len(p.Columns))
+	for i := range formats {
+		formats[i] = formatFor(resultFormats, i)
+	}
+	if portalName != "" {
+		if _, exists := ex.x.portals[portalName]; exists {
+			return sqlerr.New("42P03", "portal %q already exists", portalName)
+		}
+	}
+	// Binding the unnamed portal replaces it: its result, if still open,
+	// is closed first.
+	ex.x.closePortal(portalName)
+	ex.x.portals[portalName] = &portal{stmt: p, params: values, formats: formats}
+	return nil
 }
 
-// execute runs a portal, or continues a suspended one. With maxRows > 0
+// DescribeStatement answers Describe of a prepared statement: its
+// parameter types and its result columns (nil: it returns no rows).
+func (ex *Executor) DescribeStatement(name string) ([]uint32, []Column, error) {
+	p, ok := ex.x.stmts[name]
+	if !ok {
+		return nil, nil, sqlerr.New("26000", "prepared statement %q does not exist", name)
+	}
+	return p.ParamOIDs, p.Columns, nil
+}
+
+// DescribePortal answers Describe of a portal: its result columns and
+// their formats.
+func (ex *Executor) DescribePortal(name string) ([]Column, []int16, error) {
+	pt, ok := ex.x.portals[name]
+	if !ok {
+		return nil, nil, sqlerr.New("34000", "portal %q does not exist", name)
+	}
+	return pt.stmt.Columns, pt.formats, nil
+}
+
+// CloseStatement forgets a prepared statement (Close 'S').
+func (ex *Executor) CloseStatement(name string) { delete(ex.x.stmts, name) }
+
+// ClosePortal closes a portal (Close 'P').
+func (ex *Executor) ClosePortal(name string) { ex.x.closePortal(name) }
+
+// Execute runs a portal, or continues a suspended one. With maxRows > 0
 // the portal sends at most that many rows and, if it sent that many,
 // keeps its result open for the next Execute (PortalSuspended).
-func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows int) error {
-	if pt.started && sess.TransactionFailed() {
+func (ex *Executor) Execute(portalName string, maxRows int, sink Sink) error {
+	ex.sink = sink
+	pt, ok := ex.x.portals[portalName]
+	if !ok {
+		return sqlerr.New("34000", "portal %q does not exist", portalName)
+	}
+	if pt.started && ex.sess.TransactionFailed() {
 		// A portal suspended before the block failed sends no more rows:
 		// as every other statement, it waits for the block to end. (One
 		// not started yet is refused, or let through to end the block,
@@ -286,76 +269,78 @@ func (c *conn) execute(sess *planner.Session, x *extended, pt *portal, maxRows i
 	}
 	if pt.done {
 		// PostgreSQL answers a finished portal with its tag and no rows.
-		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		sink.CommandComplete(pt.tag)
 		return nil
 	}
-	qctx, done := c.statementContext(sess)
+	qctx, done := ex.statementContext()
 	defer done()
 	if !pt.started {
 		pt.started = true
 		rctx := qctx
 		if maxRows > 0 {
 			var cancel context.CancelCauseFunc
-			rctx, cancel = context.WithCancelCause(c.ctx)
+			rctx, cancel = context.WithCancelCause(ex.ctx)
 			pt.cancel = cancel
 		}
-		err := c.start(qctx, rctx, sess, x, pt, maxRows)
+		err := ex.start(qctx, rctx, pt, maxRows)
 		if err != nil {
 			pt.done = true
-			x.forget(pt.cur)
+			ex.x.forget(pt.cur)
 			pt.close()
 			return timeoutError(qctx, err)
 		}
 		if pt.stmt.Empty {
 			pt.done = true
-			c.be.Send(&pgproto3.EmptyQueryResponse{})
+			sink.EmptyQuery()
 			return nil
 		}
 		if pt.cur == nil {
 			pt.done = true
 			pt.close()
-			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+			sink.CommandComplete(pt.tag)
 			if pt.tag == "COMMIT" || pt.tag == "ROLLBACK" {
-				x.endTransaction(pt.tag == "COMMIT")
+				ex.x.endTransaction(pt.tag == "COMMIT")
 			}
 			return nil
 		}
-		c.be.Send(&pgproto3.PortalSuspended{})
+		sink.PortalSuspended()
 		return nil
 	}
 	if pt.cur == nil {
 		pt.done = true
-		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		sink.CommandComplete(pt.tag)
 		return nil
 	}
-	sent, err := c.sendPortal(qctx, pt, maxRows)
-	return c.endExecute(qctx, x, pt, maxRows, sent, err)
+	stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
+	sent, err := ex.send(pt.cur, maxRows)
+	stop()
+	return ex.endExecute(qctx, pt, maxRows, sent, err)
 }
 
 // start runs a portal's statement and sends its first rows; qctx is the
 // Execute's context, rctx the one its rows are made with (the portal's
 // own when they may outlive the Execute).
-func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *extended, pt *portal, maxRows int) error {
-	loc := sess.Settings().Location()
+func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) error {
+	loc := ex.sess.Settings().Location()
 	if rctx != qctx {
 		stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
 		defer stop()
 	}
-	err := sess.ExecutePrepared(rctx, pt.stmt, pt.params, func(r *planner.Result) error {
-		c.sendWarning(r.Warning)
+	err := ex.sess.ExecutePrepared(rctx, pt.stmt, pt.params, func(r *planner.Result) error {
+		ex.notice(r.Warning)
 		if r.Empty {
 			return nil
 		}
 		pt.tag = r.Tag
 		// COPY runs its sub-protocol within Execute, as in PostgreSQL
-		// (copyIn reads past the Sync and Flush a client sends).
+		// (the sink reads past the Sync and Flush a client sends).
 		if r.CopyIn != nil {
-			tag, err := c.copyIn(qctx, r.CopyIn)
+			tag, err := ex.copyIn(qctx, r.CopyIn)
 			pt.tag = tag
 			return err
 		}
 		if r.CopyOut != nil {
-			tag, err := c.copyOut(r.CopyOut, loc)
+			tag, err := ex.copyOut(r.CopyOut, loc)
 			pt.tag = tag
 			return err
 		}
@@ -368,15 +353,16 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		if r.Rows == nil {
 			return nil
 		}
-		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &c.enc, &x.heldBytes)
+		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &ex.enc, &ex.x.heldBytes)
 		// Closed here unless the portal keeps it: deferred, so that a
-		// panic (recovered by serve) also ends a result DuckDB streams.
+		// panic (recovered by the wire layer) also ends a result DuckDB
+		// streams.
 		defer func() {
 			if pt.cur != cur {
 				cur.close()
 			}
 		}()
-		sent, err := c.send(cur, maxRows)
+		sent, err := ex.send(cur, maxRows)
 		if err != nil {
 			return err
 		}
@@ -384,7 +370,7 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 			// As PostgreSQL, without looking ahead: a result of exactly
 			// maxRows rows is suspended, and the next Execute completes it.
 			cur.cancel = pt.cancel
-			pt.cur, x.open = cur, cur
+			pt.cur, ex.x.open = cur, cur
 			return nil
 		}
 		if pt.tag == "SELECT" {
@@ -393,30 +379,22 @@ func (c *conn) start(qctx, rctx context.Context, sess *planner.Session, x *exten
 		return nil
 	})
 	// The rows sent so far go before the error or the tag.
-	if ferr := c.flushRows(); err == nil {
+	if ferr := ex.flushRows(); err == nil {
 		err = ferr
 	}
 	return err
 }
 
-// sendPortal sends the next rows of a suspended portal, passing the
-// Execute's cancel or timeout on to its rows.
-func (c *conn) sendPortal(qctx context.Context, pt *portal, maxRows int) (int, error) {
-	stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
-	defer stop()
-	return c.send(pt.cur, maxRows)
-}
-
 // endExecute ends an Execute of a suspended portal that sent sent rows:
 // suspended again, completed, or failed with err.
-func (c *conn) endExecute(qctx context.Context, x *extended, pt *portal, maxRows, sent int, err error) error {
+func (ex *Executor) endExecute(qctx context.Context, pt *portal, maxRows, sent int, err error) error {
 	if err == nil && maxRows > 0 && sent == maxRows {
-		c.be.Send(&pgproto3.PortalSuspended{})
+		ex.sink.PortalSuspended()
 		return nil
 	}
 	n := pt.cur.n
 	pt.done = true
-	x.forget(pt.cur)
+	ex.x.forget(pt.cur)
 	pt.close()
 	if err != nil {
 		return timeoutError(qctx, err)
@@ -424,6 +402,6 @@ func (c *conn) endExecute(qctx context.Context, x *extended, pt *portal, maxRows
 	if pt.tag == "SELECT" {
 		pt.tag = fmt.Sprintf("SELECT %d", n)
 	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+	ex.sink.CommandComplete(pt.tag)
 	return nil
 }

@@ -1,4 +1,4 @@
-package pgwire
+package session
 
 import (
 	"context"
@@ -230,33 +230,12 @@ func (cur *cursor) close() {
 	}
 }
 
-// send writes up to limit rows of cur (every row if limit <= 0) and
-// returns how many it sent; the rows are written before it returns.
-func (c *conn) send(cur *cursor, limit int) (sent int, err error) {
-	// The rows go out before anything the caller sends next.
-	defer func() {
-		if ferr := c.flushRows(); err == nil {
-			err = ferr
-		}
-	}()
-	for limit <= 0 || sent < limit {
-		buf, ok, err := cur.appendRow(c.rows)
-		if !ok {
-			c.rows = buf
-			return sent, err
-		}
-		sent++
-		if err := c.queued(buf, nil); err != nil {
-			return sent, err
-		}
-	}
-	return sent, nil
-}
-
 // cursorCommand carries out DECLARE … CURSOR, FETCH, MOVE and CLOSE and
 // returns the command tag. FETCH sends the rows it reads, after their
 // RowDescription, as PostgreSQL does for the simple query protocol.
-func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result, loc *time.Location, kept *keptContext, inTx bool) (string, error) {
+func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *time.Location, kept *keptContext) (string, error) {
+	x := ex.x
+	inTx := ex.sess.InTransaction()
 	switch {
 	case r.Cursor != nil:
 		d := r.Cursor
@@ -273,7 +252,7 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 		}
 		// The cursor's rows stay open on the session's connection until
 		// they are read, closed, or held for another statement.
-		cur := newCursor(r.Rows, r.Columns, formats, loc, &c.enc, &x.heldBytes)
+		cur := newCursor(r.Rows, r.Columns, formats, loc, &ex.enc, &x.heldBytes)
 		cur.cancel = kept.cancel
 		kept.refs++
 		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, inTx: inTx, ctx: kept}
@@ -310,8 +289,8 @@ func (c *conn) cursorCommand(ctx context.Context, x *extended, r *planner.Result
 	if f.Move {
 		n, err = d.cur.skip(limit)
 	} else {
-		c.sendRowDescription(d.cols, d.formats)
-		n, err = c.send(d.cur, limit)
+		ex.sink.RowDescription(d.cols, d.formats)
+		n, err = ex.send(d.cur, limit)
 	}
 	if err != nil {
 		x.closeCursor(f.Name)

@@ -1,4 +1,4 @@
-package pgwire
+package session
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
 
-// copyIn runs the COPY FROM STDIN sub-protocol: CopyInResponse, then
-// CopyData until CopyDone (load) or CopyFail (abort).
-func (c *conn) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
+// copyIn runs COPY FROM STDIN: the sink asks the client for the data and
+// returns it a CopyData at a time, until CopyDone (load) or CopyFail
+// (abort).
+func (ex *Executor) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
 	// However the COPY ends, its decoder goroutines stop and its rows are
 	// freed.
 	defer ci.Close()
@@ -21,53 +21,40 @@ func (c *conn) copyIn(ctx context.Context, ci *planner.CopyIn) (string, error) {
 	if ci.Format == planner.CopyBinary {
 		format = 1
 	}
-	codes := make([]uint16, ci.Columns)
-	for i := range codes {
-		codes[i] = uint16(format)
-	}
-	c.be.Send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
-	if err := c.be.Flush(); err != nil {
+	if err := ex.sink.CopyIn(format, ci.Columns); err != nil {
 		return "", err
 	}
 	var failed error
 	for {
-		msg, err := c.be.Receive()
+		data, done, err := ex.sink.ReceiveCopy()
 		if err != nil {
 			return "", err
 		}
-		switch m := msg.(type) {
-		case *pgproto3.CopyData:
+		if !done {
 			if failed == nil {
-				failed = ci.Write(m.Data)
+				failed = ci.Write(data)
 			}
 			// After a failure the rest of the data is read and dropped:
 			// the client sends until CopyDone.
-		case *pgproto3.CopyDone:
-			if failed != nil {
-				return "", failed
-			}
-			n, err := ci.Finish(ctx)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("COPY %d", n), nil
-		case *pgproto3.CopyFail:
-			return "", sqlerr.New(sqlerr.QueryCanceled, "COPY from stdin failed: %s", m.Message)
-		case *pgproto3.Flush, *pgproto3.Sync:
-			// PostgreSQL ignores these during COPY IN.
-		default:
-			return "", sqlerr.New(sqlerr.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
+			continue
 		}
+		if failed != nil {
+			return "", failed
+		}
+		n, err := ci.Finish(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("COPY %d", n), nil
 	}
 }
 
 // copyOut sends a result as COPY TO STDOUT data in text or CSV format.
-func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) {
+func (ex *Executor) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) {
 	res := co.Result
-	codes := make([]uint16, len(res.Columns))
-	c.be.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: codes})
+	ex.sink.CopyOut(len(res.Columns))
 	if res.Rows == nil {
-		c.be.Send(&pgproto3.CopyDone{})
+		ex.sink.CopyDone()
 		return "COPY 0", nil
 	}
 	defer res.Rows.Close()
@@ -93,15 +80,15 @@ func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) 
 			field([]byte(col.Name), false)
 		}
 		line = append(line, '\n')
-		if err := c.sendCopyData(line); err != nil {
+		if err := ex.sendCopyData(line); err != nil {
 			return "", err
 		}
 	}
 	n := 0
 	endLine := func() error {
 		line = append(line, '\n')
-		if err := c.sendCopyData(line); err != nil {
-			c.flushRows()
+		if err := ex.sendCopyData(line); err != nil {
+			ex.flushRows()
 			return err
 		}
 		n++
@@ -149,13 +136,13 @@ func (c *conn) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) 
 		}
 	}
 	// The data goes before CopyDone or an error.
-	if err := c.flushRows(); err != nil {
+	if err := ex.flushRows(); err != nil {
 		return "", err
 	}
 	if err := res.Rows.Err(); err != nil {
 		return "", err
 	}
-	c.be.Send(&pgproto3.CopyDone{})
+	ex.sink.CopyDone()
 	return fmt.Sprintf("COPY %d", n), nil
 }
 
@@ -203,4 +190,15 @@ func appendTextField(dst, s []byte, delim byte) []byte {
 		}
 	}
 	return dst
+}
+
+// sendCopyData queues one CopyData message of COPY TO STDOUT, written
+// with the rows.
+func (ex *Executor) sendCopyData(data []byte) error {
+	msg := pgproto3.CopyData{Data: data}
+	b, err := msg.Encode(ex.rows)
+	if err != nil {
+		return err
+	}
+	return ex.queued(b)
 }

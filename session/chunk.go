@@ -1,4 +1,4 @@
-package pgwire
+package session
 
 import (
 	"encoding/binary"
