@@ -19,7 +19,7 @@ import (
 // of one version. Columns the table has already (another writer added
 // them first) are skipped.
 func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Column) error {
-	ts, err := s.lockTable(name)
+	ts, err := s.lockTable(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Store) SetCluster(ctx context.Context, name, column string) error {
 // them against the table as it is (under its flush lock), and publishes
 // the new snapshot.
 func (s *Store) SetOptions(ctx context.Context, name string, opts TableOptions) error {
-	ts, err := s.lockTable(name)
+	ts, err := s.lockTable(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -147,14 +147,18 @@ func missingColumns(t schema.Table, cols []schema.Column) []schema.Column {
 	return out
 }
 
-// lockTable returns a table with its flush lock held (the caller unlocks
+// lockTable returns a table with its write lock held (the caller unlocks
 // ts.flushMu): no flush, DML or other schema change runs meanwhile.
-func (s *Store) lockTable(name string) (*tableState, error) {
+func (s *Store) lockTable(ctx context.Context, name string) (*tableState, error) {
 	ts, err := s.state(name)
 	if err != nil {
 		return nil, err
 	}
-	ts.flushMu.Lock()
+	// A transaction that changed rows of the table holds the lock until
+	// it ends: the wait ends with the statement's cancel or timeout.
+	if err := ts.flushMu.LockContext(ctx); err != nil {
+		return nil, mapCanceled(ctx, err)
+	}
 	if ts.isDropped() {
 		ts.flushMu.Unlock()
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)

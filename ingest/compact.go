@@ -170,7 +170,12 @@ func (s *Store) verifyGroup(name string, ts *tableState, group []delta.File) err
 // UPDATE (of this or another writer) removed one of the group's files
 // since the merge read them.
 func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []delta.File, add delta.Add) (bool, error) {
-	ts.flushMu.Lock()
+	// A transaction that deleted rows of these files holds the lock until
+	// it ends, naming the rows by their place in them: the merge is
+	// dropped and done again later.
+	if !ts.flushMu.TryLock() {
+		return false, nil
+	}
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
 		return false, nil

@@ -264,7 +264,9 @@ func (s *Store) RepairTable(ctx context.Context, name string) (RepairReport, err
 	if err != nil {
 		return rep, err
 	}
-	ts.flushMu.Lock()
+	if err := ts.flushMu.LockContext(ctx); err != nil {
+		return rep, mapCanceled(ctx, err)
+	}
 	defer ts.flushMu.Unlock()
 	ts.mu.RLock()
 	snap := ts.published

@@ -54,7 +54,7 @@ type DMLCompiler func(ctx context.Context, table schema.Table, sql string) (DML,
 // compacted or changed by another statement meanwhile. Readers see the
 // statement whole or not at all: both layers are published at once.
 func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML) (int64, error) {
-	ts, err := s.lockTable(table)
+	ts, err := s.lockTable(ctx, table)
 	if err != nil {
 		return 0, err
 	}
@@ -272,11 +272,23 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 	}
 	// The txn is committed even when no file changed: a replay must
 	// never apply this statement to files flushed after it.
+	snap, err := s.commitRewrite(ctx, ts, op, seq, now, actions, cleanup)
+	if err != nil {
+		return nil, 0, err
+	}
+	return snap, changed, nil
+}
+
+// commitRewrite commits the files a DELETE/UPDATE (or a transaction's
+// deletes) rewrote, with the dml txn at its WAL sequence seq. When that
+// txn is committed already (a replay), the new files go (cleanup) and the
+// table's snapshot is returned as it is.
+func (s *Store) commitRewrite(ctx context.Context, ts *tableState, op string, seq uint64, now int64, actions []delta.Action, cleanup func()) (*delta.Snapshot, error) {
 	actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: s.dmlAppID(), Version: int64(seq), LastUpdated: now}})
 	snap, err := ts.delta.Commit(ctx, op, actions)
 	if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
 		cleanup()
-		return ts.delta.Snapshot(), changed, nil
+		return ts.delta.Snapshot(), nil
 	}
 	if err != nil {
 		// After an error other than a refusal the commit may have landed:
@@ -284,9 +296,9 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		if delta.Refused(err) {
 			cleanup()
 		}
-		return nil, 0, err
+		return nil, err
 	}
-	return snap, changed, nil
+	return snap, nil
 }
 
 // recompileDML compiles text again when the table's columns are no longer

@@ -72,7 +72,7 @@ func (s *Store) scheduleFlushes() {
 			defer s.flushWG.Done()
 			defer func() { <-s.flushSem }()
 			defer ts.flushing.Store(false)
-			err := s.flushTable(s.bgCtx, ts, pick)
+			err := s.flushTable(s.bgCtx, ts, pick, false)
 			ts.recordOutcome(err, s.opts.Now(), s.opts.FlushInterval)
 			if err != nil && s.bgCtx.Err() == nil {
 				s.logger.Error("flush failed; rows stay in the WAL and MemBuffer, will retry", "table", ts.sch().Name, "err", err, "retry_in", ts.backoff().String())
@@ -233,7 +233,7 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem; done <- struct{}{} }()
-			errs[i] = s.flushTable(ctx, ts, all)
+			errs[i] = s.flushTable(ctx, ts, all, true)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("table %s: %w", ts.sch().Name, errs[i])
 			}
@@ -249,8 +249,18 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 // table, oldest first: big buckets one file each, small ones merged into a
 // file together. It stops at the first failure, so that for every bucket key
 // the flushed WAL sequences stay a prefix (see sequencer).
-func (s *Store) flushTable(ctx context.Context, ts *tableState, pick func(membuffer.BucketInfo) bool) error {
-	ts.flushMu.Lock()
+//
+// A transaction that deleted rows of the table holds its lock until it
+// ends: the flusher then skips the table (wait false) rather than stall
+// its slot, and CHECKPOINT waits until ctx ends.
+func (s *Store) flushTable(ctx context.Context, ts *tableState, pick func(membuffer.BucketInfo) bool, wait bool) error {
+	if !wait {
+		if !ts.flushMu.TryLock() {
+			return nil
+		}
+	} else if err := ts.flushMu.LockContext(ctx); err != nil {
+		return mapCanceled(ctx, err)
+	}
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
 		return nil

@@ -18,8 +18,11 @@ func (s *Store) replay(ctx context.Context) error {
 	replayed, corrupt, held, rows := 0, 0, 0, int64(0)
 	lastLog := start
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
-		if entryKind(p) == kindDML {
+		switch entryKind(p) {
+		case kindDML:
 			return s.replayDML(ctx, seq, p, &stale, &held)
+		case kindDeletes:
+			return s.replayDeletes(ctx, seq, p, &stale, &held)
 		}
 		e, body, err := decodeHeader(p)
 		if err != nil {
@@ -96,13 +99,8 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 	if err != nil {
 		return &wal.CorruptionError{Seq: seq, Err: err}
 	}
-	ts := s.tables[e.table]
-	if ts == nil || ts.sch().ID != e.tableID {
-		if s.unavailable[e.table] != nil {
-			*held++
-			return nil
-		}
-		*stale = append(*stale, seq)
+	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
+	if ts == nil {
 		return nil
 	}
 	if s.opts.CompileDML == nil {
@@ -139,5 +137,22 @@ func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]ui
 		return nil
 	}
 	ts.addPendingDML(seq)
+	return nil
+}
+
+// replayTable is the table a logged DELETE/UPDATE or a transaction's
+// deletes entry names, or nil when the entry is to be skipped: stale (its
+// table is gone, or is another table of the same name now) or held (its
+// table is unavailable until repaired).
+func (s *Store) replayTable(seq uint64, table, tableID string, stale *[]uint64, held *int) *tableState {
+	ts := s.tables[table]
+	if ts != nil && ts.sch().ID == tableID {
+		return ts
+	}
+	if s.unavailable[table] != nil {
+		*held++
+	} else {
+		*stale = append(*stale, seq)
+	}
 	return nil
 }

@@ -128,7 +128,10 @@ func (s *Store) logRetention(name string, res RetentionResult) error {
 // commit. Nothing of them can be in the buffer or the WAL any more, so no
 // WAL entry is needed: the commit alone is the durable record.
 func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64) (int, int64, error) {
-	ts.flushMu.Lock()
+	// Held by a transaction until it ends: the next round drops them.
+	if !ts.flushMu.TryLock() {
+		return 0, 0, nil
+	}
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
 		return 0, 0, nil

@@ -149,7 +149,10 @@ func (s *Store) Refresh(ctx context.Context) error {
 // them, together with the release of the buffered rows they hold, and a
 // refresh slipping in between would show those rows twice.
 func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
-	ts.flushMu.Lock()
+	// Held by a transaction until it ends: the next refresh publishes.
+	if !ts.flushMu.TryLock() {
+		return nil
+	}
 	defer ts.flushMu.Unlock()
 	if ts.isDropped() {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"tsdb/delta"
@@ -187,6 +188,13 @@ type Store struct {
 	// loop must not find them in storage and open them again.
 	dropping map[string]bool
 
+	// locks finds deadlocks between transactions (see LockTable).
+	locks *lockManager
+	// commitMu makes a transaction's changes of several tables visible
+	// at once: commits publish under it, readers take their snapshots of
+	// several tables under it (Snapshots).
+	commitMu sync.RWMutex
+
 	// gate holds writers back at the memory and WAL-lag limits.
 	gate gate
 	// walLag is the size of WAL entries not yet deleted after a flush.
@@ -230,7 +238,7 @@ type tableState struct {
 	published *delta.Snapshot
 	dropped   bool
 
-	flushMu   sync.Mutex // one flush (or drop) of the table at a time
+	flushMu   tableLock  // the table's write lock: see tableLock
 	compactMu sync.Mutex // one compaction of the table at a time
 
 	// damaged are data files found missing or not matching their add
@@ -306,6 +314,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		buf:           membuffer.New(opts.Registerer),
 		tables:        map[string]*tableState{},
 		unavailable:   map[string]*UnavailableError{},
+		locks:         newLockManager(),
 		dropping:      map[string]bool{},
 		metrics:       newMetrics(opts.Registerer),
 		faults:        opts.Faults,
@@ -431,6 +440,7 @@ func newTableState(name string, t *delta.Table) *tableState {
 	sch := snap.Schema
 	sch.Name = name
 	ts := &tableState{delta: t, published: snap}
+	ts.flushMu.init()
 	ts.schema.Store(&sch)
 	return ts
 }
@@ -679,6 +689,60 @@ func (s *Store) Snapshot(ctx context.Context, name string) (*Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// Snapshots is Snapshot of several tables at one moment: a transaction
+// that changed several of them is seen in all or in none. A table that
+// does not exist (any more) is left out. The files are not fetched:
+// FetchSnapshot does that for the tables a statement reads.
+func (s *Store) Snapshots(ctx context.Context, names []string) (map[string]*Snapshot, error) {
+	out := make(map[string]*Snapshot, len(names))
+	s.commitMu.RLock()
+	defer s.commitMu.RUnlock()
+	for _, name := range names {
+		snap, _, err := s.snapshot(name)
+		if err != nil {
+			if sqlerr.Code(err) == sqlerr.UndefinedTable {
+				continue
+			}
+			return nil, err
+		}
+		out[name] = snap
+	}
+	return out, nil
+}
+
+// FetchSnapshot makes every file of a snapshot readable at its FilePaths
+// entry, as Snapshot does.
+func (s *Store) FetchSnapshot(ctx context.Context, snap *Snapshot) error {
+	ts, err := s.state(snap.Table.Name)
+	if err != nil {
+		return err
+	}
+	store := ts.delta.Store()
+	for _, f := range snap.Files {
+		if err := store.Fetch(ctx, f.Path); err != nil {
+			return fmt.Errorf("ingest: %s: %w", snap.Table.Name, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks records for table name as every write does (types, NOT
+// NULL, text): a transaction checks its rows when it takes them, long
+// before it commits them.
+func (s *Store) Validate(name string, recs []arrow.RecordBatch) error {
+	ts, err := s.state(name)
+	if err != nil {
+		return err
+	}
+	t := ts.sch()
+	for _, rec := range recs {
+		if err := s.validate(t, rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {

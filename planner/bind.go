@@ -287,13 +287,27 @@ func (b *bound) hasBuffered() bool {
 // left from an earlier statement with the same definition is the same
 // relation.
 func (s *Session) bind(ctx context.Context, tables []string, root proto.Message) (*bound, error) {
-	return s.bindWith(ctx, tables, root, false)
+	return s.bindOpts(ctx, tables, root, bindOptions{})
 }
 
-// bindWith is bind; with spill, the snapshot's buffered rows in range are
-// written to Parquet files of the statement's own, which the views read
-// instead of the engine's copy of the batches.
+// bindOptions change what bind makes.
+type bindOptions struct {
+	// spill: the snapshot's buffered rows in range are written to Parquet
+	// files of the statement's own, which the views read instead of the
+	// engine's copy of the batches.
+	spill bool
+	// identity names the table a DELETE or UPDATE changes: it gets an
+	// identity view too (txview.go).
+	identity string
+}
+
+// bindWith is bind with spill.
 func (s *Session) bindWith(ctx context.Context, tables []string, root proto.Message, spill bool) (*bound, error) {
+	return s.bindOpts(ctx, tables, root, bindOptions{spill: spill})
+}
+
+func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Message, opts bindOptions) (*bound, error) {
+	spill := opts.spill
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
@@ -302,7 +316,7 @@ func (s *Session) bindWith(ctx context.Context, tables []string, root proto.Mess
 	mirrors := map[string]string{}
 	schemas := map[string]schema.Table{}
 	for _, name := range tables {
-		snap, err := s.p.store.Snapshot(ctx, name)
+		snap, err := s.snapshot(ctx, name)
 		if err != nil {
 			b.done()
 			return nil, err
@@ -338,16 +352,29 @@ func (s *Session) bindWith(ctx context.Context, tables []string, root proto.Mess
 			return nil, unavailableError(pr.damage)
 		}
 		pr.mirror = mirrors[snap.Table.Name]
-		if spill && len(pr.batchIDs) > 0 {
+		var tt *txTable
+		if s.tx != nil {
+			tt = s.tx.tables[snap.Table.Name]
+		}
+		// Rows a transaction deleted are named by their batch: those
+		// are not read from a spilled file.
+		if spill && len(pr.batchIDs) > 0 && (tt == nil || len(tt.dels) == 0) && opts.identity != snap.Table.Name {
 			if err := b.spillBuffered(ctx, pr); err != nil {
 				b.done()
 				return nil, err
 			}
 		}
-		v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
-		if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {
-			b.done()
-			return nil, err
+		if tt != nil || opts.identity == snap.Table.Name {
+			if err := s.txViews(ctx, pr, tt, opts.identity == snap.Table.Name); err != nil {
+				b.done()
+				return nil, err
+			}
+		} else {
+			v := sessionView{create: viewSQL(pr), tableID: snap.Table.ID, shape: viewShape(snap.Table)}
+			if err := s.ensureView(ctx, snap.Table.Name, v); err != nil {
+				b.done()
+				return nil, err
+			}
 		}
 		b.pruned = append(b.pruned, pr)
 	}
@@ -411,18 +438,7 @@ func viewSQL(p *pruned) string {
 	snap := p.snap
 	all := len(snap.Table.Columns)
 	var parts []string
-	// Files written before ALTER TABLE ADD COLUMN lack the later columns:
-	// one read_parquet per column count.
-	byCols := map[int][]string{}
-	var counts []int
-	for i, f := range p.files {
-		n := min(p.fileCols[i], all)
-		if _, ok := byCols[n]; !ok {
-			counts = append(counts, n)
-		}
-		byCols[n] = append(byCols[n], schema.QuoteString(f))
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
+	counts, byCols := p.filesByColumns()
 	for _, n := range counts {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
 	}
@@ -434,6 +450,25 @@ func viewSQL(p *pruned) string {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, idPredicate(p.batchIDs)))
 	}
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
+}
+
+// filesByColumns groups the files p reads by how many of the table's
+// columns they hold, most first: files written before ALTER TABLE ADD
+// COLUMN lack the later columns, and each group is one read_parquet. The
+// files come quoted as SQL strings.
+func (p *pruned) filesByColumns() ([]int, map[int][]string) {
+	all := len(p.snap.Table.Columns)
+	byCols := map[int][]string{}
+	var counts []int
+	for i, f := range p.files {
+		n := min(p.fileCols[i], all)
+		if _, ok := byCols[n]; !ok {
+			counts = append(counts, n)
+		}
+		byCols[n] = append(byCols[n], schema.QuoteString(f))
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
+	return counts, byCols
 }
 
 // selectList is the select list that reads a source holding the first

@@ -58,6 +58,8 @@ type copyFeed struct {
 	// stageErr is the failure of a staging: the COPY fails, whatever the
 	// caller does next.
 	stageErr error
+	// txRecs are the decoded rows of a COPY in a transaction block.
+	txRecs []arrow.RecordBatch
 }
 
 type copyJob struct {
@@ -157,9 +159,17 @@ func (c *CopyIn) stage(ctx context.Context, final bool) error {
 	return nil
 }
 
-// addToBatch stages recs, beginning the batch first if need be.
+// addToBatch stages recs, beginning the batch first if need be. In a
+// transaction block the rows are kept for it instead.
 func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error {
 	f := &c.feed
+	if c.s.tx != nil {
+		if err := c.s.p.store.Validate(c.tbl.Name, recs); err != nil {
+			return err
+		}
+		f.txRecs = append(f.txRecs, recs...)
+		return nil
+	}
 	if f.batch == nil {
 		b, err := c.s.p.store.BeginBatch(c.tbl.Name)
 		if err != nil {
@@ -259,6 +269,11 @@ func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
 	c.wait()
 	if err := c.stage(ctx, true); err != nil {
 		return 0, err
+	}
+	if c.s.tx != nil {
+		recs := f.txRecs
+		f.txRecs = nil
+		return c.s.writeRows(ctx, c.tbl.Name, recs)
 	}
 	if f.batch == nil {
 		return 0, nil

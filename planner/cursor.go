@@ -49,7 +49,7 @@ func (s *Session) declareCursor(ctx context.Context, d *pg_query.DeclareCursorSt
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SCROLL cursors are not supported; cursors read forward only")
 	}
 	hold := d.Options&cursorHold != 0
-	if !hold && !s.inTx {
+	if !hold && s.tx == nil {
 		return nil, sqlerr.New("25P01", "DECLARE CURSOR can only be used in transaction blocks")
 	}
 	text, err := deparse(s.p.pgVersion, d.Query)

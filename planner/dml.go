@@ -36,6 +36,9 @@ var timeFunctions = map[string]bool{"now": true, "transaction_timestamp": true, 
 // compiled once to validate it, and handed to ingest, which logs it and
 // applies it to both layers.
 func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error) {
+	if s.tx != nil || needsEffect(node) {
+		return s.dmlEffect(ctx, node)
+	}
 	var rel *pg_query.RangeVar
 	var where *pg_query.Node
 	var exprs []*pg_query.Node

@@ -83,10 +83,11 @@ func TestFailingDMLChangesNothing(t *testing.T) {
 		{"UPDATE cpu SET nope = 1", sqlerr.UndefinedColumn},
 		{"DELETE FROM cpu WHERE nope = 1", sqlerr.UndefinedColumn},
 		{"UPDATE cpu SET v = 'abc'", sqlerr.InvalidTextRep},
-		{"DELETE FROM cpu WHERE host IN (SELECT host FROM cpu)", sqlerr.FeatureNotSupported},
-		{"DELETE FROM cpu WHERE random() < 0.5", sqlerr.FeatureNotSupported},
+		{"DELETE FROM cpu WHERE host IN (SELECT nope FROM cpu)", sqlerr.UndefinedColumn},
+		{"UPDATE cpu SET time = NULL FROM cpu AS c2 WHERE c2.host = cpu.host", sqlerr.NotNullViolation},
 		{"DELETE FROM nope", sqlerr.UndefinedTable},
-		{"DELETE FROM cpu RETURNING *", sqlerr.FeatureNotSupported},
+		{"DELETE FROM cpu RETURNING nope", sqlerr.UndefinedColumn},
+		{"DELETE FROM cpu WHERE random() < 2 RETURNING CAST(host AS INTEGER)", sqlerr.InvalidTextRep},
 	}
 	for _, tt := range tests {
 		_, err := e.run(tt.q)

@@ -539,7 +539,7 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 		}
 	}
 	// The store keeps the records (they become MemBuffer batches).
-	n, err := s.p.store.InsertBatches(ctx, ins.table, recs)
+	n, err := s.writeRows(ctx, ins.table, recs)
 	if err != nil {
 		return nil, true, err
 	}

@@ -277,6 +277,11 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 	}
 	s.conn, s.raw = conn, raw
 	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
+	if s.tx != nil {
+		// The engine copies of a transaction's writes are tables every
+		// connection sees; only its views were the old connection's.
+		clear(s.tx.views)
+	}
 	slot := s.slot
 	if slot != nil {
 		slot.hold()
@@ -298,6 +303,8 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		for name := range oldViews {
 			oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 		}
+		oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+returningView)
+		oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
 		oldConn.Close()
 	}()
 	return true

@@ -24,19 +24,20 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if st.OnConflictClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT is not supported")
 	}
-	if len(st.ReturningList) > 0 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … RETURNING is not supported")
-	}
 	if st.WithClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH … INSERT is not supported; put the WITH inside the SELECT")
+		// WITH … INSERT … SELECT is INSERT … WITH … SELECT.
+		inner := st.SelectStmt.GetSelectStmt()
+		if inner == nil || inner.WithClause != nil || len(inner.ValuesLists) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH … INSERT is supported with a SELECT source only; put the WITH inside the SELECT")
+		}
+		inner.WithClause, st.WithClause = st.WithClause, nil
 	}
-	name, err := relationName(st.Relation)
+	tbl, alias, err := s.targetTable(st.Relation, st.ReturningList)
 	if err != nil {
 		return nil, err
 	}
-	tbl, ok := s.p.store.Table(name)
-	if !ok {
-		return nil, s.missing(name)
+	if err := s.writableTx("INSERT"); err != nil {
+		return nil, err
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.
 	var names []string
@@ -80,11 +81,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 		}
 		if rec, ok := literalValues(tbl, targets, sel.ValuesLists); ok {
-			n, err := s.p.store.Insert(ctx, name, rec)
-			if err != nil {
-				return nil, err
-			}
-			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+			return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
 		}
 		for _, row := range sel.ValuesLists {
 			items := row.GetList().GetItems()
@@ -123,11 +120,35 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.p.store.Insert(ctx, name, rec)
+	return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
+}
+
+// insertRecord writes an INSERT's rows and, for RETURNING, evaluates its
+// list over them first: an error there fails the statement with nothing
+// written.
+func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias string, returning []*pg_query.Node, rec arrow.RecordBatch) (*Result, error) {
+	res := &Result{}
+	if len(returning) > 0 {
+		scratch := fmt.Sprintf(`%s."ret_%d"`, mirrorSchema, s.p.txSeq.Add(1))
+		if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
+			return nil, mapDuckError(err)
+		}
+		defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
+		if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, []arrow.RecordBatch{rec}, []uint64{0}); err != nil {
+			return nil, mapDuckError(err)
+		}
+		var err error
+		res.Columns, res.Rows, err = s.returning(ctx, alias, returning, fmt.Sprintf("SELECT %s FROM %s", selectList(tbl, len(tbl.Columns)), scratch))
+		if err != nil {
+			return nil, err
+		}
+	}
+	n, err := s.writeRows(ctx, tbl.Name, []arrow.RecordBatch{rec})
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+	res.Tag = fmt.Sprintf("INSERT 0 %d", n)
+	return res, nil
 }
 
 // insertSelect evaluates the rows of INSERT … SELECT src into tbl's
@@ -387,6 +408,27 @@ func normalizeTimestampLiteral(n *pg_query.Node) *pg_query.Node {
 		return pg_query.MakeAConstStrNode(m[1]+m[2], c.Location)
 	}
 	return n
+}
+
+// targetTable is the table an INSERT, UPDATE or DELETE writes, the name
+// its statement calls it by, checked with the statement's RETURNING list.
+func (s *Session) targetTable(rel *pg_query.RangeVar, returning []*pg_query.Node) (schema.Table, string, error) {
+	name, err := relationName(rel)
+	if err != nil {
+		return schema.Table{}, "", err
+	}
+	tbl, ok := s.p.store.Table(name)
+	if !ok {
+		return schema.Table{}, "", s.missing(name)
+	}
+	alias := name
+	if rel.Alias != nil && rel.Alias.Aliasname != "" {
+		alias = rel.Alias.Aliasname
+	}
+	if err := checkReturning(returning, alias, name); err != nil {
+		return schema.Table{}, "", err
+	}
+	return tbl, alias, nil
 }
 
 // relationName returns the table a RangeVar names; only the default schema

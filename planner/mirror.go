@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,10 @@ const mirrorSchema = "_tsdb"
 
 // batchColumn tags each mirrored row with its MemBuffer batch ID.
 const batchColumn = "_b"
+
+// rowColumn numbers each mirrored row within its batch: a transaction
+// names the buffered rows it deletes by batch and row (ingest.TxTable).
+const rowColumn = "_tsdb_r"
 
 // mirror keeps a DuckDB table per tsdb table with a copy of the buffered
 // batches, each handed to DuckDB once through the C API's bulk Arrow
@@ -141,10 +146,20 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	var missingIDs []uint64
 	for _, b := range snap.Batches {
 		inSnap[b.ID] = true
-		if !mt.have[b.ID] {
-			missing = append(missing, b.Rec)
-			missingIDs = append(missingIDs, b.ID)
+		if mt.have[b.ID] {
+			continue
 		}
+		// A batch another statement retired (its snapshot was taken after
+		// the batch left the MemBuffer, this one's before) is still in the
+		// table until no query can read it: it is taken back, not
+		// appended again, which would show its rows twice.
+		if i := slices.IndexFunc(mt.retired, func(r retired) bool { return r.id == b.ID }); i >= 0 {
+			mt.retired = slices.Delete(mt.retired, i, i+1)
+			mt.have[b.ID] = true
+			continue
+		}
+		missing = append(missing, b.Rec)
+		missingIDs = append(missingIDs, b.ID)
 	}
 	if len(missing) > 0 {
 		if err := appendBatches(ctx, conn, mt.table, mt, missing, missingIDs); err != nil {
@@ -222,7 +237,7 @@ func createMirrorTable(ctx context.Context, conn *sql.Conn, t schema.Table, name
 		}
 		cols = append(cols, schema.QuoteIdent(c.Name)+" "+ty)
 	}
-	cols = append(cols, batchColumn+" UBIGINT")
+	cols = append(cols, batchColumn+" UBIGINT", rowColumn+" UINTEGER")
 	_, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", name, strings.Join(cols, ", ")))
 	return err
 }
@@ -256,12 +271,27 @@ func (m *mirror) reap(ctx context.Context, conn *sql.Conn, idle time.Duration) (
 
 // appendBatches appends records to the mirror table through the C API:
 // Arrow record → DuckDB DataChunk (bulk conversion) → appender. Each record
-// gets the batch ID column; a record written before columns were added
-// gets NULL in them.
+// gets the batch ID and row number columns; a record written before
+// columns were added gets NULL in them.
 func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirrorTable, recs []arrow.RecordBatch, ids []uint64) error {
 	tsch := t.ArrowSchema()
-	fields := append(append([]arrow.Field(nil), tsch.Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64})
+	fields := append(append([]arrow.Field(nil), tsch.Fields()...), arrow.Field{Name: batchColumn, Type: arrow.PrimitiveTypes.Uint64},
+		arrow.Field{Name: rowColumn, Type: arrow.PrimitiveTypes.Uint32})
 	sch := arrow.NewSchema(fields, nil)
+	return appendArrow(ctx, conn, mt.name, sch, len(recs), func(i int) (arrow.RecordBatch, error) {
+		rec := recs[i]
+		if int(rec.NumCols()) > tsch.NumFields() {
+			return nil, fmt.Errorf("planner: batch %d has %d columns, the mirror %d", ids[i], rec.NumCols(), tsch.NumFields())
+		}
+		padded := arrowutil.Pad(tsch, rec)
+		defer padded.Release()
+		return withBatchID(sch, padded, ids[i]), nil
+	})
+}
+
+// appendArrow appends n records of schema sch, made one at a time by
+// record, to the DuckDB table name ("schema"."table") through the C API.
+func appendArrow(ctx context.Context, conn *sql.Conn, name string, sch *arrow.Schema, n int, record func(i int) (arrow.RecordBatch, error)) error {
 	rc, err := driverConnection(ctx, conn)
 	if err != nil {
 		return err
@@ -269,59 +299,66 @@ func appendBatches(ctx context.Context, conn *sql.Conn, t schema.Table, mt *mirr
 	converted, ed := bindings.SchemaFromArrow(rc, sch)
 	if bindings.ErrorDataHasError(ed) {
 		defer bindings.DestroyErrorData(&ed)
-		return fmt.Errorf("planner: arrow schema for mirror: %s", bindings.ErrorDataMessage(ed))
+		return fmt.Errorf("planner: arrow schema of %s: %s", name, bindings.ErrorDataMessage(ed))
 	}
 	bindings.DestroyErrorData(&ed)
 	defer bindings.DestroyArrowConvertedSchema(&converted)
-	parts := strings.SplitN(mt.name, ".", 2)
+	parts := strings.SplitN(name, ".", 2)
 	var app bindings.Appender
 	if bindings.AppenderCreate(rc, parts[0], strings.Trim(parts[1], `"`), &app) == bindings.StateError {
 		defer bindings.AppenderDestroy(&app)
-		return fmt.Errorf("planner: mirror appender: %s", bindings.AppenderError(app))
+		return fmt.Errorf("planner: appender of %s: %s", name, bindings.AppenderError(app))
 	}
 	defer bindings.AppenderDestroy(&app)
-	for i, rec := range recs {
+	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if int(rec.NumCols()) > tsch.NumFields() {
-			return fmt.Errorf("planner: batch %d has %d columns, the mirror %d", ids[i], rec.NumCols(), tsch.NumFields())
+		full, err := record(i)
+		if err != nil {
+			return err
 		}
-		padded := arrowutil.Pad(tsch, rec)
-		full := withBatchID(sch, padded, ids[i])
-		padded.Release()
 		// DuckDB data chunks hold at most 2048 rows (the vector size).
 		for off := int64(0); off < full.NumRows(); off += 2048 {
 			n := min(2048, full.NumRows()-off)
 			slice := full.NewSlice(off, off+n)
 			chunk, ed := bindings.DataChunkFromArrow(rc, slice, converted)
+			slice.Release()
 			if bindings.ErrorDataHasError(ed) {
 				msg := bindings.ErrorDataMessage(ed)
 				bindings.DestroyErrorData(&ed)
-				return fmt.Errorf("planner: convert batch %d: %s", ids[i], msg)
+				full.Release()
+				return fmt.Errorf("planner: convert a record for %s: %s", name, msg)
 			}
 			bindings.DestroyErrorData(&ed)
 			state := bindings.AppendDataChunk(app, chunk)
 			bindings.DestroyDataChunk(&chunk)
 			if state == bindings.StateError {
-				return fmt.Errorf("planner: append batch %d: %s", ids[i], bindings.AppenderError(app))
+				full.Release()
+				return fmt.Errorf("planner: append to %s: %s", name, bindings.AppenderError(app))
 			}
 		}
+		full.Release()
 	}
 	if bindings.AppenderClose(app) == bindings.StateError {
-		return fmt.Errorf("planner: commit mirrored batches: %s", bindings.AppenderError(app))
+		return fmt.Errorf("planner: commit appended rows of %s: %s", name, bindings.AppenderError(app))
 	}
 	return nil
 }
 
+// withBatchID is rec with the batch ID and row number columns.
 func withBatchID(sch *arrow.Schema, rec arrow.RecordBatch, id uint64) arrow.RecordBatch {
 	b := array.NewUint64Builder(memory.DefaultAllocator)
 	defer b.Release()
+	r := array.NewUint32Builder(memory.DefaultAllocator)
+	defer r.Release()
 	b.Reserve(int(rec.NumRows()))
+	r.Reserve(int(rec.NumRows()))
 	for i := int64(0); i < rec.NumRows(); i++ {
 		b.UnsafeAppend(id)
+		r.UnsafeAppend(uint32(i))
 	}
-	cols := append(append([]arrow.Array(nil), rec.Columns()...), b.NewArray())
+	cols := append(append([]arrow.Array(nil), rec.Columns()...), b.NewArray(), r.NewArray())
 	return array.NewRecordBatch(sch, cols, rec.NumRows())
 }
 

@@ -76,6 +76,9 @@ type Planner struct {
 	abandoned sync.WaitGroup
 	// abandonedCalls counts them, for the cap (maxAbandoned).
 	abandonedCalls atomic.Int64
+	// txSeq numbers transactions (ingest.TxID) and the engine tables
+	// holding their writes.
+	txSeq atomic.Uint64
 
 	stop chan struct{}
 	done chan struct{}
@@ -155,14 +158,9 @@ type Session struct {
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
 	settings *Settings
-	// inTx is set between BEGIN and COMMIT or ROLLBACK. tsdb applies
-	// every statement when it runs (there is nothing to roll back), but
-	// keeps PostgreSQL's rules of a block: after an error (txFailed) it
-	// refuses statements until the block ends, and a ROLLBACK after
-	// writes (txWrites) warns that they stay.
-	inTx     bool
-	txFailed bool
-	txWrites int
+	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
+	// (txn.go).
+	tx *txn
 	// views are the temporary views on conn by name, as last created.
 	// A view is made again only when its definition changes: creating
 	// one binds it (for a table view, every file's Parquet footer), and
@@ -230,8 +228,10 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 // which goes back to the pool: the next user of the connection must not
 // find views of tables that may be gone by then.
 func (s *Session) Close() error {
-	s.dropPlans()
 	ctx := context.Background()
+	// A connection that ends inside a block discards it.
+	s.rollbackTx(ctx)
+	s.dropPlans()
 	for name := range s.views {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 	}
@@ -241,23 +241,6 @@ func (s *Session) Close() error {
 
 // Settings returns the session's settings (SET/SHOW).
 func (s *Session) Settings() *Settings { return s.settings }
-
-// InTransaction reports whether the client opened a transaction block with
-// BEGIN (reported in ReadyForQuery).
-func (s *Session) InTransaction() bool { return s.inTx }
-
-// TransactionFailed reports whether the transaction block had an error:
-// until COMMIT or ROLLBACK, statements are refused.
-func (s *Session) TransactionFailed() bool { return s.txFailed }
-
-// FailTransaction marks the transaction block, if any, failed. The wire
-// layer calls it for every error it reports (an error may come while rows
-// stream, after the statement started).
-func (s *Session) FailTransaction() {
-	if s.inTx {
-		s.txFailed = true
-	}
-}
 
 // Execute runs every statement of a query string in order and hands each
 // result to emit, which must consume and close its Rows. The first error
@@ -272,15 +255,12 @@ func (s *Session) executeQuery(ctx context.Context, query string, emit func(*Res
 	}
 	// The fast INSERT path declines text that is not UTF-8 (its scanner
 	// checks the query as it must anyway): check it after, once.
-	if s.txFailed {
+	if s.TransactionFailed() {
 		// The general path refuses what a failed block may not run.
 	} else if res, ok, err := s.fastInsert(ctx, query); ok {
 		if err != nil {
 			s.FailTransaction()
 			return err
-		}
-		if s.inTx {
-			s.txWrites++
 		}
 		return emit(res)
 	}
@@ -432,7 +412,10 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 		return auth.Create
 	case *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
 		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt, *pg_query.Node_DeclareCursorStmt,
-		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt:
+		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt, *pg_query.Node_PrepareStmt, *pg_query.Node_ExecuteStmt,
+		*pg_query.Node_DeallocateStmt, *pg_query.Node_DiscardStmt:
+		// PREPARE and EXECUTE: the statement itself is checked when it
+		// runs.
 		return auth.Read
 	}
 	return auth.Manage
@@ -457,8 +440,9 @@ func (s *Session) checkPrivilege(n *pg_query.Node) error {
 // execute runs one statement under the rules of a transaction block.
 func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 	tx := st.node.GetTransactionStmt()
-	ends := tx != nil && (tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_COMMIT || tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK)
-	if s.txFailed && !ends {
+	ends := tx != nil && (tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_COMMIT || tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK ||
+		tx.Kind == pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO)
+	if s.TransactionFailed() && !ends {
 		return nil, sqlerr.New(sqlerr.InFailedTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
 	res, err := s.executeStatement(ctx, st)
@@ -466,33 +450,24 @@ func (s *Session) execute(ctx context.Context, st statement) (*Result, error) {
 		s.FailTransaction()
 		return nil, err
 	}
-	if s.inTx && writes(st.node) {
-		s.txWrites++
+	if s.tx != nil && tx == nil && st.node.GetVariableSetStmt() == nil {
+		s.tx.queried = true
 	}
 	return res, nil
-}
-
-// writes reports whether a statement changes rows or tables.
-func writes(n *pg_query.Node) bool {
-	switch x := n.GetNode().(type) {
-	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt,
-		*pg_query.Node_CreateStmt, *pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt:
-		return true
-	case *pg_query.Node_CopyStmt:
-		return x.CopyStmt.IsFrom
-	}
-	return false
 }
 
 func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, error) {
 	if t := st.node.GetTransactionStmt(); t != nil {
 		// Every role may end its block (even one whose role was dropped
-		// meanwhile: it must not be stuck refusing everything). Nothing
-		// runs on the connection either; COMMIT and ROLLBACK then close
-		// the open results rather than read them first.
-		return s.transaction(t)
+		// meanwhile: it must not be stuck refusing everything). COMMIT
+		// and ROLLBACK close the open results rather than read them
+		// first.
+		return s.transaction(ctx, t)
 	}
 	if err := s.checkPrivilege(st.node); err != nil {
+		return nil, err
+	}
+	if err := s.checkInBlock(st.node); err != nil {
 		return nil, err
 	}
 	if table, ok, err := repairCall(st.node); ok || err != nil {
@@ -523,7 +498,8 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	if st.node != nil && st.node.GetSelectStmt() == nil {
+	if st.node != nil && st.node.GetSelectStmt() == nil && st.node.GetExecuteStmt() == nil && st.node.GetPrepareStmt() == nil &&
+		st.node.GetDeallocateStmt() == nil {
 		// Whatever else the session runs (SET, DDL, writes) may change
 		// what a query means: prepared queries are made anew.
 		s.dropPlans()
@@ -617,6 +593,17 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.role(st.node)
 	case *pg_query.Node_DeclareCursorStmt:
 		return s.declareCursor(ctx, n.DeclareCursorStmt)
+	case *pg_query.Node_PrepareStmt:
+		return s.prepareSQL(ctx, n.PrepareStmt)
+	case *pg_query.Node_ExecuteStmt:
+		return &Result{Execute: &ExecuteRequest{Name: n.ExecuteStmt.Name, args: n.ExecuteStmt.Params}}, nil
+	case *pg_query.Node_DeallocateStmt:
+		if n.DeallocateStmt.Isall {
+			return &Result{Tag: "DEALLOCATE ALL", Deallocate: &DeallocateRequest{All: true}}, nil
+		}
+		return &Result{Tag: "DEALLOCATE", Deallocate: &DeallocateRequest{Name: n.DeallocateStmt.Name}}, nil
+	case *pg_query.Node_DiscardStmt:
+		return s.discard(n.DiscardStmt)
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:
@@ -752,44 +739,4 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 		return nil, mapDuckError(err)
 	}
 	return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(lines)}, nil
-}
-
-func (s *Session) transaction(t *pg_query.TransactionStmt) (*Result, error) {
-	noTx := &sqlerr.Error{Code: sqlerr.NoActiveSQLTransaction, Message: "there is no transaction in progress"}
-	switch t.Kind {
-	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		if s.inTx {
-			return &Result{Tag: "BEGIN", Warning: &sqlerr.Error{Code: sqlerr.ActiveSQLTransaction, Message: "there is already a transaction in progress"}}, nil
-		}
-		s.inTx, s.txFailed, s.txWrites = true, false, 0
-		return &Result{Tag: "BEGIN"}, nil
-	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		res := &Result{Tag: "COMMIT"}
-		switch {
-		case !s.inTx:
-			res.Warning = noTx
-		case s.txFailed:
-			// As PostgreSQL answers COMMIT of a failed block.
-			res.Tag = "ROLLBACK"
-		}
-		s.inTx, s.txFailed = false, false
-		return res, nil
-	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		res := &Result{Tag: "ROLLBACK"}
-		switch {
-		case !s.inTx:
-			res.Warning = noTx
-		case s.txWrites == 1:
-			res.Warning = &sqlerr.Error{Code: sqlerr.Warning,
-				Message: "tsdb has no transactions: the writing statement of this block was applied when it ran, and stays",
-				Hint:    "Every statement is atomic and durable on its own; undo a write with DELETE or UPDATE."}
-		case s.txWrites > 1:
-			res.Warning = &sqlerr.Error{Code: sqlerr.Warning,
-				Message: fmt.Sprintf("tsdb has no transactions: the %d writing statements of this block were applied when they ran, and stay", s.txWrites),
-				Hint:    "Every statement is atomic and durable on its own; undo a write with DELETE or UPDATE."}
-		}
-		s.inTx, s.txFailed = false, false
-		return res, nil
-	}
-	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "savepoints and prepared transactions are not supported")
 }

@@ -54,6 +54,22 @@ func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 	return &env{dir: dir, t: t, store: store, p: p, s: s}
 }
 
+// renderRow renders a row's values as tests compare them.
+func renderRow(vals []any) []string {
+	row := make([]string, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case nil:
+			row[i] = "NULL"
+		case time.Time:
+			row[i] = x.UTC().Format("2006-01-02 15:04:05.999999")
+		default:
+			row[i] = fmt.Sprint(x)
+		}
+	}
+	return row
+}
+
 type result struct {
 	tag   string
 	cols  []string
@@ -73,18 +89,7 @@ func (e *env) run(q string) ([]result, error) {
 		if r.Rows != nil {
 			defer r.Rows.Close()
 			for r.Rows.Next() {
-				var row []string
-				for _, v := range r.Rows.Values() {
-					switch x := v.(type) {
-					case nil:
-						row = append(row, "NULL")
-					case time.Time:
-						row = append(row, x.UTC().Format("2006-01-02 15:04:05.999999"))
-					default:
-						row = append(row, fmt.Sprint(x))
-					}
-				}
-				res.rows = append(res.rows, row)
+				res.rows = append(res.rows, renderRow(r.Rows.Values()))
 			}
 			if err := r.Rows.Err(); err != nil {
 				return err

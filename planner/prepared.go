@@ -55,6 +55,13 @@ type Prepared struct {
 	stmt  statement
 	// heavy: each execution takes a heavy-statement slot (see admit).
 	heavy bool
+	// Fetch names the cursor a FETCH reads: its rows are the cursor's,
+	// which the session executor describes. Declares is set for DECLARE
+	// … CURSOR, whose rows outlive the execution. Executes names the
+	// prepared statement an EXECUTE runs, whose rows it returns.
+	Fetch    string
+	Declares bool
+	Executes string
 }
 
 // Prepare parses one statement, infers its parameter types and describes
@@ -73,7 +80,6 @@ func (s *Session) prepareStatement(ctx context.Context, query string, declared [
 		return nil, err
 	}
 	defer release()
-	s.useEngine(ctx)
 	stmts, err := s.parseCall(ctx, query)
 	if err != nil {
 		return nil, err
@@ -84,9 +90,32 @@ func (s *Session) prepareStatement(ctx context.Context, query string, declared [
 	if len(stmts) > 1 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
-	p := &Prepared{stmt: stmts[0], heavy: s.slot != nil}
+	return s.prepareParsed(ctx, stmts[0], declared, s.slot != nil)
+}
+
+// prepareParsed is prepareStatement of a parsed statement.
+func (s *Session) prepareParsed(ctx context.Context, st statement, declared []uint32, heavy bool) (*Prepared, error) {
+	p := &Prepared{stmt: st, heavy: heavy}
+	var err error
 	if p.stmt, err = s.unqualified(p.stmt); err != nil {
 		return nil, err
+	}
+	switch n := p.stmt.node.GetNode().(type) {
+	case *pg_query.Node_FetchStmt:
+		if !n.FetchStmt.Ismove {
+			p.Fetch = n.FetchStmt.Portalname
+		}
+	case *pg_query.Node_DeclareCursorStmt:
+		p.Declares = true
+	case *pg_query.Node_ExecuteStmt:
+		p.Executes = n.ExecuteStmt.Name
+	}
+	switch p.stmt.node.GetNode().(type) {
+	case *pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt, *pg_query.Node_TransactionStmt,
+		*pg_query.Node_DeallocateStmt, *pg_query.Node_DiscardStmt:
+		// Described without the engine: a cursor it may read stays open.
+	default:
+		s.useEngine(ctx)
 	}
 	if p.stmt.node == nil {
 		// DuckDB's dialect: no parameters, described by running DESCRIBE.
@@ -111,7 +140,68 @@ func returnsRows(n *pg_query.Node) bool {
 	case *pg_query.Node_SelectStmt, *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt:
 		return true
 	}
-	return false
+	return len(returningList(n)) > 0
+}
+
+// returningList is the RETURNING list of an INSERT, UPDATE or DELETE, with
+// the relation it names.
+func returningList(n *pg_query.Node) []*pg_query.Node {
+	rel, list := returningOf(n)
+	if rel == nil {
+		return nil
+	}
+	return list
+}
+
+func returningOf(n *pg_query.Node) (*pg_query.RangeVar, []*pg_query.Node) {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_InsertStmt:
+		return x.InsertStmt.Relation, x.InsertStmt.ReturningList
+	case *pg_query.Node_UpdateStmt:
+		return x.UpdateStmt.Relation, x.UpdateStmt.ReturningList
+	case *pg_query.Node_DeleteStmt:
+		return x.DeleteStmt.Relation, x.DeleteStmt.ReturningList
+	}
+	return nil, nil
+}
+
+// describeReturning describes the rows of a RETURNING list: as those of
+// SELECT <list> FROM the table.
+func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
+	rel, list := returningOf(p.stmt.node)
+	tbl, alias, err := s.targetTable(rel, list)
+	if err != nil {
+		return err
+	}
+	name := tbl.Name
+	nulls := make([]any, len(p.ParamOIDs))
+	node, err := substituteParams(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: returningSelect(name, alias, list)}}, p.ParamOIDs, nulls)
+	if err != nil {
+		return err
+	}
+	asWritten := proto.Clone(node.GetSelectStmt()).(*pg_query.SelectStmt)
+	rewritePGTree(node.ProtoReflect())
+	text, err := deparse(s.p.pgVersion, node)
+	if err != nil {
+		return err
+	}
+	b, err := s.bind(ctx, []string{name}, nil)
+	if err != nil {
+		return err
+	}
+	defer b.done()
+	rows, err := s.engineQuerier().QueryContext(ctx, "SELECT * FROM ("+text+") WHERE false")
+	if err != nil {
+		return mapDuckError(err)
+	}
+	defer rows.Close()
+	cols, err := sqlColumns(rows)
+	if err != nil {
+		return mapDuckError(err)
+	}
+	nameColumns(cols, asWritten)
+	p.Columns = cols
+	return nil
 }
 
 // describe fills in the result columns: DuckDB's DESCRIBE over the bound
@@ -131,6 +221,9 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		}
 		p.Columns = []Column{{Name: name, OID: oidBool, Size: 1}}
 		return err
+	}
+	if len(returningList(p.stmt.node)) > 0 {
+		return s.describeReturning(ctx, p)
 	}
 	switch n := p.stmt.node.GetNode().(type) {
 	case *pg_query.Node_VariableShowStmt:

@@ -49,6 +49,14 @@ type Result struct {
 	Cursor      *CursorDecl
 	Fetch       *CursorFetch
 	CloseCursor *CursorClose
+	// Prepare, Execute and Deallocate are PREPARE, EXECUTE and
+	// DEALLOCATE (sqlprepare.go), whose statements the session executor
+	// keeps; Discard is DISCARD ALL, which also closes its portals and
+	// cursors.
+	Prepare    *PrepareRequest
+	Execute    *ExecuteRequest
+	Deallocate *DeallocateRequest
+	Discard    bool
 }
 
 // NewStaticRows returns Rows over values held in memory.

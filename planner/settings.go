@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -31,7 +32,7 @@ var settingDefs = map[string]setting{
 	"application_name":                    {def: "", reports: true},
 	"client_encoding":                     {def: "UTF8", reports: true, check: checkEncoding},
 	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
-	"default_transaction_isolation":       {def: "read committed"},
+	"default_transaction_isolation":       {def: "read committed", check: checkIsolation},
 	"extra_float_digits":                  {def: "1"},
 	"integer_datetimes":                   {def: "on", reports: true, fixed: true},
 	"intervalstyle":                       {def: "postgres", reports: true},
@@ -55,7 +56,8 @@ var settingDefs = map[string]setting{
 	"lc_numeric":                    {def: "C"},
 	"lc_time":                       {def: "C"},
 	"synchronous_commit":            {def: "on"},
-	"default_transaction_read_only": {def: "off"},
+	"default_transaction_read_only": {def: "off", check: checkBool},
+	"transaction_read_only":         {def: "off"},
 	"row_security":                  {def: "on"},
 	"jit":                           {def: "off"},
 	"timezone_abbreviations":        {def: "Default"},
@@ -102,6 +104,24 @@ func checkDateStyle(v string) (string, error) {
 		return "ISO, MDY", nil
 	}
 	return "", fmt.Errorf("only the ISO date style is supported")
+}
+
+func checkIsolation(v string) (string, error) {
+	iso, err := parseIsolation(v)
+	if err != nil {
+		return "", errors.New("use read committed, repeatable read or serializable")
+	}
+	return iso.String(), nil
+}
+
+func checkBool(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "true", "yes", "1", "t", "y":
+		return "on", nil
+	case "off", "false", "no", "0", "f", "n":
+		return "off", nil
+	}
+	return "", errors.New("requires a Boolean value")
 }
 
 func checkTimeZone(v string) (string, error) {
@@ -165,6 +185,37 @@ func (s *Settings) Set(name, value string) error {
 	return nil
 }
 
+// snapshot returns every parameter's value, for restore.
+func (s *Settings) snapshot() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.values))
+	for k, v := range s.values {
+		out[k] = v
+	}
+	return out
+}
+
+// restore sets every parameter back to a snapshot's value (ROLLBACK,
+// ROLLBACK TO SAVEPOINT).
+func (s *Settings) restore(vals map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range vals {
+		s.values[k] = v
+	}
+	if loc, err := time.LoadLocation(s.values["timezone"]); err == nil {
+		s.loc = loc
+	}
+}
+
+// setInternal sets a parameter tsdb itself keeps (transaction_isolation).
+func (s *Settings) setInternal(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values[name] = value
+}
+
 // Get returns a parameter's value.
 func (s *Settings) Get(name string) string {
 	s.mu.Lock()
@@ -213,20 +264,24 @@ func Reports(name string) bool { return settingDefs[strings.ToLower(name)].repor
 
 func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 	name := strings.ToLower(st.Name)
+	notInBlock := func(what string) (*Result, error) {
+		return &Result{Tag: "SET", Warning: &sqlerr.Error{Code: sqlerr.NoActiveSQLTransaction, Message: what + " can only be used in transaction blocks"}}, nil
+	}
 	switch st.Kind {
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
 		for k, d := range settingDefs {
-			if d.check == nil || k == "timezone" || k == "datestyle" || k == "client_encoding" {
+			if d.check == nil || k == "timezone" || k == "datestyle" || k == "client_encoding" || k == "default_transaction_isolation" || k == "default_transaction_read_only" {
 				_ = s.settings.Set(k, d.def)
 			}
 		}
+		s.syncIsolationSetting()
 		return &Result{Tag: "RESET"}, nil
 	case pg_query.VariableSetKind_VAR_RESET, pg_query.VariableSetKind_VAR_SET_DEFAULT:
 		d, ok := settingDefs[name]
 		if !ok {
 			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 		}
-		if err := s.settings.Set(name, d.def); err != nil {
+		if err := s.setValue(name, d.def, st.IsLocal); err != nil {
 			return nil, err
 		}
 		if st.Kind == pg_query.VariableSetKind_VAR_RESET {
@@ -235,7 +290,35 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 		return &Result{Tag: "SET"}, nil
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
 	case pg_query.VariableSetKind_VAR_SET_MULTI:
-		// SET TRANSACTION … / SET SESSION CHARACTERISTICS: accepted, no effect.
+		switch name {
+		case "transaction":
+			// SET TRANSACTION ISOLATION LEVEL …, READ ONLY …
+			if s.tx == nil {
+				return notInBlock("SET TRANSACTION")
+			}
+			if err := s.tx.setModes(st.Args); err != nil {
+				return nil, err
+			}
+			s.syncIsolationSetting()
+		case "session characteristics":
+			for _, a := range st.Args {
+				d := a.GetDefElem()
+				if d == nil {
+					continue
+				}
+				var err error
+				switch d.Defname {
+				case "transaction_isolation":
+					err = s.settings.Set("default_transaction_isolation", constString(d.Arg))
+				case "transaction_read_only":
+					err = s.settings.Set("default_transaction_read_only", constString(d.Arg))
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			s.syncIsolationSetting()
+		}
 		return &Result{Tag: "SET"}, nil
 	default:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "this form of SET is not supported")
@@ -251,10 +334,51 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 		vals = append(vals, v)
 	}
 	value := strings.Join(vals, ", ")
-	if err := s.settings.Set(name, value); err != nil {
+	switch name {
+	case "transaction_isolation", "transaction_read_only":
+		// SET transaction_isolation is SET TRANSACTION ISOLATION LEVEL.
+		if s.tx == nil {
+			return notInBlock("SET TRANSACTION")
+		}
+		def := &pg_query.DefElem{Defname: name, Arg: pg_query.MakeAConstStrNode(value, -1)}
+		if err := s.tx.setModes([]*pg_query.Node{{Node: &pg_query.Node_DefElem{DefElem: def}}}); err != nil {
+			return nil, err
+		}
+		s.syncIsolationSetting()
+		return &Result{Tag: "SET"}, nil
+	}
+	if st.IsLocal && s.tx == nil {
+		return notInBlock("SET LOCAL")
+	}
+	if err := s.setValue(name, value, st.IsLocal); err != nil {
 		return nil, err
 	}
 	return &Result{Tag: "SET"}, nil
+}
+
+// setValue sets a parameter; a SET LOCAL one goes back to its value when
+// the transaction ends.
+func (s *Session) setValue(name, value string, local bool) error {
+	old := s.settings.Get(name)
+	if err := s.settings.Set(name, value); err != nil {
+		return err
+	}
+	switch {
+	case local && s.tx != nil:
+		if s.tx.local == nil {
+			s.tx.local = map[string]string{}
+		}
+		if _, ok := s.tx.local[name]; !ok {
+			s.tx.local[name] = old
+		}
+	case s.tx != nil:
+		// A plain SET after SET LOCAL outlives the transaction.
+		delete(s.tx.local, name)
+	}
+	if strings.HasPrefix(name, "default_transaction_") {
+		s.syncIsolationSetting()
+	}
+	return nil
 }
 
 // constString renders a SET argument: 'text', 42, 1.5, on.

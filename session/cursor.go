@@ -233,7 +233,11 @@ func (cur *cursor) close() {
 // cursorCommand carries out DECLARE … CURSOR, FETCH, MOVE and CLOSE and
 // returns the command tag. FETCH sends the rows it reads, after their
 // RowDescription, as PostgreSQL does for the simple query protocol.
-func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *time.Location, kept *keptContext) (string, error) {
+//
+// Over the extended protocol (pt, the portal running the statement), FETCH
+// sends no RowDescription (Describe of the portal gave it) and reads in
+// the formats the portal's Bind asked for.
+func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *time.Location, kept *keptContext, pt *portal) (string, error) {
 	x := ex.x
 	inTx := ex.sess.InTransaction()
 	switch {
@@ -286,9 +290,15 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *t
 	limit := int(min(f.Count, math.MaxInt))
 	var n int
 	var err error
-	if f.Move {
+	switch {
+	case f.Move:
 		n, err = d.cur.skip(limit)
-	} else {
+	case pt != nil:
+		if err := d.cur.useFormats(fetchFormats(pt.resultFormats, d)); err != nil {
+			return "", err
+		}
+		n, err = ex.send(d.cur, limit)
+	default:
 		ex.sink.RowDescription(d.cols, d.formats)
 		n, err = ex.send(d.cur, limit)
 	}
@@ -297,6 +307,40 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *t
 		return "", err
 	}
 	return fmt.Sprintf("%s %d", r.Tag, n), nil
+}
+
+// fetchFormats are the formats a FETCH over the extended protocol reads a
+// cursor's columns in: those its Bind asked for, else the cursor's own.
+func fetchFormats(codes []int16, d *declared) []int16 {
+	if len(codes) == 0 {
+		return d.formats
+	}
+	out := make([]int16, len(d.cols))
+	for i := range out {
+		out[i] = formatFor(codes, i)
+	}
+	return out
+}
+
+// useFormats sets the formats of a cursor's rows before its first row is
+// read; after that they stay as they are.
+func (cur *cursor) useFormats(formats []int16) error {
+	same := len(formats) == len(cur.formats)
+	for i := 0; same && i < len(formats); i++ {
+		same = formats[i] == cur.formats[i]
+	}
+	allText := true
+	for _, f := range append(append([]int16(nil), formats...), cur.formats...) {
+		allText = allText && f == 0
+	}
+	if same || allText {
+		return nil
+	}
+	if cur.n > 0 || cur.writers != nil || len(cur.held) > 0 || cur.closed {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "a cursor's rows keep the formats of its first FETCH")
+	}
+	cur.formats = formats
+	return nil
 }
 
 // keptContext is the context a Query's statements run with when their

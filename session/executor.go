@@ -247,11 +247,19 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 	}()
 	ctx := kept.ctx
 	loc := ex.sess.Settings().Location()
-	err := ex.sess.Execute(ctx, sql, func(r *planner.Result) error {
+	var emit func(r *planner.Result) error
+	emit = func(r *planner.Result) error {
 		ex.notice(r.Warning)
 		if r.Empty {
 			sink.EmptyQuery()
 			return nil
+		}
+		if r.Execute != nil {
+			p, err := ex.executed(r.Execute.Name)
+			if err != nil {
+				return err
+			}
+			return ex.sess.ExecuteArgs(ctx, p, r.Execute, emit)
 		}
 		if r.CopyIn != nil {
 			tag, err := ex.copyIn(ctx, r.CopyIn)
@@ -270,12 +278,15 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 			return nil
 		}
 		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			tag, err := ex.cursorCommand(qctx, r, loc, kept)
+			tag, err := ex.cursorCommand(qctx, r, loc, kept, nil)
 			if err != nil {
 				return err
 			}
 			sink.CommandComplete(tag)
 			return nil
+		}
+		if err := ex.directive(r, ""); err != nil {
+			return err
 		}
 		before := ex.sess.Settings().Reported()
 		tag := r.Tag
@@ -296,18 +307,80 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 			}
 		}
 		sink.CommandComplete(tag)
-		if tag == "COMMIT" || tag == "ROLLBACK" {
-			ex.x.endTransaction(tag == "COMMIT")
-		}
-		if strings.HasPrefix(tag, "SET") || strings.HasPrefix(tag, "RESET") {
-			ex.reportChanges(before)
-			loc = ex.sess.Settings().Location()
-		}
+		ex.afterStatement(tag, before)
+		loc = ex.sess.Settings().Location()
 		return nil
-	})
+	}
+	wasInTx := ex.sess.InTransaction()
+	err := ex.sess.Execute(ctx, sql, emit)
 	if err != nil {
 		ex.sess.FailTransaction()
+		if wasInTx && !ex.sess.InTransaction() {
+			ex.x.endTransaction(false) // a COMMIT that failed
+		}
 		return timeoutError(qctx, err)
+	}
+	return nil
+}
+
+// afterStatement ends what the end of a transaction ends (portals,
+// cursors) and reports the settings a statement changed (SET, and the
+// ends of blocks and savepoints, which restore settings).
+func (ex *Executor) afterStatement(tag string, before [][2]string) {
+	switch {
+	case (tag == "COMMIT" || tag == "ROLLBACK") && !ex.sess.InTransaction():
+		ex.x.endTransaction(tag == "COMMIT")
+		ex.reportChanges(before)
+	case tag == "ROLLBACK", strings.HasPrefix(tag, "SET"), strings.HasPrefix(tag, "RESET"), tag == "DISCARD ALL":
+		ex.reportChanges(before)
+	}
+}
+
+// executed returns the prepared statement an EXECUTE names.
+func (ex *Executor) executed(name string) (*planner.Prepared, error) {
+	p, ok := ex.x.stmts[name]
+	if !ok || name == "" {
+		return nil, sqlerr.New("26000", "prepared statement %q does not exist", name)
+	}
+	return p, nil
+}
+
+// directive keeps or drops what PREPARE, DEALLOCATE and DISCARD ALL name
+// (the executor owns the session's prepared statements, portals and
+// cursors); running is the portal of the statement, which DISCARD ALL
+// leaves to end.
+func (ex *Executor) directive(r *planner.Result, running string) error {
+	switch {
+	case r.Prepare != nil:
+		name := r.Prepare.Name
+		if _, exists := ex.x.stmts[name]; exists || name == "" {
+			return sqlerr.New("42P05", "prepared statement %q already exists", name)
+		}
+		if len(ex.x.stmts) >= ex.opts.MaxPreparedStatements {
+			return sqlerr.New(sqlerr.ProgramLimitExceeded, "too many prepared statements: this connection holds %d (--max-prepared-statements); DEALLOCATE some first", len(ex.x.stmts))
+		}
+		ex.x.stmts[name] = r.Prepare.Stmt
+	case r.Deallocate != nil && r.Deallocate.All:
+		for name := range ex.x.stmts {
+			if name != "" {
+				delete(ex.x.stmts, name)
+			}
+		}
+	case r.Deallocate != nil:
+		if _, ok := ex.x.stmts[r.Deallocate.Name]; !ok || r.Deallocate.Name == "" {
+			return sqlerr.New("26000", "prepared statement %q does not exist", r.Deallocate.Name)
+		}
+		delete(ex.x.stmts, r.Deallocate.Name)
+	}
+	if r.Discard {
+		for name := range ex.x.portals {
+			if name != running {
+				ex.x.closePortal(name)
+			}
+		}
+		for name := range ex.x.cursors {
+			ex.x.closeCursor(name)
+		}
 	}
 	return nil
 }

@@ -14,10 +14,14 @@ import (
 // A portal executed with a row limit keeps its result open as a cursor
 // until it is read to the end or closed.
 type portal struct {
+	name    string
 	stmt    *planner.Prepared
 	params  []any
 	formats []int16 // per result column
-	cur     *cursor // of a suspended execution
+	// resultFormats are the result format codes of the Bind, for rows
+	// whose columns are known only when it runs (FETCH).
+	resultFormats []int16
+	cur           *cursor // of a suspended execution
 	// cancel cancels the context the cursor's rows were made with: they
 	// outlive the Execute that made them, so each Execute's cancel or
 	// timeout is passed on to it while that Execute reads them.
@@ -221,7 +225,7 @@ func (ex *Executor) Bind(portalName, statement string, params [][]byte, paramFor
 	// Binding the unnamed portal replaces it: its result, if still open,
 	// is closed first.
 	ex.x.closePortal(portalName)
-	ex.x.portals[portalName] = &portal{stmt: p, params: values, formats: formats}
+	ex.x.portals[portalName] = &portal{name: portalName, stmt: p, params: values, formats: formats, resultFormats: resultFormats}
 	return nil
 }
 
@@ -232,17 +236,40 @@ func (ex *Executor) DescribeStatement(name string) ([]uint32, []Column, error) {
 	if !ok {
 		return nil, nil, sqlerr.New("26000", "prepared statement %q does not exist", name)
 	}
-	return p.ParamOIDs, p.Columns, nil
+	return p.ParamOIDs, ex.resultColumns(p), nil
+}
+
+// resultColumns are the columns of a prepared statement's rows: for
+// EXECUTE those of the statement it runs, for FETCH those of its cursor.
+func (ex *Executor) resultColumns(p *planner.Prepared) []Column {
+	switch {
+	case p.Executes != "":
+		if q, ok := ex.x.stmts[p.Executes]; ok && q != p {
+			return q.Columns
+		}
+	case p.Fetch != "":
+		if d, ok := ex.x.cursors[p.Fetch]; ok {
+			return d.cols
+		}
+	}
+	return p.Columns
 }
 
 // DescribePortal answers Describe of a portal: its result columns and
 // their formats.
+//
+// A cursor made by DECLARE is a portal too (psycopg describes its named
+// cursors so).
 func (ex *Executor) DescribePortal(name string) ([]Column, []int16, error) {
 	pt, ok := ex.x.portals[name]
 	if !ok {
+		if d, ok := ex.x.cursors[name]; ok {
+			return d.cols, d.formats, nil
+		}
 		return nil, nil, sqlerr.New("34000", "portal %q does not exist", name)
 	}
-	return pt.stmt.Columns, pt.formats, nil
+	cols := ex.resultColumns(pt.stmt)
+	return cols, portalFormats(pt, cols), nil
 }
 
 // CloseStatement forgets a prepared statement (Close 'S').
@@ -276,6 +303,8 @@ func (ex *Executor) Execute(portalName string, maxRows int, sink Sink) error {
 	defer done()
 	if !pt.started {
 		pt.started = true
+		before := ex.sess.Settings().Reported()
+		wasInTx := ex.sess.InTransaction()
 		rctx := qctx
 		if maxRows > 0 {
 			var cancel context.CancelCauseFunc
@@ -287,6 +316,9 @@ func (ex *Executor) Execute(portalName string, maxRows int, sink Sink) error {
 			pt.done = true
 			ex.x.forget(pt.cur)
 			pt.close()
+			if wasInTx && !ex.sess.InTransaction() {
+				ex.x.endTransaction(false) // a COMMIT that failed
+			}
 			return timeoutError(qctx, err)
 		}
 		if pt.stmt.Empty {
@@ -298,9 +330,7 @@ func (ex *Executor) Execute(portalName string, maxRows int, sink Sink) error {
 			pt.done = true
 			pt.close()
 			sink.CommandComplete(pt.tag)
-			if pt.tag == "COMMIT" || pt.tag == "ROLLBACK" {
-				ex.x.endTransaction(pt.tag == "COMMIT")
-			}
+			ex.afterStatement(pt.tag, before)
 			return nil
 		}
 		sink.PortalSuspended()
@@ -326,10 +356,30 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 		stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
 		defer stop()
 	}
-	err := ex.sess.ExecutePrepared(rctx, pt.stmt, pt.params, func(r *planner.Result) error {
+	// A cursor DECLARE makes reads its rows after the Execute: they are
+	// made with a context its cancel or timeout reaches while it runs,
+	// and the cursor's CLOSE after.
+	kept := newKeptContext(ex.ctx)
+	stopKept := context.AfterFunc(qctx, func() { kept.cancel(context.Cause(qctx)) })
+	defer func() {
+		stopKept()
+		kept.unref()
+	}()
+	if pt.stmt.Declares {
+		rctx = kept.ctx
+	}
+	var emit func(r *planner.Result) error
+	emit = func(r *planner.Result) error {
 		ex.notice(r.Warning)
 		if r.Empty {
 			return nil
+		}
+		if r.Execute != nil {
+			p, err := ex.executed(r.Execute.Name)
+			if err != nil {
+				return err
+			}
+			return ex.sess.ExecuteArgs(rctx, p, r.Execute, emit)
 		}
 		pt.tag = r.Tag
 		// COPY runs its sub-protocol within Execute, as in PostgreSQL
@@ -345,15 +395,21 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 			return err
 		}
 		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			if r.Rows != nil {
-				r.Rows.Close()
-			}
-			return sqlerr.New(sqlerr.FeatureNotSupported, "DECLARE, FETCH, MOVE and CLOSE are supported in the simple query protocol; over the extended protocol, Execute a portal with a row limit")
+			tag, err := ex.cursorCommand(qctx, r, loc, kept, pt)
+			pt.tag = tag
+			return err
+		}
+		if err := ex.directive(r, pt.name); err != nil {
+			return err
 		}
 		if r.Rows == nil {
 			return nil
 		}
-		cur := newCursor(r.Rows, pt.stmt.Columns, pt.formats, loc, &ex.enc, &ex.x.heldBytes)
+		cols := ex.resultColumns(pt.stmt)
+		if len(cols) != len(r.Columns) {
+			cols = r.Columns
+		}
+		cur := newCursor(r.Rows, cols, portalFormats(pt, cols), loc, &ex.enc, &ex.x.heldBytes)
 		// Closed here unless the portal keeps it: deferred, so that a
 		// panic (recovered by the wire layer) also ends a result DuckDB
 		// streams.
@@ -377,12 +433,25 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 			pt.tag = fmt.Sprintf("SELECT %d", cur.n)
 		}
 		return nil
-	})
+	}
+	err := ex.sess.ExecutePrepared(rctx, pt.stmt, pt.params, emit)
 	// The rows sent so far go before the error or the tag.
 	if ferr := ex.flushRows(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// portalFormats are the formats of a portal's result columns cols.
+func portalFormats(pt *portal, cols []Column) []int16 {
+	if len(cols) == len(pt.formats) {
+		return pt.formats
+	}
+	formats := make([]int16, len(cols))
+	for i := range formats {
+		formats[i] = formatFor(pt.resultFormats, i)
+	}
+	return formats
 }
 
 // endExecute ends an Execute of a suspended portal that sent sent rows:

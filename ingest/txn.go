@@ -1,0 +1,494 @@
+package ingest
+
+// A transaction's writes become durable and visible together at COMMIT:
+// one WAL append holds them all (the entries of one append are replayed
+// whole or not at all), and readers see every table they change switch at
+// once. What a transaction logs is the effect of its statements, not their
+// text: the rows it inserts (its INSERTs and COPYs, and the new versions
+// of the rows its UPDATEs changed) as ordinary rows entries, and per table
+// the rows of the committed state it deletes, named by where they are (a
+// data file and a row number in it, or a buffered batch's WAL sequence and
+// a row index in it). Replay applies exactly that, with no SQL engine.
+//
+// Rows named so must stay where the transaction saw them until it
+// commits: a transaction that deletes rows of a table holds the table's
+// write lock from its first such statement to its end, which keeps
+// flushes, compactions and other writers' DELETE/UPDATE of the table
+// away. Inserts, this table's too, go on.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"tsdb/delta"
+	"tsdb/internal/arrowutil"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
+	"tsdb/wal"
+)
+
+// TxTable is one table's part of a transaction.
+type TxTable struct {
+	Table string
+	// TableID is the table's ID when the transaction first wrote it: a
+	// table dropped and created again since fails the commit (40001).
+	TableID string
+	// Inserts are the rows the transaction adds.
+	Inserts []arrow.RecordBatch
+	// FileDeletes are rows of the table's data files it deletes, by the
+	// file's path in the table: row numbers in the file, ascending.
+	FileDeletes map[string][]int64
+	// BatchDeletes are buffered rows it deletes, by their batch's WAL
+	// sequence: row indexes in the batch, ascending.
+	BatchDeletes map[uint64][]int64
+}
+
+func (t *TxTable) deletes() bool { return len(t.FileDeletes) > 0 || len(t.BatchDeletes) > 0 }
+
+// kindDeletes is the entry of a table's deletions by a transaction:
+//
+//	byte    format version (1)
+//	byte    kind (3)
+//	uvarint len, table name
+//	uvarint len, table id
+//	uvarint number of files; per file: uvarint len, path, rows (below)
+//	uvarint number of batches; per batch: uvarint WAL sequence, rows
+//
+// where rows are a uvarint count and the row numbers as uvarint deltas.
+const kindDeletes = 3
+
+type deletesEntry struct {
+	table, tableID string
+	files          map[string][]int64
+	batches        map[uint64][]int64
+}
+
+func appendRows(b []byte, rows []int64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	prev := int64(0)
+	for _, r := range rows {
+		b = binary.AppendUvarint(b, uint64(r-prev))
+		prev = r
+	}
+	return b
+}
+
+func encodeDeletesEntry(room int, e deletesEntry) []byte {
+	b := make([]byte, room, room+64)
+	b = append(b, entryVersion, kindDeletes)
+	for _, s := range []string{e.table, e.tableID} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	paths := make([]string, 0, len(e.files))
+	for p := range e.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	b = binary.AppendUvarint(b, uint64(len(paths)))
+	for _, p := range paths {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+		b = appendRows(b, e.files[p])
+	}
+	seqs := make([]uint64, 0, len(e.batches))
+	for q := range e.batches {
+		seqs = append(seqs, q)
+	}
+	slices.Sort(seqs)
+	b = binary.AppendUvarint(b, uint64(len(seqs)))
+	for _, q := range seqs {
+		b = binary.AppendUvarint(b, q)
+		b = appendRows(b, e.batches[q])
+	}
+	return b
+}
+
+func decodeDeletesEntry(p []byte) (deletesEntry, error) {
+	e := deletesEntry{files: map[string][]int64{}, batches: map[uint64][]int64{}}
+	if len(p) < 2 || p[0] != entryVersion || p[1] != kindDeletes {
+		return e, errors.New("not a deletes entry")
+	}
+	r := bytes.NewReader(p[2:])
+	str := func() (string, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(r.Len()) {
+			return "", errShortEntry
+		}
+		b := make([]byte, n)
+		r.Read(b)
+		return string(b), nil
+	}
+	rows := func() ([]int64, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(r.Len()) {
+			return nil, errShortEntry
+		}
+		out := make([]int64, n)
+		prev := int64(0)
+		for i := range out {
+			d, err := binary.ReadUvarint(r)
+			if err != nil {
+				return nil, errShortEntry
+			}
+			prev += int64(d)
+			out[i] = prev
+		}
+		return out, nil
+	}
+	var err error
+	if e.table, err = str(); err != nil {
+		return e, err
+	}
+	if e.tableID, err = str(); err != nil {
+		return e, err
+	}
+	nf, err := binary.ReadUvarint(r)
+	if err != nil || nf > uint64(r.Len()) {
+		return e, errShortEntry
+	}
+	for range nf {
+		path, err := str()
+		if err != nil {
+			return e, err
+		}
+		if e.files[path], err = rows(); err != nil {
+			return e, err
+		}
+	}
+	nb, err := binary.ReadUvarint(r)
+	if err != nil || nb > uint64(r.Len()) {
+		return e, errShortEntry
+	}
+	for range nb {
+		q, err := binary.ReadUvarint(r)
+		if err != nil {
+			return e, errShortEntry
+		}
+		if e.batches[q], err = rows(); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// CommitTx makes a transaction's writes durable and visible together. tx
+// holds the write locks of the tables it deletes rows of (LockTable);
+// CommitTx takes those of the others it writes for the commit. Nothing is
+// durable or visible when it fails.
+func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err error) {
+	type prepared struct {
+		part TxTable
+		ts   *tableState
+		t    schema.Table
+		e    *encoded
+	}
+	var preps []*prepared
+	defer func() {
+		for _, p := range preps {
+			if p.e != nil {
+				s.recycle(p.e)
+			}
+		}
+	}()
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Table < parts[j].Table })
+	var need int64
+	for _, part := range parts {
+		if len(part.Inserts) == 0 && !part.deletes() {
+			continue
+		}
+		held, unlock, err := s.LockTable(ctx, tx, part.Table)
+		if err != nil {
+			return err
+		}
+		if !held {
+			defer unlock()
+		}
+		ts, err := s.state(part.Table)
+		if err != nil {
+			return err
+		}
+		t := ts.sch()
+		if part.TableID != "" && part.TableID != t.ID {
+			return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
+		}
+		e, err := s.encode(t, part.Inserts)
+		if err != nil {
+			return err
+		}
+		preps = append(preps, &prepared{part: part, ts: ts, t: t, e: e})
+		need += e.need
+	}
+	if len(preps) == 0 {
+		return nil
+	}
+	release, err := s.admit(ctx, need)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	// One append: every table's rows entries, then each table's deletes.
+	var payloads [][]byte
+	for _, p := range preps {
+		payloads = append(payloads, p.e.payloads...)
+	}
+	for _, p := range preps {
+		if p.part.deletes() {
+			payloads = append(payloads, encodeDeletesEntry(wal.HeaderRoom, deletesEntry{table: p.t.Name, tableID: p.t.ID, files: p.part.FileDeletes, batches: p.part.BatchDeletes}))
+		}
+	}
+	first, werr := s.wal.AppendFramed(ctx, payloads)
+	if first == 0 {
+		var se *sqlerr.Error
+		if errors.As(werr, &se) {
+			return werr
+		}
+		return s.storageError(werr)
+	}
+	n := len(payloads)
+	all := make([]uint64, n)
+	for i := range all {
+		all[i] = first + uint64(i)
+	}
+	// Every entry before the transaction's is applied first; the
+	// transaction's own are applied below, while it still holds the
+	// tables' write locks, so that no flush can take later rows of a
+	// bucket without them.
+	s.seq.run(first, n, func() {})
+	if werr != nil {
+		return s.storageError(werr)
+	}
+	fail := func(err error) error {
+		// Nothing was published: the entries must not be replayed.
+		if derr := s.wal.Delete(context.WithoutCancel(ctx), all); derr != nil {
+			s.logger.Error("cannot remove a failed transaction from the WAL; it would be replayed", "first", first, "err", derr)
+		}
+		return err
+	}
+	seq := first
+	type applied struct {
+		snap    *delta.Snapshot
+		batches map[uint64]arrow.RecordBatch
+		delSeq  uint64
+	}
+	results := make([]applied, len(preps))
+	for _, p := range preps {
+		seq += uint64(len(p.e.payloads))
+	}
+	delSeq := seq
+	for i, p := range preps {
+		if !p.part.deletes() {
+			continue
+		}
+		snap, recs, err := s.applyDeletes(ctx, p.ts, delSeq, p.part, false)
+		if err != nil {
+			return fail(err)
+		}
+		results[i] = applied{snap: snap, batches: recs, delSeq: delSeq}
+		delSeq++
+	}
+
+	// Publish every table at once.
+	now := s.opts.Now()
+	s.commitMu.Lock()
+	seq = first
+	var buckets []int64
+	for i, p := range preps {
+		ts := p.ts
+		ts.mu.Lock()
+		if r := results[i]; r.snap != nil || len(r.batches) > 0 {
+			if r.snap != nil {
+				ts.publish(r.snap)
+			}
+			s.buf.Replace(p.t.Name, r.batches, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.sch().TimeIndex) })
+		}
+		for j, part := range p.e.parts {
+			buckets = append(buckets, s.buf.Append(p.t.Name, membuffer.Batch{Seq: seq + uint64(j), Key: part.key, Rec: part.rec, MinTime: part.lo, MaxTime: part.hi, WALBytes: p.e.sizes[j]}, now))
+			s.walLag.Add(p.e.sizes[j])
+		}
+		seq += uint64(len(p.e.parts))
+		ts.mu.Unlock()
+	}
+	s.commitMu.Unlock()
+	s.gate.notify()
+	var rows int64
+	for i, p := range preps {
+		rows += p.e.rows
+		if results[i].delSeq != 0 {
+			p.ts.addPendingDML(results[i].delSeq)
+			s.dropObsoleteDML(ctx, p.ts)
+		}
+	}
+	s.inserted(slices.Max(append(buckets, 0)), rows)
+	return nil
+}
+
+// applyDeletes works out a table's part of a transaction's deletions: the
+// buffered batches' new records (by batch ID, for membuffer.Replace) and,
+// unless the table's dml txn shows it done (replay), the data files
+// rewritten without the deleted rows, committed with the dml txn at
+// sequence seq. The caller holds the table's write lock and publishes.
+func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, part TxTable, replay bool) (*delta.Snapshot, map[uint64]arrow.RecordBatch, error) {
+	name := ts.sch().Name
+	recs := map[uint64]arrow.RecordBatch{}
+	if len(part.BatchDeletes) > 0 {
+		batches, _ := s.buf.Snapshot(name)
+		for _, b := range batches {
+			rows, ok := part.BatchDeletes[b.Seq]
+			if !ok {
+				continue
+			}
+			rec, err := withoutRows(b.Rec, rows)
+			if err != nil {
+				return nil, nil, err
+			}
+			recs[b.ID] = rec
+		}
+		// A batch the log names that is not buffered any more was flushed
+		// after the transaction committed (replay), with its rows gone.
+	}
+	if len(part.FileDeletes) == 0 {
+		return nil, recs, nil
+	}
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	if v, ok := snap.Txns[s.dmlAppID()]; replay && ok && uint64(v) >= seq {
+		return nil, recs, nil // the files were rewritten before the crash
+	}
+	store := ts.delta.Store()
+	var actions []delta.Action
+	var written []string
+	cleanup := func() {
+		for _, p := range written {
+			store.Delete(context.Background(), p)
+		}
+	}
+	now := time.Now().UnixMilli()
+	paths := make([]string, 0, len(part.FileDeletes))
+	for p := range part.FileDeletes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		i := sort.Search(len(snap.Files), func(i int) bool { return snap.Files[i].Path >= path })
+		if i == len(snap.Files) || snap.Files[i].Path != path {
+			cleanup()
+			return nil, nil, fmt.Errorf("%w: %s is no longer in table %s", delta.ErrConflict, path, name)
+		}
+		f := snap.Files[i]
+		if cause := ts.isDamaged(f.Path); cause != nil {
+			cleanup()
+			return nil, nil, &UnavailableError{Table: name, File: f.Path, Err: cause}
+		}
+		if err := store.Fetch(ctx, f.Path); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		if err := s.verifyBeforeRewrite(name, ts, f); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		in, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
+		if err != nil {
+			cleanup()
+			if ue := s.CheckFile(ctx, name, f.Path); ue != nil {
+				return nil, nil, ue
+			}
+			return nil, nil, err
+		}
+		kept, err := withoutRowsOf(ts.sch().ArrowSchema(), in, part.FileDeletes[path])
+		arrowutil.ReleaseAll(in)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		if kept.NumRows() > 0 {
+			add, err := delta.WriteDataFile(ctx, store, ts.sch(), []arrow.RecordBatch{kept})
+			kept.Release()
+			if err != nil {
+				cleanup()
+				return nil, nil, err
+			}
+			written = append(written, add.Path)
+			actions = append(actions, delta.Action{Add: &add})
+		} else {
+			kept.Release()
+		}
+	}
+	next, err := s.commitRewrite(ctx, ts, "DELETE", seq, now, actions, cleanup)
+	if err != nil {
+		return nil, nil, err
+	}
+	return next, recs, nil
+}
+
+// withoutRows is rec without the rows at the given (ascending) indexes.
+func withoutRows(rec arrow.RecordBatch, rows []int64) (arrow.RecordBatch, error) {
+	return withoutRowsOf(rec.Schema(), []arrow.RecordBatch{rec}, rows)
+}
+
+// withoutRowsOf is the records' rows, numbered across them in order,
+// without those at the given (ascending) numbers, as one record of sch.
+func withoutRowsOf(sch *arrow.Schema, recs []arrow.RecordBatch, rows []int64) (arrow.RecordBatch, error) {
+	var keep []arrowutil.RowRef
+	var at int64
+	k := 0
+	for ri, rec := range recs {
+		for r := range int(rec.NumRows()) {
+			for k < len(rows) && rows[k] < at {
+				k++
+			}
+			if k >= len(rows) || rows[k] != at {
+				keep = append(keep, arrowutil.RowRef{Rec: ri, Row: r})
+			}
+			at++
+		}
+	}
+	padded := make([]arrow.RecordBatch, len(recs))
+	for i, r := range recs {
+		padded[i] = arrowutil.Pad(sch, r)
+	}
+	defer arrowutil.ReleaseAll(padded)
+	return arrowutil.Take(sch, padded, keep)
+}
+
+// replayDeletes re-applies a transaction's deletes entry in its place
+// among the inserts.
+func (s *Store) replayDeletes(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int) error {
+	e, err := decodeDeletesEntry(p)
+	if err != nil {
+		return &wal.CorruptionError{Seq: seq, Err: err}
+	}
+	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
+	if ts == nil {
+		return nil
+	}
+	ts.flushMu.Lock()
+	snap, recs, err := s.applyDeletes(ctx, ts, seq, TxTable{Table: e.table, FileDeletes: e.files, BatchDeletes: e.batches}, true)
+	if err == nil {
+		ts.mu.Lock()
+		if snap != nil {
+			ts.publish(snap)
+		}
+		s.buf.Replace(e.table, recs, func(rec arrow.RecordBatch) (int64, int64) { return timeBoundsOrEmpty(rec, ts.sch().TimeIndex) })
+		ts.mu.Unlock()
+	}
+	ts.flushMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("wal entry %d: replay a transaction's deletes: %w", seq, err)
+	}
+	ts.addPendingDML(seq)
+	return nil
+}

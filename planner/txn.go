@@ -1,0 +1,786 @@
+package planner
+
+// Transactions. Between BEGIN and COMMIT a session keeps its writes to
+// itself: the rows it inserts (INSERT, COPY, the new versions of rows it
+// updates) are pending records, the rows it deletes (and the old versions
+// of rows it updates) are tombstones naming where each row is — a data
+// file and a row number in it, a buffered batch and a row in it, or one of
+// its own pending records. Its statements read every table it wrote
+// through a view of the committed rows minus its tombstones plus its
+// pending rows (txview.go), so it sees its own writes and nobody else
+// does. COMMIT hands everything to ingest.Store.CommitTx: one WAL append,
+// published at once. ROLLBACK forgets it; nothing was logged.
+//
+// A transaction that deletes or updates rows of a table holds the table's
+// write lock from that statement to its end, so the rows its tombstones
+// name stay where they are (no flush, compaction or other writer's
+// DELETE/UPDATE of the table meanwhile). A second writer of the table
+// waits; waits that would never end are deadlocks (40P01). Inserts do not
+// lock: at COMMIT they are appended like any other rows.
+//
+// READ COMMITTED takes a snapshot per statement. REPEATABLE READ (and
+// SERIALIZABLE, which runs as REPEATABLE READ) takes one of every table at
+// its first statement; one that then deletes or updates rows of a table
+// changed since (rows written, flushed or compacted) gets 40001.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/ingest"
+	"tsdb/internal/arrowutil"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
+)
+
+// isolation is a transaction's isolation level.
+type isolation uint8
+
+const (
+	readCommitted isolation = iota
+	repeatableRead
+	serializable
+)
+
+func (i isolation) String() string {
+	switch i {
+	case repeatableRead:
+		return "repeatable read"
+	case serializable:
+		return "serializable"
+	}
+	return "read committed"
+}
+
+// parseIsolation reads an isolation level as SET and BEGIN name it.
+func parseIsolation(v string) (isolation, error) {
+	switch strings.Join(strings.Fields(strings.ToLower(v)), " ") {
+	case "read uncommitted", "read committed":
+		return readCommitted, nil // as in PostgreSQL, read uncommitted is read committed
+	case "repeatable read":
+		return repeatableRead, nil
+	case "serializable":
+		return serializable, nil
+	}
+	return 0, sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"transaction_isolation\": %q", v)
+}
+
+// txn is a transaction: a block between BEGIN and its end, or the
+// implicit one of a single statement that needs one (a DELETE or UPDATE
+// with RETURNING, a join or a subquery).
+type txn struct {
+	id       ingest.TxID
+	iso      isolation
+	readOnly bool
+	implicit bool
+	failed   bool
+	// queried is set once a statement other than SET ran: the isolation
+	// level may no longer change.
+	queried bool
+	// level tags every write; SAVEPOINT raises it, so ROLLBACK TO finds
+	// the writes made after the savepoint by their tags.
+	level int32
+	saves []savepoint
+	// tables are the tables the transaction wrote, by name.
+	tables map[string]*txTable
+	// unlocks release the table locks the transaction holds.
+	unlocks map[string]func()
+	// bytes is what the pending records and tombstones hold in memory.
+	bytes int64
+
+	// snaps are a REPEATABLE READ transaction's snapshots, taken at its
+	// first statement; epoch keeps the mirrored batches they read.
+	snaps  map[string]*ingest.Snapshot
+	epoch  uint64
+	pinned bool
+
+	// before are the session's settings at BEGIN: ROLLBACK restores them.
+	before map[string]string
+	// local are the values SET LOCAL changed, as they were before it.
+	local map[string]string
+	// views are the session views made over the transaction's writes.
+	views map[string]bool
+}
+
+// savepoint is a SAVEPOINT: the level its writes start at and the
+// settings to restore on ROLLBACK TO.
+type savepoint struct {
+	name     string
+	mark     int32
+	settings map[string]string
+}
+
+// txTable is a transaction's writes to one table.
+type txTable struct {
+	name string
+	// t is the table as the transaction first wrote it: its pending
+	// records have (a prefix of) these columns.
+	t    schema.Table
+	recs []pendingRec
+	dels []tombstone
+	// files map the local paths of data files tombstones name to their
+	// paths in the table; batches the IDs of buffered batches to their
+	// WAL sequences.
+	files   map[string]string
+	batches map[uint64]uint64
+
+	// The engine's copies, made when a statement reads the table: the
+	// pending rows (in the mirror's layout, the record index as batch
+	// ID) and the tombstones.
+	pending, tomb string
+	created       bool
+	createdCols   int // the columns of the pending copy
+	syncedRecs    int
+	syncedDels    int
+}
+
+type pendingRec struct {
+	rec   arrow.RecordBatch
+	level int32
+}
+
+type tombstone struct {
+	src   string // a file's local path, "b<batch ID>" or "p<pending record>"
+	row   int64
+	level int32
+}
+
+// tombstoneBytes is what a tombstone holds besides its source's name.
+const tombstoneBytes = 32
+
+// InTransaction reports whether the client opened a transaction block
+// (reported in ReadyForQuery).
+func (s *Session) InTransaction() bool { return s.tx != nil }
+
+// TransactionFailed reports whether the transaction block had an error:
+// until ROLLBACK (or ROLLBACK TO a savepoint), statements are refused.
+func (s *Session) TransactionFailed() bool { return s.tx != nil && s.tx.failed }
+
+// FailTransaction marks the transaction block, if any, failed. The wire
+// layer calls it for every error it reports (an error may come while rows
+// stream, after the statement started).
+func (s *Session) FailTransaction() {
+	if s.tx != nil {
+		s.tx.failed = true
+	}
+}
+
+// newTx starts a transaction with the session's default isolation.
+func (s *Session) newTx(implicit bool) *txn {
+	iso, _ := parseIsolation(s.settings.Get("default_transaction_isolation"))
+	return &txn{
+		id: ingest.TxID(s.p.txSeq.Add(1)), iso: iso, implicit: implicit,
+		readOnly: strings.EqualFold(s.settings.Get("default_transaction_read_only"), "on"),
+		tables:   map[string]*txTable{}, unlocks: map[string]func(){}, views: map[string]bool{},
+	}
+}
+
+// begin opens a transaction block (BEGIN, START TRANSACTION).
+func (s *Session) begin(t *pg_query.TransactionStmt) (*Result, error) {
+	if s.tx != nil {
+		return &Result{Tag: "BEGIN", Warning: &sqlerr.Error{Code: sqlerr.ActiveSQLTransaction, Message: "there is already a transaction in progress"}}, nil
+	}
+	tx := s.newTx(false)
+	if err := tx.setModes(t.Options); err != nil {
+		return nil, err
+	}
+	tx.before = s.settings.snapshot()
+	s.tx = tx
+	s.syncIsolationSetting()
+	return &Result{Tag: "BEGIN"}, nil
+}
+
+// setModes applies BEGIN's or SET TRANSACTION's modes.
+func (tx *txn) setModes(opts []*pg_query.Node) error {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		switch d.Defname {
+		case "transaction_isolation":
+			if tx.queried && !tx.implicit {
+				return sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			}
+			iso, err := parseIsolation(constString(d.Arg))
+			if err != nil {
+				return err
+			}
+			tx.iso = iso
+		case "transaction_read_only":
+			ro := constString(d.Arg)
+			tx.readOnly = ro == "1" || ro == "on" || ro == "true"
+		case "transaction_deferrable":
+			// Only SERIALIZABLE READ ONLY DEFERRABLE waits in PostgreSQL;
+			// here no transaction waits to start.
+		}
+	}
+	return nil
+}
+
+// syncIsolationSetting shows the transaction's isolation level as
+// transaction_isolation, or the session default outside a block.
+func (s *Session) syncIsolationSetting() {
+	v := s.settings.Get("default_transaction_isolation")
+	if s.tx != nil {
+		v = s.tx.iso.String()
+	}
+	s.settings.setInternal("transaction_isolation", v)
+	ro := s.settings.Get("default_transaction_read_only")
+	if s.tx != nil {
+		ro = "off"
+		if s.tx.readOnly {
+			ro = "on"
+		}
+	}
+	s.settings.setInternal("transaction_read_only", ro)
+}
+
+// transaction runs BEGIN, COMMIT, ROLLBACK and the savepoint statements.
+// Every role may end its block (even one whose role was dropped meanwhile:
+// it must not be stuck refusing everything).
+func (s *Session) transaction(ctx context.Context, t *pg_query.TransactionStmt) (*Result, error) {
+	noTx := &sqlerr.Error{Code: sqlerr.NoActiveSQLTransaction, Message: "there is no transaction in progress"}
+	switch t.Kind {
+	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		return s.begin(t)
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+		if t.Chain {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COMMIT AND CHAIN is not supported")
+		}
+		if s.tx == nil {
+			return &Result{Tag: "COMMIT", Warning: noTx}, nil
+		}
+		if s.tx.failed {
+			// As PostgreSQL answers COMMIT of a failed block.
+			s.rollbackTx(ctx)
+			return &Result{Tag: "ROLLBACK"}, nil
+		}
+		if err := s.commitTx(ctx); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "COMMIT"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		if t.Chain {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ROLLBACK AND CHAIN is not supported")
+		}
+		if s.tx == nil {
+			return &Result{Tag: "ROLLBACK", Warning: noTx}, nil
+		}
+		s.rollbackTx(ctx)
+		return &Result{Tag: "ROLLBACK"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		if s.tx == nil {
+			return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "SAVEPOINT can only be used in transaction blocks")
+		}
+		tx := s.tx
+		tx.level++
+		tx.saves = append(tx.saves, savepoint{name: t.SavepointName, mark: tx.level, settings: s.settings.snapshot()})
+		return &Result{Tag: "SAVEPOINT"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+		if s.tx == nil {
+			return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "RELEASE SAVEPOINT can only be used in transaction blocks")
+		}
+		i, err := s.tx.findSavepoint(t.SavepointName)
+		if err != nil {
+			return nil, err
+		}
+		s.tx.saves = s.tx.saves[:i]
+		return &Result{Tag: "RELEASE"}, nil
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		if s.tx == nil {
+			return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "ROLLBACK TO SAVEPOINT can only be used in transaction blocks")
+		}
+		i, err := s.tx.findSavepoint(t.SavepointName)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.rollbackTo(ctx, i); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "ROLLBACK"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "prepared transactions (two-phase commit) are not supported")
+}
+
+// findSavepoint returns the index of the latest savepoint of that name.
+func (tx *txn) findSavepoint(name string) (int, error) {
+	for i := len(tx.saves) - 1; i >= 0; i-- {
+		if tx.saves[i].name == name {
+			return i, nil
+		}
+	}
+	return 0, sqlerr.New("3B001", "savepoint %q does not exist", name)
+}
+
+// rollbackTo undoes what the transaction did after savepoint i, which
+// stays (a second ROLLBACK TO it is allowed), and ends the failure of the
+// block.
+func (s *Session) rollbackTo(ctx context.Context, i int) error {
+	tx := s.tx
+	sp := tx.saves[i]
+	tx.saves = tx.saves[:i+1]
+	for _, tt := range tx.tables {
+		keep := len(tt.recs)
+		for keep > 0 && tt.recs[keep-1].level >= sp.mark {
+			keep--
+		}
+		// Records are never released here: the store keeps those it is
+		// given, and the garbage collector frees the rest.
+		for _, pr := range tt.recs[keep:] {
+			tx.bytes -= membuffer.RecordBytes(pr.rec)
+		}
+		tt.recs = tt.recs[:keep]
+		keepDels := len(tt.dels)
+		for keepDels > 0 && tt.dels[keepDels-1].level >= sp.mark {
+			keepDels--
+		}
+		tx.bytes -= int64(len(tt.dels)-keepDels) * tombstoneBytes
+		tt.dels = tt.dels[:keepDels]
+		if err := s.truncateEngineCopies(ctx, tt); err != nil {
+			tx.failed = true
+			return err
+		}
+	}
+	s.settings.restore(sp.settings)
+	s.syncIsolationSetting()
+	s.dropPlans()
+	tx.failed = false
+	// The level stays where it is: writes from here on are tagged at or
+	// above the savepoint's mark, so another ROLLBACK TO it undoes them.
+	return nil
+}
+
+// writableTx refuses a write in a READ ONLY transaction.
+func (s *Session) writableTx(op string) error {
+	if s.tx != nil && s.tx.readOnly {
+		return sqlerr.New("25006", "cannot execute %s in a read-only transaction", op)
+	}
+	return nil
+}
+
+// tableFor returns the transaction's state of table name, made on first
+// write: the table as it is now.
+func (tx *txn) tableFor(s *Session, name string) (*txTable, error) {
+	if tt, ok := tx.tables[name]; ok {
+		t, ok := s.p.store.Table(name)
+		if !ok || t.ID != tt.t.ID {
+			return nil, tableChanged(name)
+		}
+		if len(t.Columns) > len(tt.t.Columns) {
+			tt.t = t // another session added columns: rows now come with them
+		}
+		return tt, nil
+	}
+	t, ok := s.p.store.Table(name)
+	if !ok {
+		return nil, s.missing(name)
+	}
+	tt := &txTable{name: name, t: t, files: map[string]string{}, batches: map[uint64]uint64{}}
+	tx.tables[name] = tt
+	return tt, nil
+}
+
+func tableChanged(name string) error {
+	return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access: table %q was dropped or replaced during the transaction", name)
+}
+
+// writeRows is where every INSERT and COPY hands its records: to the
+// store when the statement runs on its own, to the transaction inside a
+// block. It returns the number of rows.
+func (s *Session) writeRows(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
+	if s.tx == nil {
+		return s.p.store.InsertBatches(ctx, name, recs)
+	}
+	if err := s.writableTx("INSERT"); err != nil {
+		return 0, err
+	}
+	return s.tx.insert(s, name, recs)
+}
+
+// insert adds records to the transaction's pending rows of a table, after
+// the checks every write gets. A transaction holds its rows in memory
+// until it commits: one larger than --memory-limit is refused with 53200
+// (nothing of it is written; what others committed stays).
+func (tx *txn) insert(s *Session, name string, recs []arrow.RecordBatch) (int64, error) {
+	tt, err := tx.tableFor(s, name)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.p.store.Validate(name, recs); err != nil {
+		return 0, err
+	}
+	var rows, bytes int64
+	for _, rec := range recs {
+		rows += rec.NumRows()
+		bytes += membuffer.RecordBytes(rec)
+	}
+	if err := tx.grow(s, bytes); err != nil {
+		return 0, err
+	}
+	for _, rec := range recs {
+		if rec.NumRows() > 0 {
+			tt.recs = append(tt.recs, pendingRec{rec: rec, level: tx.level})
+		}
+	}
+	s.dropPlans()
+	return rows, nil
+}
+
+// grow counts n more bytes of the transaction's writes against the
+// memory limit.
+func (tx *txn) grow(s *Session, n int64) error {
+	if limit := s.p.store.MaxStatementBytes(); tx.bytes+n > limit {
+		return &sqlerr.Error{Code: sqlerr.OutOfMemory,
+			Message: fmt.Sprintf("the transaction's writes need more than --memory-limit (%d MiB): it holds them in memory until COMMIT", limit>>20),
+			Hint:    "Commit in smaller transactions, or load large data outside a transaction block (COPY commits on its own)."}
+	}
+	tx.bytes += n
+	return nil
+}
+
+// addTombstones records rows the running statement deletes, with where
+// their sources are in the table (from the snapshot the statement read).
+func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, dels []tombstone) error {
+	if err := tx.grow(s, int64(len(dels))*tombstoneBytes); err != nil {
+		return err
+	}
+	var local map[string]string
+	var seqs map[uint64]uint64
+	for i := range dels {
+		d := &dels[i]
+		d.level = tx.level
+		switch {
+		case strings.HasPrefix(d.src, "p"):
+		case strings.HasPrefix(d.src, "b"):
+			id, err := strconv.ParseUint(d.src[1:], 10, 64)
+			if err != nil {
+				return fmt.Errorf("planner: tombstone source %q: %w", d.src, err)
+			}
+			if _, ok := tt.batches[id]; ok {
+				continue
+			}
+			if seqs == nil {
+				seqs = make(map[uint64]uint64, len(snap.Batches))
+				for _, b := range snap.Batches {
+					seqs[b.ID] = b.Seq
+				}
+			}
+			seq, ok := seqs[id]
+			if !ok {
+				return fmt.Errorf("planner: a deleted row's batch %d is not in the statement's snapshot", id)
+			}
+			tt.batches[id] = seq
+		default:
+			if _, ok := tt.files[d.src]; ok {
+				continue
+			}
+			if local == nil {
+				local = make(map[string]string, len(snap.Files))
+				for i, f := range snap.Files {
+					local[snap.FilePaths[i]] = f.Path
+				}
+			}
+			p, ok := local[d.src]
+			if !ok {
+				return fmt.Errorf("planner: a deleted row's file %s is not in the statement's snapshot", d.src)
+			}
+			tt.files[d.src] = p
+		}
+	}
+	tt.dels = append(tt.dels, dels...)
+	s.dropPlans()
+	return nil
+}
+
+// lock takes table name's write lock for the transaction, once.
+func (tx *txn) lock(ctx context.Context, s *Session, name string) error {
+	if _, ok := tx.unlocks[name]; ok {
+		return nil
+	}
+	held, unlock, err := s.p.store.LockTable(ctx, tx.id, name)
+	if err != nil {
+		return err
+	}
+	if !held {
+		tx.unlocks[name] = unlock
+	}
+	return nil
+}
+
+// snapshot returns the snapshot a statement of the session reads of
+// table name: the transaction's own under REPEATABLE READ, else a fresh
+// one.
+func (s *Session) snapshot(ctx context.Context, name string) (*ingest.Snapshot, error) {
+	tx := s.tx
+	if tx == nil || tx.iso == readCommitted {
+		return s.p.store.Snapshot(ctx, name)
+	}
+	if !tx.pinned {
+		// The epoch is pinned before the snapshots are taken: the mirror
+		// keeps every batch they hold for as long as the transaction runs.
+		tx.epoch = s.p.mirror.epochs.pin()
+		tx.pinned = true
+		var names []string
+		for _, t := range s.p.store.Tables() {
+			names = append(names, t.Name)
+		}
+		snaps, err := s.p.store.Snapshots(ctx, names)
+		if err != nil {
+			return nil, err
+		}
+		tx.snaps = snaps
+	}
+	snap, ok := tx.snaps[name]
+	if !ok {
+		// Created after the transaction's snapshot: as of now.
+		return s.p.store.Snapshot(ctx, name)
+	}
+	if t, ok := s.p.store.Table(name); !ok || t.ID != snap.Table.ID {
+		if !ok {
+			return nil, s.missing(name)
+		}
+		return nil, tableChanged(name)
+	}
+	if err := s.p.store.FetchSnapshot(ctx, snap); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// checkUnchanged is the REPEATABLE READ rule for a transaction about to
+// delete or update rows of a table (holding its lock): the rows it would
+// change must be those of its snapshot, so a table changed since — rows
+// deleted or updated by others, buffered rows flushed, files compacted —
+// fails the statement with 40001, to be retried. Rows inserted since are
+// not in the snapshot and stay untouched.
+func (s *Session) checkUnchanged(ctx context.Context, name string) error {
+	tx := s.tx
+	if tx == nil || tx.iso == readCommitted {
+		return nil
+	}
+	old, err := s.snapshot(ctx, name)
+	if err != nil {
+		return err
+	}
+	cur, err := s.p.store.Snapshot(ctx, name)
+	if err != nil {
+		return err
+	}
+	files := make(map[string]bool, len(cur.Files))
+	for _, f := range cur.Files {
+		files[f.Path] = true
+	}
+	batches := make(map[uint64]bool, len(cur.Batches))
+	for _, b := range cur.Batches {
+		batches[b.ID] = true
+	}
+	changed := false
+	for _, f := range old.Files {
+		changed = changed || !files[f.Path]
+	}
+	for _, b := range old.Batches {
+		changed = changed || !batches[b.ID]
+	}
+	if changed {
+		return &sqlerr.Error{Code: sqlerr.SerializationFailure, Message: "could not serialize access due to concurrent update",
+			Detail: fmt.Sprintf("Table %q changed since the transaction's snapshot (rows written, flushed or compacted).", name),
+			Hint:   "Retry the transaction; READ COMMITTED transactions read the table as it is at each statement."}
+	}
+	return nil
+}
+
+// commitTx commits the session's transaction and ends it, whatever the
+// outcome.
+func (s *Session) commitTx(ctx context.Context) error {
+	tx := s.tx
+	defer s.endTx(ctx, true)
+	parts, err := tx.parts()
+	if err != nil {
+		return err
+	}
+	if err := s.p.store.CommitTx(ctx, tx.id, parts); err != nil {
+		return wrapStoreErr(err)
+	}
+	return nil
+}
+
+// rollbackTx discards the session's transaction.
+func (s *Session) rollbackTx(ctx context.Context) { s.endTx(ctx, false) }
+
+// parts are what the transaction hands the store: per table, the pending
+// rows it did not delete again, and the committed rows it deleted.
+func (tx *txn) parts() ([]ingest.TxTable, error) {
+	names := make([]string, 0, len(tx.tables))
+	for name := range tx.tables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []ingest.TxTable
+	for _, name := range names {
+		tt := tx.tables[name]
+		part := ingest.TxTable{Table: name, TableID: tt.t.ID, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
+		pendingDels := map[int][]int64{}
+		for _, d := range tt.dels {
+			switch {
+			case strings.HasPrefix(d.src, "p"):
+				i, err := strconv.Atoi(d.src[1:])
+				if err != nil {
+					return nil, fmt.Errorf("planner: tombstone source %q: %w", d.src, err)
+				}
+				pendingDels[i] = append(pendingDels[i], d.row)
+			case strings.HasPrefix(d.src, "b"):
+				id, _ := strconv.ParseUint(d.src[1:], 10, 64)
+				seq := tt.batches[id]
+				part.BatchDeletes[seq] = append(part.BatchDeletes[seq], d.row)
+			default:
+				p := tt.files[d.src]
+				part.FileDeletes[p] = append(part.FileDeletes[p], d.row)
+			}
+		}
+		for k, rows := range part.FileDeletes {
+			part.FileDeletes[k] = sortedUnique(rows)
+		}
+		for k, rows := range part.BatchDeletes {
+			part.BatchDeletes[k] = sortedUnique(rows)
+		}
+		for i, pr := range tt.recs {
+			rec := pr.rec
+			if rows, ok := pendingDels[i]; ok {
+				kept, err := withoutRows(rec, sortedUnique(rows))
+				if err != nil {
+					return nil, err
+				}
+				rec = kept // the store keeps it
+			}
+			if rec.NumRows() > 0 {
+				part.Inserts = append(part.Inserts, rec)
+			}
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+func sortedUnique(rows []int64) []int64 {
+	slices.Sort(rows)
+	return slices.Compact(rows)
+}
+
+// withoutRows is rec without the rows at the given (ascending) indexes.
+func withoutRows(rec arrow.RecordBatch, rows []int64) (arrow.RecordBatch, error) {
+	keep := make([]arrowutil.RowRef, 0, int(rec.NumRows())-len(rows))
+	k := 0
+	for r := range int(rec.NumRows()) {
+		if k < len(rows) && rows[k] == int64(r) {
+			k++
+			continue
+		}
+		keep = append(keep, arrowutil.RowRef{Rec: 0, Row: r})
+	}
+	return arrowutil.Take(rec.Schema(), []arrow.RecordBatch{rec}, keep)
+}
+
+// endTx ends the session's transaction: its locks are released, its
+// engine copies and views dropped, SET LOCAL undone (and, on rollback,
+// every SET of the block).
+func (s *Session) endTx(ctx context.Context, committed bool) {
+	tx := s.tx
+	if tx == nil {
+		return
+	}
+	s.tx = nil
+	for _, unlock := range tx.unlocks {
+		unlock()
+	}
+	if tx.pinned {
+		s.p.mirror.epochs.unpin(tx.epoch)
+	}
+	s.dropTxEngineState(context.WithoutCancel(ctx), tx)
+	if !tx.implicit {
+		if !committed && tx.before != nil {
+			s.settings.restore(tx.before)
+		}
+		if committed {
+			for name, v := range tx.local {
+				_ = s.settings.Set(name, v)
+			}
+		}
+		s.syncIsolationSetting()
+	}
+}
+
+// dropTxEngineState drops the engine copies of a transaction's writes and
+// the session views made over them.
+func (s *Session) dropTxEngineState(ctx context.Context, tx *txn) {
+	engine := len(tx.views) > 0
+	for _, tt := range tx.tables {
+		engine = engine || tt.created
+	}
+	if !engine {
+		return
+	}
+	// A cursor still reading from the connection is read into memory
+	// first: what follows runs on the connection.
+	s.useEngine(ctx)
+	s.dropPlans()
+	for name := range tx.views {
+		if _, ok := s.views[name]; ok {
+			s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
+			delete(s.views, name)
+		}
+	}
+	for _, tt := range tx.tables {
+		if tt.created {
+			s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+tt.pending)
+			s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+tt.tomb)
+			tt.created = false
+		}
+	}
+}
+
+// statementKind refuses, inside a block, what cannot be part of a
+// transaction here: PostgreSQL's 25001 for statements that change tables
+// or roles (they apply at once and cannot be undone) and for VACUUM.
+func (s *Session) checkInBlock(n *pg_query.Node) error {
+	if s.tx == nil || s.tx.implicit {
+		return nil
+	}
+	what := ""
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_CreateStmt:
+		if x.CreateStmt.IfNotExists && s.known(x.CreateStmt.Relation.GetRelname()) {
+			return nil // changes nothing
+		}
+		what = "CREATE TABLE"
+	case *pg_query.Node_AlterTableStmt:
+		what = "ALTER TABLE"
+	case *pg_query.Node_DropStmt:
+		what = "DROP"
+	case *pg_query.Node_VacuumStmt:
+		what = "VACUUM"
+		if !x.VacuumStmt.IsVacuumcmd {
+			return nil
+		}
+	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt,
+		*pg_query.Node_GrantRoleStmt, *pg_query.Node_GrantStmt:
+		what = "changing roles"
+	case *pg_query.Node_SelectStmt:
+		if _, repair, _ := repairCall(n); repair {
+			what = "tsdb_repair_table()"
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	return &sqlerr.Error{Code: sqlerr.ActiveSQLTransaction, Message: fmt.Sprintf("%s cannot run inside a transaction block", what),
+		Hint: "tsdb applies it at once, and a transaction could not undo it: run it outside BEGIN … COMMIT (with psycopg, SQLAlchemy or JDBC, in autocommit mode)."}
+}
