@@ -41,14 +41,16 @@ run: $(BIN)
 	./$(BIN) serve
 
 ## deps: what the tests need on a fresh Debian machine: psql, and the
-## client libraries the end-to-end tests drive tsdb with (psycopg2, pgJDBC,
-## node-postgres), chDB (npm), the independent Delta reader the tests
+## client libraries the end-to-end tests drive tsdb with (psycopg2,
+## psycopg 3, SQLAlchemy, pgJDBC, node-postgres), chDB (npm), the independent Delta reader the tests
 ## check tsdb's tables with, and versitygw, the S3-compatible server of the
 ## object-storage tests. Installed only when missing.
 deps:
 	@missing=""; \
 	command -v psql >/dev/null 2>&1 || missing="$$missing postgresql-client"; \
 	/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || missing="$$missing python3 python3-psycopg2"; \
+	/usr/bin/python3 -c 'import psycopg' >/dev/null 2>&1 || missing="$$missing python3-psycopg"; \
+	/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || missing="$$missing python3-sqlalchemy"; \
 	[ -f /usr/share/java/postgresql.jar ] || missing="$$missing libpostgresql-jdbc-java"; \
 	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \

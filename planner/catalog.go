@@ -86,6 +86,31 @@ func catalogView(name string) string {
 	return catalogPrefix + strings.ReplaceAll(name, ".", "_")
 }
 
+// sessionFunction is the value of a function of the session:
+// current_setting('x'), version(), current_database(), current_schema().
+func (s *Session) sessionFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
+	switch lastName(fc.Funcname) {
+	case "current_setting":
+		if len(fc.Args) >= 1 {
+			if c := fc.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
+				name := strings.ToLower(c.GetSval().Sval)
+				if _, ok := settingDefs[name]; ok {
+					return pg_query.MakeAConstStrNode(s.settings.Get(name), -1), true
+				}
+			}
+		}
+	case "version":
+		if len(fc.Args) == 0 {
+			return pg_query.MakeAConstStrNode("PostgreSQL "+ServerVersion+" (tsdb, a time-series store on DuckDB) on x86_64-pc-linux-gnu, 64-bit", -1), true
+		}
+	case "current_database":
+		return pg_query.MakeAConstStrNode("tsdb", -1), true
+	case "current_schema":
+		return pg_query.MakeAConstStrNode("public", -1), true
+	}
+	return nil, false
+}
+
 // rewriteSession replaces, in a copy of the tree, catalog relations by
 // tsdb's catalog views and session functions by their values:
 // current_setting('x'), version(), current_database(), current_schema(),
@@ -131,6 +156,13 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				return r
 			}
 		}
+		if fc := n.GetFuncCall(); fc != nil {
+			// Before rewritePG, which takes pg_catalog. off the name.
+			if r, ok := s.sessionFunction(fc); ok {
+				changed = true
+				return r
+			}
+		}
 		if r, ok := rewritePG(n); ok {
 			changed = true
 			return r
@@ -165,31 +197,6 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			}
 			changed = true
 			return &pg_query.Node{Node: &pg_query.Node_RangeVar{RangeVar: &pg_query.RangeVar{Relname: catalogView(name), Inh: true, Relpersistence: "p", Alias: alias, Location: rv.Location}}}
-		case n.GetFuncCall() != nil:
-			fc := n.GetFuncCall()
-			switch lastName(fc.Funcname) {
-			case "current_setting":
-				if len(fc.Args) >= 1 {
-					if c := fc.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
-						name := strings.ToLower(c.GetSval().Sval)
-						if _, ok := settingDefs[name]; ok {
-							changed = true
-							return pg_query.MakeAConstStrNode(s.settings.Get(name), -1)
-						}
-					}
-				}
-			case "version":
-				if len(fc.Args) == 0 {
-					changed = true
-					return pg_query.MakeAConstStrNode("PostgreSQL "+ServerVersion+" (tsdb, a time-series store on DuckDB) on x86_64-pc-linux-gnu, 64-bit", -1)
-				}
-			case "current_database":
-				changed = true
-				return pg_query.MakeAConstStrNode("tsdb", -1)
-			case "current_schema":
-				changed = true
-				return pg_query.MakeAConstStrNode("public", -1)
-			}
 		case n.GetSqlvalueFunction() != nil:
 			switch n.GetSqlvalueFunction().Op {
 			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER, pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:

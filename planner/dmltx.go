@@ -203,6 +203,8 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 		FromClause:  append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: target}}}, d.from...),
 		WhereClause: d.where,
 		WithClause:  d.with,
+		Op:          pg_query.SetOperation_SETOP_NONE,
+		LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
 	}
 	if len(d.from) > 0 {
 		sel.DistinctClause = []*pg_query.Node{columnRef(alias, srcColumn), columnRef(alias, rowNumColumn)}
@@ -384,7 +386,8 @@ func returningSelect(relation, alias string, list []*pg_query.Node) *pg_query.Se
 		targets[i] = proto.Clone(it).(*pg_query.Node)
 	}
 	rv := &pg_query.RangeVar{Relname: relation, Inh: true, Relpersistence: "p", Alias: &pg_query.Alias{Aliasname: alias}}
-	return &pg_query.SelectStmt{TargetList: targets, FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: rv}}}}
+	return &pg_query.SelectStmt{TargetList: targets, FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: rv}}},
+		Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
 }
 
 // sqlColumns describes the columns of rows the PostgreSQL way.

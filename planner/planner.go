@@ -301,8 +301,8 @@ func (s *Session) executeQuery(ctx context.Context, query string, emit func(*Res
 // tree is walked only when the text has a $.
 func firstParam(st statement) int32 {
 	node := st.node
-	if node == nil || strings.IndexByte(st.text, '$') < 0 {
-		return 0
+	if node == nil || strings.IndexByte(st.text, '$') < 0 || node.GetPrepareStmt() != nil {
+		return 0 // PREPARE's parameters are its statement's
 	}
 	var n int32
 	_ = walk(node.ProtoReflect(), func(m proto.Message) error {

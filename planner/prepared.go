@@ -122,7 +122,8 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 		if strings.Contains(p.stmt.text, "$") {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameters are supported in PostgreSQL syntax only")
 		}
-	} else {
+	} else if p.stmt.node.GetPrepareStmt() == nil {
+		// (PREPARE's own $n are its statement's, bound by EXECUTE.)
 		p.ParamOIDs = s.inferParams(p.stmt.node, declared)
 	}
 	if err := s.describe(ctx, p); err != nil {

@@ -40,6 +40,27 @@ func TestPsycopg2(t *testing.T) {
 	runClient(t, "psycopg2 session ok", "/usr/bin/python3", "clients/python/session.py")
 }
 
+// psycopg 3: auto-prepared statements across a migration (DEALLOCATE ALL
+// after DDL), PREPARE/EXECUTE, transactions with nested savepoints,
+// RETURNING, named cursors, DISCARD ALL.
+func TestPsycopg3(t *testing.T) {
+	runClient(t, "psycopg 3 session ok", "/usr/bin/python3", "clients/python/psycopg3.py")
+}
+
+// SQLAlchemy's ORM: add, flush, rollback; begin_nested; INSERT …
+// RETURNING of server-computed values.
+func TestSQLAlchemy(t *testing.T) {
+	runClient(t, "sqlalchemy session ok", "/usr/bin/python3", "clients/python/orm.py")
+}
+
+func TestNodePostgresTransactions(t *testing.T) {
+	dir, _ := filepath.Abs("clients/node")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "pg")); err != nil {
+		t.Fatal("node-postgres is not installed: `make test` runs npm ci in tests/clients/node")
+	}
+	runClient(t, "node-postgres transactions ok", "node", filepath.Join(dir, "transactions.js"))
+}
+
 func javaClasses(t *testing.T) string {
 	t.Helper()
 	jar := "/usr/share/java/postgresql.jar"
@@ -47,7 +68,7 @@ func javaClasses(t *testing.T) string {
 		t.Fatal("pgJDBC is not installed: `make test` installs libpostgresql-jdbc-java")
 	}
 	classes := t.TempDir()
-	if out, err := exec.Command("javac", "-d", classes, "clients/java/Session.java").CombinedOutput(); err != nil {
+	if out, err := exec.Command("javac", "-d", classes, "clients/java/Session.java", "clients/java/Transactions.java").CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	return classes + ":" + jar
@@ -55,4 +76,10 @@ func javaClasses(t *testing.T) string {
 
 func TestPgJDBC(t *testing.T) {
 	runClient(t, "pgJDBC session ok", "java", "-cp", javaClasses(t), "Session")
+}
+
+// pgJDBC with setAutoCommit(false): commit, rollback, savepoints, a failed
+// transaction, generated keys.
+func TestPgJDBCTransactions(t *testing.T) {
+	runClient(t, "pgJDBC transactions ok", "java", "-cp", javaClasses(t), "Transactions")
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -128,6 +130,122 @@ func TestSuspendedPortalInAFailedBlock(t *testing.T) {
 	for _, want := range []string{"E(42P01) ", "E(25P02) ", "C(ROLLBACK) ", "RowDescription D(1) C(SELECT 1) "} {
 		if got := kinds(read()); got != want {
 			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+}
+
+// A connection that drops inside a block discards the block and releases
+// its locks: another session changes the same rows at once.
+func TestDroppedConnectionDiscardsItsBlock(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	s.psql("CREATE TABLE t (time TIMESTAMPTZ NOT NULL, v BIGINT); INSERT INTO t VALUES ('2026-01-01 00:00:00+00', 1), ('2026-01-01 00:00:10+00', 2)")
+	gone := s.connect(ctx)
+	for _, q := range []string{"BEGIN", "INSERT INTO t VALUES ('2026-01-01 00:00:20+00', 3)", "DELETE FROM t WHERE v = 1"} {
+		if _, err := gone.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	gone.PgConn().Conn().Close() // no Terminate: the socket just ends
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tag, err := c.Exec(wctx, "UPDATE t SET v = v * 10")
+	if err != nil || tag.String() != "UPDATE 2" {
+		t.Fatalf("UPDATE after the other block's connection dropped: %v %v (its lock or its rows stayed)", tag, err)
+	}
+	var sum int64
+	if err := c.QueryRow(ctx, "SELECT sum(v) FROM t").Scan(&sum); err != nil || sum != 30 {
+		t.Fatalf("sum: %d, %v, want 30", sum, err)
+	}
+}
+
+// A block that holds more than --memory-limit gets 53200; what was
+// committed before stays, and the connection goes on after ROLLBACK.
+func TestTransactionLargerThanMemoryLimit(t *testing.T) {
+	s := startServer(t, t.TempDir(), []string{"--memory-limit", "16MiB"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE big (time TIMESTAMPTZ NOT NULL, pad TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO big SELECT now(), 'committed' FROM range(100)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = c.Exec(ctx, "INSERT INTO big SELECT now(), repeat('x', 1000) FROM range(2000)")
+	}
+	if pgCode(err) != "53200" {
+		t.Fatalf("a block past the memory limit: %v, want 53200", err)
+	}
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n); err != nil || n != 100 {
+		t.Fatalf("rows after the refused block: %d, %v, want the 100 committed before", n, err)
+	}
+}
+
+// RETURNING over the extended protocol: Describe gives the columns the
+// rows come with, names and types as PostgreSQL's.
+func TestReturningDescribed(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE r (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		q     string
+		args  []any
+		names string
+		oids  []uint32
+		row   string
+	}{
+		{"INSERT INTO r VALUES ($1, $2, $3) RETURNING *", []any{"2026-01-01 00:00:00+00", "a", 1}, "time,host,v", []uint32{1184, 25, 20}, "2026-01-01 00:00:00 +0000 UTC|a|1"},
+		{"INSERT INTO r AS x VALUES ($1, 'b', 2) RETURNING x.v * 2 AS twice, upper(host)", []any{"2026-01-01 00:00:10+00"}, "twice,upper", []uint32{20, 25}, "4|B"},
+		{"UPDATE r SET v = v + $1 WHERE host = 'a' RETURNING v, host", []any{10}, "v,host", []uint32{20, 25}, "11|a"},
+		{"DELETE FROM r WHERE host = $1 RETURNING v", []any{"b"}, "v", []uint32{20}, "2"},
+	}
+	for _, tc := range tests {
+		rows, err := c.Query(ctx, tc.q, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		var names []string
+		var oids []uint32
+		for _, f := range rows.FieldDescriptions() {
+			names = append(names, f.Name)
+			oids = append(oids, f.DataTypeOID)
+		}
+		var got []string
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, v := range vals {
+				if tm, ok := v.(time.Time); ok {
+					v = tm.UTC()
+				}
+				parts = append(parts, fmt.Sprint(v))
+			}
+			got = append(got, strings.Join(parts, "|"))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		if strings.Join(names, ",") != tc.names || fmt.Sprint(oids) != fmt.Sprint(tc.oids) || strings.Join(got, ";") != tc.row {
+			t.Errorf("%s: columns %v %v rows %q, want %s %v %q", tc.q, names, oids, got, tc.names, tc.oids, tc.row)
 		}
 	}
 }
