@@ -89,6 +89,43 @@ func insertAll(ctx context.Context, c *pgx.Conn, stmts []string) error {
 	return nil
 }
 
+// txStatements is how many of the multi-row INSERTs one transaction of
+// the "INSERT in transactions" load holds: with the default batch of 1,000
+// rows, 100,000 rows a COMMIT.
+const txStatements = 100
+
+// txLoad times loading the INSERTs in transactions (insertTx) on one
+// engine and records the runs in rep.
+func txLoad(ctx context.Context, logger *slog.Logger, conn *pgx.Conn, runs int, rep *report, engine string, data *loadData) error {
+	txs, err := loadRuns(ctx, conn, runs, false, insertTable, func(string, bool) (time.Duration, error) {
+		return timed(func() error { return insertTx(ctx, conn, data.inserts) })
+	})
+	if err != nil {
+		return fmt.Errorf("%s INSERT-in-transactions load: %w", engine, err)
+	}
+	rep.addLoad(engine, "INSERT in tx", data.rows, txs)
+	logger.Info("INSERT-in-transactions load", "engine", engine, "rows", data.rows, "seconds", median(txs).Seconds(), "runs", txs)
+	return nil
+}
+
+// insertTx runs the multi-row INSERTs in transactions of txStatements.
+func insertTx(ctx context.Context, c *pgx.Conn, stmts []string) error {
+	for len(stmts) > 0 {
+		n := min(txStatements, len(stmts))
+		if _, err := c.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+		if err := insertAll(ctx, c, stmts[:n]); err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "COMMIT", pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+		stmts = stmts[n:]
+	}
+	return nil
+}
+
 // loadRuns times n loads, each into a fresh table of the bench's columns
 // named by table. load does one load and returns the time it counts, which
 // may leave out untimed steps between its parts. Every table is dropped
@@ -165,6 +202,12 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	rep.addLoad("tsdb", "INSERT", data.rows, ins)
 	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
+
+	// The same INSERTs, 100 to a transaction: each COMMIT logs 100,000
+	// rows at once.
+	if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "tsdb", data); err != nil {
+		return err
+	}
 
 	// COPY: the first part, then a flush and compaction (not timed), then
 	// the rest, so that queries see files and buffered rows together. The
@@ -366,6 +409,9 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	}
 	rep.addLoad("postgres", "INSERT", data.rows, ins)
 	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
+	if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "postgres", data); err != nil {
+		return err
+	}
 	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, _ bool) (time.Duration, error) {
 		return timed(func() error { return copyIn(ctx, conn, table, data.csv) })
 	})

@@ -227,7 +227,7 @@ func (r *report) print(w io.Writer) {
 	// The first load of each path is shown beside the median: it is the
 	// only one a server makes with memory it has never touched.
 	fmt.Fprintln(tw, "load path\ttsdb rows/s\tPostgreSQL rows/s\ttsdb/PostgreSQL\tfirst load: tsdb\tPostgreSQL\ttsdb/PostgreSQL\t")
-	for _, p := range []string{"COPY", "INSERT"} {
+	for _, p := range []string{"COPY", "INSERT", "INSERT in tx"} {
 		t, t1 := r.load("tsdb", p)
 		pg, pg1 := r.load("postgres", p)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%s\t\n", p, t, pg, ratio(t, pg), t1, pg1, ratio(t1, pg1))
