@@ -13,7 +13,7 @@ BIN     := bin/tsdb
 BIN_FAULTS := bin/tsdb-faults
 SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 
-.PHONY: build run test test-unit test-e2e fuzz bench lint fmt deps clean
+.PHONY: build run test test-unit test-e2e fuzz bench lint fmt deps clean regress-report
 
 # FUZZTIME is how much `make test` fuzzes each target: a count of inputs
 # (about 15 s each on 2 cores), not a duration. With a duration, Go 1.26's
@@ -42,7 +42,8 @@ run: $(BIN)
 
 ## deps: what the tests need on a fresh Debian machine: psql, and the
 ## client libraries the end-to-end tests drive tsdb with (psycopg2,
-## psycopg 3, SQLAlchemy, pgJDBC, node-postgres), chDB (npm), the independent Delta reader the tests
+## psycopg 3, SQLAlchemy, pgJDBC, node-postgres), PostgreSQL's server (the
+## referee of the regression comparison and of the bench), chDB (npm), the independent Delta reader the tests
 ## check tsdb's tables with, and versitygw, the S3-compatible server of the
 ## object-storage tests. Installed only when missing.
 deps:
@@ -54,6 +55,7 @@ deps:
 	[ -f /usr/share/java/postgresql.jar ] || missing="$$missing libpostgresql-jdbc-java"; \
 	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages for the tests:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -87,6 +89,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./lineproto/
 	$(GO) test -run '^$$' -fuzz '^FuzzBinaryTimes$$' -fuzztime $(FUZZTIME_SERVER) ./tests/
+
+## regress-report: run PostgreSQL 15's regression statements on
+## PostgreSQL and tsdb side by side and record the result: the ratchet
+## tests/testdata/pgregress/baseline.tsv, the summary in
+## docs/postgres-compatibility.md and every difference in docs/pg-regress.md.
+regress-report: deps build
+	TSDB_REGRESS_UPDATE=1 $(GO) test -tags=duckdb_arrow,faults -count=1 -run '^TestPostgresRegression$$' -v ./tests/ | grep -v '^        time='
 
 test-unit:
 	$(GO) test -tags=duckdb_arrow,faults -count=1 $$($(GO) list ./... | grep -v /tests)

@@ -390,10 +390,10 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	if err != nil {
 		return err
 	}
-	defer p.stop()
+	defer p.Stop()
 	rep.PostgresVersion = p.Major
 	logger.Info("started PostgreSQL", "version", p.Major)
-	conn, err := pgx.Connect(ctx, p.url)
+	conn, err := pgx.Connect(ctx, p.URL)
 	if err != nil {
 		return err
 	}
