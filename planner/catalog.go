@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -159,6 +160,17 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 		if fc := n.GetFuncCall(); fc != nil {
 			// Before rewritePG, which takes pg_catalog. off the name.
 			if r, ok := s.sessionFunction(fc); ok {
+				changed = true
+				return r
+			}
+		}
+		if tc := n.GetTypeCast(); tc != nil && !isISOLiteral(tc) {
+			r, ok, err := dateTimeLiteral(tc, time.UTC, s.settings.DateOrder())
+			if err != nil {
+				failed = err
+				return nil
+			}
+			if ok {
 				changed = true
 				return r
 			}

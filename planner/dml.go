@@ -95,6 +95,9 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}},
 		}}}
 	})
+	if err := s.rewriteDateTimes(node); err != nil {
+		return nil, err
+	}
 	rewritePGTree(node.ProtoReflect())
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {

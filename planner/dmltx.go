@@ -226,6 +226,9 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	}
 	target.Relname = identityView(name)
 	selNode := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}
+	if err := s.rewriteDateTimes(selNode); err != nil {
+		return nil, err
+	}
 	rewritePGTree(selNode.ProtoReflect())
 	text, err := deparse(s.p.pgVersion, selNode)
 	if err != nil {

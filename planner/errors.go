@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"regexp"
 	"strings"
 
@@ -20,6 +21,7 @@ var (
 	reBadText       = regexp.MustCompile(`^Could not convert string '(.*)' to ([A-Z0-9 ]+)$`)
 	reNoColumnNamed = regexp.MustCompile(`"([^"]+)" does not have a column named "([^"]+)"`)
 	reIntegerText   = regexp.MustCompile(`^\s*[+-]?[0-9]+\s*$`)
+	reRaised        = regexp.MustCompile(`^\[tsdb ([0-9A-Z]{5})\] (.*)$`)
 	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
@@ -46,6 +48,11 @@ func mapDuckError(err error) error {
 		msg, detail = strings.TrimSpace(msg[:i]), strings.TrimSpace(msg[i+1:])
 	}
 	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
+	if m := reRaised.FindStringSubmatch(msg); m != nil {
+		// raised by raiseNode: the SQLSTATE travels in the message.
+		e.Code, e.Message, e.Detail = m[1], m[2], ""
+		return e
+	}
 	lower := strings.ToLower(msg)
 	if strings.Contains(lower, "division by zero") {
 		e.Code, e.Message, e.Detail = sqlerr.DivisionByZero, "division by zero", ""
@@ -214,4 +221,12 @@ func conversionCode(lower string) string {
 		return sqlerr.NumericOutOfRange
 	}
 	return sqlerr.InvalidTextRep
+}
+
+// raiseNode is an expression that fails the statement with code and msg
+// when the engine evaluates it: a rewrite that finds input PostgreSQL
+// refuses, where it cannot return an error itself.
+func raiseNode(code, msg string) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
+		[]*pg_query.Node{pg_query.MakeAConstStrNode("[tsdb "+code+"] "+msg, -1)}, -1)
 }

@@ -88,6 +88,19 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
 				item = normalizeLiteral(col.Type, item)
+				if sv := item.GetAConst().GetSval(); sv != nil && (col.Type == schema.Float64 || col.Type == schema.Float32) {
+					bits := 64
+					if col.Type == schema.Float32 {
+						bits = 32
+					}
+					if err := floatInputError(sv.Sval, bits); err != nil {
+						return nil, err
+					}
+				}
+				if isTransactionTime(item) {
+					// 'now' in a block: the block's time (fixTransactionTime)
+					item = s.fixTransactionTime(item)
+				}
 				// Cast every cell on its own: DuckDB cannot unify a VALUES
 				// column of text and timestamptz, PostgreSQL casts per cell.
 				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
@@ -105,6 +118,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if len(sel.ValuesLists) == 0 {
 		// A SELECT source means what it means in a SELECT. (Rows of
 		// VALUES are not walked: a 1,000-row statement's tree is large.)
+		if err := s.rewriteDateTimes(st.SelectStmt); err != nil {
+			return nil, err
+		}
 		rewritePGTree(st.SelectStmt.ProtoReflect())
 	}
 	src, err := deparse(s.p.pgVersion, st.SelectStmt)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 )
 
 // literalValues converts INSERT … VALUES whose cells are all plain literals
@@ -230,7 +232,42 @@ func parseFloat(s string) (float64, bool) {
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil
+	return f, err == nil && (f != 0 || !nonZeroMantissa(s))
+}
+
+// nonZeroMantissa reports whether decimal text has a nonzero digit
+// before its exponent: a value that parsed as 0 then underflowed.
+func nonZeroMantissa(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 'e' || c == 'E':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
+}
+
+// floatInputError is PostgreSQL's error for float text out of the
+// type's range, overflowing or underflowing ('10e400', '10e-400'), or
+// nil.
+func floatInputError(s string, bits int) error {
+	t := strings.TrimSpace(s)
+	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
+	case "nan", "inf", "infinity":
+		return nil
+	}
+	f, err := strconv.ParseFloat(t, bits)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) || err == nil && f == 0 && nonZeroMantissa(t) {
+		typ := "double precision"
+		if bits == 32 {
+			typ = "real"
+		}
+		return sqlerr.New(sqlerr.NumericOutOfRange, "%q is out of range for type %s", s, typ)
+	}
+	return nil
 }
 
 // pow10 are the powers of ten a float64 holds exactly.

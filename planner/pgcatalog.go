@@ -1,18 +1,22 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+	"tsdb/internal/pgdatetime"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 )
 
 // tableOID gives a table a stable OID derived from its Delta table id, so
@@ -173,6 +177,13 @@ func typeLen(oid uint32) int {
 // pgFunctions maps PostgreSQL catalog functions to the engine macros that
 // answer them (see engineMacros).
 var pgFunctions = map[string]string{
+	// PostgreSQL's negative years are BC (-44 is 44 BC, the
+	// astronomical -43); there is no year 0.
+	"make_date":                       "_tsdb_make_date",
+	"ln":                              "_tsdb_ln",
+	"log10":                           "_tsdb_log10",
+	"sqrt":                            "_tsdb_sqrt",
+	"exp":                             "_tsdb_exp",
 	"pg_get_userbyid":                 "_tsdb_userbyid",
 	"pg_table_is_visible":             "_tsdb_visible",
 	"pg_type_is_visible":              "_tsdb_visible",
@@ -208,6 +219,17 @@ var pgFunctions = map[string]string{
 
 // pgMacros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
 var pgMacros = []string{
+	// PostgreSQL refuses what has no real answer; DuckDB answers
+	// -Infinity, NaN or an overflowed Infinity.
+	`CREATE MACRO _tsdb_ln(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE ln(x) END`,
+	`CREATE MACRO _tsdb_log10(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE log10(x) END`,
+	`CREATE MACRO _tsdb_make_date(y, m, d) AS make_date(CASE WHEN y < 0 THEN y + 1
+			WHEN y = 0 THEN error('[tsdb 22008] date field value out of range: 0-' || m || '-' || d) ELSE y END, m, d)`,
+	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
+	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
+			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,
 	`CREATE MACRO _tsdb_userbyid(x) AS 'tsdb'`,
 	`CREATE MACRO _tsdb_visible(x) AS true`,
 	`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
@@ -324,11 +346,28 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		return n.GetCollateClause().Arg, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		if t, err := schema.ParseType(typeNameString(tc.TypeName)); err == nil && t.IsTimestamp() && tc.Arg.GetAConst().GetSval() != nil {
-			// '… +0000'::timestamptz: PostgreSQL's spaced offset.
-			if norm := normalizeTimestampLiteral(tc.Arg); norm != tc.Arg && norm.GetAConst() != nil {
-				tc.Arg = norm
-				return nil, true
+		if !isISOLiteral(tc) {
+			// Outside a session (DML, logged as text and replayed) a
+			// zone-less timestamptz is read in UTC, as the engine reads
+			// it; refused input fails the statement when it runs.
+			r, ok, err := dateTimeLiteral(tc, time.UTC, pgdatetime.MDY)
+			if err != nil {
+				var se *sqlerr.Error
+				if errors.As(err, &se) {
+					return raiseNode(se.Code, se.Message), true
+				}
+				return raiseNode(sqlerr.InvalidDatetimeFormat, err.Error()), true
+			}
+			if ok {
+				return r, true
+			}
+		}
+		if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
+			bits := map[string]int{"float8": 64, "float4": 32}[lastName(tc.TypeName.GetNames())]
+			if bits > 0 {
+				if err := floatInputError(sv.Sval, bits); err != nil {
+					return raiseNode(sqlerr.NumericOutOfRange, err.(*sqlerr.Error).Message), true
+				}
 			}
 		}
 		switch name := lastName(tc.TypeName.GetNames()); {
@@ -381,6 +420,48 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 			return nil, true
 		}
+		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
+			// PostgreSQL has no year 0: 1 BC is year -1. DuckDB counts
+			// astronomically (1 BC is 0).
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil && (strings.EqualFold(f.Sval, "year") || strings.EqualFold(f.Sval, "isoyear")) {
+				fn := "year"
+				if strings.EqualFold(f.Sval, "isoyear") {
+					fn = "isoyear"
+				}
+				r, err := exprTemplate("(CASE WHEN "+fn+"(_tsdb_arg1) <= 0 THEN "+fn+"(_tsdb_arg1) - 1 ELSE "+fn+"(_tsdb_arg1) END)", fc.Args[1])
+				if err == nil {
+					return r, true
+				}
+			}
+		}
+		if name == "date_trunc" && len(fc.Args) == 2 {
+			// PostgreSQL's centuries and millennia begin with year 1
+			// (1901-01-01, 1001-01-01); DuckDB's with year 0.
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+				span := map[string]string{"century": "100", "millennium": "1000"}[strings.ToLower(f.Sval)]
+				if span != "" {
+					r, err := exprTemplate("(date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % "+span+" + "+span+") % "+span+" AS INTEGER)))", fc.Args[1])
+					if err == nil {
+						return r, true
+					}
+				}
+			}
+		}
+		if name == "date_bin" && len(fc.Args) >= 2 {
+			// PostgreSQL refuses to bin into months or years; DuckDB bins.
+			arg := fc.Args[0]
+			if tc := arg.GetTypeCast(); tc != nil {
+				arg = tc.Arg
+			}
+			if sv := arg.GetAConst().GetSval(); sv != nil {
+				iv := strings.ToLower(sv.Sval)
+				for _, u := range []string{"mon", "year", "decade", "centur", "millen", "y"} {
+					if strings.Contains(iv, u) && (u != "y" || strings.HasPrefix(iv, "p")) {
+						return raiseNode(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
+					}
+				}
+			}
+		}
 		if name == "date_trunc" && len(fc.Args) == 3 {
 			// date_trunc(field, t, zone) truncates t as a wall clock
 			// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
@@ -399,6 +480,10 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
 				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
+		}
+		if name == "log" && len(fc.Args) == 1 {
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_log10")}
+			return nil, true
 		}
 		if to, ok := pgFunctions[name]; ok {
 			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)}

@@ -482,6 +482,20 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		}
 		return s.signal(pid, terminate)
 	}
+	switch st.node.GetNode().(type) {
+	case *pg_query.Node_SelectStmt, *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
+		if !mentionsNow(st.text) {
+			break
+		}
+		if fixed := s.fixTransactionTime(st.node); fixed != st.node {
+			st.node = fixed
+			text, err := deparse(s.p.pgVersion, fixed)
+			if err != nil {
+				return nil, err
+			}
+			st.text = text
+		}
+	}
 	// FETCH, MOVE and CLOSE read or end a result the session's connection
 	// is streaming: they run nothing on it.
 	switch n := st.node.GetNode().(type) {
@@ -688,6 +702,9 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	}
 	r, err := collectRefs(sel, s)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.rewriteDateTimes(ex.Query); err != nil {
 		return nil, err
 	}
 	rewritePGTree(ex.Query.ProtoReflect())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"tsdb/internal/pgdatetime"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -33,9 +34,9 @@ var settingDefs = map[string]setting{
 	"client_encoding":                     {def: "UTF8", reports: true, check: checkEncoding},
 	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
 	"default_transaction_isolation":       {def: "read committed", check: checkIsolation},
-	"extra_float_digits":                  {def: "1"},
+	"extra_float_digits":                  {def: "1", check: checkFloatDigits},
 	"integer_datetimes":                   {def: "on", reports: true, fixed: true},
-	"intervalstyle":                       {def: "postgres", reports: true},
+	"intervalstyle":                       {def: "postgres", reports: true, check: checkIntervalStyle},
 	"is_superuser":                        {def: "on", reports: true, fixed: true},
 	"search_path":                         {def: `"$user", public`},
 	"server_encoding":                     {def: "UTF8", reports: true, fixed: true},
@@ -61,6 +62,44 @@ var settingDefs = map[string]setting{
 	"row_security":                  {def: "on"},
 	"jit":                           {def: "off"},
 	"timezone_abbreviations":        {def: "Default"},
+	// PostgreSQL's planner knobs: scripts and test suites set them to
+	// steer PostgreSQL's plans; they never change an answer, and the
+	// engine plans its own way, so they are checked, kept and shown.
+	"enable_async_append":             {def: "on", check: checkBool},
+	"enable_bitmapscan":               {def: "on", check: checkBool},
+	"enable_gathermerge":              {def: "on", check: checkBool},
+	"enable_hashagg":                  {def: "on", check: checkBool},
+	"enable_hashjoin":                 {def: "on", check: checkBool},
+	"enable_incremental_sort":         {def: "on", check: checkBool},
+	"enable_indexonlyscan":            {def: "on", check: checkBool},
+	"enable_indexscan":                {def: "on", check: checkBool},
+	"enable_material":                 {def: "on", check: checkBool},
+	"enable_memoize":                  {def: "on", check: checkBool},
+	"enable_mergejoin":                {def: "on", check: checkBool},
+	"enable_nestloop":                 {def: "on", check: checkBool},
+	"enable_parallel_append":          {def: "on", check: checkBool},
+	"enable_parallel_hash":            {def: "on", check: checkBool},
+	"enable_partition_pruning":        {def: "on", check: checkBool},
+	"enable_seqscan":                  {def: "on", check: checkBool},
+	"enable_sort":                     {def: "on", check: checkBool},
+	"enable_tidscan":                  {def: "on", check: checkBool},
+	"escape_string_warning":           {def: "on", check: checkBool},
+	"geqo":                            {def: "on", check: checkBool},
+	"enable_partitionwise_aggregate":  {def: "off", check: checkBool},
+	"enable_partitionwise_join":       {def: "off", check: checkBool},
+	"jit_above_cost":                  {def: "100000", check: checkNumber},
+	"jit_inline_above_cost":           {def: "500000", check: checkNumber},
+	"jit_optimize_above_cost":         {def: "500000", check: checkNumber},
+	"parallel_setup_cost":             {def: "1000", check: checkNumber},
+	"parallel_tuple_cost":             {def: "0.1", check: checkNumber},
+	"max_parallel_workers_per_gather": {def: "2", check: checkNumber},
+	"random_page_cost":                {def: "4", check: checkNumber},
+	"seq_page_cost":                   {def: "1", check: checkNumber},
+	"cpu_tuple_cost":                  {def: "0.01", check: checkNumber},
+	"cpu_index_tuple_cost":            {def: "0.005", check: checkNumber},
+	"cpu_operator_cost":               {def: "0.0025", check: checkNumber},
+	"from_collapse_limit":             {def: "8", check: checkNumber},
+	"join_collapse_limit":             {def: "8", check: checkNumber},
 	// work_mem reports the engine's per-statement memory limit
 	// (--statement-memory-limit); it is fixed when the engine starts.
 	"work_mem": {def: "", fixed: true},
@@ -99,11 +138,42 @@ func checkEncoding(v string) (string, error) {
 	return "", fmt.Errorf("only UTF8 is supported")
 }
 
+// checkDateStyle reads DateStyle: the output style (only ISO is
+// printed) and the field order of ambiguous dates (MDY, DMY, YMD, or
+// PostgreSQL's US/NonEuropean and European). A part not given is left
+// as it was; Set merges it ("-" here).
 func checkDateStyle(v string) (string, error) {
-	if strings.Contains(strings.ToUpper(v), "ISO") {
-		return "ISO, MDY", nil
+	style, order := "-", "-"
+	for _, part := range strings.FieldsFunc(strings.ToUpper(v), func(r rune) bool { return r == ',' || r == ' ' }) {
+		switch part {
+		case "ISO":
+			style = "ISO"
+		case "MDY", "US", "NONEUROPEAN", "NONEURO":
+			order = "MDY"
+		case "DMY", "EUROPEAN", "EURO":
+			order = "DMY"
+		case "YMD":
+			order = "YMD"
+		case "DEFAULT":
+			style, order = "ISO", "MDY"
+		case "POSTGRES", "SQL", "GERMAN":
+			return "", fmt.Errorf("only the ISO date style is supported")
+		default:
+			return "", fmt.Errorf("unrecognized key word: %q", part)
+		}
 	}
-	return "", fmt.Errorf("only the ISO date style is supported")
+	return style + ", " + order, nil
+}
+
+// DateOrder is the session's field order of ambiguous dates.
+func (s *Settings) DateOrder() pgdatetime.Order {
+	switch v := s.Get("datestyle"); {
+	case strings.HasSuffix(v, "DMY"):
+		return pgdatetime.DMY
+	case strings.HasSuffix(v, "YMD"):
+		return pgdatetime.YMD
+	}
+	return pgdatetime.MDY
 }
 
 func checkIsolation(v string) (string, error) {
@@ -124,12 +194,52 @@ func checkBool(v string) (string, error) {
 	return "", errors.New("requires a Boolean value")
 }
 
+// checkFloatDigits accepts extra_float_digits: -15 to 3.
+func checkFloatDigits(v string) (string, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return "", errors.New("requires an integer value")
+	}
+	if n < -15 || n > 3 {
+		return "", fmt.Errorf("%d is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)", n)
+	}
+	return strconv.Itoa(n), nil
+}
+
+// ExtraFloatDigits is extra_float_digits: at 1 or more floats are written
+// in their shortest exact form, at 0 or less with 15 (float4: 6) digits
+// plus it.
+func (s *Settings) ExtraFloatDigits() int {
+	n, err := strconv.Atoi(s.Get("extra_float_digits"))
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+// checkIntervalStyle accepts the one interval style tsdb prints.
+func checkIntervalStyle(v string) (string, error) {
+	if strings.EqualFold(strings.TrimSpace(v), "postgres") {
+		return "postgres", nil
+	}
+	return "", errors.New("only the postgres interval style is supported")
+}
+
+// checkNumber accepts a planner cost or limit: a number.
+func checkNumber(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if _, err := strconv.ParseFloat(v, 64); err != nil {
+		return "", errors.New("requires a numeric value")
+	}
+	return v, nil
+}
+
 func checkTimeZone(v string) (string, error) {
 	if strings.EqualFold(v, "utc") || v == "Z" {
 		return "UTC", nil
 	}
 	if _, err := time.LoadLocation(v); err != nil {
-		return "", fmt.Errorf("invalid value for parameter \"TimeZone\": %q", v)
+		return "", fmt.Errorf("%q", v)
 	}
 	return v, nil
 }
@@ -170,9 +280,23 @@ func (s *Settings) Set(name, value string) error {
 			if value == s.Get(name) {
 				return nil // setting a read-only parameter to its value is fine
 			}
-			return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: fmt.Sprintf("invalid value for parameter %q: %v", DisplayName(name), err)}
+			msg := fmt.Sprintf("invalid value for parameter %q: %v", DisplayName(name), err)
+			if strings.HasPrefix(err.Error(), "requires ") {
+				msg = fmt.Sprintf("parameter %q %v", DisplayName(name), err) // PostgreSQL's wording
+			}
+			return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: msg}
 		}
 		value = v
+	}
+	if name == "datestyle" {
+		old := strings.SplitN(s.Get(name), ", ", 2)
+		parts := strings.SplitN(value, ", ", 2)
+		for i := range parts {
+			if parts[i] == "-" && i < len(old) {
+				parts[i] = old[i]
+			}
+		}
+		value = strings.Join(parts, ", ")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,772 @@
+// Package pgdatetime reads date and time input the way PostgreSQL does
+// (its "Date/Time Input Interpretation" rules, in the ISO, MDY date style)
+// and writes the value in the one form the engine reads unambiguously.
+// DuckDB's own reader takes only ISO 8601: '99-01-08' becomes the year 99,
+// 'January 8, 1999' and 'PST' are errors. This package is a leaf: it knows
+// no SQL tree and no engine.
+package pgdatetime
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Special is a value PostgreSQL names by a word.
+type Special int
+
+// The words a date or timestamp may be given as.
+const (
+	Finite Special = iota
+	Infinity
+	NegInfinity
+	Now       // now: the statement's start
+	Today     // today: midnight of the current day
+	Tomorrow  // tomorrow: midnight of the next day
+	Yesterday // yesterday: midnight of the day before
+)
+
+// Value is a parsed date or timestamp: a wall clock, the zone it was given
+// in (if any), or a special word.
+type Value struct {
+	Special Special
+	// Year is astronomical: 1 BC is 0, 2 BC is -1.
+	Year, Month, Day       int
+	Hour, Minute, Second   int
+	Micro                  int
+	HasTime                bool
+	HasZone                bool
+	Offset                 int            // seconds east of UTC, when HasZone and Zone is nil
+	Zone                   *time.Location // a named zone: its offset at the wall clock applies
+	hasDate, textMonth, bc bool
+	abbrev                 string // a dynamic abbreviation (MSK) naming Zone
+}
+
+// SyntaxError is input PostgreSQL refuses as malformed (SQLSTATE 22007).
+type SyntaxError struct{ Type, Input string }
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid input syntax for type %s: %q", e.Type, e.Input)
+}
+
+// RangeError is a field out of its range, such as February 30 (SQLSTATE
+// 22008).
+type RangeError struct{ Input string }
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("date/time field value out of range: %q", e.Input)
+}
+
+// ZoneError names a time zone PostgreSQL does not know (SQLSTATE 22023).
+type ZoneError struct{ Zone string }
+
+func (e *ZoneError) Error() string {
+	return fmt.Sprintf("time zone %q not recognized", e.Zone)
+}
+
+//go:embed tznames.txt
+var tznamesText string
+
+type abbrev struct {
+	offset int
+	zone   string
+}
+
+// abbreviations is PostgreSQL's Default set, read once.
+var abbreviations = sync.OnceValue(func() map[string]abbrev {
+	m := map[string]abbrev{}
+	for _, l := range strings.Split(tznamesText, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if n, err := strconv.Atoi(f[1]); err == nil {
+			m[strings.ToLower(f[0])] = abbrev{offset: n}
+		} else {
+			m[strings.ToLower(f[0])] = abbrev{zone: f[1]}
+		}
+	}
+	return m
+})
+
+var months = map[string]int{
+	"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
+	"may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
+	"september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
+}
+
+var weekdays = map[string]bool{
+	"sun": true, "sunday": true, "mon": true, "monday": true, "tue": true, "tues": true, "tuesday": true,
+	"wed": true, "wednes": true, "wednesday": true, "thu": true, "thur": true, "thurs": true, "thursday": true,
+	"fri": true, "friday": true, "sat": true, "saturday": true,
+}
+
+// field kinds of the tokenizer, after PostgreSQL's ParseDateTime.
+const (
+	fNumber = iota
+	fDate
+	fTime
+	fString
+	fZone    // a signed numeric offset: -08, +05:30
+	fSpecial // a signed word: -infinity
+)
+
+type field struct {
+	kind int
+	text string // lower case
+	raw  string // as written (zone names are case-sensitive on disk)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// keyword reports whether a word is one the reader knows other than a zone.
+func keyword(w string) bool {
+	if _, ok := months[w]; ok || weekdays[w] {
+		return true
+	}
+	switch w {
+	case "am", "pm", "bc", "ad", "t", "j", "today", "tomorrow", "yesterday", "now", "epoch",
+		"infinity", "allballs", "at", "on":
+		return true
+	}
+	return false
+}
+
+func tokenize(s string) ([]field, bool) {
+	var out []field
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		start := i
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+			continue
+		case isDigit(c):
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+			kind := fNumber
+			if i < len(s) && s[i] == ':' {
+				kind = fTime
+				for i < len(s) && (isDigit(s[i]) || s[i] == ':' || s[i] == '.') {
+					i++
+				}
+			} else if i < len(s) && (s[i] == '-' || s[i] == '/' || s[i] == '.') {
+				delim := s[i]
+				i++
+				if i < len(s) && isDigit(s[i]) {
+					if delim != '.' {
+						kind = fDate
+					}
+					for i < len(s) && isDigit(s[i]) {
+						i++
+					}
+					if i < len(s) && s[i] == delim {
+						kind = fDate
+						for i < len(s) && (isDigit(s[i]) || s[i] == delim) {
+							i++
+						}
+					}
+				} else {
+					kind = fDate
+					for i < len(s) && (isDigit(s[i]) || isAlpha(s[i]) || s[i] == delim) {
+						i++
+					}
+				}
+			}
+			out = append(out, field{kind: kind, text: strings.ToLower(s[start:i]), raw: s[start:i]})
+		case c == '.':
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+			out = append(out, field{kind: fNumber, text: s[start:i], raw: s[start:i]})
+		case isAlpha(c):
+			for i < len(s) && isAlpha(s[i]) {
+				i++
+			}
+			word := strings.ToLower(s[start:i])
+			isDate := false
+			if i < len(s) && (s[i] == '-' || s[i] == '/' || s[i] == '.') {
+				isDate = true
+			} else if i < len(s) && (s[i] == '+' || isDigit(s[i])) && !keyword(word) {
+				isDate = true
+			}
+			kind := fString
+			if isDate {
+				kind = fDate
+				for i < len(s) && (s[i] == '+' || s[i] == '-' || s[i] == '/' || s[i] == '_' || s[i] == '.' || s[i] == ':' || isDigit(s[i]) || isAlpha(s[i])) {
+					i++
+				}
+			}
+			out = append(out, field{kind: kind, text: strings.ToLower(s[start:i]), raw: s[start:i]})
+		case c == '+' || c == '-':
+			i++
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+			switch {
+			case i < len(s) && isDigit(s[i]):
+				for i < len(s) && (isDigit(s[i]) || s[i] == ':' || s[i] == '.') {
+					i++
+				}
+				out = append(out, field{kind: fZone, text: strings.ReplaceAll(s[start:i], " ", ""), raw: s[start:i]})
+			case i < len(s) && isAlpha(s[i]):
+				for i < len(s) && isAlpha(s[i]) {
+					i++
+				}
+				out = append(out, field{kind: fSpecial, text: strings.ToLower(strings.ReplaceAll(s[start:i], " ", "")), raw: s[start:i]})
+			default:
+				return nil, false
+			}
+		case c == '(' || c == ')':
+			i++ // DuckDB writes "(BC)"; PostgreSQL ignores punctuation
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// Order is the DateStyle field order for ambiguous numeric dates.
+type Order int
+
+// The orders of DateStyle.
+const (
+	MDY Order = iota
+	DMY
+	YMD
+)
+
+// Parse reads s as PostgreSQL reads input for typ ("date", "timestamp"
+// or "timestamp with time zone") with the field order of the session's
+// DateStyle.
+func Parse(s, typ string, order Order) (Value, error) {
+	syntax := &SyntaxError{Type: typ, Input: s}
+	if t := strings.TrimSpace(s); len(t) > 5 && t[0] == '-' && isDigit(t[1]) {
+		// -4713-11-24: an ISO date with an astronomical negative year,
+		// as the engine writes years before 1 BC (and tsdb's parameters).
+		v, err := Parse(t[1:], typ, YMD)
+		if err != nil || v.bc || v.Special != Finite {
+			return Value{}, syntax
+		}
+		v.Year = -v.Year
+		if v.Year < -4713 || v.Year == -4713 && (v.Month < 11 || v.Month == 11 && v.Day < 24) {
+			return Value{}, &RangeError{Input: s}
+		}
+		return v, nil
+	}
+	fields, ok := tokenize(s)
+	if !ok || len(fields) == 0 {
+		return Value{}, syntax
+	}
+	var v Value
+	year, yearDigits := -1, 0
+	pm, am, julian, isoT := false, false, false, false
+	haveYear, haveMonth, haveDay := false, false, false
+	dateDone := func() bool { return haveYear && haveMonth && haveDay }
+	// place puts a number into the date as PostgreSQL's DecodeNumber
+	// does: a field of three or more digits first is the year (yyyy-mm-dd
+	// in any order); else the order decides the first field, and each
+	// next field takes the place the ones before leave.
+	place := func(n string) bool {
+		val, err := strconv.Atoi(n)
+		if err != nil {
+			return false
+		}
+		long := len(n) >= 3
+		setYear := func() { year, yearDigits, haveYear = val, len(n), true }
+		setMonth := func() { v.Month, haveMonth = val, true }
+		setDay := func() { v.Day, haveDay = val, true }
+		switch {
+		case !haveYear && !haveMonth && !haveDay:
+			switch {
+			case long || order == YMD:
+				setYear()
+			case order == DMY:
+				setDay()
+			default:
+				setMonth()
+			}
+		case haveYear && !haveMonth && !haveDay:
+			setMonth()
+		case !haveYear && haveMonth && !haveDay:
+			if v.textMonth && (long || order == YMD) {
+				setYear()
+			} else {
+				setDay()
+			}
+		case haveYear && haveMonth && !haveDay:
+			if v.textMonth && long && yearDigits <= 2 {
+				// DD-MON-YYYY read in YMD: the first number was the day.
+				v.Day, haveDay = year, true
+				setYear()
+			} else {
+				setDay()
+			}
+		case !haveYear && !haveMonth && haveDay:
+			setMonth()
+		case !haveYear && haveMonth && haveDay:
+			setYear()
+		default:
+			return false
+		}
+		return true
+	}
+	textMonth := func(m int) bool {
+		if v.textMonth {
+			return false
+		}
+		if haveMonth {
+			// A number taken for the month is the day after all.
+			if haveDay || v.Month > 31 {
+				return false
+			}
+			v.Day, haveDay = v.Month, true
+		}
+		v.Month, v.textMonth, haveMonth = m, true, true
+		return true
+	}
+	for fi, f := range fields {
+		switch f.kind {
+		case fDate:
+			if isAlpha(f.text[0]) && (strings.ContainsAny(f.text, "/_") || dateDone()) {
+				if err := v.setZoneName(f.raw); err != nil {
+					return Value{}, err
+				}
+				continue
+			}
+			parts := splitDate(f.text)
+			if parts == nil || haveYear || haveMonth || haveDay {
+				return Value{}, syntax
+			}
+			// A delimited date stands alone: its month name first, then
+			// its numbers, and it must be whole.
+			for _, p := range parts {
+				if isAlpha(p[0]) {
+					m, ok := months[p]
+					if !ok || !textMonth(m) {
+						return Value{}, syntax
+					}
+				}
+			}
+			for _, p := range parts {
+				if !isAlpha(p[0]) && !place(p) {
+					return Value{}, syntax
+				}
+			}
+			if !dateDone() {
+				return Value{}, syntax
+			}
+		case fTime:
+			if v.HasTime {
+				return Value{}, syntax
+			}
+			if err := v.setTime(f.text); err != nil {
+				return Value{}, syntax
+			}
+			isoT = false
+		case fZone:
+			if fi == 0 {
+				return Value{}, syntax
+			}
+			off, ok := parseOffset(f.text)
+			if !ok || v.HasZone {
+				return Value{}, syntax
+			}
+			v.HasZone, v.Offset = true, off
+		case fSpecial:
+			switch f.text {
+			case "-infinity":
+				v.Special = NegInfinity
+			case "+infinity":
+				v.Special = Infinity
+			default:
+				return Value{}, syntax
+			}
+		case fNumber:
+			switch {
+			case julian:
+				jd, err := strconv.Atoi(f.text)
+				if err != nil || haveYear || haveMonth || haveDay {
+					return Value{}, syntax
+				}
+				y, m, d := fromJulian(jd)
+				year, yearDigits, v.Month, v.Day = y, 4, m, d
+				haveYear, haveMonth, haveDay = true, true, true
+				julian = false
+			case isoT || (dateDone() && !v.HasTime && (len(f.text) == 6 || len(f.text) == 4) && !strings.Contains(f.text, ".")):
+				// hhmm[ss] after a whole date, or after ISO's T
+				t := f.text[0:2] + ":" + f.text[2:4]
+				if len(f.text) == 6 {
+					t += ":" + f.text[4:6]
+				} else if len(f.text) != 4 {
+					return Value{}, syntax
+				}
+				if err := v.setTime(t); err != nil {
+					return Value{}, syntax
+				}
+				isoT = false
+			case strings.Contains(f.text, "."):
+				// yyyy.ddd: a year and its day of the year
+				y, doy, ok := strings.Cut(f.text, ".")
+				if !ok || len(y) < 4 || len(doy) != 3 || haveYear || haveMonth || haveDay {
+					return Value{}, syntax
+				}
+				d := time.Date(atoi(y), 1, atoi(doy), 0, 0, 0, 0, time.UTC)
+				if atoi(doy) < 1 || atoi(doy) > 366 || d.Year() != atoi(y) {
+					return Value{}, &RangeError{Input: s}
+				}
+				year, yearDigits, v.Month, v.Day = d.Year(), 4, int(d.Month()), d.Day()
+				haveYear, haveMonth, haveDay = true, true, true
+			case !haveYear && !haveMonth && !haveDay && (len(f.text) == 8 || len(f.text) == 6):
+				// yyyymmdd or yymmdd run together
+				n := len(f.text) - 4
+				year, yearDigits, v.Month, v.Day = atoi(f.text[:n]), n, atoi(f.text[n:n+2]), atoi(f.text[n+2:])
+				haveYear, haveMonth, haveDay = true, true, true
+			default:
+				if !place(f.text) {
+					return Value{}, syntax
+				}
+			}
+		case fString:
+			w := f.text
+			if m, ok := months[w]; ok {
+				if !textMonth(m) {
+					return Value{}, syntax
+				}
+				continue
+			}
+			if weekdays[w] {
+				continue
+			}
+			switch w {
+			case "am":
+				am = true
+			case "pm":
+				pm = true
+			case "bc":
+				v.bc = true
+			case "ad":
+			case "t":
+				isoT = true
+			case "j":
+				julian = true
+			case "at", "on":
+			case "infinity":
+				v.Special = Infinity
+			case "epoch":
+				year, yearDigits, v.Month, v.Day = 1970, 4, 1, 1
+				haveYear, haveMonth, haveDay = true, true, true
+				v.HasZone = true // the epoch is an instant
+			case "now":
+				v.Special = Now
+			case "today":
+				v.Special = Today
+			case "tomorrow":
+				v.Special = Tomorrow
+			case "yesterday":
+				v.Special = Yesterday
+			case "allballs":
+				if err := v.setTime("00:00:00"); err != nil {
+					return Value{}, syntax
+				}
+				v.HasZone = true
+			case "z", "zulu", "utc", "ut", "gmt":
+				if v.HasZone && (v.Zone != nil || v.Offset != 0) {
+					return Value{}, syntax
+				}
+				v.HasZone = true
+			default:
+				if a, ok := abbreviations()[w]; ok {
+					if v.HasZone {
+						return Value{}, syntax
+					}
+					if a.zone != "" {
+						loc, err := time.LoadLocation(a.zone)
+						if err != nil {
+							return Value{}, &ZoneError{Zone: f.raw}
+						}
+						v.HasZone, v.Zone, v.abbrev = true, loc, f.raw
+					} else {
+						v.HasZone, v.Offset = true, a.offset
+					}
+					continue
+				}
+				if err := v.setZoneName(f.raw); err != nil {
+					return Value{}, syntax
+				}
+			}
+		}
+	}
+	if v.Special != Finite {
+		if haveYear || haveMonth || haveDay || v.HasTime || v.bc {
+			return Value{}, syntax
+		}
+		return v, nil
+	}
+	if !haveYear || !haveMonth || !haveDay {
+		return Value{}, syntax
+	}
+	if yearDigits <= 2 && !v.bc {
+		// Two-digit years: 70–99 are 1970–1999, 00–69 are 2000–2069.
+		if year < 70 {
+			year += 2000
+		} else {
+			year += 1900
+		}
+	}
+	if v.bc {
+		if year <= 0 {
+			return Value{}, &RangeError{Input: s}
+		}
+		year = 1 - year
+	}
+	v.Year = year
+	if am || pm {
+		if !v.HasTime || v.Hour > 12 {
+			return Value{}, &RangeError{Input: s}
+		}
+		if pm && v.Hour != 12 {
+			v.Hour += 12
+		} else if am && v.Hour == 12 {
+			v.Hour = 0
+		}
+	}
+	if v.Month < 1 || v.Month > 12 || v.Day < 1 || v.Day > daysIn(v.Year, v.Month) || year == 0 && !v.bc {
+		return Value{}, &RangeError{Input: s}
+	}
+	if v.Hour > 24 || v.Minute > 59 || v.Second > 60 || v.Hour == 24 && (v.Minute > 0 || v.Second > 0 || v.Micro > 0) {
+		return Value{}, &RangeError{Input: s}
+	}
+	// PostgreSQL's ranges: dates from 4714-11-24 BC to 5874897-12-31,
+	// timestamps to 294276-12-31.
+	first := v.Year > -4713 || v.Year == -4713 && (v.Month > 11 || v.Month == 11 && v.Day >= 24)
+	last := 5874897
+	if typ != "date" {
+		last = 294276
+	}
+	if !first || v.Year > last {
+		return Value{}, &RangeError{Input: s}
+	}
+	return v, nil
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func splitDate(s string) []string {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '/' || r == '.' })
+	if strings.Contains("-/.", s[len(s)-1:]) {
+		return nil // 1999-08- (a month name after it is another field)
+	}
+	var out []string
+	for _, p := range parts {
+		// 08jan: digits and letters run together split apart
+		j := 0
+		for j < len(p) && isDigit(p[j]) {
+			j++
+		}
+		if j > 0 && j < len(p) {
+			out = append(out, p[:j], p[j:])
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) < 2 || len(out) > 3 {
+		return nil
+	}
+	return out
+}
+
+func (v *Value) setTime(t string) error {
+	parts := strings.Split(t, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return errors.New("time")
+	}
+	h, m := atoi(parts[0]), atoi(parts[1])
+	if h < 0 || m < 0 || len(parts[1]) != 2 && len(parts[1]) != 1 {
+		if !strings.Contains(parts[1], ".") || len(parts) != 2 {
+			return errors.New("time")
+		}
+	}
+	v.Hour, v.Minute = h, m
+	if len(parts) == 3 {
+		sec, frac, _ := strings.Cut(parts[2], ".")
+		s := atoi(sec)
+		if s < 0 {
+			return errors.New("time")
+		}
+		v.Second = s
+		if frac != "" {
+			f, err := strconv.ParseFloat("0."+frac, 64)
+			if err != nil {
+				return err
+			}
+			v.Micro = int(math.RoundToEven(f * 1e6))
+		}
+	}
+	v.HasTime = true
+	return nil
+}
+
+// setZoneName takes a zone of the time zone database (America/New_York)
+// or a POSIX-style name (PST8PDT), as the input names it.
+func (v *Value) setZoneName(raw string) error {
+	if v.HasZone {
+		return &SyntaxError{Input: raw}
+	}
+	loc, err := time.LoadLocation(raw)
+	if err != nil {
+		return &ZoneError{Zone: raw}
+	}
+	v.HasZone, v.Zone = true, loc
+	return nil
+}
+
+// parseOffset reads +hh, +hhmm, +hh:mm, +hh:mm:ss (and a minus sign).
+func parseOffset(s string) (int, bool) {
+	sign := 1
+	if s[0] == '-' {
+		sign = -1
+	}
+	s = s[1:]
+	var h, m, sec int
+	switch {
+	case strings.Contains(s, ":"):
+		p := strings.Split(s, ":")
+		if len(p) > 3 {
+			return 0, false
+		}
+		h, m = atoi(p[0]), atoi(p[1])
+		if len(p) == 3 {
+			sec = atoi(p[2])
+		}
+	case len(s) <= 2:
+		h = atoi(s)
+	case len(s) == 4:
+		h, m = atoi(s[:2]), atoi(s[2:])
+	case len(s) == 6:
+		h, m, sec = atoi(s[:2]), atoi(s[2:4]), atoi(s[4:])
+	default:
+		return 0, false
+	}
+	if h < 0 || m < 0 || sec < 0 || h > 15 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	return sign * (h*3600 + m*60 + sec), true
+}
+
+// fromJulian converts a Julian day number into a Gregorian date.
+func fromJulian(jd int) (y, m, d int) {
+	// Richards' algorithm, valid for Julian days ≥ 0.
+	f := jd + 1401 + (((4*jd+274277)/146097)*3)/4 - 38
+	e := 4*f + 3
+	g := (e % 1461) / 4
+	h := 5*g + 2
+	d = (h%153)/5 + 1
+	m = (h/153+2)%12 + 1
+	y = e/1461 - 4716 + (12+2-m)/12
+	return y, m, d
+}
+
+func daysIn(year, month int) int {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// Date writes v as a date the engine reads: yyyy-mm-dd, a negative year
+// for BC, or ±infinity. Any time of day and zone are dropped, as
+// PostgreSQL's date input drops them.
+func (v Value) Date() string {
+	if inf, ok := v.infinite(); ok {
+		return inf
+	}
+	return ymd(v.Year, v.Month, v.Day)
+}
+
+// infinite is the engine's word for ±infinity, when v is one.
+func (v Value) infinite() (string, bool) {
+	switch v.Special {
+	case Infinity:
+		return "infinity", true
+	case NegInfinity:
+		return "-infinity", true
+	}
+	return "", false
+}
+
+func ymd(y, m, d int) string {
+	if y < 0 {
+		return fmt.Sprintf("-%04d-%02d-%02d", -y, m, d)
+	}
+	return fmt.Sprintf("%04d-%02d-%02d", y, m, d)
+}
+
+// Timestamp writes v as a timestamp without time zone: the wall clock as
+// given, any zone ignored (PostgreSQL ignores it too).
+func (v Value) Timestamp() string {
+	if inf, ok := v.infinite(); ok {
+		return inf
+	}
+	return v.clock(v.Year, v.Month, v.Day, v.Hour, v.Minute, v.Second)
+}
+
+func (v Value) clock(y, mo, d, h, mi, s int) string {
+	out := ymd(y, mo, d) + fmt.Sprintf(" %02d:%02d:%02d", h, mi, s)
+	if v.Micro > 0 {
+		out += strings.TrimRight(fmt.Sprintf(".%06d", v.Micro), "0")
+	}
+	return out
+}
+
+// Timestamptz writes v as an instant in UTC ("…+00") when it names its
+// zone; without one, it writes the wall clock read in loc (the session's
+// zone).
+func (v Value) Timestamptz(loc *time.Location) string {
+	if inf, ok := v.infinite(); ok {
+		return inf
+	}
+	// time.Date normalises 24:00:00 and a 60th second into the next
+	// day or minute, as PostgreSQL does.
+	wall := time.Date(v.Year, time.Month(v.Month), v.Day, v.Hour, v.Minute, v.Second, v.Micro*1000, time.UTC)
+	var t time.Time
+	switch {
+	case v.HasZone && v.Zone == nil:
+		t = wall.Add(-time.Duration(v.Offset) * time.Second)
+	default:
+		z := loc
+		if v.HasZone {
+			z = v.Zone
+		}
+		t = time.Date(v.Year, time.Month(v.Month), v.Day, v.Hour, v.Minute, v.Second, v.Micro*1000, z).UTC()
+		if v.abbrev != "" {
+			// A dynamic abbreviation means the offset it stood for in
+			// its zone at that time (MSK was +3, then +4 from 2011-03-27).
+			for _, probe := range []time.Time{t, t.Add(-48 * time.Hour), t.Add(48 * time.Hour)} {
+				if name, off := probe.In(z).Zone(); strings.EqualFold(name, v.abbrev) {
+					t = wall.Add(-time.Duration(off) * time.Second)
+					break
+				}
+			}
+		}
+	}
+	out := t.Format("2006-01-02 15:04:05.999999")
+	if t.Year() <= 0 {
+		out = ymd(t.Year(), int(t.Month()), t.Day()) + t.Format(" 15:04:05.999999")
+	} else if t.Year() > 9999 {
+		out = fmt.Sprintf("%d", t.Year()) + t.Format("-01-02 15:04:05.999999")
+	}
+	return out + "+00"
+}

@@ -1,0 +1,74 @@
+package planner
+
+import "testing"
+
+// Date and time constants are read by PostgreSQL's rules in SELECT, in
+// DML and in INSERT … SELECT, in the session's DateStyle order; what
+// PostgreSQL refuses fails with its SQLSTATE.
+func TestDateTimeInput(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT date 'January 8, 1999', date '01/02/03', '08-Jan-99'::date", "1999-01-08 00:00:00|2003-01-02 00:00:00|1999-01-08 00:00:00"},
+		{0, "SELECT timestamptz 'Wed Feb 10 17:32:01 1997 PST', timestamptz '2026-01-01 00:00:10 +0000'", "1997-02-11 01:32:01|2026-01-01 00:00:10"},
+		{0, "SELECT date '99-01-08'", "err:22008"},
+		{0, "SELECT date 'garbage'", "err:22007"},
+		{0, "SET DateStyle = 'ISO, DMY'", "tag:SET"},
+		{0, "SHOW DateStyle", "ISO, DMY"},
+		{0, "SELECT date '01/02/03'", "2003-02-01 00:00:00"},
+		{0, "SET datestyle TO ymd", "tag:SET"},
+		{0, "SELECT date '01/02/03'", "2001-02-03 00:00:00"},
+		{0, "SET DateStyle = 'Postgres'", "err:22023"},
+		{0, "RESET DateStyle", "tag:RESET"},
+		{0, "SELECT host FROM m WHERE time >= timestamptz 'January 1 2026 00:00:20 UTC' ORDER BY host", "c;d"},
+		{0, "DELETE FROM m WHERE time < timestamptz 'Jan 1 2026 00:00:10 UTC'", "tag:DELETE 1"},
+		{0, "DELETE FROM m WHERE time < date '2026-13-01'", "err:22008"},
+		{0, "SELECT host FROM m ORDER BY host", "b;c;d"},
+		{0, "SELECT interval '1' year, interval '3' day", "{0 12 0}|{3 0 0}"},
+		{0, "SELECT interval '1 day 2:03' hour to minute", "err:0A000"},
+		{0, "SELECT date_bin('1 month', time, timestamptz '2026-01-01') FROM m", "err:0A000"},
+		{0, "SELECT extract(year FROM date '0044-03-15 BC'), date_trunc('century', date '1970-03-20')", "-44|1901-01-01 00:00:00"},
+	})
+}
+
+// In a block now(), CURRENT_TIMESTAMP and 'now' are the block's start,
+// in every statement; outside one each statement has its own.
+func TestTransactionTime(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "INSERT INTO m VALUES ('now', 'n1', 10)", "tag:INSERT 0 1"},
+		{0, "SELECT pg_sleep(0.01)", "tag:SELECT"},
+		{0, "INSERT INTO m VALUES (now(), 'n2', 11)", "tag:INSERT 0 1"},
+		{0, "SELECT count(DISTINCT time) FROM m WHERE host IN ('n1', 'n2')", "1"},
+		{0, "SELECT count(*) FROM m WHERE time = CURRENT_TIMESTAMP AND time = timestamptz 'now'", "2"},
+		{0, "COMMIT", "tag:COMMIT"},
+		{0, "SELECT count(*) FROM m WHERE time = now()", "0"},
+	})
+}
+
+// What PostgreSQL refuses, tsdb refuses with PostgreSQL's SQLSTATE, where
+// the engine alone would answer Infinity, NaN or a shifted year.
+func TestPostgresRefusals(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT ln(0)", "err:2201E"},
+		{0, "SELECT log(-1)", "err:2201E"},
+		{0, "SELECT sqrt(-1)", "err:2201F"},
+		{0, "SELECT exp(1000)", "err:22003"},
+		{0, "SELECT ln(1), log(100), sqrt(4)", "0|2|2"},
+		{0, "SELECT '10e400'::float8", "err:22003"},
+		{0, "SELECT '10e-400'::float8", "err:22003"},
+		{0, "SELECT '-Infinity'::float8, 'nan'::float4", "-Inf|NaN"},
+		{0, "CREATE TABLE f (time timestamptz NOT NULL, v float8)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO f VALUES (now(), '10e400')", "err:22003"},
+		{0, "INSERT INTO f VALUES (now(), '-10e-400')", "err:22003"},
+		{0, "SELECT count(*) FROM f", "0"},
+		{0, "SELECT make_date(-44, 3, 15) = date '0044-03-15 BC'", "true"},
+		{0, "SELECT make_date(0, 7, 15)", "err:22008"},
+		{0, "SET IntervalStyle = 'sql_standard'", "err:22023"},
+		{0, "SET extra_float_digits = 4", "err:22023"},
+	})
+}
