@@ -226,7 +226,7 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
 		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months)), false, nil
 	case 1700:
-		n, err := encodeNumeric(string(encodeText(v, oid, nil)))
+		n, err := encodeNumeric(string(encodeText(v, oid, utcStyle())))
 		if err != nil {
 			return nil, false, err
 		}
@@ -248,7 +248,7 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 	if b, ok := v.([]byte); ok {
 		return append(dst, b...), false, nil
 	}
-	b, _ = appendText(dst, v, oid, time.UTC)
+	b, _ = appendText(dst, v, oid, utcStyle())
 	return b, false, nil
 }
 

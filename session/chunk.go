@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
-	"time"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -27,7 +26,7 @@ func rangeError(err error) error {
 }
 
 // textWriter writes a column of kind in text format.
-func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
+func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 	switch kind {
 	case planner.KindBool:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
@@ -46,7 +45,7 @@ func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 			bits = 32
 		}
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendFloat(dst, v.Float64(row), bits), nil
+			return appendFloat(dst, v.Float64(row), bits, st.extraDigits), nil
 		}
 	case planner.KindString:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
@@ -54,19 +53,19 @@ func textWriter(kind planner.Kind, oid uint32, loc *time.Location) cellWriter {
 		}
 	case planner.KindTimestamp, planner.KindTimestampTZ, planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendTime(dst, v.Time(row), oid, loc), nil
+			return appendTime(dst, v.Time(row), oid, st.loc), nil
 		}
 	case planner.KindHugeInt:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			if lo, hi := v.Int128(row); hi == int64(lo)>>63 {
 				return strconv.AppendInt(dst, int64(lo), 10), nil // fits 64 bits
 			}
-			b, _ := appendText(dst, v.Value(row), oid, loc)
+			b, _ := appendText(dst, v.Value(row), oid, st)
 			return b, nil
 		}
 	}
 	return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-		b, _ := appendText(dst, v.Value(row), oid, loc)
+		b, _ := appendText(dst, v.Value(row), oid, st)
 		return b, nil
 	}
 }
@@ -145,7 +144,7 @@ func binaryByOID(oid uint32) bool {
 // columnWriters picks the writer of each column of a result: its kind (from
 // a chunk), its type OID (text if the client was told none) and its
 // format (text unless formats says binary).
-func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, loc *time.Location) []cellWriter {
+func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, st textStyle) []cellWriter {
 	writers := make([]cellWriter, ch.Columns())
 	for i := range writers {
 		var oid uint32 = 25
@@ -156,7 +155,7 @@ func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, lo
 		if i < len(formats) && formats[i] == 1 {
 			writers[i] = binaryWriter(kind, oid)
 		} else {
-			writers[i] = textWriter(kind, oid, loc)
+			writers[i] = textWriter(kind, oid, st)
 		}
 	}
 	return writers

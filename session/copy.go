@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -50,7 +49,7 @@ func (ex *Executor) copyIn(ctx context.Context, ci *planner.CopyIn) (string, err
 }
 
 // copyOut sends a result as COPY TO STDOUT data in text or CSV format.
-func (ex *Executor) copyOut(co *planner.CopyOut, loc *time.Location) (string, error) {
+func (ex *Executor) copyOut(co *planner.CopyOut, st textStyle) (string, error) {
 	res := co.Result
 	ex.sink.CopyOut(len(res.Columns))
 	if res.Rows == nil {
@@ -99,7 +98,7 @@ func (ex *Executor) copyOut(co *planner.CopyOut, loc *time.Location) (string, er
 		var writers []cellWriter
 		for ch, ok := cr.NextChunk(); ok; ch, ok = cr.NextChunk() {
 			if writers == nil {
-				writers = columnWriters(ch, res.Columns, nil, loc)
+				writers = columnWriters(ch, res.Columns, nil, st)
 			}
 			for row := range ch.Len() {
 				line = line[:0]
@@ -128,7 +127,7 @@ func (ex *Executor) copyOut(co *planner.CopyOut, loc *time.Location) (string, er
 				line = append(line, co.Delim)
 			}
 			var null bool
-			val, null = appendText(val[:0], v, res.Columns[i].OID, loc)
+			val, null = appendText(val[:0], v, res.Columns[i].OID, st)
 			field(val, null)
 		}
 		if err := endLine(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -31,7 +30,7 @@ type cursor struct {
 	writers []cellWriter      // by column, from the first chunk
 	cols    []planner.Column
 	formats []int16
-	loc     *time.Location
+	style   textStyle
 	enc     *rowEncoder
 	n       int    // rows read from rows
 	held    []byte // DataRow messages read by hold, not yet sent
@@ -48,8 +47,8 @@ type cursor struct {
 
 // newCursor reads rows in formats by column (none: all text) with the
 // session's time zone loc; enc renders rows that come as Go values.
-func newCursor(rows planner.Rows, cols []planner.Column, formats []int16, loc *time.Location, enc *rowEncoder, used *int) *cursor {
-	cur := &cursor{rows: rows, cols: cols, formats: formats, loc: loc, enc: enc, used: used}
+func newCursor(rows planner.Rows, cols []planner.Column, formats []int16, st textStyle, enc *rowEncoder, used *int) *cursor {
+	cur := &cursor{rows: rows, cols: cols, formats: formats, style: st, enc: enc, used: used}
 	if cr, ok := rows.(planner.ChunkRows); ok {
 		cur.chunks = cr
 	}
@@ -94,7 +93,7 @@ func (cur *cursor) appendNext(buf []byte) (out []byte, ok bool, err error) {
 			return buf, false, cur.end(cur.rows.Err())
 		}
 		if cur.writers == nil {
-			cur.writers = columnWriters(ch, cur.cols, cur.formats, cur.loc)
+			cur.writers = columnWriters(ch, cur.cols, cur.formats, cur.style)
 		}
 		cur.chunk, cur.at = ch, 0
 	}
@@ -167,7 +166,7 @@ func (cur *cursor) appendValues(buf []byte, vals []any) ([]byte, error) {
 				return buf, &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
 			}
 		} else {
-			e.text(v, oid, cur.loc)
+			e.text(v, oid, cur.style)
 		}
 	}
 	msg := pgproto3.DataRow{Values: e.row()}
@@ -237,7 +236,7 @@ func (cur *cursor) close() {
 // Over the extended protocol (pt, the portal running the statement), FETCH
 // sends no RowDescription (Describe of the portal gave it) and reads in
 // the formats the portal's Bind asked for.
-func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *time.Location, kept *keptContext, pt *portal) (string, error) {
+func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, st textStyle, kept *keptContext, pt *portal) (string, error) {
 	x := ex.x
 	inTx := ex.sess.InTransaction()
 	switch {
@@ -256,7 +255,7 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, loc *t
 		}
 		// The cursor's rows stay open on the session's connection until
 		// they are read, closed, or held for another statement.
-		cur := newCursor(r.Rows, r.Columns, formats, loc, &ex.enc, &x.heldBytes)
+		cur := newCursor(r.Rows, r.Columns, formats, st, &ex.enc, &x.heldBytes)
 		cur.cancel = kept.cancel
 		kept.refs++
 		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, inTx: inTx, ctx: kept}

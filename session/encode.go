@@ -30,8 +30,8 @@ const (
 // encodeText renders a value in PostgreSQL's text format for the column's
 // type. timestamptz values are shown in the session's time zone, as
 // PostgreSQL does. nil is SQL NULL.
-func encodeText(v any, oid uint32, loc *time.Location) []byte {
-	b, null := appendText(nil, v, oid, loc)
+func encodeText(v any, oid uint32, st textStyle) []byte {
+	b, null := appendText(nil, v, oid, st)
 	if null {
 		return nil
 	}
@@ -43,7 +43,7 @@ func encodeText(v any, oid uint32, loc *time.Location) []byte {
 
 // appendText is encodeText appending to dst; null reports SQL NULL (and
 // appends nothing).
-func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, null bool) {
+func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null bool) {
 	if oid == oidJSON && v != nil {
 		// The driver hands JSON over decoded: a JSON string arrives as a
 		// Go string and must go back out quoted ("s", not s), an array
@@ -77,9 +77,9 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 	case uint64:
 		return strconv.AppendUint(dst, x, 10), false
 	case float32:
-		return appendFloat(dst, float64(x), 32), false
+		return appendFloat(dst, float64(x), 32, st.extraDigits), false
 	case float64:
-		return appendFloat(dst, x, 64), false
+		return appendFloat(dst, x, 64, st.extraDigits), false
 	case string:
 		return append(dst, x...), false
 	case []byte:
@@ -93,7 +93,7 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 		}
 		return append(dst, x...), false
 	case time.Time:
-		return appendTime(dst, x, oid, loc), false
+		return appendTime(dst, x, oid, st.loc), false
 	case *big.Int:
 		return x.Append(dst, 10), false
 	case duckdb.Decimal:
@@ -103,7 +103,7 @@ func appendText(dst []byte, v any, oid uint32, loc *time.Location) (b []byte, nu
 	case duckdb.UUID:
 		return append(dst, formatUUID(x[:])...), false
 	case []any:
-		return append(dst, formatArray(x, planner.ArrayElement(oid), loc)...), false
+		return append(dst, formatArray(x, planner.ArrayElement(oid), st)...), false
 	case map[string]any, duckdb.Map:
 		b, err := marshalJSON(x)
 		if err != nil {
@@ -138,9 +138,9 @@ func (e *rowEncoder) start(n int) {
 }
 
 // text appends the next value in text format.
-func (e *rowEncoder) text(v any, oid uint32, loc *time.Location) {
+func (e *rowEncoder) text(v any, oid uint32, st textStyle) {
 	var null bool
-	e.buf, null = appendText(e.buf, v, oid, loc)
+	e.buf, null = appendText(e.buf, v, oid, st)
 	e.ends, e.nulls = append(e.ends, len(e.buf)), append(e.nulls, null)
 }
 
@@ -169,6 +169,23 @@ func (e *rowEncoder) row() [][]byte {
 	return e.out
 }
 
+// textStyle is how a session writes values as text: timestamptz in its
+// TimeZone, floats by its extra_float_digits.
+type textStyle struct {
+	loc         *time.Location
+	extraDigits int
+}
+
+// utcStyle is the style of values written without a session: UTC and
+// the shortest exact floats (extra_float_digits 1).
+func utcStyle() textStyle { return textStyle{loc: time.UTC, extraDigits: 1} }
+
+// textStyle is the session's text style now.
+func (ex *Executor) textStyle() textStyle {
+	set := ex.sess.Settings()
+	return textStyle{loc: set.Location(), extraDigits: set.ExtraFloatDigits()}
+}
+
 // appendFloat follows PostgreSQL 12+ (extra_float_digits = 1): the
 // shortest text that reads back to the same value, NaN, Infinity,
 // -Infinity. PostgreSQL writes a float8 in fixed notation when its decimal
@@ -176,7 +193,10 @@ func (e *rowEncoder) row() [][]byte {
 // it is in [-4, 6), which is Go's %g. The float8 test on the magnitude is
 // exact: 1e15 is a double, so no double below it has a shortest form of
 // 1e+15, and the double nearest 1e-4 is the least one printed as 0.0001.
-func appendFloat(dst []byte, f float64, bits int) []byte {
+//
+// With extra_float_digits at 0 or below, PostgreSQL writes 15 (float4: 6)
+// significant digits plus that setting, as C's %g does.
+func appendFloat(dst []byte, f float64, bits, extraDigits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(dst, "NaN"...)
@@ -184,6 +204,13 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		return append(dst, "Infinity"...)
 	case math.IsInf(f, -1):
 		return append(dst, "-Infinity"...)
+	}
+	if extraDigits <= 0 {
+		digits := 15
+		if bits == 32 {
+			digits = 6
+		}
+		return strconv.AppendFloat(dst, f, 'g', max(digits+extraDigits, 1), bits)
 	}
 	if bits == 64 {
 		if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
@@ -333,7 +360,7 @@ func formatUUID(b []byte) string {
 
 // formatArray renders a list as a PostgreSQL array literal of elements of
 // type elem (0: as their Go types print, times as timestamptz).
-func formatArray(xs []any, elem uint32, loc *time.Location) string {
+func formatArray(xs []any, elem uint32, st textStyle) string {
 	var sb strings.Builder
 	sb.WriteByte('{')
 	for i, x := range xs {
@@ -348,7 +375,7 @@ func formatArray(xs []any, elem uint32, loc *time.Location) string {
 		if _, ok := x.(time.Time); ok && oid == 0 {
 			oid = oidTimestamptz
 		}
-		s := string(encodeText(x, oid, loc))
+		s := string(encodeText(x, oid, st))
 		if s == "" || strings.ContainsAny(s, `{},"\ `) || strings.EqualFold(s, "null") {
 			s = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 		}

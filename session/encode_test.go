@@ -91,7 +91,7 @@ func TestEncodeText(t *testing.T) {
 		{"json number", 7.0, 114, nil, `7`, false},
 	}
 	for _, tt := range tests {
-		got := encodeText(tt.v, tt.oid, tt.loc)
+		got := encodeText(tt.v, tt.oid, textStyle{loc: tt.loc, extraDigits: 1})
 		if tt.null != (got == nil) || string(got) != tt.want {
 			t.Errorf("%s: encodeText(%v) = %q (nil=%v), want %q", tt.name, tt.v, got, got == nil, tt.want)
 		}
@@ -191,11 +191,11 @@ func TestRowEncoder(t *testing.T) {
 				}
 				continue
 			}
-			e.text(v, oids[i], time.UTC)
+			e.text(v, oids[i], utcStyle())
 		}
 		got := e.row()
 		for i, v := range row {
-			want := encodeText(v, oids[i], time.UTC)
+			want := encodeText(v, oids[i], utcStyle())
 			if i == 4 {
 				var err error
 				if want, err = encodeBinary(v, oids[i]); err != nil {
@@ -314,7 +314,7 @@ func TestArrayBinary(t *testing.T) {
 	if err != nil || !bytes.Equal(raw, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25}) {
 		t.Fatalf("empty text[]: % x, %v", raw, err)
 	}
-	if got := string(encodeText([]any{"a", "b c", nil}, 1009, nil)); got != `{a,"b c",NULL}` {
+	if got := string(encodeText([]any{"a", "b c", nil}, 1009, utcStyle())); got != `{a,"b c",NULL}` {
 		t.Fatalf("text[] in text: %s", got)
 	}
 }
@@ -325,5 +325,31 @@ func BenchmarkAppendBinaryText(b *testing.B) {
 	buf := make([]byte, 0, 64)
 	for b.Loop() {
 		buf, _, _ = appendBinary(buf[:0], "host_42", 25)
+	}
+}
+
+// With extra_float_digits at 0 or below floats are written as
+// PostgreSQL 15 wrote these (recorded side by side).
+func TestAppendFloatDigits(t *testing.T) {
+	for _, c := range []struct {
+		f           float64
+		bits, extra int
+		want        string
+	}{
+		{1.1752011936438014, 64, 0, "1.1752011936438"},
+		{1e200, 64, 0, "1e+200"},
+		{0.30000000000000004, 64, 0, "0.3"},
+		{123456789012345678, 64, 0, "1.23456789012346e+17"},
+		{float64(float32(1.1)), 32, 0, "1.1"},
+		{0.0001234, 64, 0, "0.0001234"},
+		{float64(float32(3.14159265)), 32, 0, "3.14159"},
+		{1.1752011936438014, 64, -3, "1.17520119364"},
+		{123456789012345678, 64, -3, "1.23456789012e+17"},
+		{float64(float32(3.14159265)), 32, -3, "3.14"},
+		{0.30000000000000004, 64, 1, "0.30000000000000004"},
+	} {
+		if got := string(appendFloat(nil, c.f, c.bits, c.extra)); got != c.want {
+			t.Errorf("%v (float%d, extra_float_digits %d): got %s, want %s", c.f, c.bits, c.extra, got, c.want)
+		}
 	}
 }

@@ -246,7 +246,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 		kept.unref()
 	}()
 	ctx := kept.ctx
-	loc := ex.sess.Settings().Location()
+	st := ex.textStyle()
 	var emit func(r *planner.Result) error
 	emit = func(r *planner.Result) error {
 		ex.notice(r.Warning)
@@ -270,7 +270,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 			return nil
 		}
 		if r.CopyOut != nil {
-			tag, err := ex.copyOut(r.CopyOut, loc)
+			tag, err := ex.copyOut(r.CopyOut, st)
 			if err != nil {
 				return err
 			}
@@ -278,7 +278,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 			return nil
 		}
 		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			tag, err := ex.cursorCommand(qctx, r, loc, kept, nil)
+			tag, err := ex.cursorCommand(qctx, r, st, kept, nil)
 			if err != nil {
 				return err
 			}
@@ -298,7 +298,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 			// also ends a result DuckDB is streaming.
 			defer r.Rows.Close()
 			var none int // a cursor read to its end holds nothing
-			n, err := ex.send(newCursor(r.Rows, r.Columns, nil, loc, &ex.enc, &none), 0)
+			n, err := ex.send(newCursor(r.Rows, r.Columns, nil, st, &ex.enc, &none), 0)
 			if err != nil {
 				return err
 			}
@@ -308,7 +308,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 		}
 		sink.CommandComplete(tag)
 		ex.afterStatement(tag, before)
-		loc = ex.sess.Settings().Location()
+		st = ex.textStyle()
 		return nil
 	}
 	wasInTx := ex.sess.InTransaction()

@@ -351,7 +351,7 @@ func (ex *Executor) Execute(portalName string, maxRows int, sink Sink) error {
 // Execute's context, rctx the one its rows are made with (the portal's
 // own when they may outlive the Execute).
 func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) error {
-	loc := ex.sess.Settings().Location()
+	st := ex.textStyle()
 	if rctx != qctx {
 		stop := context.AfterFunc(qctx, func() { pt.cancel(context.Cause(qctx)) })
 		defer stop()
@@ -390,12 +390,12 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 			return err
 		}
 		if r.CopyOut != nil {
-			tag, err := ex.copyOut(r.CopyOut, loc)
+			tag, err := ex.copyOut(r.CopyOut, st)
 			pt.tag = tag
 			return err
 		}
 		if r.Cursor != nil || r.Fetch != nil || r.CloseCursor != nil {
-			tag, err := ex.cursorCommand(qctx, r, loc, kept, pt)
+			tag, err := ex.cursorCommand(qctx, r, st, kept, pt)
 			pt.tag = tag
 			return err
 		}
@@ -409,7 +409,7 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 		if len(cols) != len(r.Columns) {
 			cols = r.Columns
 		}
-		cur := newCursor(r.Rows, cols, portalFormats(pt, cols), loc, &ex.enc, &ex.x.heldBytes)
+		cur := newCursor(r.Rows, cols, portalFormats(pt, cols), st, &ex.enc, &ex.x.heldBytes)
 		// Closed here unless the portal keeps it: deferred, so that a
 		// panic (recovered by the wire layer) also ends a result DuckDB
 		// streams.
