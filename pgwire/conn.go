@@ -405,5 +405,5 @@ func (c *conn) sendError(err error) {
 		c.srv.logger.Error("internal error", "err", err)
 	}
 	c.srv.metrics.errors.WithLabelValues(se.Code).Inc()
-	c.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: se.Code, Message: se.Message, Detail: se.Detail, Hint: se.Hint})
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: se.Code, Message: se.Message, Detail: se.Detail, Hint: se.Hint, Position: int32(se.Position)})
 }

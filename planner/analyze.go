@@ -1,10 +1,14 @@
 package planner
 
 import (
+	"errors"
+	"unicode/utf8"
+
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/pganalyze/pg_query_go/v6/parser"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -17,6 +21,8 @@ import (
 // statement is one statement of a query string, parsed.
 type statement struct {
 	text string
+	// offset is where text starts in the query string, in bytes.
+	offset int
 	// node is the PostgreSQL parse tree; nil when only DuckDB's parser
 	// understood the statement (a SELECT in DuckDB's dialect).
 	node *pg_query.Node
@@ -30,18 +36,24 @@ func splitStatements(query string) ([]statement, error) {
 		return nil, err
 	}
 	var out []statement
+	from := 0
 	for _, p := range pieces {
+		off := from
+		if i := strings.Index(query[from:], p); i >= 0 {
+			off = from + i
+			from = off + len(p)
+		}
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
 		tree, err := pg_query.Parse(p)
 		if err != nil {
 			// Not PostgreSQL; DuckDB may still accept it as a SELECT.
-			out = append(out, statement{text: p})
+			out = append(out, statement{text: p, offset: off})
 			continue
 		}
 		for _, rs := range tree.GetStmts() {
-			out = append(out, statement{text: p, node: rs.GetStmt()})
+			out = append(out, statement{text: p, offset: off, node: rs.GetStmt()})
 		}
 	}
 	return out, nil
@@ -610,4 +622,64 @@ func deparse(version int32, n *pg_query.Node) (string, error) {
 		return "", fmt.Errorf("planner: deparse: %w", err)
 	}
 	return out, nil
+}
+
+// parseError is PostgreSQL's syntax error for text, with its position
+// (in characters from 1, as PostgreSQL counts) when the parser gives one.
+func parseError(perr error) *sqlerr.Error {
+	e := sqlerr.New(sqlerr.SyntaxError, "%s", perr.Error())
+	var pe *parser.Error
+	if errors.As(perr, &pe) && pe.Cursorpos > 0 {
+		e.Position = pe.Cursorpos
+	}
+	return e
+}
+
+// atOffset moves an error's position, counted in its statement, to the
+// query string the statement was cut from.
+func atOffset(err error, query string, st statement) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) && se.Position > 0 && st.offset > 0 && st.offset <= len(query) {
+		se.Position += utf8.RuneCountInString(query[:st.offset])
+	}
+	return err
+}
+
+// nameSubqueryColumns gives every unnamed result column of a subquery in
+// FROM and of a WITH query the name PostgreSQL gives it (count, not the
+// engine's count_star()), so that a SELECT * over it, or a reference to
+// the name, sees PostgreSQL's names. It reports whether it named any.
+func nameSubqueryColumns(node *pg_query.Node) bool {
+	named := false
+	nameTargets := func(q *pg_query.Node) {
+		sel := q.GetSelectStmt()
+		for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE {
+			sel = sel.Larg // the first arm names a set operation's columns
+		}
+		if sel == nil {
+			return
+		}
+		for _, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if rt == nil || rt.Name != "" || isStar(rt.Val) || rt.Val.GetColumnRef() != nil {
+				continue
+			}
+			rt.Name = figureColname(rt.Val)
+			named = true
+		}
+	}
+	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+		switch x := m.(type) {
+		case *pg_query.RangeSubselect:
+			if x.Alias == nil || len(x.Alias.Colnames) == 0 {
+				nameTargets(x.Subquery)
+			}
+		case *pg_query.CommonTableExpr:
+			if len(x.Aliascolnames) == 0 {
+				nameTargets(x.Ctequery)
+			}
+		}
+		return nil
+	})
+	return named
 }

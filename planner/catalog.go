@@ -118,7 +118,8 @@ func (s *Session) sessionFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) 
 // current_user, session_user, user. It returns nil when nothing changed.
 func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string, error) {
 	out := proto.Clone(node).(*pg_query.Node)
-	changed := false
+	// Before the rewrite below renames functions (ln → _tsdb_ln).
+	changed := nameSubqueryColumns(out)
 	var used []string
 	var failed error
 	seen := map[string]bool{}
@@ -165,7 +166,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			}
 		}
 		if tc := n.GetTypeCast(); tc != nil && !isISOLiteral(tc) {
-			r, ok, err := dateTimeLiteral(tc, time.UTC, s.settings.DateOrder())
+			r, ok, err := dateTimeLiteral(tc, time.UTC, s.settings.DateOrder(), s.statementTime())
 			if err != nil {
 				failed = err
 				return nil

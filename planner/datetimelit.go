@@ -2,7 +2,6 @@ package planner
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 // ('01/02/03' as the year 1). A zone-less timestamptz is read in loc, the
 // session's zone, as PostgreSQL does. ok is false for anything else. Input
 // PostgreSQL refuses is an error with its SQLSTATE.
-func dateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime.Order) (n *pg_query.Node, ok bool, err error) {
+func dateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime.Order, now time.Time) (n *pg_query.Node, ok bool, err error) {
 	sv := tc.Arg.GetAConst().GetSval()
 	if sv == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
 		return nil, false, nil
@@ -47,21 +46,37 @@ func dateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime
 	var text string
 	switch v.Special {
 	case pgdatetime.Now:
-		return castNode(pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("now")}, nil, -1), typ), true, nil
-	case pgdatetime.Today, pgdatetime.Tomorrow, pgdatetime.Yesterday:
-		days := map[pgdatetime.Special]int{pgdatetime.Today: 0, pgdatetime.Tomorrow: 1, pgdatetime.Yesterday: -1}[v.Special]
-		// Midnight of the session's current day: the day is the one the
-		// session's zone shows now.
-		zone := strings.ReplaceAll(loc.String(), "'", "''")
-		expr := fmt.Sprintf("(timezone('%s', now())::date + %d)", zone, days)
-		switch typ {
-		case "timestamp":
-			expr += "::timestamp"
-		case "timestamptz":
-			expr = fmt.Sprintf("timezone('%s', %s::timestamp)", zone, expr)
+		// The statement's time as a constant: a DELETE logged as text
+		// must mean the same rows when the log is replayed.
+		t := now.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+		now := castNode(pg_query.MakeAConstStrNode(t, -1), "timestamptz")
+		if typ == "timestamptz" {
+			return now, true, nil
 		}
-		r, err := exprTemplate(expr)
-		return r, err == nil, err
+		return castNode(now, typ), true, nil
+	case pgdatetime.Today, pgdatetime.Tomorrow, pgdatetime.Yesterday:
+		// Midnight of the day the zone (the one written, else the
+		// session's) shows at the statement's time, which in a block is
+		// the block's start, as in PostgreSQL.
+		days := map[pgdatetime.Special]int{pgdatetime.Today: 0, pgdatetime.Tomorrow: 1, pgdatetime.Yesterday: -1}[v.Special]
+		z := loc
+		switch {
+		case v.Zone != nil:
+			z = v.Zone
+		case v.HasZone:
+			z = time.FixedZone("", v.Offset)
+		}
+		t := now.In(z)
+		midnight := time.Date(t.Year(), t.Month(), t.Day()+days, 0, 0, 0, 0, z)
+		switch typ {
+		case "date":
+			text = midnight.Format("2006-01-02")
+		case "timestamp":
+			text = midnight.Format("2006-01-02 15:04:05")
+		default:
+			text = midnight.UTC().Format("2006-01-02 15:04:05") + "+00"
+		}
+		return castNode(pg_query.MakeAConstStrNode(text, -1), typ), true, nil
 	}
 	switch typ {
 	case "date":
@@ -152,7 +167,7 @@ func (s *Session) rewriteDateTimes(node *pg_query.Node) error {
 		if failed != nil || tc == nil || isISOLiteral(tc) {
 			return nil
 		}
-		r, ok, err := dateTimeLiteral(tc, time.UTC, order)
+		r, ok, err := dateTimeLiteral(tc, time.UTC, order, s.statementTime())
 		if err != nil {
 			failed = err
 			return nil
@@ -183,4 +198,13 @@ func isISOLiteral(tc *pg_query.TypeCast) bool {
 	}
 	re, ok := isoForms[lastName(tc.TypeName.GetNames())]
 	return ok && re.MatchString(sv.Sval)
+}
+
+// statementTime is the time 'today' and 'now' mean: the block's start in
+// a transaction block, else now.
+func (s *Session) statementTime() time.Time {
+	if s.tx != nil && !s.tx.implicit {
+		return s.tx.start
+	}
+	return time.Now()
 }

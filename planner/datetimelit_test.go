@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Date and time constants are read by PostgreSQL's rules in SELECT, in
 // DML and in INSERT … SELECT, in the session's DateStyle order; what
@@ -71,4 +74,38 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SET IntervalStyle = 'sql_standard'", "err:22023"},
 		{0, "SET extra_float_digits = 4", "err:22023"},
 	})
+}
+
+// INSERT … VALUES reads a time as a SELECT does.
+func TestInsertDateTimeInput(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "INSERT INTO m VALUES ('Mon Feb 10 17:32:01 1997 PST', 'p', 1), ('19970210 173201 -0800', 'q', 2)", "tag:INSERT 0 2"},
+		{0, "SELECT count(*) FROM m WHERE time = timestamptz '1997-02-11 01:32:01+00'", "2"},
+		{0, "INSERT INTO m VALUES ('Feb 30 1997', 'r', 3)", "err:22008"},
+		{0, "INSERT INTO m VALUES ('2026-01-01 00:00:00+00'::timestamptz + interval '1 day', 's', 4)", "tag:INSERT 0 1"},
+	})
+}
+
+// A subquery's and a WITH query's unnamed columns carry PostgreSQL's
+// names through SELECT *.
+func TestSubqueryColumnNames(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	for _, c := range []struct {
+		q    string
+		want string
+	}{
+		{"SELECT * FROM (SELECT count(*) FROM m) s", "count"},
+		{"WITH c AS (SELECT count(*), max(v), ln(1) FROM m) SELECT * FROM c", "count,max,ln"},
+		{"SELECT * FROM (SELECT v + 1, v::text, CASE WHEN v > 1 THEN 1 END FROM m) s", "?column?,v,case"},
+		{"SELECT * FROM (SELECT 1 UNION SELECT 2) s", "?column?"},
+		{"SELECT * FROM (SELECT count(*) FROM m) s(n)", "n"},
+	} {
+		res := e.must(c.q)
+		if got := strings.Join(res[len(res)-1].cols, ","); got != c.want {
+			t.Errorf("%s: columns %s, want %s", c.q, got, c.want)
+		}
+	}
 }

@@ -47,6 +47,11 @@ func mapDuckError(err error) error {
 	if i := strings.Index(msg, "\n"); i >= 0 {
 		msg, detail = strings.TrimSpace(msg[:i]), strings.TrimSpace(msg[i+1:])
 	}
+	if strings.HasPrefix(detail, "LINE ") {
+		// DuckDB quotes the SQL it ran, tsdb's rewrite of the statement,
+		// with a caret into it: neither is the client's text.
+		detail = ""
+	}
 	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
 	if m := reRaised.FindStringSubmatch(msg); m != nil {
 		// raised by raiseNode: the SQLSTATE travels in the message.

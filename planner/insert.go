@@ -87,6 +87,21 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			items := row.GetList().GetItems()
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
+				if col.Type.IsTimestamp() && item.GetAConst().GetSval() != nil {
+					// A time written as PostgreSQL reads it ('Mon Feb 10
+					// 17:32:01 1997 PST'), as in a SELECT.
+					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
+					if !isISOLiteral(cell) {
+						r, ok, err := dateTimeLiteral(cell, time.UTC, s.settings.DateOrder(), s.statementTime())
+						if err != nil {
+							return nil, err
+						}
+						if ok {
+							items[j] = s.fixTransactionTime(r)
+							continue
+						}
+					}
+				}
 				item = normalizeLiteral(col.Type, item)
 				if sv := item.GetAConst().GetSval(); sv != nil && (col.Type == schema.Float64 || col.Type == schema.Float32) {
 					bits := 64
@@ -107,6 +122,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					Arg:      item,
 					TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}},
 				}}}
+				if err := s.rewriteDateTimes(items[j]); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

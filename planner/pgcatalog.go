@@ -350,7 +350,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			// Outside a session (DML, logged as text and replayed) a
 			// zone-less timestamptz is read in UTC, as the engine reads
 			// it; refused input fails the statement when it runs.
-			r, ok, err := dateTimeLiteral(tc, time.UTC, pgdatetime.MDY)
+			r, ok, err := dateTimeLiteral(tc, time.UTC, pgdatetime.MDY, time.Now())
 			if err != nil {
 				var se *sqlerr.Error
 				if errors.As(err, &se) {

@@ -288,7 +288,7 @@ func (s *Session) executeQuery(ctx context.Context, query string, emit func(*Res
 		}
 		res, err := s.execute(ctx, st)
 		if err != nil {
-			return err
+			return atOffset(err, query, st)
 		}
 		if err := emit(res); err != nil {
 			return err
@@ -528,7 +528,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			// engine's own catalog (SHOW ALL TABLES listed tsdb's internal
 			// tables to any role): as in PostgreSQL, a syntax error.
 			if _, perr := pg_query.Parse(st.text); perr != nil {
-				return nil, sqlerr.New(sqlerr.SyntaxError, "%s", perr.Error())
+				return nil, parseError(perr)
 			}
 			return nil, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near %q", kw)
 		}
@@ -538,7 +538,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			if sqlerr.Code(err) == sqlerr.SyntaxError {
 				// Report PostgreSQL's message, which names the position.
 				if _, perr := pg_query.Parse(st.text); perr != nil {
-					return nil, sqlerr.New(sqlerr.SyntaxError, "%s", perr.Error())
+					return nil, parseError(perr)
 				}
 			}
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -628,6 +629,15 @@ func (v *Value) setZoneName(raw string) error {
 	if v.HasZone {
 		return &SyntaxError{Input: raw}
 	}
+	if m := posixOffset.FindStringSubmatch(raw); m != nil {
+		// GMT+8 is a POSIX zone: its sign counts west, so it is UTC-8.
+		off, ok := parseOffset(m[1])
+		if !ok {
+			return &ZoneError{Zone: raw}
+		}
+		v.HasZone, v.Offset = true, -off
+		return nil
+	}
 	loc, err := time.LoadLocation(raw)
 	if err != nil {
 		return &ZoneError{Zone: raw}
@@ -635,6 +645,9 @@ func (v *Value) setZoneName(raw string) error {
 	v.HasZone, v.Zone = true, loc
 	return nil
 }
+
+// posixOffset is a POSIX zone of a UTC name and an offset (GMT+8).
+var posixOffset = regexp.MustCompile(`(?i)^(?:gmt|utc|ut)([+-]\d{1,2}(?::?\d\d)?)$`)
 
 // parseOffset reads +hh, +hhmm, +hh:mm, +hh:mm:ss (and a minus sign).
 func parseOffset(s string) (int, bool) {

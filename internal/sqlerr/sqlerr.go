@@ -59,7 +59,10 @@ type Error struct {
 	Message string
 	Detail  string
 	Hint    string
-	Err     error // the cause, if any
+	// Position is where in the query string the error is, in characters
+	// from 1 (PostgreSQL's P field, psql's caret); 0 when unknown.
+	Position int
+	Err      error // the cause, if any
 }
 
 func (e *Error) Error() string {
