@@ -194,6 +194,18 @@ func FormatTimestampStat(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// minStatDate and maxStatDate are 0001-01-01 and 9999-12-31 in days
+// since 1970.
+const (
+	minStatDate = -719162
+	maxStatDate = 2932896
+)
+
+// formatDateStat renders days since 1970 as Delta stats store dates.
+func formatDateStat(days int32) string {
+	return time.Unix(int64(days)*86400, 0).UTC().Format("2006-01-02")
+}
+
 // statsOf computes add.stats of a record: numRecords, nullCount for every
 // column, min/max for every column but booleans. Timestamp bounds are
 // rounded outward to whole milliseconds so that they stay valid bounds
@@ -236,6 +248,13 @@ func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 			lo, hi, ok := floatMinMax(a.Len(), a.IsValid, func(i int) float64 { return float64(a.Value(i)) })
 			if ok {
 				s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			}
+		case *array.Date32:
+			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int32 { return int32(a.Value(i)) })
+			// Readers parse the bounds as yyyy-mm-dd: a date outside
+			// years 1–9999 (BC, infinity) leaves them out.
+			if lo >= minStatDate && hi <= maxStatDate {
+				s.MinValues[c.Name], s.MaxValues[c.Name] = formatDateStat(lo), formatDateStat(hi)
 			}
 		case *array.String:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) string { return a.Value(i) })

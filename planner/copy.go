@@ -7,12 +7,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -235,14 +237,41 @@ func appendText(b array.Builder, ty schema.Type, s string) error {
 			return fmt.Errorf("invalid input syntax for type %s: %q", ty, s)
 		}
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+	case schema.Date:
+		days, err := parseDate(s)
+		if err != nil {
+			return err
+		}
+		b.(*array.Date32Builder).Append(arrow.Date32(days))
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}
 	return nil
 }
 
+// parseDate reads a date by PostgreSQL's input rules (ISO, MDY order, as
+// COPY's DateStyle is) into days since 1970; ±infinity are the engine's
+// infinite dates.
+func parseDate(s string) (int32, error) {
+	v, err := pgdatetime.Parse(s, "date", pgdatetime.MDY)
+	if err != nil {
+		return 0, err
+	}
+	switch v.Special {
+	case pgdatetime.Infinity:
+		return math.MaxInt32, nil
+	case pgdatetime.NegInfinity:
+		return -math.MaxInt32, nil
+	case pgdatetime.Finite:
+	default:
+		return 0, fmt.Errorf("invalid input syntax for type date: %q", s)
+	}
+	days := time.Date(v.Year, time.Month(v.Month), v.Day, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	return int32(days), nil
+}
+
 func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
-	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8}
+	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8, schema.Date: 4}
 	if n, ok := need[ty]; ok && len(v) != n {
 		return fmt.Errorf("%d bytes for type %s", len(v), ty)
 	}
@@ -270,6 +299,12 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 			return err
 		}
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+	case schema.Date:
+		days, _, err := schema.FromPGDays(int32(binary.BigEndian.Uint32(v)))
+		if err != nil {
+			return err
+		}
+		b.(*array.Date32Builder).Append(arrow.Date32(days))
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}

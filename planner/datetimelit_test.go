@@ -109,3 +109,25 @@ func TestSubqueryColumnNames(t *testing.T) {
 		}
 	}
 }
+
+// A date column stores dates: written as PostgreSQL reads them (in the
+// session's order), compared, updated, flushed and read back.
+func TestDateColumn(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE emp (time timestamptz NOT NULL, name text, enroll_date date)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO emp VALUES (now(), 'a', '2006-10-01'), (now(), 'b', 'January 8, 1999'), (now(), 'c', NULL)", "tag:INSERT 0 3"},
+		{0, "SET DateStyle = 'ISO, DMY'", "tag:SET"},
+		{0, "INSERT INTO emp VALUES (now(), 'd', '01/02/03')", "tag:INSERT 0 1"},
+		{0, "RESET DateStyle", "tag:RESET"},
+		{0, "SELECT name, enroll_date FROM emp ORDER BY name", "a|2006-10-01 00:00:00;b|1999-01-08 00:00:00;c|NULL;d|2003-02-01 00:00:00"},
+		{0, "SELECT count(*) FROM emp WHERE enroll_date > date '2000-01-01'", "2"},
+		{0, "UPDATE emp SET enroll_date = enroll_date + 1 WHERE name = 'a'", "tag:UPDATE 1"},
+		{0, "CHECKPOINT", "tag:CHECKPOINT"},
+		{0, "SELECT enroll_date FROM emp WHERE name = 'a'", "2006-10-02 00:00:00"},
+		{0, "INSERT INTO emp VALUES (now(), 'e', '2006-02-30')", "err:22008"},
+		{0, "ALTER TABLE emp ADD COLUMN left_date date", "tag:ALTER TABLE"},
+		{0, "SELECT count(left_date) FROM emp", "0"},
+	})
+}

@@ -87,7 +87,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			items := row.GetList().GetItems()
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
-				if col.Type.IsTimestamp() && item.GetAConst().GetSval() != nil {
+				if (col.Type.IsTimestamp() || col.Type == schema.Date) && item.GetAConst().GetSval() != nil {
 					// A time written as PostgreSQL reads it ('Mon Feb 10
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
@@ -350,6 +350,17 @@ func appendGo(b array.Builder, v any) error {
 		return appendAs[bool](bb, v)
 	case *array.StringBuilder:
 		return appendAs[string](bb, v)
+	case *array.Date32Builder:
+		t, ok := v.(time.Time)
+		if !ok {
+			return fmt.Errorf("got %T, want time", v)
+		}
+		days := t.Unix() / 86400
+		if t.Unix()%86400 < 0 {
+			days-- // before 1970: floor, not truncation
+		}
+		bb.Append(arrow.Date32(days))
+		return nil
 	}
 	return fmt.Errorf("unsupported column type %s", b.Type())
 }

@@ -127,6 +127,9 @@ func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
 				return false
 			}
 		}
+		if ty == schema.Date && !isoForms["date"].MatchString(lit.text) {
+			return false // the session's DateStyle order decides
+		}
 		return appendText(b, ty, lit.text) == nil
 	}
 	switch ty {

@@ -120,24 +120,25 @@ func TestIndependentDeltaReader(t *testing.T) {
 	ctx := context.Background()
 	c := s.connect(ctx)
 	defer c.Close(ctx)
-	execAll(t, c, "CREATE TABLE readings (time TIMESTAMPTZ NOT NULL, host TEXT, n BIGINT, v DOUBLE PRECISION, ok BOOLEAN)")
+	execAll(t, c, "CREATE TABLE readings (time TIMESTAMPTZ NOT NULL, host TEXT, n BIGINT, v DOUBLE PRECISION, ok BOOLEAN, day DATE)")
 	for b := range 4 {
 		execAll(t, c, fmt.Sprintf(`INSERT INTO readings SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + INTERVAL '%d minutes' + g * INTERVAL '1 second',
-			CASE WHEN g %% 7 = 0 THEN NULL ELSE 'host-' || (g %% 5) END, g * 1000000007, g / 3.0, g %% 2 = 0
+			CASE WHEN g %% 7 = 0 THEN NULL ELSE 'host-' || (g %% 5) END, g * 1000000007, g / 3.0, g %% 2 = 0,
+			CASE WHEN g %% 13 = 0 THEN NULL ELSE DATE '2026-12-01' + g::int END
 			FROM generate_series(0, 299) AS t(g)`, b*10))
 		execAll(t, c, "CHECKPOINT")
 	}
 	execAll(t, c, "DELETE FROM readings WHERE n % 11 = 0")
 	execAll(t, c, "UPDATE readings SET v = -v, host = 'moved' WHERE time >= '2026-12-01 00:10:00+00' AND time < '2026-12-01 00:12:00+00'")
 	execAll(t, c, "VACUUM readings")
-	execAll(t, c, "INSERT INTO readings VALUES ('2026-12-01 01:00:00+00', 'late', 1, 1.5, NULL)")
+	execAll(t, c, "INSERT INTO readings VALUES ('2026-12-01 01:00:00+00', 'late', 1, 1.5, NULL, 'December 2, 2026')")
 	execAll(t, c, "CHECKPOINT")
 
 	table, _ := filepath.Abs(filepath.Join(dir, "tables", "readings"))
-	cols := []string{"us", "host", "n", "v", "ok"}
-	want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, n, v, ok FROM readings ORDER BY time")
+	cols := []string{"us", "host", "n", "v", "ok", "days"}
+	want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, n, v, ok, day - DATE '1970-01-01' AS days FROM readings ORDER BY time")
 	got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
-		"SELECT toUnixTimestamp64Micro(time) AS us, host, n, v, ok FROM deltaLakeLocal('%s') ORDER BY time", table)), cols)
+		"SELECT toUnixTimestamp64Micro(time) AS us, host, n, v, ok, dateDiff('day', toDate('1970-01-01'), day) AS days FROM deltaLakeLocal('%s') ORDER BY time", table)), cols)
 	if len(want) != 4*300-4*28+1 { // g % 11 = 0 for 28 of each 300
 		t.Fatalf("tsdb returned %d rows", len(want))
 	}
@@ -170,7 +171,7 @@ func TestIndependentDeltaReader(t *testing.T) {
 		}
 		types[name] = typ + " " + logical
 	}
-	for col, want := range map[string]string{"time": "INT64 TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>, MICROS=MicroSeconds(), NANOS=<null>))", "host": "BYTE_ARRAY StringType()", "n": "INT64 ", "v": "DOUBLE ", "ok": "BOOLEAN "} {
+	for col, want := range map[string]string{"time": "INT64 TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>, MICROS=MicroSeconds(), NANOS=<null>))", "host": "BYTE_ARRAY StringType()", "n": "INT64 ", "v": "DOUBLE ", "ok": "BOOLEAN ", "day": "INT32 DateType()"} {
 		// An integer may carry its IntType annotation (64 bits, signed).
 		if types[col] != want && !(col == "n" && strings.HasPrefix(types[col], "INT64 IntType(") && strings.Contains(types[col], "isSigned=1")) {
 			t.Errorf("column %s: parquet type %q, want %q", col, types[col], want)

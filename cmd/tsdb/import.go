@@ -293,6 +293,8 @@ func appendCSVValue(b []byte, col arrow.Array, i int) ([]byte, error) {
 			return append(b, 't'), nil
 		}
 		return append(b, 'f'), nil
+	case *array.Date32:
+		return a.Value(i).ToTime().UTC().AppendFormat(b, "2006-01-02"), nil
 	case *array.String:
 		return appendCSVString(b, a.Value(i)), nil
 	case *array.LargeString:

@@ -29,6 +29,8 @@ const (
 	Float32
 	Bool
 	Text
+	// Date is a calendar date, days since 1970 (Delta `date`).
+	Date
 )
 
 // TimestampArrowType is the Arrow type of every timestamp column.
@@ -53,6 +55,7 @@ var typeInfos = map[Type]typeInfo{
 	Float32:     {"real", "float4", 700, "FLOAT", "float"},
 	Bool:        {"boolean", "bool", 16, "BOOLEAN", "boolean"},
 	Text:        {"text", "text", 25, "VARCHAR", "string"},
+	Date:        {"date", "date", 1082, "DATE", "date"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -65,6 +68,7 @@ var typeAliases = map[string]Type{
 	"double precision": Float64, "float8": Float64, "double": Float64, "float": Float64,
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
+	"date": Date,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text, "bpchar": Text, "char": Text, "character": Text,
 }
 
@@ -79,7 +83,7 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text)", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date)", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
@@ -137,6 +141,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.FixedWidthTypes.Boolean
 	case Text:
 		return arrow.BinaryTypes.String
+	case Date:
+		return arrow.FixedWidthTypes.Date32
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func TestFromDuckDB(t *testing.T) {
 	}{
 		{"DOUBLE", Float64, true}, {"INT64", Int64, true}, {"INTEGER", Int32, true}, {"VARCHAR", Text, true},
 		{"TIMESTAMP WITH TIME ZONE", Timestamptz, true}, {"TIMESTAMPTZ", Timestamptz, true}, {"FLOAT", Float32, true},
-		{"DATE", Invalid, false},
+		{"DATE", Date, true}, {"INTERVAL", Invalid, false},
 	}
 	for _, tt := range tests {
 		if got, ok := FromDuckDB(tt.name); ok != tt.ok || got != tt.want {
