@@ -227,6 +227,12 @@ var pgMacros = []string{
 			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE log10(x) END`,
 	`CREATE MACRO _tsdb_make_date(y, m, d) AS make_date(CASE WHEN y < 0 THEN y + 1
 			WHEN y = 0 THEN error('[tsdb 22008] date field value out of range: 0-' || m || '-' || d) ELSE y END, m, d)`,
+	`CREATE MACRO _tsdb_re_match(s, p) AS regexp_matches(s, p)`,
+	// PostgreSQL's initcap: a letter or digit after one that is neither
+	// starts a word and is upper case, the rest lower case.
+	`CREATE MACRO initcap(s) AS list_aggr(list_transform(range(1, length(s) + 1), lambda i:
+			CASE WHEN i = 1 OR NOT regexp_matches(substring(s, i - 1, 1), '[[:alnum:]]') THEN upper(substring(s, i, 1))
+			ELSE lower(substring(s, i, 1)) END), 'string_agg', '')`,
 	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
 	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
 			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,
@@ -294,6 +300,12 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	switch {
 	case n.GetResTarget() != nil:
 		rt := n.GetResTarget()
+		if fc := rt.Val.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "regexp_matches" && len(fc.Args) == 2 {
+			if r, ok := regexpMatches(fc.Args[0], fc.Args[1]); ok {
+				return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+					Name: rt.Name, Location: rt.Location, Val: r}}}, true
+			}
+		}
 		if lastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
 			// In a select list PostgreSQL's generate_series gives a row
 			// per value; DuckDB's gives one list. Unnested, it gives the
@@ -305,6 +317,16 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
+		if r, ok := anyOfArrayText(e); ok {
+			return r, true
+		}
+		if e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) >= 1 {
+			// PostgreSQL's prefix square and cube root operators.
+			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[lastName(e.Name)]
+			if fn != "" {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Rexpr}, e.Location), true
+			}
+		}
 		if len(e.Name) == 2 && strings.EqualFold(e.Name[0].GetString_().GetSval(), "pg_catalog") {
 			e.Name = e.Name[1:]
 			return nil, true
@@ -370,6 +392,16 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				}
 			}
 		}
+		if sv := tc.Arg.GetAConst().GetSval(); sv != nil && len(tc.TypeName.GetArrayBounds()) > 0 {
+			// '{1,2}'::int[]: PostgreSQL's array text; the engine reads
+			// only its own list text.
+			elems, err := parseArrayText(sv.Sval)
+			if err != nil {
+				return raiseNode(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
+			}
+			tc.Arg = elems
+			return nil, true
+		}
 		switch name := lastName(tc.TypeName.GetNames()); {
 		case oidAliasTypes[name]:
 			arg := tc.Arg
@@ -411,6 +443,32 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 					return r, true
 				}
 			}
+		}
+		if name == "regexp_matches" {
+			// DuckDB's function of that name tests for a match; PostgreSQL's
+			// returns the groups, a row per match. Only its select-list
+			// form without flags is translated (above).
+			return raiseNode(sqlerr.FeatureNotSupported, "regexp_matches is supported only in a select list and without flags; use regexp_extract or ~"), true
+		}
+		if name == "substring" && len(fc.Args) == 2 && fc.Args[1].GetAConst().GetSval() != nil {
+			// substring(s FROM 'pattern') is PostgreSQL's regular
+			// expression form: the first parenthesized group's match, or
+			// the whole match.
+			group := 0
+			if regexGroups(fc.Args[1].GetAConst().GetSval().Sval) > 0 {
+				group = 1
+			}
+			// The engine gives '' for a group that took no part in the
+			// match, where PostgreSQL gives NULL: an empty group is NULL.
+			r, err := exprTemplate(fmt.Sprintf("CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '') END", group), fc.Args...)
+			if err == nil {
+				return r, true
+			}
+		}
+		if (name == "lpad" || name == "rpad") && len(fc.Args) == 2 {
+			// PostgreSQL pads with spaces when no fill is given.
+			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
+			return nil, true
 		}
 		if (name == "substring" || name == "substr") && (len(fc.Args) == 2 || len(fc.Args) == 3) && fc.Args[1].GetAConst().GetSval() == nil {
 			// PostgreSQL counts a start before the first character as
@@ -576,4 +634,213 @@ func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}
 	return call, true
+}
+
+// regexpMatches is PostgreSQL's regexp_matches(s, pattern) in a select
+// list: a row holding the array of the pattern's groups (or of the whole
+// match, when it has none) if s matches, no row if not. The pattern must
+// be a constant, which the number of groups is read from.
+func regexpMatches(str, pattern *pg_query.Node) (*pg_query.Node, bool) {
+	sv := pattern.GetAConst().GetSval()
+	if sv == nil {
+		return nil, false
+	}
+	var items []string
+	if n := regexGroups(sv.Sval); n == 0 {
+		items = []string{"regexp_extract(_tsdb_arg1, _tsdb_arg2, 0)"}
+	} else {
+		for g := 1; g <= n; g++ {
+			items = append(items, fmt.Sprintf("nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '')", g))
+		}
+	}
+	r, err := exprTemplate("unnest(CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN list_value(list_value("+strings.Join(items, ", ")+")) ELSE list_value() END)", str, pattern)
+	return r, err == nil
+}
+
+// regexGroups counts a pattern's capturing groups: the parentheses not
+// escaped, not in a bracket expression and not (?…).
+func regexGroups(p string) int {
+	n, inBracket := 0, false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			i++
+		case inBracket:
+			if c == ']' {
+				inBracket = false
+			}
+		case c == '[':
+			inBracket = true
+			if i+1 < len(p) && p[i+1] == ']' {
+				i++
+			}
+		case c == '(' && (i+1 >= len(p) || p[i+1] != '?'):
+			n++
+		}
+	}
+	return n
+}
+
+// parseArrayText reads PostgreSQL's array text ({1,2}, {a,"b c",NULL},
+// {{1,2},{3,4}}) into an ARRAY[…] of text constants and NULLs, nested as
+// written, for the cast around it to convert.
+func parseArrayText(s string) (*pg_query.Node, error) {
+	p := &arrayText{s: s}
+	p.space()
+	n, err := p.array()
+	if err != nil {
+		return nil, err
+	}
+	if p.space(); p.i != len(p.s) {
+		return nil, fmt.Errorf("junk after closing right brace")
+	}
+	return n, nil
+}
+
+type arrayText struct {
+	s string
+	i int
+}
+
+func (p *arrayText) space() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\n' || p.s[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *arrayText) array() (*pg_query.Node, error) {
+	if p.i >= len(p.s) || p.s[p.i] != '{' {
+		return nil, fmt.Errorf("array value must start with \"{\"")
+	}
+	p.i++
+	var items []*pg_query.Node
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return &pg_query.Node{Node: &pg_query.Node_AArrayExpr{AArrayExpr: &pg_query.A_ArrayExpr{}}}, nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, fmt.Errorf("unexpected end of input")
+		}
+		var item *pg_query.Node
+		switch c := p.s[p.i]; {
+		case c == '{':
+			a, err := p.array()
+			if err != nil {
+				return nil, err
+			}
+			item = a
+		case c == '"':
+			p.i++
+			var b strings.Builder
+			for {
+				if p.i >= len(p.s) {
+					return nil, fmt.Errorf("unexpected end of input")
+				}
+				c := p.s[p.i]
+				p.i++
+				if c == '\\' && p.i < len(p.s) {
+					b.WriteByte(p.s[p.i])
+					p.i++
+					continue
+				}
+				if c == '"' {
+					break
+				}
+				b.WriteByte(c)
+			}
+			item = pg_query.MakeAConstStrNode(b.String(), -1)
+		default:
+			start := p.i
+			var b strings.Builder
+			for p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != '}' {
+				if p.s[p.i] == '\\' && p.i+1 < len(p.s) {
+					p.i++
+				} else if p.s[p.i] == '{' || p.s[p.i] == '"' {
+					return nil, fmt.Errorf("unexpected character")
+				}
+				b.WriteByte(p.s[p.i])
+				p.i++
+			}
+			v := strings.TrimRight(b.String(), " \t\n\r")
+			switch {
+			case v == "":
+				return nil, fmt.Errorf("unexpected character")
+			case strings.EqualFold(v, "null") && !strings.Contains(p.s[start:p.i], "\\"):
+				item = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+			default:
+				item = pg_query.MakeAConstStrNode(v, -1)
+			}
+		}
+		items = append(items, item)
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, fmt.Errorf("unexpected end of input")
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return &pg_query.Node{Node: &pg_query.Node_AArrayExpr{AArrayExpr: &pg_query.A_ArrayExpr{Elements: items}}}, nil
+		default:
+			return nil, fmt.Errorf("unexpected character")
+		}
+	}
+}
+
+// anyOfArrayText rewrites x op ANY('{a,b}') and x op ALL('{a,b}'), the
+// form a client that inlines an array parameter sends: PostgreSQL reads
+// the text as an array of x's type; the engine would compare x with one
+// string. The elements stay untyped constants, so the engine converts
+// them to x's type as it does any literal: = ANY is IN, <> ALL is
+// NOT IN, other operators a chain of OR (ANY) or AND (ALL).
+func anyOfArrayText(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	all := e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP_ANY && !all {
+		return nil, false
+	}
+	sv := e.Rexpr.GetAConst().GetSval()
+	if sv == nil {
+		return nil, false
+	}
+	arr, err := parseArrayText(sv.Sval)
+	if err != nil {
+		return raiseNode(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
+	}
+	elems := arr.GetAArrayExpr().GetElements()
+	for _, el := range elems {
+		if el.GetAArrayExpr() != nil {
+			return nil, false // a nested array: left to the engine
+		}
+	}
+	op := lastName(e.Name)
+	switch {
+	case len(elems) == 0:
+		// Nothing to compare with: ANY is false, ALL is true.
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+			Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: all}}}}}, true
+	case op == "=" && !all || op == "<>" && all:
+		name := "="
+		if all {
+			name = "<>"
+		}
+		return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
+			Kind: pg_query.A_Expr_Kind_AEXPR_IN, Name: []*pg_query.Node{pg_query.MakeStrNode(name)},
+			Lexpr: e.Lexpr, Rexpr: pg_query.MakeListNode(elems), Location: e.Location}}}, true
+	}
+	var terms []*pg_query.Node
+	for _, el := range elems {
+		terms = append(terms, pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, e.Name, proto.Clone(e.Lexpr).(*pg_query.Node), el, e.Location))
+	}
+	kind := pg_query.BoolExprType_OR_EXPR
+	if all {
+		kind = pg_query.BoolExprType_AND_EXPR
+	}
+	if len(terms) == 1 {
+		return terms[0], true
+	}
+	return pg_query.MakeBoolExprNode(kind, terms, e.Location), true
 }

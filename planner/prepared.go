@@ -413,6 +413,24 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.A_Expr:
+			if x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL {
+				// x = ANY($1): an array of x's type.
+				elem, ok := uint32(0), false
+				if t, isCol := colType(x.Lexpr); isCol {
+					elem, ok = t.OID(), true
+				} else if c := x.Lexpr.GetAConst(); c != nil {
+					switch {
+					case c.GetIval() != nil:
+						elem, ok = oidInt4, true
+					case c.GetSval() != nil:
+						elem, ok = oidText, true
+					}
+				}
+				if arr, has := arrayOIDs[elem]; ok && has {
+					set(x.Rexpr, arr)
+				}
+				return nil
+			}
 			if t, ok := colType(x.Lexpr); ok {
 				set(x.Rexpr, t.OID())
 				for _, it := range x.Rexpr.GetList().GetItems() {
@@ -427,7 +445,11 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 		case *pg_query.TypeCast:
 			if x.TypeName != nil {
 				name := typeNameString(x.TypeName)
-				if t, err := schema.ParseType(name); err == nil {
+				if t, err := schema.ParseType(name); err == nil && len(x.TypeName.ArrayBounds) > 0 {
+					if arr, ok := arrayOIDs[t.OID()]; ok {
+						set(x.Arg, arr)
+					}
+				} else if err == nil {
 					set(x.Arg, t.OID())
 				} else if oid, ok := castParamOIDs[strings.ToLower(name)]; ok && len(x.TypeName.ArrayBounds) == 0 {
 					set(x.Arg, oid)
@@ -628,6 +650,16 @@ func literalNode(v any, oid uint32) (*pg_query.Node, error) {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameter of Go type %T", v)
 	}
 	str := pg_query.MakeAConstStrNode(text, -1)
+	elemOID := arrayElements[oid]
+	elem, ok := typeNames[elemOID]
+	if elemOID == oidText {
+		elem, ok = "text", true
+	}
+	if ok {
+		// An array in PostgreSQL's text: the cast reads it (rewritePG).
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: str,
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(elem)}, ArrayBounds: []*pg_query.Node{pg_query.MakeAConstIntNode(-1, -1)}}}}}, nil
+	}
 	name, typed := typeNames[oid]
 	if !typed {
 		return str, nil

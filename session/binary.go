@@ -41,6 +41,9 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		}
 		return string(raw), nil
 	}
+	if elem := planner.ArrayElement(oid); elem != 0 {
+		return decodeArrayParam(raw, elem)
+	}
 	switch oid {
 	case 16:
 		if len(raw) != 1 {
@@ -437,4 +440,109 @@ func appendBinaryArray(dst []byte, xs []any, elem uint32) ([]byte, bool, error) 
 		binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	}
 	return dst, false, nil
+}
+
+// decodeArrayParam turns a binary array parameter (dimensions, then each
+// element in its binary form) into PostgreSQL's array text, which the
+// planner casts to the array type: {1,2}, {{"a","b"},{"c",NULL}}.
+func decodeArrayParam(raw []byte, elem uint32) (any, error) {
+	if len(raw) < 12 {
+		return nil, fmt.Errorf("array parameter of %d bytes", len(raw))
+	}
+	ndim := int(int32(binary.BigEndian.Uint32(raw)))
+	if got := binary.BigEndian.Uint32(raw[8:]); got != elem {
+		return nil, fmt.Errorf("array parameter of element type %d, want %d", got, elem)
+	}
+	if ndim < 0 || ndim > 6 || len(raw) < 12+8*ndim {
+		return nil, fmt.Errorf("array parameter of %d dimensions", ndim)
+	}
+	if ndim == 0 {
+		return "{}", nil
+	}
+	dims := make([]int, ndim)
+	total := 1
+	for d := range dims {
+		dims[d] = int(int32(binary.BigEndian.Uint32(raw[12+8*d:])))
+		if dims[d] < 0 || dims[d] > 1<<24 {
+			return nil, fmt.Errorf("array parameter dimension of %d", dims[d])
+		}
+		total *= dims[d]
+		if total > 1<<24 {
+			return nil, fmt.Errorf("array parameter of more than %d elements", 1<<24)
+		}
+	}
+	rest := raw[12+8*ndim:]
+	elems := make([]string, total)
+	for i := range elems {
+		if len(rest) < 4 {
+			return nil, fmt.Errorf("array parameter ends early")
+		}
+		n := int(int32(binary.BigEndian.Uint32(rest)))
+		rest = rest[4:]
+		if n < 0 {
+			elems[i] = "NULL"
+			continue
+		}
+		if n > len(rest) {
+			return nil, fmt.Errorf("array parameter ends early")
+		}
+		v, err := decodeParam(rest[:n], 1, elem)
+		if err != nil {
+			return nil, err
+		}
+		rest = rest[n:]
+		elems[i] = quoteArrayElement(elementText(v, elem))
+	}
+	var b strings.Builder
+	var write func(d, from int) int
+	write = func(d, from int) int {
+		b.WriteByte('{')
+		for k := 0; k < dims[d]; k++ {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			if d == ndim-1 {
+				b.WriteString(elems[from])
+				from++
+			} else {
+				from = write(d+1, from)
+			}
+		}
+		b.WriteByte('}')
+		return from
+	}
+	write(0, 0)
+	return b.String(), nil
+}
+
+// elementText is an element decoded from binary as PostgreSQL's text.
+func elementText(v any, oid uint32) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "t"
+		}
+		return "f"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return string(appendFloat(nil, x, 64, 1))
+	case time.Time:
+		switch oid {
+		case 1082:
+			return x.Format("2006-01-02")
+		case 1114:
+			return x.Format("2006-01-02 15:04:05.999999")
+		}
+		return x.Format("2006-01-02 15:04:05.999999") + "+00"
+	}
+	return fmt.Sprint(v)
+}
+
+// quoteArrayElement quotes an element of array text: in double quotes,
+// with backslashes before quotes and backslashes.
+func quoteArrayElement(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

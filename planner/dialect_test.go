@@ -131,3 +131,51 @@ func TestDateColumn(t *testing.T) {
 		{0, "SELECT count(left_date) FROM emp", "0"},
 	})
 }
+
+// Functions PostgreSQL has that the engine lacks or means differently.
+func TestPostgresFunctions(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT regexp_matches('foobarbequebaz', '(bar)(beque)')", "[bar beque]"},
+		{0, "SELECT regexp_matches('foobarbequebaz', 'bar')", "[bar]"},
+		{0, "SELECT count(*) FROM (SELECT regexp_matches('foo', 'x')) s", "0"},
+		{0, "SELECT host FROM m WHERE regexp_matches(host, 'a') IS NOT NULL", "err:0A000"},
+		{0, "SELECT regexp_matches('ab', 'a', 'g')", "err:0A000"},
+		{0, "SELECT initcap('hello wORLD-foo 3d')", "Hello World-Foo 3d"},
+		{0, "SELECT lpad('hi', 5) || '|', rpad('hi', 5) || '|', lpad('hello', 3)", "   hi||hi   ||hel"},
+		{0, "SELECT |/ 25.0, ||/ 27.0", "5|3.0000000000000004"},
+		{0, "SELECT |/ -1.0", "err:2201F"},
+		{0, "SELECT substring('foobar' from 'o.b'), substring('foobar' from 'o(.)b'), substring('foobar' from 'x')", "oob|o|NULL"},
+		{0, "SELECT substring('foobar' from 2 for 3)", "oob"},
+	})
+}
+
+// PostgreSQL's array text reads as an array of the cast's element type.
+func TestArrayLiterals(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT '{1,2}'::int[], '{a,\"b c\",NULL,\"x\\\"y\"}'::text[]", "[1 2]|[a b c <nil> x\"y]"},
+		{0, "SELECT 2 = ANY('{1,2}'::int[]), '{}'::int[]", "true|[]"},
+		{0, "SELECT '{{1,2},{3,4}}'::int[][]", "[[1 2] [3 4]]"},
+		{0, "SELECT count(*) FROM m WHERE host = ANY('{a,c}'::text[])", "2"},
+		{0, "SELECT '{1,2'::int[]", "err:22P02"},
+		{0, "SELECT '{1,x}'::int[]", "err:22P02"},
+	})
+}
+
+// x op ANY('{…}') with the array as text, as clients inline parameters.
+func TestAnyOfArrayText(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT count(*) FROM m WHERE host = ANY('{a,c}')", "2"},
+		{0, "SELECT count(*) FROM m WHERE v = ANY('{\"1\",\"2\"}')", "2"},
+		{0, "SELECT count(*) FROM m WHERE v > ANY('{2,3}')", "2"},
+		{0, "SELECT count(*) FROM m WHERE v <> ALL('{1,2}')", "2"},
+		{0, "SELECT count(*) FROM m WHERE v < ALL('{3,4}')", "2"},
+		{0, "SELECT count(*) FROM m WHERE v = ANY('{}')", "0"},
+		{0, "SELECT count(*) FROM m WHERE v = ANY('{1,')", "err:22P02"},
+	})
+}
