@@ -35,7 +35,18 @@ func dateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime
 	case "timestamptz":
 		pgType = "timestamp with time zone"
 	case "interval":
-		return intervalLiteral(tc, sv.Sval)
+		if len(tc.TypeName.GetTypmods()) > 0 {
+			return intervalLiteral(tc, sv.Sval)
+		}
+		iv, err := pgdatetime.ParseInterval(sv.Sval)
+		if err != nil {
+			var re *pgdatetime.IntervalRangeError
+			if errors.As(err, &re) {
+				return nil, false, &sqlerr.Error{Code: "22015", Message: err.Error(), Err: err}
+			}
+			return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: err.Error(), Err: err}
+		}
+		return castNode(pg_query.MakeAConstStrNode(iv.String(), tc.Arg.GetAConst().Location), "interval"), true, nil
 	default:
 		return nil, false, nil
 	}
@@ -186,6 +197,7 @@ func (s *Session) rewriteDateTimes(node *pg_query.Node) error {
 var isoForms = map[string]*regexp.Regexp{
 	"date":        regexp.MustCompile(`^-?\d{4}-\d\d-\d\d$`),
 	"timestamp":   regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$`),
+	"interval":    regexp.MustCompile(`^-?\d+ months -?\d+ days -?\d+ microseconds$`),
 	"timestamptz": regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$`),
 }
 

@@ -1,0 +1,417 @@
+package pgdatetime
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+)
+
+// Interval is PostgreSQL's interval: months, days and microseconds, each
+// with its own sign.
+type Interval struct {
+	Months int32
+	Days   int32
+	Micros int64
+}
+
+// IntervalRangeError is an interval field out of range (SQLSTATE 22015).
+type IntervalRangeError struct{ Input string }
+
+func (e *IntervalRangeError) Error() string {
+	return fmt.Sprintf("interval field value out of range: %q", e.Input)
+}
+
+// String writes the interval in the one form the engine reads exactly.
+func (iv Interval) String() string {
+	return fmt.Sprintf("%d months %d days %d microseconds", iv.Months, iv.Days, iv.Micros)
+}
+
+// interval field masks: a field may be given once.
+const (
+	ivYear = 1 << iota
+	ivDecade
+	ivCentury
+	ivMillennium
+	ivMonth
+	ivWeek
+	ivDay
+	ivHour
+	ivMinute
+	ivSecond
+	ivMilli
+	ivMicro
+)
+
+type ivUnit struct {
+	mask   int
+	months int64 // months per unit (years and longer, months)
+	days   int64 // days per unit (weeks, days)
+	micros int64 // microseconds per unit (hours and shorter)
+}
+
+var ivUnits = func() map[string]ivUnit {
+	m := map[string]ivUnit{}
+	add := func(u ivUnit, names ...string) {
+		for _, n := range names {
+			m[n] = u
+		}
+	}
+	add(ivUnit{mask: ivMillennium, months: 12000}, "millennium", "millennia", "millenniums", "mil", "mils")
+	add(ivUnit{mask: ivCentury, months: 1200}, "century", "centuries", "c", "cent")
+	add(ivUnit{mask: ivDecade, months: 120}, "decade", "decades", "dec", "decs")
+	add(ivUnit{mask: ivYear, months: 12}, "year", "years", "y", "yr", "yrs")
+	add(ivUnit{mask: ivMonth, months: 1}, "month", "months", "mon", "mons")
+	add(ivUnit{mask: ivWeek, days: 7}, "week", "weeks", "w")
+	add(ivUnit{mask: ivDay, days: 1}, "day", "days", "d")
+	add(ivUnit{mask: ivHour, micros: 3600e6}, "hour", "hours", "h", "hr", "hrs")
+	add(ivUnit{mask: ivMinute, micros: 60e6}, "minute", "minutes", "m", "min", "mins")
+	add(ivUnit{mask: ivSecond, micros: 1e6}, "second", "seconds", "s", "sec", "secs")
+	add(ivUnit{mask: ivMilli, micros: 1e3}, "millisecond", "milliseconds", "ms", "msec", "msecs", "millisecon")
+	add(ivUnit{mask: ivMicro, micros: 1}, "microsecond", "microseconds", "us", "usec", "usecs")
+	return m
+}()
+
+// ivAcc adds fields up exactly (in rationals): whole parts in their
+// field, fractions cascading down (a fraction of a month is 30 days, of a
+// day 24 hours), as PostgreSQL does; overflow is a range error.
+type ivAcc struct {
+	months, days, micros big.Rat
+	mask                 int
+}
+
+func ratInt(n int64) *big.Rat { return new(big.Rat).SetInt64(n) }
+
+// split cuts a rational into its integer part (toward zero) and the rest.
+func split(v *big.Rat) (*big.Rat, *big.Rat) {
+	q := new(big.Int).Quo(v.Num(), v.Denom())
+	whole := new(big.Rat).SetInt(q)
+	return whole, new(big.Rat).Sub(v, whole)
+}
+
+// roundEven rounds a rational to the nearest integer, halves to even.
+func roundEven(v *big.Rat) *big.Int {
+	whole, frac := split(v)
+	w := new(big.Int).Set(whole.Num())
+	twice := new(big.Rat).Mul(frac, ratInt(2))
+	switch c := twice.Cmp(ratInt(0)); {
+	case c > 0 && twice.Cmp(ratInt(1)) > 0, c > 0 && twice.Cmp(ratInt(1)) == 0 && w.Bit(0) == 1:
+		w.Add(w, big.NewInt(1))
+	case c < 0 && twice.Cmp(ratInt(-1)) < 0, c < 0 && twice.Cmp(ratInt(-1)) == 0 && w.Bit(0) == 1:
+		w.Sub(w, big.NewInt(1))
+	}
+	return w
+}
+
+// ParseInterval reads s as PostgreSQL reads interval input in its
+// default (postgres) style: unit words with their own signs ('1 year -2
+// days'), abbreviations ('1h', '10ms'), times ('-12:34:56.7'), SQL's
+// year-month and day-time forms ('1-2', '3 4:05:06'), ISO 8601
+// ('P1Y2M3DT4H5M6S', 'P0001-02-03T04:05:06'), '@' and 'ago'.
+func ParseInterval(s string) (Interval, error) {
+	syntax := &SyntaxError{Type: "interval", Input: s}
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return Interval{}, syntax
+	}
+	var acc ivAcc
+	var ok bool
+	if t[0] == 'P' || t[0] == 'p' {
+		ok = acc.iso(t[1:])
+	} else {
+		ok = acc.words(t)
+	}
+	if !ok {
+		return Interval{}, syntax
+	}
+	return acc.result(s)
+}
+
+func (a *ivAcc) add(u ivUnit, v *big.Rat) bool {
+	if a.mask&u.mask != 0 {
+		return false
+	}
+	a.mask |= u.mask
+	whole, frac := split(v)
+	switch {
+	case u.months >= 12:
+		// Years and longer: a fraction counts in whole months.
+		a.months.Add(&a.months, new(big.Rat).Mul(whole, ratInt(u.months)))
+		a.months.Add(&a.months, new(big.Rat).SetInt(roundEven(new(big.Rat).Mul(frac, ratInt(u.months)))))
+	case u.months > 0:
+		a.months.Add(&a.months, whole)
+		a.fracDays(new(big.Rat).Mul(frac, ratInt(30)))
+	case u.days > 0:
+		a.fracDays(new(big.Rat).Mul(v, ratInt(u.days)))
+	default:
+		a.micros.Add(&a.micros, new(big.Rat).Mul(v, ratInt(u.micros)))
+	}
+	return true
+}
+
+// fracDays adds d days, the fraction of a day as microseconds.
+func (a *ivAcc) fracDays(d *big.Rat) {
+	whole, frac := split(d)
+	a.days.Add(&a.days, whole)
+	a.micros.Add(&a.micros, new(big.Rat).Mul(frac, ratInt(86400e6)))
+}
+
+func (a *ivAcc) result(input string) (Interval, error) {
+	months, days, micros := roundEven(&a.months), roundEven(&a.days), roundEven(&a.micros)
+	if !months.IsInt64() || !days.IsInt64() || !micros.IsInt64() ||
+		months.Int64() < math.MinInt32 || months.Int64() > math.MaxInt32 ||
+		days.Int64() < math.MinInt32 || days.Int64() > math.MaxInt32 {
+		return Interval{}, &IntervalRangeError{Input: input}
+	}
+	return Interval{Months: int32(months.Int64()), Days: int32(days.Int64()), Micros: micros.Int64()}, nil
+}
+
+// parseRat reads a decimal number (with an optional exponent).
+func parseRat(s string) (*big.Rat, bool) {
+	if s == "" || s == "+" || s == "-" || s == "." {
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(strings.TrimPrefix(s, "+"))
+	return r, ok
+}
+
+func (a *ivAcc) words(t string) bool {
+	fields := strings.Fields(strings.ReplaceAll(strings.ToLower(t), ",", " "))
+	if len(fields) > 0 && fields[0] == "@" {
+		fields = fields[1:]
+	} else if len(fields) > 0 && strings.HasPrefix(fields[0], "@") {
+		fields[0] = fields[0][1:]
+	}
+	ago := false
+	if n := len(fields); n > 0 && fields[n-1] == "ago" {
+		ago, fields = true, fields[:n-1]
+	}
+	if len(fields) == 0 {
+		return false
+	}
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case strings.Contains(f, ":"):
+			if !a.clock(f) {
+				return false
+			}
+		case isYearMonth(f):
+			// SQL's year-month: 1-2, -1-2
+			neg := f[0] == '-'
+			y, m, _ := strings.Cut(strings.TrimLeft(f, "+-"), "-")
+			yv, ok1 := parseRat(y)
+			mv, ok2 := parseRat(m)
+			if !ok1 || !ok2 || a.mask&(ivYear|ivMonth) != 0 {
+				return false
+			}
+			total := new(big.Rat).Add(new(big.Rat).Mul(yv, ratInt(12)), mv)
+			if neg {
+				total.Neg(total)
+			}
+			a.mask |= ivYear | ivMonth
+			a.months.Add(&a.months, total)
+		default:
+			num, unit := splitNumber(f)
+			v, ok := parseRat(num)
+			if !ok {
+				return false
+			}
+			if unit == "" && i+1 < len(fields) {
+				if _, isUnit := ivUnits[fields[i+1]]; isUnit {
+					unit = fields[i+1]
+					i++
+				}
+			}
+			var u ivUnit
+			switch {
+			case unit != "":
+				var ok bool
+				if u, ok = ivUnits[unit]; !ok {
+					return false
+				}
+			case i+1 < len(fields) && strings.Contains(fields[i+1], ":"):
+				u = ivUnits["day"] // SQL's day-time: 3 4:05:06
+			default:
+				u = ivUnits["second"] // a bare number is seconds
+			}
+			if u.mask == ivSecond && !v.IsInt() {
+				u.mask |= ivMilli | ivMicro // 5.5 seconds 3 milliseconds is refused
+			}
+			if !a.add(u, v) {
+				return false
+			}
+		}
+	}
+	if ago {
+		a.months.Neg(&a.months)
+		a.days.Neg(&a.days)
+		a.micros.Neg(&a.micros)
+	}
+	return true
+}
+
+func isYearMonth(f string) bool {
+	t := strings.TrimLeft(f, "+-")
+	y, m, ok := strings.Cut(t, "-")
+	return ok && y != "" && m != "" && isNumber(y) && isNumber(m) && !strings.Contains(y+m, ".")
+}
+
+func isNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitNumber cuts "1.5h" into "1.5" and "h".
+func splitNumber(f string) (string, string) {
+	i := 0
+	if i < len(f) && (f[i] == '+' || f[i] == '-') {
+		i++
+	}
+	for i < len(f) && (isDigit(f[i]) || f[i] == '.') {
+		i++
+	}
+	if i < len(f) && (f[i] == 'e') && i+1 < len(f) && (isDigit(f[i+1]) || f[i+1] == '-' || f[i+1] == '+') {
+		// 1e3 seconds: an exponent, not the unit "e"
+		j := i + 1
+		if f[j] == '-' || f[j] == '+' {
+			j++
+		}
+		for j < len(f) && isDigit(f[j]) {
+			j++
+		}
+		i = j
+	}
+	return f[:i], f[i:]
+}
+
+// clock reads [-]h:m[:s[.frac]] as hours, minutes and seconds.
+func (a *ivAcc) clock(f string) bool {
+	neg := strings.HasPrefix(f, "-")
+	parts := strings.Split(strings.TrimLeft(f, "+-"), ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	if a.mask&(ivHour|ivMinute|ivSecond|ivMilli|ivMicro) != 0 {
+		return false
+	}
+	a.mask |= ivHour | ivMinute | ivSecond | ivMilli | ivMicro
+	scale := []int64{3600e6, 60e6, 1e6}
+	if len(parts) == 2 && strings.Contains(parts[1], ".") {
+		scale = scale[1:] // 2:03.4567 is minutes and seconds
+	}
+	total := new(big.Rat)
+	for i, p := range parts {
+		if p == "" || !isNumber(strings.TrimLeft(p, "+-")) || i < len(parts)-1 && strings.Contains(p, ".") {
+			return false
+		}
+		v, ok := parseRat(p)
+		if !ok {
+			return false
+		}
+		total.Add(total, new(big.Rat).Mul(v, ratInt(scale[i])))
+	}
+	if neg {
+		total.Neg(total)
+	}
+	a.micros.Add(&a.micros, total)
+	return true
+}
+
+// iso reads ISO 8601's designators (1Y2M3W4DT5H6M7S) or its alternative
+// form (0001-02-03T04:05:06).
+func (a *ivAcc) iso(t string) bool {
+	if t == "" {
+		return false
+	}
+	// Without designators (Y, M, W, D, H, S) it is the alternative form.
+	if !strings.ContainsAny(strings.ToUpper(strings.Replace(strings.ToUpper(t), "T", "", 1)), "YMWDHS") {
+		return a.isoAlternative(strings.ToUpper(t))
+	}
+	inTime := false
+	for len(t) > 0 {
+		if t[0] == 'T' || t[0] == 't' {
+			if inTime {
+				return false
+			}
+			inTime, t = true, t[1:]
+			continue
+		}
+		num, rest := splitNumber(t)
+		if num == "" || rest == "" {
+			return false
+		}
+		v, ok := parseRat(num)
+		if !ok {
+			return false
+		}
+		var unit string
+		switch rest[0] | 0x20 {
+		case 'y':
+			unit = "year"
+		case 'm':
+			unit = "month"
+			if inTime {
+				unit = "minute"
+			}
+		case 'w':
+			unit = "week"
+		case 'd':
+			unit = "day"
+		case 'h':
+			unit = "hour"
+		case 's':
+			unit = "second"
+		default:
+			return false
+		}
+		if inTime != (unit == "hour" || unit == "minute" || unit == "second") {
+			return false
+		}
+		if !a.add(ivUnits[unit], v) {
+			return false
+		}
+		t = rest[1:]
+	}
+	return true
+}
+
+// isoAlternative reads ISO 8601's alternative form: P0002-10-15T10:30:20,
+// P00021015T103020, P0002, PT10:30, PT10 (hours).
+func (a *ivAcc) isoAlternative(t string) bool {
+	date, clock, hasT := strings.Cut(t, "T")
+	var ymd []string
+	switch {
+	case strings.Contains(date, "-") && !strings.HasPrefix(date, "-"):
+		ymd = strings.Split(date, "-")
+	case len(date) == 8 && isNumber(date):
+		ymd = []string{date[:4], date[4:6], date[6:]}
+	case date != "":
+		ymd = []string{date}
+	}
+	if len(ymd) > 3 {
+		return false
+	}
+	for i, p := range ymd {
+		v, ok := parseRat(p)
+		if !ok || !a.add(ivUnits[[]string{"year", "month", "day"}[i]], v) {
+			return false
+		}
+	}
+	if !hasT {
+		return true
+	}
+	switch {
+	case strings.Contains(clock, ":"):
+		return a.clock(clock)
+	case len(clock) == 6 && isNumber(clock):
+		return a.clock(clock[:2] + ":" + clock[2:4] + ":" + clock[4:])
+	default:
+		v, ok := parseRat(clock)
+		return ok && a.add(ivUnits["hour"], v)
+	}
+}
