@@ -179,3 +179,16 @@ func TestAnyOfArrayText(t *testing.T) {
 		{0, "SELECT count(*) FROM m WHERE v = ANY('{1,')", "err:22P02"},
 	})
 }
+
+// Float text that underflows is refused on every INSERT path (the fast
+// path of plain literals included), not stored as zero.
+func TestFloatUnderflowRefused(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE f (time timestamptz NOT NULL, v float8)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO f VALUES ('2026-01-01 00:00:00+00', '10e-400')", "err:22003"},
+		{0, "INSERT INTO f VALUES ('2026-01-01 00:00:00+00', '0e-400'), ('2026-01-01 00:00:00+00', '1e-300')", "tag:INSERT 0 2"},
+		{0, "SELECT count(*) FROM f", "2"},
+	})
+}

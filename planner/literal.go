@@ -218,7 +218,7 @@ func parseFloat(s string) (float64, bool) {
 			}
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil
+		return f, err == nil && (f != 0 || !nonZeroMantissa(s))
 	}
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
