@@ -13,9 +13,10 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // statement is one statement of a query string, parsed.
@@ -116,28 +117,6 @@ type refs struct {
 	tables []string // tsdb tables, each once, in order of appearance
 }
 
-// walk calls fn for every message in the tree, depth first.
-func walk(m protoreflect.Message, fn func(proto.Message) error) error {
-	if err := fn(m.Interface()); err != nil {
-		return err
-	}
-	var err error
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsMap():
-		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			l := v.List()
-			for i := 0; i < l.Len() && err == nil; i++ {
-				err = walk(l.Get(i).Message(), fn)
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			err = walk(v.Message(), fn)
-		}
-		return err == nil
-	})
-	return err
-}
-
 // collectRefs finds the tsdb tables a parse tree reads and refuses what the
 // sandbox forbids: table functions that read files or engine state,
 // relations in internal schemas, and names that DuckDB would resolve to
@@ -151,7 +130,7 @@ type tableLookup interface {
 
 func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 	ctes := map[string]bool{}
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if c, ok := m.(*pg_query.CommonTableExpr); ok {
 			ctes[c.Ctename] = true
 		}
@@ -159,7 +138,7 @@ func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 	})
 	var r refs
 	seen := map[string]bool{}
-	err := walk(node.ProtoReflect(), func(m proto.Message) error {
+	err := sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
 			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, tables, seen)
@@ -169,7 +148,7 @@ func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 			for _, f := range n.Functions {
 				for _, item := range f.GetList().GetItems() {
 					if fc := item.GetFuncCall(); fc != nil {
-						if name := lastName(fc.Funcname); !allowedTableFunctions[name] && !scalarInFrom[name] {
+						if name := sqltree.LastName(fc.Funcname); !allowedTableFunctions[name] && !scalarInFrom[name] {
 							return sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
 						}
 					}
@@ -242,7 +221,7 @@ func (s *Session) unqualified(st statement) (statement, error) {
 	}
 	stripped := map[string]bool{} // tables written qualified
 	ctes := map[string]bool{}
-	_ = walk(st.node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(st.node.ProtoReflect(), func(m proto.Message) error {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
 			if qualified(n) {
@@ -263,7 +242,7 @@ func (s *Session) unqualified(st statement) (statement, error) {
 		}
 	}
 	node := proto.Clone(st.node).(*pg_query.Node)
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
 			if qualified(n) {
@@ -301,13 +280,6 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-func lastName(names []*pg_query.Node) string {
-	if len(names) == 0 {
-		return ""
-	}
-	return strings.ToLower(names[len(names)-1].GetString_().GetSval())
-}
-
 // duckdbRefs analyses a statement that only DuckDB's grammar accepts, using
 // DuckDB's own parser (json_serialize_sql, which accepts SELECT statements
 // only). It applies the same sandbox rules as collectRefs.
@@ -315,7 +287,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 	var raw any
 	rows, err := conn.QueryContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text)
 	if err != nil {
-		return refs{}, mapDuckError(err)
+		return refs{}, dialect.EngineError(err)
 	}
 	if rows.Next() {
 		err = rows.Scan(&raw)
@@ -324,7 +296,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 	}
 	rows.Close()
 	if err != nil {
-		return refs{}, mapDuckError(err)
+		return refs{}, dialect.EngineError(err)
 	}
 	var tree map[string]any
 	switch v := raw.(type) {
@@ -417,7 +389,7 @@ var forbiddenFunctions = map[string]bool{
 // current_setting() of anything but a session setting (engine settings
 // stay private).
 func checkScalarFunction(fc *pg_query.FuncCall) error {
-	name := lastName(fc.Funcname)
+	name := sqltree.LastName(fc.Funcname)
 	if forbiddenFunctions[name] || strings.HasPrefix(name, "duckdb_") || strings.HasPrefix(name, "pragma_") {
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "function %s() is not allowed", name)
 	}
@@ -523,14 +495,14 @@ func figureColname(n *pg_query.Node) string {
 			return s.Sval
 		}
 	case n.GetFuncCall() != nil:
-		return lastName(n.GetFuncCall().Funcname)
+		return sqltree.LastName(n.GetFuncCall().Funcname)
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
 		if name := figureColname(tc.Arg); name != "?column?" {
 			return name
 		}
 		if tc.TypeName != nil {
-			return pgTypeDisplayName(lastName(tc.TypeName.Names))
+			return pgTypeDisplayName(sqltree.LastName(tc.TypeName.Names))
 		}
 	case n.GetCaseExpr() != nil:
 		return "case"
@@ -668,7 +640,7 @@ func nameSubqueryColumns(node *pg_query.Node) bool {
 			named = true
 		}
 	}
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.RangeSubselect:
 			if x.Alias == nil || len(x.Alias.Colnames) == 0 {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/delta"
+	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 )
@@ -49,7 +50,7 @@ func (s *Session) ensureView(ctx context.Context, name string, v sessionView) er
 		// The old view may still be there, no longer tracked: it must not
 		// outlive the session.
 		s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
-		return mapDuckError(err)
+		return dialect.EngineError(err)
 	}
 	s.views[name] = v
 	return nil
@@ -243,7 +244,7 @@ func (s *Session) dropStaleViews(ctx context.Context) error {
 		}
 		s.dropPlans()
 		if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name)); err != nil {
-			return mapDuckError(err)
+			return dialect.EngineError(err)
 		}
 		delete(s.views, name)
 	}
@@ -326,7 +327,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		mirrored, err := s.p.mirror.ensure(ctx, s.conn, snap)
 		if err != nil {
 			b.done()
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		mirrors[name] = mirrored
 		snaps = append(snaps, snap)

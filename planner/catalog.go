@@ -9,8 +9,10 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/internal/auth"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // catalogPrefix names the per-statement temporary views that stand in for
@@ -90,7 +92,7 @@ func catalogView(name string) string {
 // sessionFunction is the value of a function of the session:
 // current_setting('x'), version(), current_database(), current_schema().
 func (s *Session) sessionFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
-	switch lastName(fc.Funcname) {
+	switch sqltree.LastName(fc.Funcname) {
 	case "current_setting":
 		if len(fc.Args) >= 1 {
 			if c := fc.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
@@ -129,7 +131,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			used = append(used, name)
 		}
 	}
-	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		if failed != nil {
 			return nil
 		}
@@ -165,8 +167,8 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				return r
 			}
 		}
-		if tc := n.GetTypeCast(); tc != nil && !isISOLiteral(tc) {
-			r, ok, err := dateTimeLiteral(tc, time.UTC, s.settings.DateOrder(), s.statementTime())
+		if tc := n.GetTypeCast(); tc != nil && !dialect.IsISOLiteral(tc) {
+			r, ok, err := dialect.DateTimeLiteral(tc, time.UTC, s.settings.DateOrder(), s.statementTime())
 			if err != nil {
 				failed = err
 				return nil
@@ -187,7 +189,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				return nil
 			}
 			items := rf.Functions[0].GetList().GetItems()
-			if len(items) == 0 || items[0].GetFuncCall() == nil || !scalarInFrom[lastName(items[0].GetFuncCall().Funcname)] {
+			if len(items) == 0 || items[0].GetFuncCall() == nil || !scalarInFrom[sqltree.LastName(items[0].GetFuncCall().Funcname)] {
 				return nil
 			}
 			// FROM f(x) AS s  →  FROM (SELECT f(x) AS s) AS s
@@ -238,16 +240,16 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 // format() and to_char() with a constant format, and the size functions
 // (which read the relation rel). ok is false for any other call.
 func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel string, ok bool, err error) {
-	switch name := lastName(fc.Funcname); {
+	switch name := sqltree.LastName(fc.Funcname); {
 	case name == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic:
-		r, err = formatCall(fc.Args)
+		r, err = dialect.FormatCall(fc.Args)
 	case name == "to_char" && len(fc.Args) == 2:
-		r, err = toCharCall(fc.Args[0], fc.Args[1])
+		r, err = dialect.ToCharCall(fc.Args[0], fc.Args[1])
 	case relationSizeFuncs[name] && len(fc.Args) == 1:
 		r, err = s.relationSize(fc.Args[0])
 		rel = sizesRelation
 	case name == "pg_backend_pid" && len(fc.Args) == 0:
-		r = castNode(pg_query.MakeAConstIntNode(int64(s.pid), -1), "int4")
+		r = sqltree.Cast(pg_query.MakeAConstIntNode(int64(s.pid), -1), "int4")
 	default:
 		return nil, "", false, nil
 	}

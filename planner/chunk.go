@@ -17,6 +17,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"tsdb/dialect"
 )
 
 // Kind is how a Vector stores its values.
@@ -256,7 +257,7 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 		if bindings.PendingPreparedStreaming(stmt, &pr) == bindings.StateError {
 			msg := bindings.PendingError(pr)
 			bindings.DestroyPending(&pr)
-			return pr, duckError(msg, errorTypeOf(msg))
+			return pr, duckError(msg, dialect.ErrorTypeOf(msg))
 		}
 		return pr, nil
 	}, func(pr bindings.PendingResult) { bindings.DestroyPending(&pr) })
@@ -386,7 +387,7 @@ func (r *chunkRows) Err() error {
 	if r.err != nil && r.scrub != nil {
 		return r.scrub(r.err)
 	}
-	return mapDuckError(r.err)
+	return dialect.EngineError(r.err)
 }
 
 // Close implements Rows.

@@ -10,6 +10,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
 )
 
@@ -221,7 +222,7 @@ func TestErrorTypeOfMessage(t *testing.T) {
 		{`Something unheard of`, sqlerr.InternalError},
 	} {
 		var se *sqlerr.Error
-		if err := mapDuckError(duckError(tc.msg, errorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code {
+		if err := dialect.EngineError(duckError(tc.msg, dialect.ErrorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code {
 			t.Errorf("%q: %v, want %s", tc.msg, err, tc.code)
 		}
 	}

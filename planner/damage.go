@@ -20,10 +20,12 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/backend"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // DataCorrupted is PostgreSQL's SQLSTATE for data it finds damaged.
@@ -56,7 +58,7 @@ func (s *Session) clientError(ctx context.Context, err error) error {
 	if e := unavailableError(err); e != err {
 		return e
 	}
-	err = mapDuckError(err)
+	err = dialect.EngineError(err)
 	var se *sqlerr.Error
 	if !errors.As(err, &se) {
 		return err
@@ -130,8 +132,8 @@ func repairCall(n *pg_query.Node) (string, bool, error) {
 		return "", false, nil
 	}
 	found := 0
-	_ = walk(n.ProtoReflect(), func(m proto.Message) error {
-		if fc, ok := m.(*pg_query.FuncCall); ok && lastName(fc.Funcname) == repairFunction {
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if fc, ok := m.(*pg_query.FuncCall); ok && sqltree.LastName(fc.Funcname) == repairFunction {
 			found++
 		}
 		return nil
@@ -195,9 +197,9 @@ func signalCall(n *pg_query.Node) (pid int64, terminate, found bool, err error) 
 		return 0, false, false, nil
 	}
 	count := 0
-	_ = walk(n.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
 		if fc, ok := m.(*pg_query.FuncCall); ok {
-			if name := lastName(fc.Funcname); name == "pg_cancel_backend" || name == "pg_terminate_backend" {
+			if name := sqltree.LastName(fc.Funcname); name == "pg_cancel_backend" || name == "pg_terminate_backend" {
 				count++
 			}
 		}
@@ -218,7 +220,7 @@ func signalCall(n *pg_query.Node) (pid int64, terminate, found bool, err error) 
 	if c == nil || c.GetIval() == nil {
 		return 0, false, true, misuse
 	}
-	return int64(c.GetIval().Ival), lastName(fc.Funcname) == "pg_terminate_backend", true, nil
+	return int64(c.GetIval().Ival), sqltree.LastName(fc.Funcname) == "pg_terminate_backend", true, nil
 }
 
 // signal runs pg_cancel_backend(pid) or pg_terminate_backend(pid): true

@@ -1,184 +1,27 @@
 package planner
 
 import (
-	"errors"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
-	"tsdb/internal/pgdatetime"
-	"tsdb/internal/sqlerr"
+	"tsdb/dialect"
+	"tsdb/internal/sqltree"
 )
-
-// dateTimeLiteral reads a constant cast to date, timestamp or timestamptz
-// ('January 8, 1999'::date, timestamptz '1999-01-08 04:05 PST') by
-// PostgreSQL's input rules and gives the engine the value in ISO form:
-// DuckDB reads only ISO 8601, and reads some other forms wrongly
-// ('01/02/03' as the year 1). A zone-less timestamptz is read in loc, the
-// session's zone, as PostgreSQL does. ok is false for anything else. Input
-// PostgreSQL refuses is an error with its SQLSTATE.
-func dateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime.Order, now time.Time) (n *pg_query.Node, ok bool, err error) {
-	sv := tc.Arg.GetAConst().GetSval()
-	if sv == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
-		return nil, false, nil
-	}
-	typ := lastName(tc.TypeName.GetNames())
-	var pgType string
-	switch typ {
-	case "date":
-		pgType = "date"
-	case "timestamp":
-		pgType = "timestamp without time zone"
-	case "timestamptz":
-		pgType = "timestamp with time zone"
-	case "interval":
-		if len(tc.TypeName.GetTypmods()) > 0 {
-			return intervalLiteral(tc, sv.Sval)
-		}
-		iv, err := pgdatetime.ParseInterval(sv.Sval)
-		if err != nil {
-			var re *pgdatetime.IntervalRangeError
-			if errors.As(err, &re) {
-				return nil, false, &sqlerr.Error{Code: "22015", Message: err.Error(), Err: err}
-			}
-			return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: err.Error(), Err: err}
-		}
-		return castNode(pg_query.MakeAConstStrNode(iv.String(), tc.Arg.GetAConst().Location), "interval"), true, nil
-	default:
-		return nil, false, nil
-	}
-	v, err := pgdatetime.Parse(sv.Sval, pgType, order)
-	if err != nil {
-		return nil, false, dateTimeError(err)
-	}
-	var text string
-	switch v.Special {
-	case pgdatetime.Now:
-		// The statement's time as a constant: a DELETE logged as text
-		// must mean the same rows when the log is replayed.
-		t := now.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
-		now := castNode(pg_query.MakeAConstStrNode(t, -1), "timestamptz")
-		if typ == "timestamptz" {
-			return now, true, nil
-		}
-		return castNode(now, typ), true, nil
-	case pgdatetime.Today, pgdatetime.Tomorrow, pgdatetime.Yesterday:
-		// Midnight of the day the zone (the one written, else the
-		// session's) shows at the statement's time, which in a block is
-		// the block's start, as in PostgreSQL.
-		days := map[pgdatetime.Special]int{pgdatetime.Today: 0, pgdatetime.Tomorrow: 1, pgdatetime.Yesterday: -1}[v.Special]
-		z := loc
-		switch {
-		case v.Zone != nil:
-			z = v.Zone
-		case v.HasZone:
-			z = time.FixedZone("", v.Offset)
-		}
-		t := now.In(z)
-		midnight := time.Date(t.Year(), t.Month(), t.Day()+days, 0, 0, 0, 0, z)
-		switch typ {
-		case "date":
-			text = midnight.Format("2006-01-02")
-		case "timestamp":
-			text = midnight.Format("2006-01-02 15:04:05")
-		default:
-			text = midnight.UTC().Format("2006-01-02 15:04:05") + "+00"
-		}
-		return castNode(pg_query.MakeAConstStrNode(text, -1), typ), true, nil
-	}
-	switch typ {
-	case "date":
-		text = v.Date()
-	case "timestamp":
-		text = v.Timestamp()
-	default:
-		text = v.Timestamptz(loc)
-	}
-	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(text, tc.Arg.GetAConst().Location), Location: tc.Location,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typ)}, Typemod: -1, Typmods: tc.TypeName.Typmods}}
-	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
-}
-
-// dateTimeError is the SQL error of input the reader refuses.
-func dateTimeError(err error) error {
-	var re *pgdatetime.RangeError
-	var ze *pgdatetime.ZoneError
-	switch {
-	case errors.As(err, &re):
-		return &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: err.Error(), Err: err}
-	case errors.As(err, &ze):
-		return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: err.Error(), Err: err}
-	}
-	return &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: err.Error(), Err: err}
-}
-
-// Interval field masks of PostgreSQL's interval typmod (datetime.h).
-const (
-	intervalMonth  = 1 << 1
-	intervalYear   = 1 << 2
-	intervalDay    = 1 << 3
-	intervalHour   = 1 << 10
-	intervalMinute = 1 << 11
-	intervalSecond = 1 << 12
-)
-
-var intervalUnits = map[int64]string{
-	intervalYear: "year", intervalMonth: "month", intervalDay: "day",
-	intervalHour: "hour", intervalMinute: "minute", intervalSecond: "second",
-}
-
-// intervalLiteral handles interval '1' year: PostgreSQL reads a bare
-// number in the unit the field names (DuckDB ignores the field and reads
-// seconds). Other field restrictions truncate the value in PostgreSQL;
-// tsdb refuses them rather than ignore them.
-func intervalLiteral(tc *pg_query.TypeCast, text string) (*pg_query.Node, bool, error) {
-	mods := tc.TypeName.GetTypmods()
-	if len(mods) == 0 {
-		return nil, false, nil
-	}
-	mask := mods[0].GetAConst().GetIval().GetIval()
-	if mask == 0x7FFF && len(mods) == 1 {
-		return nil, false, nil // INTERVAL_FULL_RANGE: no restriction
-	}
-	unit, single := intervalUnits[int64(mask)]
-	num := strings.TrimSpace(text)
-	if _, err := strconv.ParseFloat(num, 64); err != nil || !single || len(mods) > 1 {
-		return nil, false, sqlerr.New(sqlerr.FeatureNotSupported, "interval field restrictions (%s) are not supported; write the interval without them", intervalFieldsText(int64(mask)))
-	}
-	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(num+" "+unit, -1), Location: tc.Location,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("interval")}, Typemod: -1}}
-	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
-}
-
-func intervalFieldsText(mask int64) string {
-	var names []string
-	for _, b := range []int64{intervalYear, intervalMonth, intervalDay, intervalHour, intervalMinute, intervalSecond} {
-		if mask&b != 0 {
-			names = append(names, strings.ToUpper(intervalUnits[b]))
-		}
-	}
-	if len(names) > 1 {
-		return names[0] + " TO " + names[len(names)-1]
-	}
-	return strings.Join(names, "")
-}
 
 // rewriteDateTimes rewrites, in place, every date/time constant of a
-// tree by the session's DateStyle order (dateTimeLiteral), before the
+// tree by the session's DateStyle order (dialect.DateTimeLiteral), before the
 // session-less rewrite would read it in MDY order. A zone-less
 // timestamptz is read in UTC here, as INSERT and COPY read one.
 func (s *Session) rewriteDateTimes(node *pg_query.Node) error {
 	var failed error
 	order := s.settings.DateOrder()
-	replaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		tc := n.GetTypeCast()
-		if failed != nil || tc == nil || isISOLiteral(tc) {
+		if failed != nil || tc == nil || dialect.IsISOLiteral(tc) {
 			return nil
 		}
-		r, ok, err := dateTimeLiteral(tc, time.UTC, order, s.statementTime())
+		r, ok, err := dialect.DateTimeLiteral(tc, time.UTC, order, s.statementTime())
 		if err != nil {
 			failed = err
 			return nil
@@ -189,27 +32,6 @@ func (s *Session) rewriteDateTimes(node *pg_query.Node) error {
 		return r
 	})
 	return failed
-}
-
-// isoForms are the forms dateTimeLiteral writes and tsdb's parameters
-// take (an astronomical year, 0 and negative ones included): the engine
-// reads them as they are.
-var isoForms = map[string]*regexp.Regexp{
-	"date":        regexp.MustCompile(`^-?\d{4}-\d\d-\d\d$`),
-	"timestamp":   regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$`),
-	"interval":    regexp.MustCompile(`^-?\d+ months -?\d+ days -?\d+ microseconds$`),
-	"timestamptz": regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$`),
-}
-
-// isISOLiteral reports whether a cast constant is already in the form
-// dateTimeLiteral writes, so rewriting it again changes nothing.
-func isISOLiteral(tc *pg_query.TypeCast) bool {
-	sv := tc.Arg.GetAConst().GetSval()
-	if sv == nil {
-		return true
-	}
-	re, ok := isoForms[lastName(tc.TypeName.GetNames())]
-	return ok && re.MatchString(sv.Sval)
 }
 
 // statementTime is the time 'today' and 'now' mean: the block's start in

@@ -13,11 +13,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 	"tsdb/membuffer"
 )
 
@@ -79,9 +80,9 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	}
 	// Fix the statement's time: now() becomes a literal.
 	stamp := time.Now().UTC().Format("2006-01-02 15:04:05.999999+00")
-	replaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		isNow := false
-		if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && timeFunctions[lastName(fc.Funcname)] {
+		if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && timeFunctions[sqltree.LastName(fc.Funcname)] {
 			isNow = true
 		}
 		if sv := n.GetSqlvalueFunction(); sv != nil && (sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP || sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N) {
@@ -109,71 +110,23 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	}
 	n, err := s.p.store.ExecDML(ctx, name, text, op, compiled)
 	if err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	return &Result{Tag: fmt.Sprintf("%s %d", op, n)}, nil
 }
 
 // checkDeterministic refuses what a replay could not reproduce.
 func checkDeterministic(n *pg_query.Node) error {
-	return walk(n.ProtoReflect(), func(m proto.Message) error {
+	return sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.SubLink:
 			return sqlerr.New(sqlerr.FeatureNotSupported, "subqueries in DELETE and UPDATE are not supported")
 		case *pg_query.FuncCall:
-			if name := lastName(x.Funcname); volatileFunctions[name] {
+			if name := sqltree.LastName(x.Funcname); volatileFunctions[name] {
 				return sqlerr.New(sqlerr.FeatureNotSupported, "%s() is not allowed in DELETE and UPDATE: the statement is replayed after a crash and must give the same rows", name)
 			}
 		}
 		return nil
-	})
-}
-
-// replaceNodes replaces, depth first, every node for which fn returns a
-// replacement, and then looks inside the replacement too (fn must not
-// return a node it would replace again).
-func replaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
-	walkReplace(m, fn, true)
-}
-
-// substituteNodes is replaceNodes that leaves a replacement as it is: the
-// nodes put in may hold what fn would replace (a user's column named as a
-// template's placeholder) without being replaced again, endlessly.
-func substituteNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
-	walkReplace(m, fn, false)
-}
-
-func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node, intoReplacements bool) {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsMap():
-		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
-					if r := fn(n); r != nil {
-						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
-						if intoReplacements {
-							walkReplace(r.ProtoReflect(), fn, true)
-						}
-						continue
-					}
-				}
-				walkReplace(l.Get(i).Message(), fn, intoReplacements)
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
-				if r := fn(n); r != nil {
-					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
-					if intoReplacements {
-						walkReplace(r.ProtoReflect(), fn, true)
-					}
-					return true
-				}
-			}
-			walkReplace(v.Message(), fn, intoReplacements)
-		}
-		return true
 	})
 }
 
@@ -265,7 +218,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 		}
 		return rows.Close()
 	}); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	return p, nil
 }
@@ -347,7 +300,7 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int) (arro
 		return err
 	})
 	if err != nil {
-		return nil, 0, mapDuckError(err)
+		return nil, 0, dialect.EngineError(err)
 	}
 	return rec, changed, nil
 }
@@ -362,7 +315,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 	defer conn.Close()
 	scratch := &mirrorTable{name: mirrorSchema + "." + schema.QuoteIdent(fmt.Sprintf("dml_%d_%d", time.Now().UnixNano(), p.counter.Add(1)))}
 	if err := createMirrorTable(ctx, conn, p.table, scratch.name); err != nil {
-		return nil, 0, mapDuckError(err)
+		return nil, 0, dialect.EngineError(err)
 	}
 	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+scratch.name)
 	recs := make([]arrow.RecordBatch, len(batches))
@@ -416,7 +369,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 		return nil
 	})
 	if err != nil {
-		return nil, 0, mapDuckError(err)
+		return nil, 0, dialect.EngineError(err)
 	}
 	return out, total, nil
 }

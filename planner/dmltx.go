@@ -20,8 +20,10 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // Engine objects of a statement being evaluated, temporary on the
@@ -47,12 +49,12 @@ func needsEffect(node *pg_query.Node) bool {
 		}
 	}
 	found := false
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.SubLink, *pg_query.MultiAssignRef:
 			found = true
 		case *pg_query.FuncCall:
-			if volatileFunctions[lastName(x.Funcname)] {
+			if volatileFunctions[sqltree.LastName(x.Funcname)] {
 				found = true
 			}
 		}
@@ -194,7 +196,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	for _, c := range tbl.Columns {
 		val := columnRef(alias, c.Name)
 		if e, ok := sets[c.Name]; ok {
-			val = castNode(e, c.Type.UDTName())
+			val = sqltree.Cast(e, c.Type.UDTName())
 		}
 		list = append(list, resTarget(c.Name, val))
 	}
@@ -235,13 +237,13 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 		return nil, err
 	}
 	if err := s.execGuarded(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", dmlRowsTable, text)); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
 
 	var n int64
 	if err := s.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+dmlRowsTable).Scan(&n); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	if d.op == "UPDATE" {
 		for _, c := range tbl.Columns {
@@ -250,7 +252,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 			}
 			var nulls int64
 			if err := s.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", dmlRowsTable, schema.QuoteIdent(c.Name))).Scan(&nulls); err != nil {
-				return nil, mapDuckError(err)
+				return nil, dialect.EngineError(err)
 			}
 			if nulls > 0 {
 				return nil, &sqlerr.Error{Code: sqlerr.NotNullViolation, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, name)}
@@ -279,14 +281,14 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	var dels []tombstone
 	rows, err := s.conn.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable))
 	if err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	intern := map[string]string{}
 	for rows.Next() {
 		var t tombstone
 		if err := rows.Scan(&t.src, &t.row); err != nil {
 			rows.Close()
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		if v, ok := intern[t.src]; ok {
 			t.src = v
@@ -297,7 +299,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	if d.op == "UPDATE" {
 		rec, err := scanRecord(ctx, s.engineQuerier(), tbl, rowsSQL)
@@ -319,7 +321,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 // relation's rows alone.
 func checkReturning(list []*pg_query.Node, alias, table string) error {
 	for _, it := range list {
-		err := walk(it.ProtoReflect(), func(m proto.Message) error {
+		err := sqltree.Walk(it.ProtoReflect(), func(m proto.Message) error {
 			switch x := m.(type) {
 			case *pg_query.ColumnRef:
 				if len(x.Fields) >= 2 {
@@ -343,7 +345,7 @@ func checkReturning(list []*pg_query.Node, alias, table string) error {
 // table's columns) as relation alias, into rows held in memory.
 func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.Node, source string) ([]Column, Rows, error) {
 	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", returningView, source)); err != nil {
-		return nil, nil, mapDuckError(err)
+		return nil, nil, dialect.EngineError(err)
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+returningView)
 	sel := returningSelect(returningView, alias, list)
@@ -356,12 +358,12 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 	}
 	rows, err := s.engineQuerier().QueryContext(ctx, text)
 	if err != nil {
-		return nil, nil, mapDuckError(err)
+		return nil, nil, dialect.EngineError(err)
 	}
 	defer rows.Close()
 	cols, err := sqlColumns(rows)
 	if err != nil {
-		return nil, nil, mapDuckError(err)
+		return nil, nil, dialect.EngineError(err)
 	}
 	nameColumns(cols, asWritten)
 	var out [][]any
@@ -372,12 +374,12 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, mapDuckError(err)
+			return nil, nil, dialect.EngineError(err)
 		}
 		out = append(out, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, mapDuckError(err)
+		return nil, nil, dialect.EngineError(err)
 	}
 	return cols, NewStaticRows(out), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -91,8 +92,8 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					// A time written as PostgreSQL reads it ('Mon Feb 10
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
-					if !isISOLiteral(cell) {
-						r, ok, err := dateTimeLiteral(cell, time.UTC, s.settings.DateOrder(), s.statementTime())
+					if !dialect.IsISOLiteral(cell) {
+						r, ok, err := dialect.DateTimeLiteral(cell, time.UTC, s.settings.DateOrder(), s.statementTime())
 						if err != nil {
 							return nil, err
 						}
@@ -108,7 +109,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					if col.Type == schema.Float32 {
 						bits = 32
 					}
-					if err := floatInputError(sv.Sval, bits); err != nil {
+					if err := dialect.FloatInputError(sv.Sval, bits); err != nil {
 						return nil, err
 					}
 				}
@@ -165,11 +166,11 @@ func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias stri
 	if len(returning) > 0 {
 		scratch := fmt.Sprintf(`%s."ret_%d"`, mirrorSchema, s.p.txSeq.Add(1))
 		if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
 		if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, []arrow.RecordBatch{rec}, []uint64{0}); err != nil {
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		var err error
 		res.Columns, res.Rows, err = s.returning(ctx, alias, returning, fmt.Sprintf("SELECT %s FROM %s", selectList(tbl, len(tbl.Columns)), scratch))
@@ -230,14 +231,14 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 func (s *Session) describeWidth(ctx context.Context, query string) (int, error) {
 	rows, err := s.engineQuerier().QueryContext(ctx, "DESCRIBE "+query)
 	if err != nil {
-		return 0, mapDuckError(err)
+		return 0, dialect.EngineError(err)
 	}
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
 		n++
 	}
-	return n, mapDuckError(rows.Err())
+	return n, dialect.EngineError(rows.Err())
 }
 
 // evaluate runs q, whose columns are exactly tbl's, and collects the rows
@@ -251,7 +252,7 @@ func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arr
 func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	defer rows.Close()
 	builders := map[uint64]*array.RecordBuilder{}
@@ -262,7 +263,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		id, ok := vals[len(vals)-1].(uint64)
 		if !ok {
@@ -280,7 +281,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	out := make(map[uint64]arrow.RecordBatch, len(builders))
 	for id, b := range builders {
@@ -295,7 +296,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	defer rows.Close()
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
@@ -307,7 +308,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		for i, v := range vals {
 			if err := appendGo(bld.Field(i), v); err != nil {
@@ -316,7 +317,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	return bld.NewRecordBatch(), nil
 }

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -12,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 )
 
 // literalValues converts INSERT … VALUES whose cells are all plain literals
@@ -127,7 +126,7 @@ func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
 				return false
 			}
 		}
-		if ty == schema.Date && !isoForms["date"].MatchString(lit.text) {
+		if ty == schema.Date && !dialect.IsISODate(lit.text) {
 			return false // the session's DateStyle order decides
 		}
 		return appendText(b, ty, lit.text) == nil
@@ -218,7 +217,7 @@ func parseFloat(s string) (float64, bool) {
 			}
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil && (f != 0 || !nonZeroMantissa(s))
+		return f, err == nil && (f != 0 || !dialect.NonZeroMantissa(s))
 	}
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
@@ -235,42 +234,7 @@ func parseFloat(s string) (float64, bool) {
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil && (f != 0 || !nonZeroMantissa(s))
-}
-
-// nonZeroMantissa reports whether decimal text has a nonzero digit
-// before its exponent: a value that parsed as 0 then underflowed.
-func nonZeroMantissa(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == 'e' || c == 'E':
-			return false
-		case c >= '1' && c <= '9':
-			return true
-		}
-	}
-	return false
-}
-
-// floatInputError is PostgreSQL's error for float text out of the
-// type's range, overflowing or underflowing ('10e400', '10e-400'), or
-// nil.
-func floatInputError(s string, bits int) error {
-	t := strings.TrimSpace(s)
-	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
-	case "nan", "inf", "infinity":
-		return nil
-	}
-	f, err := strconv.ParseFloat(t, bits)
-	var ne *strconv.NumError
-	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) || err == nil && f == 0 && nonZeroMantissa(t) {
-		typ := "double precision"
-		if bits == 32 {
-			typ = "real"
-		}
-		return sqlerr.New(sqlerr.NumericOutOfRange, "%q is out of range for type %s", s, typ)
-	}
-	return nil
+	return f, err == nil && (f != 0 || !dialect.NonZeroMantissa(s))
 }
 
 // pow10 are the powers of ten a float64 holds exactly.

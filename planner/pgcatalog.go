@@ -15,8 +15,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // tableOID gives a table a stable OID derived from its Delta table id, so
@@ -286,7 +288,7 @@ var secondFields = map[string]bool{"second": true, "seconds": true, "sec": true,
 // EXPLAIN) get it too, so that a WHERE clause means in them what it means
 // in a SELECT, and a logged DML statement replays with that meaning.
 func rewritePGTree(m protoreflect.Message) {
-	replaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
 		r, _ := rewritePG(n)
 		return r
 	})
@@ -300,13 +302,13 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 	switch {
 	case n.GetResTarget() != nil:
 		rt := n.GetResTarget()
-		if fc := rt.Val.GetFuncCall(); fc != nil && lastName(fc.Funcname) == "regexp_matches" && len(fc.Args) == 2 {
-			if r, ok := regexpMatches(fc.Args[0], fc.Args[1]); ok {
+		if fc := rt.Val.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && len(fc.Args) == 2 {
+			if r, ok := dialect.RegexpMatches(fc.Args[0], fc.Args[1]); ok {
 				return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
 					Name: rt.Name, Location: rt.Location, Val: r}}}, true
 			}
 		}
-		if lastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
+		if sqltree.LastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
 			// In a select list PostgreSQL's generate_series gives a row
 			// per value; DuckDB's gives one list. Unnested, it gives the
 			// rows. (In UPDATE … SET both refuse it.)
@@ -317,12 +319,12 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
-		if r, ok := anyOfArrayText(e); ok {
+		if r, ok := dialect.AnyOfArrayText(e); ok {
 			return r, true
 		}
 		if e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) >= 1 {
 			// PostgreSQL's prefix square and cube root operators.
-			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[lastName(e.Name)]
+			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[sqltree.LastName(e.Name)]
 			if fn != "" {
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Rexpr}, e.Location), true
 			}
@@ -368,44 +370,44 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		return n.GetCollateClause().Arg, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		if !isISOLiteral(tc) {
+		if !dialect.IsISOLiteral(tc) {
 			// Outside a session (DML, logged as text and replayed) a
 			// zone-less timestamptz is read in UTC, as the engine reads
 			// it; refused input fails the statement when it runs.
-			r, ok, err := dateTimeLiteral(tc, time.UTC, pgdatetime.MDY, time.Now())
+			r, ok, err := dialect.DateTimeLiteral(tc, time.UTC, pgdatetime.MDY, time.Now())
 			if err != nil {
 				var se *sqlerr.Error
 				if errors.As(err, &se) {
-					return raiseNode(se.Code, se.Message), true
+					return dialect.Raise(se.Code, se.Message), true
 				}
-				return raiseNode(sqlerr.InvalidDatetimeFormat, err.Error()), true
+				return dialect.Raise(sqlerr.InvalidDatetimeFormat, err.Error()), true
 			}
 			if ok {
 				return r, true
 			}
 		}
 		if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
-			bits := map[string]int{"float8": 64, "float4": 32}[lastName(tc.TypeName.GetNames())]
+			bits := map[string]int{"float8": 64, "float4": 32}[sqltree.LastName(tc.TypeName.GetNames())]
 			if bits > 0 {
-				if err := floatInputError(sv.Sval, bits); err != nil {
-					return raiseNode(sqlerr.NumericOutOfRange, err.(*sqlerr.Error).Message), true
+				if err := dialect.FloatInputError(sv.Sval, bits); err != nil {
+					return dialect.Raise(sqlerr.NumericOutOfRange, err.(*sqlerr.Error).Message), true
 				}
 			}
 		}
 		if sv := tc.Arg.GetAConst().GetSval(); sv != nil && len(tc.TypeName.GetArrayBounds()) > 0 {
 			// '{1,2}'::int[]: PostgreSQL's array text; the engine reads
 			// only its own list text.
-			elems, err := parseArrayText(sv.Sval)
+			elems, err := dialect.ParseArrayText(sv.Sval)
 			if err != nil {
-				return raiseNode(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
+				return dialect.Raise(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
 			}
 			tc.Arg = elems
 			return nil, true
 		}
-		switch name := lastName(tc.TypeName.GetNames()); {
+		switch name := sqltree.LastName(tc.TypeName.GetNames()); {
 		case oidAliasTypes[name]:
 			arg := tc.Arg
-			for arg.GetTypeCast() != nil && oidAliasTypes[lastName(arg.GetTypeCast().TypeName.GetNames())] {
+			for arg.GetTypeCast() != nil && oidAliasTypes[sqltree.LastName(arg.GetTypeCast().TypeName.GetNames())] {
 				arg = arg.GetTypeCast().Arg
 			}
 			return arg, true
@@ -432,13 +434,13 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		name := lastName(fc.Funcname)
+		name := sqltree.LastName(fc.Funcname)
 		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
 			// PostgreSQL's seconds have their fraction (7.25); DuckDB's
 			// second is a whole number. Its microsecond counts from the
 			// minute, as PostgreSQL's microseconds do.
 			if f := fc.Args[0].GetAConst().GetSval(); f != nil && secondFields[strings.ToLower(f.Sval)] {
-				r, err := exprTemplate("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
+				r, err := sqltree.Template("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
 				if err == nil {
 					return r, true
 				}
@@ -448,19 +450,19 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			// DuckDB's function of that name tests for a match; PostgreSQL's
 			// returns the groups, a row per match. Only its select-list
 			// form without flags is translated (above).
-			return raiseNode(sqlerr.FeatureNotSupported, "regexp_matches is supported only in a select list and without flags; use regexp_extract or ~"), true
+			return dialect.Raise(sqlerr.FeatureNotSupported, "regexp_matches is supported only in a select list and without flags; use regexp_extract or ~"), true
 		}
 		if name == "substring" && len(fc.Args) == 2 && fc.Args[1].GetAConst().GetSval() != nil {
 			// substring(s FROM 'pattern') is PostgreSQL's regular
 			// expression form: the first parenthesized group's match, or
 			// the whole match.
 			group := 0
-			if regexGroups(fc.Args[1].GetAConst().GetSval().Sval) > 0 {
+			if dialect.RegexGroups(fc.Args[1].GetAConst().GetSval().Sval) > 0 {
 				group = 1
 			}
 			// The engine gives '' for a group that took no part in the
 			// match, where PostgreSQL gives NULL: an empty group is NULL.
-			r, err := exprTemplate(fmt.Sprintf("CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '') END", group), fc.Args...)
+			r, err := sqltree.Template(fmt.Sprintf("CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '') END", group), fc.Args...)
 			if err == nil {
 				return r, true
 			}
@@ -486,7 +488,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				if strings.EqualFold(f.Sval, "isoyear") {
 					fn = "isoyear"
 				}
-				r, err := exprTemplate("(CASE WHEN "+fn+"(_tsdb_arg1) <= 0 THEN "+fn+"(_tsdb_arg1) - 1 ELSE "+fn+"(_tsdb_arg1) END)", fc.Args[1])
+				r, err := sqltree.Template("(CASE WHEN "+fn+"(_tsdb_arg1) <= 0 THEN "+fn+"(_tsdb_arg1) - 1 ELSE "+fn+"(_tsdb_arg1) END)", fc.Args[1])
 				if err == nil {
 					return r, true
 				}
@@ -498,7 +500,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
 				span := map[string]string{"century": "100", "millennium": "1000"}[strings.ToLower(f.Sval)]
 				if span != "" {
-					r, err := exprTemplate("(date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % "+span+" + "+span+") % "+span+" AS INTEGER)))", fc.Args[1])
+					r, err := sqltree.Template("(date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % "+span+" + "+span+") % "+span+" AS INTEGER)))", fc.Args[1])
 					if err == nil {
 						return r, true
 					}
@@ -515,7 +517,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				iv := strings.ToLower(sv.Sval)
 				for _, u := range []string{"mon", "year", "decade", "centur", "millen", "y"} {
 					if strings.Contains(iv, u) && (u != "y" || strings.HasPrefix(iv, "p")) {
-						return raiseNode(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
+						return dialect.Raise(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
 					}
 				}
 			}
@@ -563,7 +565,7 @@ func rewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 // pattern without a backslash (and without ESCAPE) means the same to both;
 // it is left alone, so DuckDB keeps its LIKE optimizations for it.
 func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
-	op := lastName(e.Name)
+	op := sqltree.LastName(e.Name)
 	var fn string
 	switch op {
 	case "~~", "!~~":
@@ -574,7 +576,7 @@ func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		return nil, false
 	}
 	pattern, escape := e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)
-	if f := e.Rexpr.GetFuncCall(); f != nil && lastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
+	if f := e.Rexpr.GetFuncCall(); f != nil && sqltree.LastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
 		pattern, escape = f.Args[0], f.Args[1]
 	} else if sv := e.Rexpr.GetAConst().GetSval(); sv != nil && !strings.Contains(sv.Sval, `\`) {
 		return nil, false
@@ -591,7 +593,7 @@ func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 // expression as it stands, where % and _ are no wildcards and . is one.
 // Other patterns are left to DuckDB.
 func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
-	op := lastName(e.Name)
+	op := sqltree.LastName(e.Name)
 	f := e.Rexpr.GetFuncCall()
 	if (op != "~" && op != "!~") || f == nil || len(f.Args) == 0 {
 		return nil, false
@@ -634,213 +636,4 @@ func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}
 	return call, true
-}
-
-// regexpMatches is PostgreSQL's regexp_matches(s, pattern) in a select
-// list: a row holding the array of the pattern's groups (or of the whole
-// match, when it has none) if s matches, no row if not. The pattern must
-// be a constant, which the number of groups is read from.
-func regexpMatches(str, pattern *pg_query.Node) (*pg_query.Node, bool) {
-	sv := pattern.GetAConst().GetSval()
-	if sv == nil {
-		return nil, false
-	}
-	var items []string
-	if n := regexGroups(sv.Sval); n == 0 {
-		items = []string{"regexp_extract(_tsdb_arg1, _tsdb_arg2, 0)"}
-	} else {
-		for g := 1; g <= n; g++ {
-			items = append(items, fmt.Sprintf("nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '')", g))
-		}
-	}
-	r, err := exprTemplate("unnest(CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN list_value(list_value("+strings.Join(items, ", ")+")) ELSE list_value() END)", str, pattern)
-	return r, err == nil
-}
-
-// regexGroups counts a pattern's capturing groups: the parentheses not
-// escaped, not in a bracket expression and not (?…).
-func regexGroups(p string) int {
-	n, inBracket := 0, false
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '\\':
-			i++
-		case inBracket:
-			if c == ']' {
-				inBracket = false
-			}
-		case c == '[':
-			inBracket = true
-			if i+1 < len(p) && p[i+1] == ']' {
-				i++
-			}
-		case c == '(' && (i+1 >= len(p) || p[i+1] != '?'):
-			n++
-		}
-	}
-	return n
-}
-
-// parseArrayText reads PostgreSQL's array text ({1,2}, {a,"b c",NULL},
-// {{1,2},{3,4}}) into an ARRAY[…] of text constants and NULLs, nested as
-// written, for the cast around it to convert.
-func parseArrayText(s string) (*pg_query.Node, error) {
-	p := &arrayText{s: s}
-	p.space()
-	n, err := p.array()
-	if err != nil {
-		return nil, err
-	}
-	if p.space(); p.i != len(p.s) {
-		return nil, fmt.Errorf("junk after closing right brace")
-	}
-	return n, nil
-}
-
-type arrayText struct {
-	s string
-	i int
-}
-
-func (p *arrayText) space() {
-	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\n' || p.s[p.i] == '\r') {
-		p.i++
-	}
-}
-
-func (p *arrayText) array() (*pg_query.Node, error) {
-	if p.i >= len(p.s) || p.s[p.i] != '{' {
-		return nil, fmt.Errorf("array value must start with \"{\"")
-	}
-	p.i++
-	var items []*pg_query.Node
-	p.space()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		return &pg_query.Node{Node: &pg_query.Node_AArrayExpr{AArrayExpr: &pg_query.A_ArrayExpr{}}}, nil
-	}
-	for {
-		p.space()
-		if p.i >= len(p.s) {
-			return nil, fmt.Errorf("unexpected end of input")
-		}
-		var item *pg_query.Node
-		switch c := p.s[p.i]; {
-		case c == '{':
-			a, err := p.array()
-			if err != nil {
-				return nil, err
-			}
-			item = a
-		case c == '"':
-			p.i++
-			var b strings.Builder
-			for {
-				if p.i >= len(p.s) {
-					return nil, fmt.Errorf("unexpected end of input")
-				}
-				c := p.s[p.i]
-				p.i++
-				if c == '\\' && p.i < len(p.s) {
-					b.WriteByte(p.s[p.i])
-					p.i++
-					continue
-				}
-				if c == '"' {
-					break
-				}
-				b.WriteByte(c)
-			}
-			item = pg_query.MakeAConstStrNode(b.String(), -1)
-		default:
-			start := p.i
-			var b strings.Builder
-			for p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != '}' {
-				if p.s[p.i] == '\\' && p.i+1 < len(p.s) {
-					p.i++
-				} else if p.s[p.i] == '{' || p.s[p.i] == '"' {
-					return nil, fmt.Errorf("unexpected character")
-				}
-				b.WriteByte(p.s[p.i])
-				p.i++
-			}
-			v := strings.TrimRight(b.String(), " \t\n\r")
-			switch {
-			case v == "":
-				return nil, fmt.Errorf("unexpected character")
-			case strings.EqualFold(v, "null") && !strings.Contains(p.s[start:p.i], "\\"):
-				item = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
-			default:
-				item = pg_query.MakeAConstStrNode(v, -1)
-			}
-		}
-		items = append(items, item)
-		p.space()
-		if p.i >= len(p.s) {
-			return nil, fmt.Errorf("unexpected end of input")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return &pg_query.Node{Node: &pg_query.Node_AArrayExpr{AArrayExpr: &pg_query.A_ArrayExpr{Elements: items}}}, nil
-		default:
-			return nil, fmt.Errorf("unexpected character")
-		}
-	}
-}
-
-// anyOfArrayText rewrites x op ANY('{a,b}') and x op ALL('{a,b}'), the
-// form a client that inlines an array parameter sends: PostgreSQL reads
-// the text as an array of x's type; the engine would compare x with one
-// string. The elements stay untyped constants, so the engine converts
-// them to x's type as it does any literal: = ANY is IN, <> ALL is
-// NOT IN, other operators a chain of OR (ANY) or AND (ALL).
-func anyOfArrayText(e *pg_query.A_Expr) (*pg_query.Node, bool) {
-	all := e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL
-	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP_ANY && !all {
-		return nil, false
-	}
-	sv := e.Rexpr.GetAConst().GetSval()
-	if sv == nil {
-		return nil, false
-	}
-	arr, err := parseArrayText(sv.Sval)
-	if err != nil {
-		return raiseNode(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
-	}
-	elems := arr.GetAArrayExpr().GetElements()
-	for _, el := range elems {
-		if el.GetAArrayExpr() != nil {
-			return nil, false // a nested array: left to the engine
-		}
-	}
-	op := lastName(e.Name)
-	switch {
-	case len(elems) == 0:
-		// Nothing to compare with: ANY is false, ALL is true.
-		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
-			Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: all}}}}}, true
-	case op == "=" && !all || op == "<>" && all:
-		name := "="
-		if all {
-			name = "<>"
-		}
-		return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
-			Kind: pg_query.A_Expr_Kind_AEXPR_IN, Name: []*pg_query.Node{pg_query.MakeStrNode(name)},
-			Lexpr: e.Lexpr, Rexpr: pg_query.MakeListNode(elems), Location: e.Location}}}, true
-	}
-	var terms []*pg_query.Node
-	for _, el := range elems {
-		terms = append(terms, pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, e.Name, proto.Clone(e.Lexpr).(*pg_query.Node), el, e.Location))
-	}
-	kind := pg_query.BoolExprType_OR_EXPR
-	if all {
-		kind = pg_query.BoolExprType_AND_EXPR
-	}
-	if len(terms) == 1 {
-		return terms[0], true
-	}
-	return pg_query.MakeBoolExprNode(kind, terms, e.Location), true
 }

@@ -20,10 +20,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // Engine is the embedded, sandboxed DuckDB. It exists before the store is
@@ -305,7 +307,7 @@ func firstParam(st statement) int32 {
 		return 0 // PREPARE's parameters are its statement's
 	}
 	var n int32
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if p, ok := m.(*pg_query.ParamRef); ok && n == 0 {
 			n = p.Number
 		}
@@ -368,7 +370,7 @@ func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result,
 // DELETE in a WITH clause: it writes, whatever its top level reads.
 func modifyingCTE(n *pg_query.Node) bool {
 	found := false
-	_ = walk(n.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
 		if c, ok := m.(*pg_query.CommonTableExpr); ok {
 			switch c.Ctequery.GetNode().(type) {
 			case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
@@ -669,7 +671,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, err
 	}
 	rows, cols, err := s.run(ctx, text, b.done)
-	if err != nil && b.hasBuffered() && s.p.engine.opts.TempDir != "" && sqlerr.Code(mapDuckError(err)) == sqlerr.OutOfMemory {
+	if err != nil && b.hasBuffered() && s.p.engine.opts.TempDir != "" && sqlerr.Code(dialect.EngineError(err)) == sqlerr.OutOfMemory {
 		// DuckDB's hash aggregation over a UNION ALL one of whose inputs
 		// is small (the buffered rows beside the files) does not go out
 		// of core: it failed to allocate where the same aggregation over
@@ -688,7 +690,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 	}
 	if err != nil {
 		b.done()
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	nameColumns(cols, sel)
 	return &Result{Tag: tag, Columns: cols, Rows: rows}, nil
@@ -740,20 +742,20 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	}
 	rows, err := s.engineQuerier().QueryContext(ctx, "EXPLAIN "+inner)
 	if err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, mapDuckError(err)
+			return nil, dialect.EngineError(err)
 		}
 		for _, l := range strings.Split(strings.TrimRight(v, "\n"), "\n") {
 			lines = append(lines, []any{l})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapDuckError(err)
+		return nil, dialect.EngineError(err)
 	}
 	return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(lines)}, nil
 }

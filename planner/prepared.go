@@ -12,8 +12,10 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // PostgreSQL type OIDs of parameters.
@@ -193,12 +195,12 @@ func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
 	defer b.done()
 	rows, err := s.engineQuerier().QueryContext(ctx, "SELECT * FROM ("+text+") WHERE false")
 	if err != nil {
-		return mapDuckError(err)
+		return dialect.EngineError(err)
 	}
 	defer rows.Close()
 	cols, err := sqlColumns(rows)
 	if err != nil {
-		return mapDuckError(err)
+		return dialect.EngineError(err)
 	}
 	nameColumns(cols, asWritten)
 	p.Columns = cols
@@ -322,7 +324,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		rows, err = s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
 	}
 	if err != nil {
-		return mapDuckError(err)
+		return dialect.EngineError(err)
 	}
 	defer rows.Close()
 	var names, types []string
@@ -334,13 +336,13 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		}
 		cols, _ := rows.Columns()
 		if err := rows.Scan(ptrs[:len(cols)]...); err != nil {
-			return mapDuckError(err)
+			return dialect.EngineError(err)
 		}
 		names = append(names, fmt.Sprint(vals[0]))
 		types = append(types, fmt.Sprint(vals[1]))
 	}
 	if err := rows.Err(); err != nil {
-		return mapDuckError(err)
+		return dialect.EngineError(err)
 	}
 	if sel != nil {
 		if pg := pgColumnNames(sel, len(names)); pg != nil {
@@ -361,7 +363,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 // inferParams finds $n parameters and their types.
 func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 	n := 0
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if pr, ok := m.(*pg_query.ParamRef); ok && int(pr.Number) > n {
 			n = int(pr.Number)
 		}
@@ -381,7 +383,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 	}
 	// Columns of every table the statement names, by bare and qualified name.
 	cols := map[string]schema.Type{}
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if rv, ok := m.(*pg_query.RangeVar); ok {
 			if t, ok := s.p.store.Table(rv.Relname); ok {
 				alias := rv.Relname
@@ -410,7 +412,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 		t, ok := cols[strings.Join(parts, ".")]
 		return t, ok
 	}
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.A_Expr:
 			if x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL {
@@ -576,7 +578,7 @@ func (s *Session) executePrepared(ctx context.Context, p *Prepared, params []any
 func substituteParams(node *pg_query.Node, oids []uint32, params []any) (*pg_query.Node, error) {
 	out := proto.Clone(node).(*pg_query.Node)
 	var ferr error
-	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		pr := n.GetParamRef()
 		if pr == nil {
 			return nil
@@ -615,7 +617,7 @@ func literalNode(v any, oid uint32) (*pg_query.Node, error) {
 	switch x := v.(type) {
 	case nil:
 		if name, ok := typeNames[oid]; ok {
-			return castNode(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, name), nil
+			return sqltree.Cast(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, name), nil
 		}
 		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, nil
 	case string:
@@ -664,12 +666,5 @@ func literalNode(v any, oid uint32) (*pg_query.Node, error) {
 	if !typed {
 		return str, nil
 	}
-	return castNode(str, name), nil
-}
-
-func castNode(arg *pg_query.Node, typeName string) *pg_query.Node {
-	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-		Arg:      arg,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typeName)}},
-	}}}
+	return sqltree.Cast(str, name), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"tsdb/ingest"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // interval is an inclusive range of UTC micros.
@@ -59,7 +60,7 @@ type timePlan struct {
 // too wide costs time, never correctness.
 func planTimeRanges(root proto.Message, tables map[string]schema.Table) *timePlan {
 	p := &timePlan{refs: map[string][]constraint{}}
-	_ = walk(root.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
 		sel, ok := m.(*pg_query.SelectStmt)
 		if !ok {
 			return nil
@@ -160,7 +161,7 @@ func isConstant(n *pg_query.Node) bool {
 		return true
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if !stableFunctions[lastName(fc.Funcname)] || fc.AggStar || fc.Over != nil {
+		if !stableFunctions[sqltree.LastName(fc.Funcname)] || fc.AggStar || fc.Over != nil {
 			return false
 		}
 		for _, a := range fc.Args {
@@ -174,7 +175,7 @@ func isConstant(n *pg_query.Node) bool {
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
 			return false
 		}
-		op := lastName(e.Name)
+		op := sqltree.LastName(e.Name)
 		if op != "+" && op != "-" && op != "*" && op != "/" {
 			return false
 		}
@@ -207,7 +208,7 @@ func (p *timePlan) constraintOf(n *pg_query.Node, alias, col string, unqualified
 		return cAny{}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
-		op := lastName(e.Name)
+		op := sqltree.LastName(e.Name)
 		switch e.Kind {
 		case pg_query.A_Expr_Kind_AEXPR_OP:
 			if _, ok := flipOp[op]; !ok {

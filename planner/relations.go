@@ -12,8 +12,10 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // sizesRelation is the session table of table sizes that relationSize reads
@@ -43,7 +45,7 @@ func regclassLiteral(n *pg_query.Node) (string, bool) {
 	regclass := false
 	for n.GetTypeCast() != nil {
 		tc := n.GetTypeCast()
-		name := lastName(tc.TypeName.GetNames())
+		name := sqltree.LastName(tc.TypeName.GetNames())
 		if !oidAliasTypes[name] {
 			return "", false
 		}
@@ -149,9 +151,9 @@ func (s *Session) relationSize(arg *pg_query.Node) (*pg_query.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return exprTemplate("(SELECT _tsdb_bytes FROM "+sizes+" WHERE _tsdb_oid = _tsdb_arg1)", pg_query.MakeAConstIntNode(oid, -1))
+		return sqltree.Template("(SELECT _tsdb_bytes FROM "+sizes+" WHERE _tsdb_oid = _tsdb_arg1)", pg_query.MakeAConstIntNode(oid, -1))
 	}
-	return exprTemplate("(SELECT _tsdb_bytes FROM "+sizes+" WHERE CAST(_tsdb_oid AS VARCHAR) = CAST(_tsdb_arg1 AS VARCHAR)"+
+	return sqltree.Template("(SELECT _tsdb_bytes FROM "+sizes+" WHERE CAST(_tsdb_oid AS VARCHAR) = CAST(_tsdb_arg1 AS VARCHAR)"+
 		" OR _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR) OR 'public.' || _tsdb_name = CAST(_tsdb_arg1 AS VARCHAR))", arg)
 }
 
@@ -177,7 +179,7 @@ func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error
 	}
 	for _, q := range stmts {
 		if _, err := s.conn.ExecContext(ctx, q); err != nil {
-			return mapDuckError(err)
+			return dialect.EngineError(err)
 		}
 	}
 	return nil

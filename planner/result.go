@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"strings"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
 )
 
@@ -113,7 +114,7 @@ func (r *sqlRows) Err() error {
 	if err != nil && r.scrub != nil {
 		return r.scrub(err)
 	}
-	return mapDuckError(err)
+	return dialect.EngineError(err)
 }
 
 func (r *sqlRows) Close() error {

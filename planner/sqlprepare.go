@@ -17,6 +17,7 @@ import (
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // PrepareRequest is set on the Result of PREPARE: the executor keeps Stmt
@@ -100,7 +101,7 @@ func (s *Session) executeArgs(ctx context.Context, p *Prepared, req *ExecuteRequ
 	}
 	node := proto.Clone(p.stmt.node).(*pg_query.Node)
 	var ferr error
-	substituteNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.SubstituteNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		pr := n.GetParamRef()
 		if pr == nil {
 			return nil
@@ -112,9 +113,9 @@ func (s *Session) executeArgs(ctx context.Context, p *Prepared, req *ExecuteRequ
 		}
 		arg := proto.Clone(req.args[i]).(*pg_query.Node)
 		if name, ok := typeNames[p.ParamOIDs[i]]; ok {
-			return castNode(arg, name)
+			return sqltree.Cast(arg, name)
 		}
-		return castNode(arg, "text")
+		return sqltree.Cast(arg, "text")
 	})
 	if ferr != nil {
 		return ferr

@@ -41,6 +41,7 @@ import (
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 	"tsdb/membuffer"
 )
 
@@ -809,10 +810,10 @@ func (s *Session) fixTransactionTime(node *pg_query.Node) *pg_query.Node {
 		return lit()
 	}
 	found := false
-	_ = walk(node.ProtoReflect(), func(m proto.Message) error {
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.FuncCall:
-			found = found || transactionTimeFunctions[lastName(x.Funcname)]
+			found = found || transactionTimeFunctions[sqltree.LastName(x.Funcname)]
 		case *pg_query.SQLValueFunction:
 			found = true
 		case *pg_query.A_Const:
@@ -824,13 +825,13 @@ func (s *Session) fixTransactionTime(node *pg_query.Node) *pg_query.Node {
 		return node
 	}
 	out := proto.Clone(node).(*pg_query.Node)
-	replaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+	sqltree.ReplaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		if isTransactionTime(n) {
 			return lit()
 		}
 		if tc := n.GetTypeCast(); tc != nil {
 			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && strings.EqualFold(strings.TrimSpace(sv.Sval), "now") {
-				switch lastName(tc.TypeName.GetNames()) {
+				switch sqltree.LastName(tc.TypeName.GetNames()) {
 				case "timestamptz", "timestamp", "date":
 					tc.Arg = lit()
 					return n
@@ -853,7 +854,7 @@ func (s *Session) transactionTime() *pg_query.Node {
 // isTransactionTime reports whether n is now(), transaction_timestamp()
 // or CURRENT_TIMESTAMP.
 func isTransactionTime(n *pg_query.Node) bool {
-	if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && transactionTimeFunctions[lastName(fc.Funcname)] {
+	if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && transactionTimeFunctions[sqltree.LastName(fc.Funcname)] {
 		return true
 	}
 	if sv := n.GetSqlvalueFunction(); sv != nil && (sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP || sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N) {

@@ -1,4 +1,4 @@
-package planner
+package dialect
 
 // format(fmt, args…) is PostgreSQL's printf for SQL text: %s, %I and %L
 // with optional positions (%2$s) and widths (%-10s). DuckDB's format
@@ -14,13 +14,14 @@ import (
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
-// formatCall is format(args[0], args[1:]…) in the engine's terms.
-func formatCall(args []*pg_query.Node) (*pg_query.Node, error) {
+// FormatCall is format(args[0], args[1:]…) in the engine's terms.
+func FormatCall(args []*pg_query.Node) (*pg_query.Node, error) {
 	c := args[0].GetAConst()
 	if c != nil && c.Isnull {
-		return exprTemplate("CAST(NULL AS VARCHAR)")
+		return sqltree.Template("CAST(NULL AS VARCHAR)")
 	}
 	if c == nil || c.GetSval() == nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "format() needs a constant format string")
@@ -29,7 +30,7 @@ func formatCall(args []*pg_query.Node) (*pg_query.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return exprTemplate(expr, args[1:]...)
+	return sqltree.Template(expr, args[1:]...)
 }
 
 // formatExpr is the expression of format string f over n arguments, named

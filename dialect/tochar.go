@@ -1,4 +1,4 @@
-package planner
+package dialect
 
 // to_char(timestamp, format) is PostgreSQL's way to print a time; DuckDB
 // has strftime instead. A constant format is translated here, pattern by
@@ -14,6 +14,7 @@ import (
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // toCharArg stands for to_char's first argument in the expressions below.
@@ -153,12 +154,12 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		// An empty format prints nothing (NULL for a NULL value).
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
-	return exprTemplate(strings.Join(parts, " || "), arg)
+	return sqltree.Template(strings.Join(parts, " || "), arg)
 }
 
-// toCharCall is to_char(arg, format) in the engine's terms. The format
+// ToCharCall is to_char(arg, format) in the engine's terms. The format
 // must be a constant (or NULL, which prints NULL).
-func toCharCall(arg, format *pg_query.Node) (*pg_query.Node, error) {
+func ToCharCall(arg, format *pg_query.Node) (*pg_query.Node, error) {
 	c := format.GetAConst()
 	switch {
 	case c != nil && c.Isnull:

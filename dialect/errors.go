@@ -1,4 +1,4 @@
-package planner
+package dialect
 
 import (
 	"context"
@@ -25,9 +25,9 @@ var (
 	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
-// mapDuckError turns a DuckDB error into a SQL error with PostgreSQL's
+// EngineError turns a DuckDB error into a SQL error with PostgreSQL's
 // SQLSTATE and, where PostgreSQL words it differently, its wording.
-func mapDuckError(err error) error {
+func EngineError(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func mapDuckError(err error) error {
 	}
 	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
 	if m := reRaised.FindStringSubmatch(msg); m != nil {
-		// raised by raiseNode: the SQLSTATE travels in the message.
+		// raised by Raise: the SQLSTATE travels in the message.
 		e.Code, e.Message, e.Detail = m[1], m[2], ""
 		return e
 	}
@@ -111,14 +111,14 @@ func mapDuckError(err error) error {
 		// The DETAIL (a position in the SQL DuckDB ran, often the
 		// planner's rewrite of the statement) goes with DuckDB's wording.
 		if m := reBadText.FindStringSubmatch(msg); m != nil {
-			pgType := pgTypeOfDuckDB(m[2])
+			pgType := PGTypeOfDuckDB(m[2])
 			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgType, m[1]), ""
 			if reIntegerText.MatchString(m[1]) && (pgType == "smallint" || pgType == "integer" || pgType == "bigint") {
 				// Digits that do not fit: PostgreSQL calls it a range error.
 				e.Code, e.Message = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], pgType)
 			}
 		} else if m := reOutOfRange.FindStringSubmatch(msg); m != nil {
-			e.Code, e.Message, e.Detail = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], pgTypeOfDuckDB(m[2])), ""
+			e.Code, e.Message, e.Detail = sqlerr.NumericOutOfRange, fmt.Sprintf("value %q is out of range for type %s", m[1], PGTypeOfDuckDB(m[2])), ""
 		}
 	case duckdb.ErrorTypeOutOfRange:
 		e.Code = sqlerr.NumericOutOfRange
@@ -152,8 +152,8 @@ func mapDuckError(err error) error {
 	return e
 }
 
-// pgTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.
-func pgTypeOfDuckDB(t string) string {
+// PGTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.
+func PGTypeOfDuckDB(t string) string {
 	if ty, ok := schema.FromDuckDB(t); ok {
 		return ty.String()
 	}
@@ -166,10 +166,10 @@ func pgTypeOfDuckDB(t string) string {
 	return strings.ToLower(t)
 }
 
-// errorTypeOf reads the type of a DuckDB error from its message ("Catalog
+// ErrorTypeOf reads the type of a DuckDB error from its message ("Catalog
 // Error: …"), for the C API calls that give only the message: the types
-// mapDuckError tells apart.
-func errorTypeOf(msg string) duckdb.ErrorType {
+// EngineError tells apart.
+func ErrorTypeOf(msg string) duckdb.ErrorType {
 	prefix, _, ok := strings.Cut(msg, " Error: ")
 	if !ok {
 		return duckdb.ErrorTypeInvalid
@@ -228,10 +228,10 @@ func conversionCode(lower string) string {
 	return sqlerr.InvalidTextRep
 }
 
-// raiseNode is an expression that fails the statement with code and msg
+// Raise is an expression that fails the statement with code and msg
 // when the engine evaluates it: a rewrite that finds input PostgreSQL
 // refuses, where it cannot return an error itself.
-func raiseNode(code, msg string) *pg_query.Node {
+func Raise(code, msg string) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("[tsdb "+code+"] "+msg, -1)}, -1)
 }

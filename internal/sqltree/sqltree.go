@@ -1,0 +1,128 @@
+// Package sqltree holds what every layer that reads or rewrites
+// PostgreSQL parse trees (pg_query's) needs: walking a tree, replacing
+// its nodes, a function's name, a cast, and expressions written as SQL
+// text around placeholders. It knows no engine and no session.
+package sqltree
+
+import (
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Walk calls fn for every message in the tree, depth first.
+func Walk(m protoreflect.Message, fn func(proto.Message) error) error {
+	if err := fn(m.Interface()); err != nil {
+		return err
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = Walk(l.Get(i).Message(), fn)
+			}
+		case fd.Kind() == protoreflect.MessageKind:
+			err = Walk(v.Message(), fn)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// LastName is the last part of a qualified name (pg_catalog.now is now),
+// in lower case.
+func LastName(names []*pg_query.Node) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.ToLower(names[len(names)-1].GetString_().GetSval())
+}
+
+// ReplaceNodes replaces, depth first, every node for which fn returns a
+// replacement, and then looks inside the replacement too (fn must not
+// return a node it would replace again).
+func ReplaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
+	walkReplace(m, fn, true)
+}
+
+// SubstituteNodes is ReplaceNodes that leaves a replacement as it is: the
+// nodes put in may hold what fn would replace (a user's column named as a
+// template's placeholder) without being replaced again, endlessly.
+func SubstituteNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
+	walkReplace(m, fn, false)
+}
+
+// walkReplace is ReplaceNodes and SubstituteNodes; intoReplacements says
+// whether a replacement is walked too.
+func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node, intoReplacements bool) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
+					if r := fn(n); r != nil {
+						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
+						if intoReplacements {
+							walkReplace(r.ProtoReflect(), fn, true)
+						}
+						continue
+					}
+				}
+				walkReplace(l.Get(i).Message(), fn, intoReplacements)
+			}
+		case fd.Kind() == protoreflect.MessageKind:
+			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
+				if r := fn(n); r != nil {
+					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
+					if intoReplacements {
+						walkReplace(r.ProtoReflect(), fn, true)
+					}
+					return true
+				}
+			}
+			walkReplace(v.Message(), fn, intoReplacements)
+		}
+		return true
+	})
+}
+
+// Cast is arg cast to the type named typeName.
+func Cast(arg *pg_query.Node, typeName string) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+		Arg:      arg,
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typeName)}},
+	}}}
+}
+
+// Template parses expr, an expression whose _tsdb_arg1, _tsdb_arg2, …
+// stand for args, and puts a copy of each arg in its place.
+func Template(expr string, args ...*pg_query.Node) (*pg_query.Node, error) {
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil {
+		return nil, fmt.Errorf("planner: expression template %q: %w", expr, err)
+	}
+	out := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	if f := out.GetColumnRef().GetFields(); len(f) == 1 && f[0].GetString_().GetSval() == "_tsdb_arg1" && len(args) > 0 {
+		return proto.Clone(args[0]).(*pg_query.Node), nil
+	}
+	SubstituteNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+		f := n.GetColumnRef().GetFields()
+		if len(f) != 1 {
+			return nil
+		}
+		var i int
+		if _, err := fmt.Sscanf(f[0].GetString_().GetSval(), "_tsdb_arg%d", &i); err != nil || i < 1 || i > len(args) {
+			return nil
+		}
+		return proto.Clone(args[i-1]).(*pg_query.Node)
+	})
+	return out, nil
+}
