@@ -398,7 +398,7 @@ func checkScalarFunction(fc *pg_query.FuncCall) error {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "current_setting() takes a constant setting name")
 		}
 		setting := strings.ToLower(fc.Args[0].GetAConst().GetSval().Sval)
-		if _, ok := settingDefs[setting]; !ok {
+		if !dialect.Known(setting) {
 			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", setting)
 		}
 	}

@@ -97,14 +97,14 @@ func (s *Session) sessionFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) 
 		if len(fc.Args) >= 1 {
 			if c := fc.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
 				name := strings.ToLower(c.GetSval().Sval)
-				if _, ok := settingDefs[name]; ok {
+				if dialect.Known(name) {
 					return pg_query.MakeAConstStrNode(s.settings.Get(name), -1), true
 				}
 			}
 		}
 	case "version":
 		if len(fc.Args) == 0 {
-			return pg_query.MakeAConstStrNode("PostgreSQL "+ServerVersion+" (tsdb, a time-series store on DuckDB) on x86_64-pc-linux-gnu, 64-bit", -1), true
+			return pg_query.MakeAConstStrNode("PostgreSQL "+dialect.ServerVersion+" (tsdb, a time-series store on DuckDB) on x86_64-pc-linux-gnu, 64-bit", -1), true
 		}
 	case "current_database":
 		return pg_query.MakeAConstStrNode("tsdb", -1), true

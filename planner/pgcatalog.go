@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 	"tsdb/internal/pgdatetime"
@@ -108,8 +106,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_settings": func([]schema.Table) string {
 		// In a fixed order: a session rebuilds a view whose text changed.
 		var rows []string
-		for _, k := range slices.Sorted(maps.Keys(settingDefs)) {
-			rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(DisplayName(k)), schema.QuoteString(settingDefs[k].def)))
+		for _, k := range dialect.Names() {
+			def, _ := dialect.Default(k)
+			rows = append(rows, fmt.Sprintf("(%s, %s)", schema.QuoteString(dialect.DisplayName(k)), schema.QuoteString(def)))
 		}
 		return valuesView(rows, "name, setting", "")
 	},

@@ -159,7 +159,7 @@ type Session struct {
 	// raw is conn's C handle, for results read as chunks; the session
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
-	settings *Settings
+	settings *dialect.Settings
 	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
 	// (txn.go).
 	tx *txn
@@ -221,8 +221,8 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 		conn.Close()
 		return nil, err
 	}
-	settings := NewSettings()
-	settings.values["work_mem"] = formatMemory(p.engine.opts.StatementMemoryLimit)
+	settings := dialect.NewSettings()
+	settings.SetFixed("work_mem", dialect.FormatMemory(p.engine.opts.StatementMemoryLimit))
 	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
 }
 
@@ -242,7 +242,7 @@ func (s *Session) Close() error {
 }
 
 // Settings returns the session's settings (SET/SHOW).
-func (s *Session) Settings() *Settings { return s.settings }
+func (s *Session) Settings() *dialect.Settings { return s.settings }
 
 // Execute runs every statement of a query string in order and hands each
 // result to emit, which must consume and close its Rows. The first error

@@ -1,390 +1,17 @@
 package planner
 
+// SET, RESET and SHOW: the statements that change and read a session's
+// settings (dialect.Settings).
+
 import (
-	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
-	"tsdb/internal/pgdatetime"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
 )
-
-// ServerVersion is the PostgreSQL version tsdb reports to clients. Drivers
-// and psql choose their catalog queries by it.
-const ServerVersion = "16.6"
-
-// setting is a session parameter clients may SET and SHOW.
-type setting struct {
-	def     string
-	reports bool // sent as ParameterStatus when it changes
-	check   func(string) (string, error)
-	// fixed settings cannot be changed (the server's, or what tsdb
-	// sets itself, as work_mem).
-	fixed bool
-}
-
-var settingDefs = map[string]setting{
-	"application_name":                    {def: "", reports: true},
-	"client_encoding":                     {def: "UTF8", reports: true, check: checkEncoding},
-	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
-	"default_transaction_isolation":       {def: "read committed", check: checkIsolation},
-	"extra_float_digits":                  {def: "1", check: checkFloatDigits},
-	"integer_datetimes":                   {def: "on", reports: true, fixed: true},
-	"intervalstyle":                       {def: "postgres", reports: true, check: checkIntervalStyle},
-	"is_superuser":                        {def: "on", reports: true, fixed: true},
-	"search_path":                         {def: `"$user", public`},
-	"server_encoding":                     {def: "UTF8", reports: true, fixed: true},
-	"server_version":                      {def: ServerVersion, reports: true, fixed: true},
-	"server_version_num":                  {def: "160006", fixed: true},
-	"standard_conforming_strings":         {def: "on", reports: true},
-	"statement_timeout":                   {def: "0"},
-	"timezone":                            {def: "UTC", reports: true, check: checkTimeZone},
-	"transaction_isolation":               {def: "read committed"},
-	"lock_timeout":                        {def: "0"},
-	"idle_in_transaction_session_timeout": {def: "0"},
-	"bytea_output":                        {def: "hex"},
-	// Settings of PostgreSQL that clients and poolers send at startup
-	// or SET, which change nothing tsdb does: kept and shown.
-	"client_min_messages":           {def: "notice"},
-	"lc_messages":                   {def: "C"},
-	"lc_monetary":                   {def: "C"},
-	"lc_numeric":                    {def: "C"},
-	"lc_time":                       {def: "C"},
-	"synchronous_commit":            {def: "on"},
-	"default_transaction_read_only": {def: "off", check: checkBool},
-	"transaction_read_only":         {def: "off"},
-	"row_security":                  {def: "on"},
-	"jit":                           {def: "off"},
-	"timezone_abbreviations":        {def: "Default"},
-	// PostgreSQL's planner knobs: scripts and test suites set them to
-	// steer PostgreSQL's plans; they never change an answer, and the
-	// engine plans its own way, so they are checked, kept and shown.
-	"enable_async_append":             {def: "on", check: checkBool},
-	"enable_bitmapscan":               {def: "on", check: checkBool},
-	"enable_gathermerge":              {def: "on", check: checkBool},
-	"enable_hashagg":                  {def: "on", check: checkBool},
-	"enable_hashjoin":                 {def: "on", check: checkBool},
-	"enable_incremental_sort":         {def: "on", check: checkBool},
-	"enable_indexonlyscan":            {def: "on", check: checkBool},
-	"enable_indexscan":                {def: "on", check: checkBool},
-	"enable_material":                 {def: "on", check: checkBool},
-	"enable_memoize":                  {def: "on", check: checkBool},
-	"enable_mergejoin":                {def: "on", check: checkBool},
-	"enable_nestloop":                 {def: "on", check: checkBool},
-	"enable_parallel_append":          {def: "on", check: checkBool},
-	"enable_parallel_hash":            {def: "on", check: checkBool},
-	"enable_partition_pruning":        {def: "on", check: checkBool},
-	"enable_seqscan":                  {def: "on", check: checkBool},
-	"enable_sort":                     {def: "on", check: checkBool},
-	"enable_tidscan":                  {def: "on", check: checkBool},
-	"escape_string_warning":           {def: "on", check: checkBool},
-	"geqo":                            {def: "on", check: checkBool},
-	"enable_partitionwise_aggregate":  {def: "off", check: checkBool},
-	"enable_partitionwise_join":       {def: "off", check: checkBool},
-	"jit_above_cost":                  {def: "100000", check: checkNumber},
-	"jit_inline_above_cost":           {def: "500000", check: checkNumber},
-	"jit_optimize_above_cost":         {def: "500000", check: checkNumber},
-	"parallel_setup_cost":             {def: "1000", check: checkNumber},
-	"parallel_tuple_cost":             {def: "0.1", check: checkNumber},
-	"max_parallel_workers_per_gather": {def: "2", check: checkNumber},
-	"random_page_cost":                {def: "4", check: checkNumber},
-	"seq_page_cost":                   {def: "1", check: checkNumber},
-	"cpu_tuple_cost":                  {def: "0.01", check: checkNumber},
-	"cpu_index_tuple_cost":            {def: "0.005", check: checkNumber},
-	"cpu_operator_cost":               {def: "0.0025", check: checkNumber},
-	"from_collapse_limit":             {def: "8", check: checkNumber},
-	"join_collapse_limit":             {def: "8", check: checkNumber},
-	// work_mem reports the engine's per-statement memory limit
-	// (--statement-memory-limit); it is fixed when the engine starts.
-	"work_mem": {def: "", fixed: true},
-}
-
-// formatMemory writes bytes the way PostgreSQL shows memory settings.
-func formatMemory(b int64) string {
-	switch {
-	case b <= 0:
-		return "-1"
-	case b%(1<<30) == 0:
-		return strconv.FormatInt(b>>30, 10) + "GB"
-	case b%(1<<20) == 0:
-		return strconv.FormatInt(b>>20, 10) + "MB"
-	default:
-		return strconv.FormatInt(max(b>>10, 1), 10) + "kB"
-	}
-}
-
-// displayNames keeps PostgreSQL's capitalisation for ParameterStatus.
-var displayNames = map[string]string{"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
-
-// DisplayName returns a setting's name as PostgreSQL spells it.
-func DisplayName(name string) string {
-	if d, ok := displayNames[name]; ok {
-		return d
-	}
-	return name
-}
-
-func checkEncoding(v string) (string, error) {
-	switch strings.ToUpper(strings.ReplaceAll(v, "-", "")) {
-	case "UTF8", "UNICODE":
-		return "UTF8", nil
-	}
-	return "", fmt.Errorf("only UTF8 is supported")
-}
-
-// checkDateStyle reads DateStyle: the output style (only ISO is
-// printed) and the field order of ambiguous dates (MDY, DMY, YMD, or
-// PostgreSQL's US/NonEuropean and European). A part not given is left
-// as it was; Set merges it ("-" here).
-func checkDateStyle(v string) (string, error) {
-	style, order := "-", "-"
-	for _, part := range strings.FieldsFunc(strings.ToUpper(v), func(r rune) bool { return r == ',' || r == ' ' }) {
-		switch part {
-		case "ISO":
-			style = "ISO"
-		case "MDY", "US", "NONEUROPEAN", "NONEURO":
-			order = "MDY"
-		case "DMY", "EUROPEAN", "EURO":
-			order = "DMY"
-		case "YMD":
-			order = "YMD"
-		case "DEFAULT":
-			style, order = "ISO", "MDY"
-		case "POSTGRES", "SQL", "GERMAN":
-			return "", fmt.Errorf("only the ISO date style is supported")
-		default:
-			return "", fmt.Errorf("unrecognized key word: %q", part)
-		}
-	}
-	return style + ", " + order, nil
-}
-
-// DateOrder is the session's field order of ambiguous dates.
-func (s *Settings) DateOrder() pgdatetime.Order {
-	switch v := s.Get("datestyle"); {
-	case strings.HasSuffix(v, "DMY"):
-		return pgdatetime.DMY
-	case strings.HasSuffix(v, "YMD"):
-		return pgdatetime.YMD
-	}
-	return pgdatetime.MDY
-}
-
-func checkIsolation(v string) (string, error) {
-	iso, err := parseIsolation(v)
-	if err != nil {
-		return "", errors.New("use read committed, repeatable read or serializable")
-	}
-	return iso.String(), nil
-}
-
-func checkBool(v string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "on", "true", "yes", "1", "t", "y":
-		return "on", nil
-	case "off", "false", "no", "0", "f", "n":
-		return "off", nil
-	}
-	return "", errors.New("requires a Boolean value")
-}
-
-// checkFloatDigits accepts extra_float_digits: -15 to 3.
-func checkFloatDigits(v string) (string, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return "", errors.New("requires an integer value")
-	}
-	if n < -15 || n > 3 {
-		return "", fmt.Errorf("%d is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)", n)
-	}
-	return strconv.Itoa(n), nil
-}
-
-// ExtraFloatDigits is extra_float_digits: at 1 or more floats are written
-// in their shortest exact form, at 0 or less with 15 (float4: 6) digits
-// plus it.
-func (s *Settings) ExtraFloatDigits() int {
-	n, err := strconv.Atoi(s.Get("extra_float_digits"))
-	if err != nil {
-		return 1
-	}
-	return n
-}
-
-// checkIntervalStyle accepts the one interval style tsdb prints.
-func checkIntervalStyle(v string) (string, error) {
-	if strings.EqualFold(strings.TrimSpace(v), "postgres") {
-		return "postgres", nil
-	}
-	return "", errors.New("only the postgres interval style is supported")
-}
-
-// checkNumber accepts a planner cost or limit: a number.
-func checkNumber(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if _, err := strconv.ParseFloat(v, 64); err != nil {
-		return "", errors.New("requires a numeric value")
-	}
-	return v, nil
-}
-
-func checkTimeZone(v string) (string, error) {
-	if strings.EqualFold(v, "utc") || v == "Z" {
-		return "UTC", nil
-	}
-	if _, err := time.LoadLocation(v); err != nil {
-		return "", fmt.Errorf("%q", v)
-	}
-	return v, nil
-}
-
-// Settings are a session's parameters. Safe for concurrent use (the wire
-// layer reads TimeZone while formatting).
-type Settings struct {
-	mu     sync.Mutex
-	values map[string]string
-	loc    *time.Location
-}
-
-// NewSettings returns the defaults.
-func NewSettings() *Settings {
-	s := &Settings{values: map[string]string{}, loc: time.UTC}
-	for k, d := range settingDefs {
-		s.values[k] = d.def
-	}
-	return s
-}
-
-// Set changes a parameter (as SET or a startup parameter does).
-func (s *Settings) Set(name, value string) error {
-	name = strings.ToLower(name)
-	def, ok := settingDefs[name]
-	if !ok {
-		return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
-	}
-	if def.fixed {
-		if value == s.Get(name) {
-			return nil // setting a read-only parameter to its value is fine
-		}
-		return &sqlerr.Error{Code: "55P02", Message: fmt.Sprintf("parameter %q cannot be changed", DisplayName(name))}
-	}
-	if def.check != nil {
-		v, err := def.check(value)
-		if err != nil {
-			if value == s.Get(name) {
-				return nil // setting a read-only parameter to its value is fine
-			}
-			msg := fmt.Sprintf("invalid value for parameter %q: %v", DisplayName(name), err)
-			if strings.HasPrefix(err.Error(), "requires ") {
-				msg = fmt.Sprintf("parameter %q %v", DisplayName(name), err) // PostgreSQL's wording
-			}
-			return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: msg}
-		}
-		value = v
-	}
-	if name == "datestyle" {
-		old := strings.SplitN(s.Get(name), ", ", 2)
-		parts := strings.SplitN(value, ", ", 2)
-		for i := range parts {
-			if parts[i] == "-" && i < len(old) {
-				parts[i] = old[i]
-			}
-		}
-		value = strings.Join(parts, ", ")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.values[name] = value
-	if name == "timezone" {
-		if loc, err := time.LoadLocation(value); err == nil {
-			s.loc = loc
-		}
-	}
-	return nil
-}
-
-// snapshot returns every parameter's value, for restore.
-func (s *Settings) snapshot() map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]string, len(s.values))
-	for k, v := range s.values {
-		out[k] = v
-	}
-	return out
-}
-
-// restore sets every parameter back to a snapshot's value (ROLLBACK,
-// ROLLBACK TO SAVEPOINT).
-func (s *Settings) restore(vals map[string]string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, v := range vals {
-		s.values[k] = v
-	}
-	if loc, err := time.LoadLocation(s.values["timezone"]); err == nil {
-		s.loc = loc
-	}
-}
-
-// setInternal sets a parameter tsdb itself keeps (transaction_isolation).
-func (s *Settings) setInternal(name, value string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.values[name] = value
-}
-
-// Get returns a parameter's value.
-func (s *Settings) Get(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.values[strings.ToLower(name)]
-}
-
-// Location returns the session time zone, used to print timestamptz values.
-func (s *Settings) Location() *time.Location {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loc
-}
-
-// StatementTimeout returns statement_timeout (0: none). Like PostgreSQL it
-// takes milliseconds or a value with a unit (500ms, 2s, 1min).
-func (s *Settings) StatementTimeout() time.Duration {
-	v := strings.TrimSpace(s.Get("statement_timeout"))
-	if v == "" || v == "0" {
-		return 0
-	}
-	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(ms) * time.Millisecond
-	}
-	v = strings.Replace(strings.ReplaceAll(v, " ", ""), "min", "m", 1)
-	if d, err := time.ParseDuration(v); err == nil {
-		return d
-	}
-	return 0
-}
-
-// Reported returns the parameters sent as ParameterStatus, sorted.
-func (s *Settings) Reported() [][2]string {
-	var out [][2]string
-	for k, d := range settingDefs {
-		if d.reports {
-			out = append(out, [2]string{DisplayName(k), s.Get(k)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	return out
-}
-
-// Reports tells whether a change of the named setting is sent to the client.
-func Reports(name string) bool { return settingDefs[strings.ToLower(name)].reports }
 
 func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 	name := strings.ToLower(st.Name)
@@ -393,19 +20,15 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 	}
 	switch st.Kind {
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
-		for k, d := range settingDefs {
-			if d.check == nil || k == "timezone" || k == "datestyle" || k == "client_encoding" || k == "default_transaction_isolation" || k == "default_transaction_read_only" {
-				_ = s.settings.Set(k, d.def)
-			}
-		}
+		s.settings.ResetAll()
 		s.syncIsolationSetting()
 		return &Result{Tag: "RESET"}, nil
 	case pg_query.VariableSetKind_VAR_RESET, pg_query.VariableSetKind_VAR_SET_DEFAULT:
-		d, ok := settingDefs[name]
+		def, ok := dialect.Default(name)
 		if !ok {
 			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 		}
-		if err := s.setValue(name, d.def, st.IsLocal); err != nil {
+		if err := s.setValue(name, def, st.IsLocal); err != nil {
 			return nil, err
 		}
 		if st.Kind == pg_query.VariableSetKind_VAR_RESET {
@@ -535,17 +158,12 @@ func (s *Session) show(name string) (*Result, error) {
 	name = strings.ToLower(name)
 	if name == "all" {
 		var rows [][]any
-		keys := make([]string, 0, len(settingDefs))
-		for k := range settingDefs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			rows = append(rows, []any{DisplayName(k), s.settings.Get(k), ""})
+		for _, k := range dialect.Names() {
+			rows = append(rows, []any{dialect.DisplayName(k), s.settings.Get(k), ""})
 		}
 		return &Result{Tag: "SHOW", Columns: []Column{{"name", 25, -1}, {"setting", 25, -1}, {"description", 25, -1}}, Rows: NewStaticRows(rows)}, nil
 	}
-	if _, ok := settingDefs[name]; !ok {
+	if !dialect.Known(name) {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 	}
 	col := name

@@ -37,6 +37,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
@@ -44,38 +45,6 @@ import (
 	"tsdb/internal/sqltree"
 	"tsdb/membuffer"
 )
-
-// isolation is a transaction's isolation level.
-type isolation uint8
-
-const (
-	readCommitted isolation = iota
-	repeatableRead
-	serializable
-)
-
-func (i isolation) String() string {
-	switch i {
-	case repeatableRead:
-		return "repeatable read"
-	case serializable:
-		return "serializable"
-	}
-	return "read committed"
-}
-
-// parseIsolation reads an isolation level as SET and BEGIN name it.
-func parseIsolation(v string) (isolation, error) {
-	switch strings.Join(strings.Fields(strings.ToLower(v)), " ") {
-	case "read uncommitted", "read committed":
-		return readCommitted, nil // as in PostgreSQL, read uncommitted is read committed
-	case "repeatable read":
-		return repeatableRead, nil
-	case "serializable":
-		return serializable, nil
-	}
-	return 0, sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"transaction_isolation\": %q", v)
-}
 
 // txn is a transaction: a block between BEGIN and its end, or the
 // implicit one of a single statement that needs one (a DELETE or UPDATE
@@ -85,11 +54,11 @@ type txn struct {
 	// start is the block's start: now() and CURRENT_TIMESTAMP inside it
 	// give this time, as PostgreSQL's transaction timestamp.
 	start    time.Time
-	iso      isolation
+	iso      dialect.Isolation
 	readOnly bool
 	implicit bool
 	failed   bool
-	// queried is set once a statement other than SET ran: the isolation
+	// queried is set once a statement other than SET ran: the dialect.Isolation
 	// level may no longer change.
 	queried bool
 	// level tags every write; SAVEPOINT raises it, so ROLLBACK TO finds
@@ -180,9 +149,9 @@ func (s *Session) FailTransaction() {
 	}
 }
 
-// newTx starts a transaction with the session's default isolation.
+// newTx starts a transaction with the session's default dialect.Isolation.
 func (s *Session) newTx(implicit bool) *txn {
-	iso, _ := parseIsolation(s.settings.Get("default_transaction_isolation"))
+	iso, _ := dialect.ParseIsolation(s.settings.Get("default_transaction_isolation"))
 	return &txn{
 		id: ingest.TxID(s.p.txSeq.Add(1)), iso: iso, implicit: implicit, start: time.Now(),
 		readOnly: strings.EqualFold(s.settings.Get("default_transaction_read_only"), "on"),
@@ -199,7 +168,7 @@ func (s *Session) begin(t *pg_query.TransactionStmt) (*Result, error) {
 	if err := tx.setModes(t.Options); err != nil {
 		return nil, err
 	}
-	tx.before = s.settings.snapshot()
+	tx.before = s.settings.Snapshot()
 	s.tx = tx
 	s.syncIsolationSetting()
 	return &Result{Tag: "BEGIN"}, nil
@@ -217,7 +186,7 @@ func (tx *txn) setModes(opts []*pg_query.Node) error {
 			if tx.queried && !tx.implicit {
 				return sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 			}
-			iso, err := parseIsolation(constString(d.Arg))
+			iso, err := dialect.ParseIsolation(constString(d.Arg))
 			if err != nil {
 				return err
 			}
@@ -233,14 +202,14 @@ func (tx *txn) setModes(opts []*pg_query.Node) error {
 	return nil
 }
 
-// syncIsolationSetting shows the transaction's isolation level as
+// syncIsolationSetting shows the transaction's dialect.Isolation level as
 // transaction_isolation, or the session default outside a block.
 func (s *Session) syncIsolationSetting() {
 	v := s.settings.Get("default_transaction_isolation")
 	if s.tx != nil {
 		v = s.tx.iso.String()
 	}
-	s.settings.setInternal("transaction_isolation", v)
+	s.settings.SetInternal("transaction_isolation", v)
 	ro := s.settings.Get("default_transaction_read_only")
 	if s.tx != nil {
 		ro = "off"
@@ -248,7 +217,7 @@ func (s *Session) syncIsolationSetting() {
 			ro = "on"
 		}
 	}
-	s.settings.setInternal("transaction_read_only", ro)
+	s.settings.SetInternal("transaction_read_only", ro)
 }
 
 // transaction runs BEGIN, COMMIT, ROLLBACK and the savepoint statements.
@@ -290,7 +259,7 @@ func (s *Session) transaction(ctx context.Context, t *pg_query.TransactionStmt) 
 		}
 		tx := s.tx
 		tx.level++
-		tx.saves = append(tx.saves, savepoint{name: t.SavepointName, mark: tx.level, settings: s.settings.snapshot()})
+		tx.saves = append(tx.saves, savepoint{name: t.SavepointName, mark: tx.level, settings: s.settings.Snapshot()})
 		return &Result{Tag: "SAVEPOINT"}, nil
 	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
 		if s.tx == nil {
@@ -357,7 +326,7 @@ func (s *Session) rollbackTo(ctx context.Context, i int) error {
 			return err
 		}
 	}
-	s.settings.restore(sp.settings)
+	s.settings.Restore(sp.settings)
 	s.syncIsolationSetting()
 	s.dropPlans()
 	tx.failed = false
@@ -528,7 +497,7 @@ func (tx *txn) lock(ctx context.Context, s *Session, name string) error {
 // one.
 func (s *Session) snapshot(ctx context.Context, name string) (*ingest.Snapshot, error) {
 	tx := s.tx
-	if tx == nil || tx.iso == readCommitted {
+	if tx == nil || tx.iso == dialect.ReadCommitted {
 		return s.p.store.Snapshot(ctx, name)
 	}
 	if !tx.pinned {
@@ -571,7 +540,7 @@ func (s *Session) snapshot(ctx context.Context, name string) (*ingest.Snapshot, 
 // not in the snapshot and stay untouched.
 func (s *Session) checkUnchanged(ctx context.Context, name string) error {
 	tx := s.tx
-	if tx == nil || tx.iso == readCommitted {
+	if tx == nil || tx.iso == dialect.ReadCommitted {
 		return nil
 	}
 	old, err := s.snapshot(ctx, name)
@@ -714,7 +683,7 @@ func (s *Session) endTx(ctx context.Context, committed bool) {
 	s.dropTxEngineState(context.WithoutCancel(ctx), tx)
 	if !tx.implicit {
 		if !committed && tx.before != nil {
-			s.settings.restore(tx.before)
+			s.settings.Restore(tx.before)
 		}
 		if committed {
 			for name, v := range tx.local {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
 )
@@ -119,7 +120,7 @@ func (ex *Executor) Close() error {
 }
 
 // Settings returns the session's settings.
-func (ex *Executor) Settings() *planner.Settings { return ex.sess.Settings() }
+func (ex *Executor) Settings() *dialect.Settings { return ex.sess.Settings() }
 
 // TxStatus is the ReadyForQuery status: I idle, T in a block, E failed.
 func (ex *Executor) TxStatus() byte {
