@@ -12,6 +12,7 @@ import (
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // alterTable runs ALTER TABLE t ADD COLUMN c type (nullable, no default:
@@ -119,7 +120,7 @@ func optionValue(def *pg_query.DefElem) (string, error) {
 		return a.Float.Fval, nil
 	case *pg_query.Node_TypeName:
 		// A bare word parses as a type name.
-		return typeNameString(a.TypeName), nil
+		return sqltree.TypeName(a.TypeName), nil
 	}
 	return "", sqlerr.New(sqlerr.InvalidParameterValue, "parameter %q needs a value", def.GetDefname())
 }

@@ -178,7 +178,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				return r
 			}
 		}
-		if r, ok := rewritePG(n); ok {
+		if r, ok := dialect.RewritePG(n); ok {
 			changed = true
 			return r
 		}

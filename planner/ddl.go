@@ -10,6 +10,7 @@ import (
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // createTable creates a Delta table. Column constraints NOT NULL and NULL are
@@ -76,21 +77,6 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 	return &Result{Tag: "CREATE TABLE"}, nil
 }
 
-// typeNameString renders a parsed type name as the ParseType input:
-// pg_catalog.float8 → float8, timestamptz, varchar(20) → varchar.
-func typeNameString(tn *pg_query.TypeName) string {
-	var parts []string
-	for _, n := range tn.Names {
-		if s := n.GetString_(); s != nil {
-			parts = append(parts, s.Sval)
-		}
-	}
-	if len(parts) == 2 && parts[0] == "pg_catalog" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, ".")
-}
-
 func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, error) {
 	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE is supported")
@@ -139,7 +125,7 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 	if cd.TypeName == nil || len(cd.TypeName.ArrayBounds) > 0 {
 		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
 	}
-	ty, err := schema.ParseType(typeNameString(cd.TypeName))
+	ty, err := schema.ParseType(sqltree.TypeName(cd.TypeName))
 	if err != nil {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
 	}

@@ -99,7 +99,7 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	if err := s.rewriteDateTimes(node); err != nil {
 		return nil, err
 	}
-	rewritePGTree(node.ProtoReflect())
+	dialect.RewriteTree(node.ProtoReflect())
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"tsdb/dialect"
 	"tsdb/internal/backend"
 	"tsdb/internal/schema"
 )
@@ -105,7 +106,7 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-	}, append(engineMacros, pgMacros...)...)
+	}, append(engineMacros, dialect.Macros...)...)
 	if opts.Threads > 0 {
 		setup = append(setup, fmt.Sprintf("SET threads = %d", opts.Threads))
 	}

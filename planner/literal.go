@@ -13,6 +13,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // literalValues converts INSERT … VALUES whose cells are all plain literals
@@ -87,7 +88,7 @@ func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 		// 'x'::type where the type is the column's own is a plain literal
 		// too (bound parameters look like that); casts to other types are
 		// left to DuckDB.
-		if t, err := schema.ParseType(typeNameString(tc.TypeName)); err == nil && t == ty {
+		if t, err := schema.ParseType(sqltree.TypeName(tc.TypeName)); err == nil && t == ty {
 			c = tc.Arg.GetAConst()
 		}
 	}

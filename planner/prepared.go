@@ -183,7 +183,7 @@ func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
 		return err
 	}
 	asWritten := proto.Clone(node.GetSelectStmt()).(*pg_query.SelectStmt)
-	rewritePGTree(node.ProtoReflect())
+	dialect.RewriteTree(node.ProtoReflect())
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return err
@@ -446,7 +446,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 			}
 		case *pg_query.TypeCast:
 			if x.TypeName != nil {
-				name := typeNameString(x.TypeName)
+				name := sqltree.TypeName(x.TypeName)
 				if t, err := schema.ParseType(name); err == nil && len(x.TypeName.ArrayBounds) > 0 {
 					if arr, ok := arrayOIDs[t.OID()]; ok {
 						set(x.Arg, arr)

@@ -433,7 +433,7 @@ func literalTimes(exprs []*pg_query.Node, vals []int64) bool {
 	for i, e := range exprs {
 		withoutZone := false
 		if tc := e.GetTypeCast(); tc != nil && tc.TypeName != nil {
-			t, err := schema.ParseType(typeNameString(tc.TypeName))
+			t, err := schema.ParseType(sqltree.TypeName(tc.TypeName))
 			if err != nil || !t.IsTimestamp() {
 				return false
 			}

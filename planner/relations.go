@@ -31,13 +31,6 @@ var relationSizeFuncs = map[string]bool{
 	"pg_total_relation_size": true,
 }
 
-// oidAliasTypes are PostgreSQL's OID alias types: a cast to one keeps the
-// value (an OID) as it is.
-var oidAliasTypes = map[string]bool{
-	"regclass": true, "regtype": true, "regproc": true, "regnamespace": true,
-	"oid": true, "regrole": true, "name": true, "regconfig": true,
-}
-
 // regclassLiteral reports whether n is a string constant cast to regclass
 // (through any further OID alias casts, as in 'cpu'::regclass::oid), and
 // returns the string.
@@ -46,7 +39,7 @@ func regclassLiteral(n *pg_query.Node) (string, bool) {
 	for n.GetTypeCast() != nil {
 		tc := n.GetTypeCast()
 		name := sqltree.LastName(tc.TypeName.GetNames())
-		if !oidAliasTypes[name] {
+		if !dialect.IsOIDAlias(name) {
 			return "", false
 		}
 		regclass = regclass || name == "regclass"

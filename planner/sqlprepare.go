@@ -68,7 +68,7 @@ func (s *Session) prepareSQL(ctx context.Context, st *pg_query.PrepareStmt) (*Re
 
 // paramTypeOID is the OID of a type PREPARE declares for a parameter.
 func paramTypeOID(tn *pg_query.TypeName) (uint32, error) {
-	name := strings.ToLower(typeNameString(tn))
+	name := strings.ToLower(sqltree.TypeName(tn))
 	if t, err := schema.ParseType(name); err == nil {
 		return t.OID(), nil
 	}

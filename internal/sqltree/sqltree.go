@@ -126,3 +126,18 @@ func Template(expr string, args ...*pg_query.Node) (*pg_query.Node, error) {
 	})
 	return out, nil
 }
+
+// TypeName renders a parsed type name as the ParseType input:
+// pg_catalog.float8 → float8, timestamptz, varchar(20) → varchar.
+func TypeName(tn *pg_query.TypeName) string {
+	var parts []string
+	for _, n := range tn.Names {
+		if s := n.GetString_(); s != nil {
+			parts = append(parts, s.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}

@@ -1,0 +1,506 @@
+package dialect
+
+// The statement-level rewrite: PostgreSQL's syntax and functions the
+// engine spells otherwise, changed node by node in a parse tree.
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"tsdb/internal/pgdatetime"
+
+	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
+)
+
+// IsOIDAlias reports whether a type is one of PostgreSQL's OID alias
+// types (regclass, oid, …): a cast to one keeps the value (an OID) as it
+// is.
+func IsOIDAlias(name string) bool { return oidAliasTypes[name] }
+
+var oidAliasTypes = map[string]bool{
+	"regclass": true, "regtype": true, "regproc": true, "regnamespace": true,
+	"oid": true, "regrole": true, "name": true, "regconfig": true,
+}
+
+// isHex reports whether s is an even number of hex digits.
+func isHex(s string) bool {
+	if len(s)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// pgFunctions maps PostgreSQL catalog functions to the engine macros that
+// answer them (Macros here, and the planner's engine macros).
+var pgFunctions = map[string]string{
+	// PostgreSQL's negative years are BC (-44 is 44 BC, the
+	// astronomical -43); there is no year 0.
+	"make_date":                       "_tsdb_make_date",
+	"ln":                              "_tsdb_ln",
+	"log10":                           "_tsdb_log10",
+	"sqrt":                            "_tsdb_sqrt",
+	"exp":                             "_tsdb_exp",
+	"pg_get_userbyid":                 "_tsdb_userbyid",
+	"pg_table_is_visible":             "_tsdb_visible",
+	"pg_type_is_visible":              "_tsdb_visible",
+	"format_type":                     "_tsdb_format_type",
+	"pg_get_expr":                     "_tsdb_null2",
+	"obj_description":                 "_tsdb_null2",
+	"col_description":                 "_tsdb_null2",
+	"pg_encoding_to_char":             "_tsdb_encoding",
+	"array_to_string":                 "array_to_string",
+	"pg_indexes_size":                 "_tsdb_zero",
+	"pg_size_pretty":                  "_tsdb_size_pretty",
+	"pg_get_indexdef":                 "_tsdb_null2",
+	"pg_get_statisticsobjdef_columns": "_tsdb_null2",
+	"pg_get_viewdef":                  "_tsdb_null2",
+	"pg_get_triggerdef":               "_tsdb_null2",
+	"pg_get_partkeydef":               "_tsdb_null2",
+	"pg_get_partition_constraintdef":  "_tsdb_null2",
+	"pg_get_constraintdef":            "_tsdb_null2",
+	"shobj_description":               "_tsdb_null2",
+	"pg_has_role":                     "_tsdb_true2",
+	"pg_relation_is_publishable":      "_tsdb_true2",
+	"has_table_privilege":             "_tsdb_true2",
+	"has_schema_privilege":            "_tsdb_true2",
+	"has_database_privilege":          "_tsdb_true2",
+	"pg_is_in_recovery":               "_tsdb_false0",
+	"pg_postmaster_start_time":        "now",
+	"_pg_expandarray":                 "_tsdb_expandarray",
+	"pg_get_function_result":          "_tsdb_null2",
+	"pg_get_function_arguments":       "_tsdb_null2",
+	"current_schemas":                 "_tsdb_current_schemas",
+	"to_hex":                          "_tsdb_to_hex",
+}
+
+// Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
+var Macros = []string{
+	// PostgreSQL refuses what has no real answer; DuckDB answers
+	// -Infinity, NaN or an overflowed Infinity.
+	`CREATE MACRO _tsdb_ln(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE ln(x) END`,
+	`CREATE MACRO _tsdb_log10(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE log10(x) END`,
+	`CREATE MACRO _tsdb_make_date(y, m, d) AS make_date(CASE WHEN y < 0 THEN y + 1
+			WHEN y = 0 THEN error('[tsdb 22008] date field value out of range: 0-' || m || '-' || d) ELSE y END, m, d)`,
+	`CREATE MACRO _tsdb_re_match(s, p) AS regexp_matches(s, p)`,
+	// PostgreSQL's initcap: a letter or digit after one that is neither
+	// starts a word and is upper case, the rest lower case.
+	`CREATE MACRO initcap(s) AS list_aggr(list_transform(range(1, length(s) + 1), lambda i:
+			CASE WHEN i = 1 OR NOT regexp_matches(substring(s, i - 1, 1), '[[:alnum:]]') THEN upper(substring(s, i, 1))
+			ELSE lower(substring(s, i, 1)) END), 'string_agg', '')`,
+	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
+	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
+			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,
+	`CREATE MACRO _tsdb_userbyid(x) AS 'tsdb'`,
+	`CREATE MACRO _tsdb_visible(x) AS true`,
+	`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
+	`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
+	`CREATE MACRO _tsdb_zero(x) AS 0`,
+	`CREATE MACRO _tsdb_substr2(s, st) AS substring(s, greatest(st, 1))`,
+	`CREATE MACRO _tsdb_substr3(s, st, n) AS CASE WHEN n < 0 THEN error('negative substring length not allowed')
+			WHEN st < 1 THEN substring(s, 1, greatest(n + st - 1, 0)) ELSE substring(s, st, n) END`,
+	// PostgreSQL writes hex digits in lower case.
+	`CREATE MACRO _tsdb_to_hex(x) AS lower(to_hex(x))`,
+	`CREATE MACRO _tsdb_false0() AS false`,
+	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
+	// PostgreSQL's pg_size_pretty: bytes below 10 kB, then the largest
+	// unit that keeps the number under 20,480 halves, rounded half up.
+	`CREATE MACRO _tsdb_size_half(h, unit) AS CAST((h + CASE WHEN h < 0 THEN -1 ELSE 1 END) // 2 AS VARCHAR) || unit`,
+	`CREATE MACRO _tsdb_size_pretty_b(x) AS CASE
+			WHEN x IS NULL THEN NULL
+			WHEN abs(x) < 10240 THEN CAST(x AS VARCHAR) || ' bytes'
+			WHEN abs(x // 512) < 20479 THEN _tsdb_size_half(x // 512, ' kB')
+			WHEN abs(x // 524288) < 20479 THEN _tsdb_size_half(x // 524288, ' MB')
+			WHEN abs(x // 536870912) < 20479 THEN _tsdb_size_half(x // 536870912, ' GB')
+			WHEN abs(x // 549755813888) < 20479 THEN _tsdb_size_half(x // 549755813888, ' TB')
+			ELSE _tsdb_size_half(x // 562949953421312, ' PB') END`,
+	`CREATE MACRO _tsdb_size_pretty(x) AS _tsdb_size_pretty_b(CAST(x AS BIGINT))`,
+	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
+	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
+			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
+	`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
+			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
+			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
+			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
+			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
+	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
+	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so
+	// pg_index is empty and the expansion never meets a row; the macro
+	// gives the queries the (x, n) record they read to bind.
+	// The search path as PostgreSQL reports it (DuckDB's own names its
+	// internal schemas); JDBC asks it to tell types on the path.
+	`CREATE MACRO _tsdb_current_schemas(implicit) AS CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END`,
+	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
+}
+
+// secondFields are the names extract and date_part take for seconds.
+var secondFields = map[string]bool{"second": true, "seconds": true, "sec": true, "secs": true, "s": true}
+
+// RewriteTree applies rewritePG to every node under m. Statements that
+// do not go through rewriteSession (DELETE, UPDATE, INSERT … SELECT,
+// EXPLAIN) get it too, so that a WHERE clause means in them what it means
+// in a SELECT, and a logged DML statement replays with that meaning.
+func RewriteTree(m protoreflect.Message) {
+	sqltree.ReplaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
+		r, _ := RewritePG(n)
+		return r
+	})
+}
+
+// RewritePG adapts PostgreSQL-only syntax in a tree for the engine:
+// OPERATOR(pg_catalog.~) becomes ~, COLLATE clauses go, ::regclass and
+// similar OID-alias casts become plain values, and pg_catalog functions
+// map to tsdb's macros. It reports whether anything changed.
+func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
+	switch {
+	case n.GetResTarget() != nil:
+		rt := n.GetResTarget()
+		if fc := rt.Val.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && len(fc.Args) == 2 {
+			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1]); ok {
+				return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+					Name: rt.Name, Location: rt.Location, Val: r}}}, true
+			}
+		}
+		if sqltree.LastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
+			// In a select list PostgreSQL's generate_series gives a row
+			// per value; DuckDB's gives one list. Unnested, it gives the
+			// rows. (In UPDATE … SET both refuse it.)
+			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+				Name: rt.Name, Location: rt.Location,
+				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
+			}}}, true
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if r, ok := AnyOfArrayText(e); ok {
+			return r, true
+		}
+		if e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) >= 1 {
+			// PostgreSQL's prefix square and cube root operators.
+			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[sqltree.LastName(e.Name)]
+			if fn != "" {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Rexpr}, e.Location), true
+			}
+		}
+		if len(e.Name) == 2 && strings.EqualFold(e.Name[0].GetString_().GetSval(), "pg_catalog") {
+			e.Name = e.Name[1:]
+			return nil, true
+		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_SIMILAR {
+			if r, ok := similarTo(e); ok {
+				return r, true
+			}
+		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_LIKE || e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			if r, ok := likeEscape(e); ok {
+				return r, true
+			}
+		}
+		if sym := e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM; sym || e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+			// a BETWEEN SYMMETRIC x AND y is (a BETWEEN x AND y) OR
+			// (a BETWEEN y AND x), as PostgreSQL expands it; DuckDB
+			// has no SYMMETRIC.
+			bounds := e.Rexpr.GetList().GetItems()
+			if len(bounds) != 2 {
+				return nil, false
+			}
+			between := func(lo, hi *pg_query.Node) *pg_query.Node {
+				return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
+					Kind: pg_query.A_Expr_Kind_AEXPR_BETWEEN, Name: []*pg_query.Node{pg_query.MakeStrNode("BETWEEN")},
+					Lexpr: proto.Clone(e.Lexpr).(*pg_query.Node), Rexpr: pg_query.MakeListNode([]*pg_query.Node{lo, hi}), Location: e.Location,
+				}}}
+			}
+			either := pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, []*pg_query.Node{
+				between(bounds[0], bounds[1]),
+				between(proto.Clone(bounds[1]).(*pg_query.Node), proto.Clone(bounds[0]).(*pg_query.Node)),
+			}, e.Location)
+			if sym {
+				return either, true
+			}
+			return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{either}, e.Location), true
+		}
+	case n.GetCollateClause() != nil:
+		return n.GetCollateClause().Arg, true
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		if !IsISOLiteral(tc) {
+			// Outside a session (DML, logged as text and replayed) a
+			// zone-less timestamptz is read in UTC, as the engine reads
+			// it; refused input fails the statement when it runs.
+			r, ok, err := DateTimeLiteral(tc, time.UTC, pgdatetime.MDY, time.Now())
+			if err != nil {
+				var se *sqlerr.Error
+				if errors.As(err, &se) {
+					return Raise(se.Code, se.Message), true
+				}
+				return Raise(sqlerr.InvalidDatetimeFormat, err.Error()), true
+			}
+			if ok {
+				return r, true
+			}
+		}
+		if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
+			bits := map[string]int{"float8": 64, "float4": 32}[sqltree.LastName(tc.TypeName.GetNames())]
+			if bits > 0 {
+				if err := FloatInputError(sv.Sval, bits); err != nil {
+					return Raise(sqlerr.NumericOutOfRange, err.(*sqlerr.Error).Message), true
+				}
+			}
+		}
+		if sv := tc.Arg.GetAConst().GetSval(); sv != nil && len(tc.TypeName.GetArrayBounds()) > 0 {
+			// '{1,2}'::int[]: PostgreSQL's array text; the engine reads
+			// only its own list text.
+			elems, err := ParseArrayText(sv.Sval)
+			if err != nil {
+				return Raise(sqlerr.InvalidTextRep, fmt.Sprintf("malformed array literal: %q", sv.Sval)), true
+			}
+			tc.Arg = elems
+			return nil, true
+		}
+		switch name := sqltree.LastName(tc.TypeName.GetNames()); {
+		case oidAliasTypes[name]:
+			arg := tc.Arg
+			for arg.GetTypeCast() != nil && oidAliasTypes[sqltree.LastName(arg.GetTypeCast().TypeName.GetNames())] {
+				arg = arg.GetTypeCast().Arg
+			}
+			return arg, true
+		case name == "bytea":
+			// '\x00ff'::bytea is PostgreSQL's hex format; DuckDB reads only
+			// \x00 as a byte escape and "ff" as two letters.
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && strings.HasPrefix(sv.Sval, `\x`) && isHex(sv.Sval[2:]) {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
+					[]*pg_query.Node{pg_query.MakeAConstStrNode(sv.Sval[2:], -1)}, -1), true
+			}
+		case name == "numeric" || name == "decimal":
+			if len(tc.TypeName.Typmods) == 0 {
+				// PostgreSQL's numeric without precision keeps any value;
+				// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places
+				// (1.23456::numeric was 1.235). 38 digits, 10 after the
+				// point, keep what metrics and round(x::numeric, n) need.
+				tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(10, -1)}
+				return nil, true
+			}
+		}
+		if names := tc.TypeName.GetNames(); len(names) == 2 && strings.EqualFold(names[0].GetString_().GetSval(), "pg_catalog") {
+			tc.TypeName.Names = names[1:]
+			return nil, true
+		}
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		name := sqltree.LastName(fc.Funcname)
+		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
+			// PostgreSQL's seconds have their fraction (7.25); DuckDB's
+			// second is a whole number. Its microsecond counts from the
+			// minute, as PostgreSQL's microseconds do.
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil && secondFields[strings.ToLower(f.Sval)] {
+				r, err := sqltree.Template("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
+				if err == nil {
+					return r, true
+				}
+			}
+		}
+		if name == "regexp_matches" {
+			// DuckDB's function of that name tests for a match; PostgreSQL's
+			// returns the groups, a row per match. Only its select-list
+			// form without flags is translated (above).
+			return Raise(sqlerr.FeatureNotSupported, "regexp_matches is supported only in a select list and without flags; use regexp_extract or ~"), true
+		}
+		if name == "substring" && len(fc.Args) == 2 && fc.Args[1].GetAConst().GetSval() != nil {
+			// substring(s FROM 'pattern') is PostgreSQL's regular
+			// expression form: the first parenthesized group's match, or
+			// the whole match.
+			group := 0
+			if RegexGroups(fc.Args[1].GetAConst().GetSval().Sval) > 0 {
+				group = 1
+			}
+			// The engine gives '' for a group that took no part in the
+			// match, where PostgreSQL gives NULL: an empty group is NULL.
+			r, err := sqltree.Template(fmt.Sprintf("CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '') END", group), fc.Args...)
+			if err == nil {
+				return r, true
+			}
+		}
+		if (name == "lpad" || name == "rpad") && len(fc.Args) == 2 {
+			// PostgreSQL pads with spaces when no fill is given.
+			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
+			return nil, true
+		}
+		if (name == "substring" || name == "substr") && (len(fc.Args) == 2 || len(fc.Args) == 3) && fc.Args[1].GetAConst().GetSval() == nil {
+			// PostgreSQL counts a start before the first character as
+			// positions that hold nothing (substring('hello' from -1 for 3)
+			// is h); DuckDB counts a negative start from the end.
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(fmt.Sprintf("_tsdb_substr%d", len(fc.Args)))}
+			fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+			return nil, true
+		}
+		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
+			// PostgreSQL has no year 0: 1 BC is year -1. DuckDB counts
+			// astronomically (1 BC is 0).
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil && (strings.EqualFold(f.Sval, "year") || strings.EqualFold(f.Sval, "isoyear")) {
+				fn := "year"
+				if strings.EqualFold(f.Sval, "isoyear") {
+					fn = "isoyear"
+				}
+				r, err := sqltree.Template("(CASE WHEN "+fn+"(_tsdb_arg1) <= 0 THEN "+fn+"(_tsdb_arg1) - 1 ELSE "+fn+"(_tsdb_arg1) END)", fc.Args[1])
+				if err == nil {
+					return r, true
+				}
+			}
+		}
+		if name == "date_trunc" && len(fc.Args) == 2 {
+			// PostgreSQL's centuries and millennia begin with year 1
+			// (1901-01-01, 1001-01-01); DuckDB's with year 0.
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+				span := map[string]string{"century": "100", "millennium": "1000"}[strings.ToLower(f.Sval)]
+				if span != "" {
+					r, err := sqltree.Template("(date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % "+span+" + "+span+") % "+span+" AS INTEGER)))", fc.Args[1])
+					if err == nil {
+						return r, true
+					}
+				}
+			}
+		}
+		if name == "date_bin" && len(fc.Args) >= 2 {
+			// PostgreSQL refuses to bin into months or years; DuckDB bins.
+			arg := fc.Args[0]
+			if tc := arg.GetTypeCast(); tc != nil {
+				arg = tc.Arg
+			}
+			if sv := arg.GetAConst().GetSval(); sv != nil {
+				iv := strings.ToLower(sv.Sval)
+				for _, u := range []string{"mon", "year", "decade", "centur", "millen", "y"} {
+					if strings.Contains(iv, u) && (u != "y" || strings.HasPrefix(iv, "p")) {
+						return Raise(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
+					}
+				}
+			}
+		}
+		if name == "date_trunc" && len(fc.Args) == 3 {
+			// date_trunc(field, t, zone) truncates t as a wall clock
+			// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
+			// AT TIME ZONE zone, which is how PostgreSQL defines it.
+			zone := fc.Args[2]
+			timezone := func(arg *pg_query.Node) *pg_query.Node {
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("timezone")},
+					[]*pg_query.Node{proto.Clone(zone).(*pg_query.Node), arg}, fc.Location)
+			}
+			// The value is a timestamptz, as PostgreSQL's signature casts
+			// it: a timestamp given to timezone() would be read as the
+			// zone's wall clock instead.
+			value := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg: fc.Args[1], TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1},
+			}}}
+			trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
+				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
+			return timezone(trunc), true
+		}
+		if name == "log" && len(fc.Args) == 1 {
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_log10")}
+			return nil, true
+		}
+		if to, ok := pgFunctions[name]; ok {
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)}
+			return nil, true
+		}
+		// Functions written in SQL syntax (TRIM(…), EXTRACT(…), …) are
+		// pg_catalog functions the deparser prints back as syntax.
+		if len(fc.Funcname) == 2 && strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog") && fc.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX {
+			fc.Funcname = fc.Funcname[1:]
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// likeEscape rewrites a LIKE for PostgreSQL's escape character: a
+// backslash escapes the next character unless ESCAPE names another, while
+// DuckDB's LIKE has no escape character unless told. Only a constant
+// pattern without a backslash (and without ESCAPE) means the same to both;
+// it is left alone, so DuckDB keeps its LIKE optimizations for it.
+func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := sqltree.LastName(e.Name)
+	var fn string
+	switch op {
+	case "~~", "!~~":
+		fn = "like_escape"
+	case "~~*", "!~~*":
+		fn = "ilike_escape"
+	default:
+		return nil, false
+	}
+	pattern, escape := e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)
+	if f := e.Rexpr.GetFuncCall(); f != nil && sqltree.LastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
+		pattern, escape = f.Args[0], f.Args[1]
+	} else if sv := e.Rexpr.GetAConst().GetSval(); sv != nil && !strings.Contains(sv.Sval, `\`) {
+		return nil, false
+	}
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Lexpr, pattern, escape}, e.Location)
+	if strings.HasPrefix(op, "!") {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
+}
+
+// similarTo rewrites a SIMILAR TO with a constant pattern into the
+// regular expression it means: DuckDB reads the pattern as a regular
+// expression as it stands, where % and _ are no wildcards and . is one.
+// Other patterns are left to DuckDB.
+func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := sqltree.LastName(e.Name)
+	f := e.Rexpr.GetFuncCall()
+	if (op != "~" && op != "!~") || f == nil || len(f.Args) == 0 {
+		return nil, false
+	}
+	pattern := f.Args[0].GetAConst().GetSval()
+	escape := `\`
+	if len(f.Args) == 2 {
+		sv := f.Args[1].GetAConst().GetSval()
+		if sv == nil || len(sv.Sval) != 1 {
+			return nil, false
+		}
+		escape = sv.Sval
+	}
+	if pattern == nil {
+		return nil, false
+	}
+	var re strings.Builder
+	re.WriteString("^(?:")
+	for i := 0; i < len(pattern.Sval); i++ {
+		c := pattern.Sval[i]
+		switch {
+		case string(c) == escape && i+1 < len(pattern.Sval):
+			i++
+			re.WriteString(regexp.QuoteMeta(pattern.Sval[i : i+1]))
+		case c == '%':
+			re.WriteString("(?s:.*)")
+		case c == '_':
+			re.WriteString("(?s:.)")
+		case c == '.' || c == '^' || c == '$' || c == '\\':
+			re.WriteByte('\\')
+			re.WriteByte(c)
+		default:
+			re.WriteByte(c)
+		}
+	}
+	re.WriteString(")$")
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("regexp_full_match")},
+		[]*pg_query.Node{e.Lexpr, pg_query.MakeAConstStrNode(re.String(), -1)}, e.Location)
+	if op == "!~" {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
+}
