@@ -125,6 +125,12 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 	if cd.TypeName == nil || len(cd.TypeName.ArrayBounds) > 0 {
 		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
 	}
+	switch sqltree.TypeName(cd.TypeName) {
+	case "bpchar", "char", "character":
+		// Stored as text it would answer differently: PostgreSQL pads a
+		// char(n) value with spaces and compares without them.
+		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: type character(n) is not supported; use text or varchar", cd.Colname)
+	}
 	ty, err := schema.ParseType(sqltree.TypeName(cd.TypeName))
 	if err != nil {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}

@@ -192,3 +192,14 @@ func TestFloatUnderflowRefused(t *testing.T) {
 		{0, "SELECT count(*) FROM f", "2"},
 	})
 }
+
+// char(n) is refused rather than stored as text that answers otherwise.
+func TestCharColumnsRefused(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE c (time timestamptz NOT NULL, code char(4))", "err:0A000"},
+		{0, "CREATE TABLE c (time timestamptz NOT NULL, code character(2))", "err:0A000"},
+		{0, "CREATE TABLE c (time timestamptz NOT NULL, code varchar(4), name text)", "tag:CREATE TABLE"},
+		{0, "ALTER TABLE c ADD COLUMN x bpchar", "err:0A000"},
+	})
+}

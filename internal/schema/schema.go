@@ -69,7 +69,7 @@ var typeAliases = map[string]Type{
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
 	"date": Date,
-	"text": Text, "varchar": Text, "character varying": Text, "string": Text, "bpchar": Text, "char": Text, "character": Text,
+	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
 }
 
 // ParseType resolves a type name as written in SQL (case-insensitive,
