@@ -127,9 +127,13 @@ func ParseArrayText(s string) (*pg_query.Node, error) {
 }
 
 type arrayText struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int
 }
+
+// maxArrayDims is PostgreSQL's limit on an array's dimensions.
+const maxArrayDims = 6
 
 func (p *arrayText) space() {
 	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\n' || p.s[p.i] == '\r') {
@@ -141,6 +145,10 @@ func (p *arrayText) array() (*pg_query.Node, error) {
 	if p.i >= len(p.s) || p.s[p.i] != '{' {
 		return nil, fmt.Errorf("array value must start with \"{\"")
 	}
+	if p.depth++; p.depth > maxArrayDims {
+		return nil, fmt.Errorf("number of array dimensions exceeds the maximum allowed (%d)", maxArrayDims)
+	}
+	defer func() { p.depth-- }()
 	p.i++
 	var items []*pg_query.Node
 	p.space()

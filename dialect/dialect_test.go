@@ -38,7 +38,7 @@ func TestParseArrayText(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
 		}
 	}
-	for _, bad := range []string{`1,2`, `{1,2`, `{1,,2}`, `{1,2}x`, `{"a}`} {
+	for _, bad := range []string{`1,2`, `{1,2`, `{1,,2}`, `{1,2}x`, `{"a}`, `{{{{{{{1}}}}}}}`} {
 		if _, err := ParseArrayText(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}

@@ -203,3 +203,29 @@ func TestCharColumnsRefused(t *testing.T) {
 		{0, "ALTER TABLE c ADD COLUMN x bpchar", "err:0A000"},
 	})
 }
+
+// A DELETE naming the day deletes by the statement's day, written into
+// the statement as a constant.
+func TestDMLTimeKeywords(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "DELETE FROM m WHERE time < CURRENT_DATE - 365 * 100", "tag:DELETE 0"},
+		{0, "DELETE FROM m WHERE time::date < CURRENT_DATE AND host = 'a'", "tag:DELETE 1"},
+		{0, "UPDATE m SET v = 7 WHERE time < LOCALTIMESTAMP AND host = 'b'", "tag:UPDATE 1"},
+		{0, "DELETE FROM m WHERE time < today() AND host = 'c'", "tag:DELETE 1"},
+		{0, "SELECT host, v FROM m ORDER BY host", "b|7;d|4"},
+	})
+}
+
+// In a block, now() still names its column now.
+func TestTransactionTimeColumnNames(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	e.must("BEGIN")
+	res := e.must("SELECT now(), CURRENT_TIMESTAMP, now()::date AS d")
+	if got := strings.Join(res[len(res)-1].cols, ","); got != "now,current_timestamp,d" {
+		t.Errorf("columns %s, want now,current_timestamp,d", got)
+	}
+	e.must("COMMIT")
+}

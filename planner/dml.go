@@ -27,6 +27,10 @@ import (
 var volatileFunctions = map[string]bool{
 	"random": true, "gen_random_uuid": true, "uuid": true, "nextval": true, "currval": true,
 	"setseed": true, "clock_timestamp": true, "timeofday": true, "txid_current": true,
+	// The engine's own clocks: a statement naming them is run once and
+	// its effect logged, never replayed as text.
+	"today": true, "get_current_timestamp": true, "current_localtimestamp": true, "get_current_time": true,
+	"current_date": true, "localtimestamp": true, "localtime": true, "current_time": true,
 }
 
 // timeFunctions are replaced by the statement's time before a DML is
@@ -81,20 +85,33 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	// Fix the statement's time: now() becomes a literal.
 	stamp := time.Now().UTC().Format("2006-01-02 15:04:05.999999+00")
 	sqltree.ReplaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
-		isNow := false
+		asType := ""
 		if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && timeFunctions[sqltree.LastName(fc.Funcname)] {
-			isNow = true
+			asType = "timestamptz"
 		}
-		if sv := n.GetSqlvalueFunction(); sv != nil && (sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP || sv.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N) {
-			isNow = true
+		if sv := n.GetSqlvalueFunction(); sv != nil {
+			// Every SQL time keyword, so that the logged text holds none:
+			// CURRENT_DATE replayed on a later day means another day.
+			switch sv.Op {
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+				asType = "timestamptz"
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+				asType = "date"
+			case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+				asType = "timestamp"
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N,
+				pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:
+				asType = "time"
+			}
 		}
-		if !isNow {
+		if asType == "" {
 			return nil
 		}
-		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg:      pg_query.MakeAConstStrNode(stamp, -1),
-			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}},
-		}}}
+		lit := sqltree.Cast(pg_query.MakeAConstStrNode(stamp, -1), "timestamptz")
+		if asType == "timestamptz" {
+			return lit
+		}
+		return sqltree.Cast(lit, asType)
 	})
 	if err := s.rewriteDateTimes(node); err != nil {
 		return nil, err

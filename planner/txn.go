@@ -794,6 +794,16 @@ func (s *Session) fixTransactionTime(node *pg_query.Node) *pg_query.Node {
 		return node
 	}
 	out := proto.Clone(node).(*pg_query.Node)
+	// A result column keeps the name PostgreSQL gives what was written
+	// (now, current_timestamp), not the constant's.
+	_ = sqltree.Walk(out.ProtoReflect(), func(m proto.Message) error {
+		if rt, ok := m.(*pg_query.ResTarget); ok && rt.Name == "" && rt.Val != nil && rt.Val.GetColumnRef() == nil {
+			if name := figureColname(rt.Val); name != "?column?" {
+				rt.Name = name
+			}
+		}
+		return nil
+	})
 	sqltree.ReplaceNodes(out.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		if isTransactionTime(n) {
 			return lit()

@@ -472,6 +472,11 @@ func decodeArrayParam(raw []byte, elem uint32) (any, error) {
 		}
 	}
 	rest := raw[12+8*ndim:]
+	if total > len(rest)/4 {
+		// Each element takes at least its 4-byte length: a count the
+		// message cannot hold is refused before anything is allocated.
+		return nil, fmt.Errorf("array parameter of %d elements in %d bytes", total, len(rest))
+	}
 	elems := make([]string, total)
 	for i := range elems {
 		if len(rest) < 4 {

@@ -405,11 +405,12 @@ func Parse(s, typ string, order Order) (Value, error) {
 				julian = false
 			case isoT || (dateDone() && !v.HasTime && (len(f.text) == 6 || len(f.text) == 4) && !strings.Contains(f.text, ".")):
 				// hhmm[ss] after a whole date, or after ISO's T
+				if len(f.text) != 4 && len(f.text) != 6 {
+					return Value{}, syntax
+				}
 				t := f.text[0:2] + ":" + f.text[2:4]
 				if len(f.text) == 6 {
 					t += ":" + f.text[4:6]
-				} else if len(f.text) != 4 {
-					return Value{}, syntax
 				}
 				if err := v.setTime(t); err != nil {
 					return Value{}, syntax
@@ -597,26 +598,33 @@ func (v *Value) setTime(t string) error {
 	if len(parts) < 2 || len(parts) > 3 {
 		return errors.New("time")
 	}
+	if len(parts) == 2 && strings.Contains(parts[1], ".") {
+		// mm:ss.frac, as PostgreSQL reads two fields with a fraction
+		parts = []string{"0", parts[0], parts[1]}
+	}
 	h, m := atoi(parts[0]), atoi(parts[1])
-	if h < 0 || m < 0 || len(parts[1]) != 2 && len(parts[1]) != 1 {
-		if !strings.Contains(parts[1], ".") || len(parts) != 2 {
-			return errors.New("time")
-		}
+	if h < 0 || m < 0 || len(parts[1]) > 2 || len(parts[0]) > 2 {
+		return errors.New("time")
 	}
 	v.Hour, v.Minute = h, m
 	if len(parts) == 3 {
 		sec, frac, _ := strings.Cut(parts[2], ".")
 		s := atoi(sec)
-		if s < 0 {
+		if s < 0 || len(sec) > 2 {
 			return errors.New("time")
 		}
 		v.Second = s
 		if frac != "" {
 			f, err := strconv.ParseFloat("0."+frac, 64)
-			if err != nil {
-				return err
+			if err != nil || !isNumber(frac) {
+				return errors.New("time")
 			}
 			v.Micro = int(math.RoundToEven(f * 1e6))
+			if v.Micro >= 1e6 {
+				// .9999999 rounds up into the next second
+				v.Micro -= 1e6
+				v.Second++
+			}
 		}
 	}
 	v.HasTime = true
@@ -733,7 +741,9 @@ func (v Value) Timestamp() string {
 	if inf, ok := v.infinite(); ok {
 		return inf
 	}
-	return v.clock(v.Year, v.Month, v.Day, v.Hour, v.Minute, v.Second)
+	// time.Date rolls 24:00:00 and a 60th second over, as PostgreSQL does.
+	t := time.Date(v.Year, time.Month(v.Month), v.Day, v.Hour, v.Minute, v.Second, 0, time.UTC)
+	return v.clock(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second())
 }
 
 func (v Value) clock(y, mo, d, h, mi, s int) string {
@@ -763,7 +773,7 @@ func (v Value) Timestamptz(loc *time.Location) string {
 		if v.HasZone {
 			z = v.Zone
 		}
-		t = time.Date(v.Year, time.Month(v.Month), v.Day, v.Hour, v.Minute, v.Second, v.Micro*1000, z).UTC()
+		t = zoneInstant(wall, z)
 		if v.abbrev != "" {
 			// A dynamic abbreviation means the offset it stood for in
 			// its zone at that time (MSK was +3, then +4 from 2011-03-27).
@@ -782,4 +792,31 @@ func (v Value) Timestamptz(loc *time.Location) string {
 		out = fmt.Sprintf("%d", t.Year()) + t.Format("-01-02 15:04:05.999999")
 	}
 	return out + "+00"
+}
+
+// zoneInstant is the instant a wall clock (given as UTC fields) shows in
+// zone z, as PostgreSQL picks it where the zone's offset changes: in the
+// hour a fall change repeats, and in the hour a spring change skips, the
+// later reading (standard time). Go's time.Date picks otherwise in both.
+func zoneInstant(wall time.Time, z *time.Location) time.Time {
+	var valid, all []time.Time
+	for _, probe := range []time.Time{wall.Add(-24 * time.Hour), wall, wall.Add(24 * time.Hour)} {
+		_, off := probe.In(z).Zone()
+		t := wall.Add(-time.Duration(off) * time.Second)
+		all = append(all, t)
+		if _, o := t.In(z).Zone(); o == off {
+			valid = append(valid, t)
+		}
+	}
+	pick := valid
+	if len(pick) == 0 {
+		pick = all // a wall clock the zone skips
+	}
+	latest := pick[0]
+	for _, t := range pick[1:] {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	return latest.UTC()
 }

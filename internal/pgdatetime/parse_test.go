@@ -176,3 +176,24 @@ func TestParseNegativeYear(t *testing.T) {
 		t.Errorf("timestamptz: %v %v", v.Timestamptz(time.UTC), err)
 	}
 }
+
+// Where a zone's offset changes, PostgreSQL reads the skipped and the
+// repeated hour as standard time (recorded from PostgreSQL 15), and a
+// fraction that rounds up carries into the seconds.
+func TestZoneChangesAndCarries(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"2018-03-11 02:30 America/New_York", "2018-03-11 07:30:00+00"},
+		{"2018-11-04 01:30 America/New_York", "2018-11-04 06:30:00+00"},
+		{"2018-07-01 12:00 America/New_York", "2018-07-01 16:00:00+00"},
+		{"2020-01-01 12:30.5+00", "2020-01-01 00:12:30.5+00"},
+	} {
+		v, err := Parse(c.in, "timestamp with time zone", MDY)
+		if err != nil || v.Timestamptz(time.UTC) != c.want {
+			t.Errorf("%q: %s %v, want %s", c.in, v.Timestamptz(time.UTC), err, c.want)
+		}
+	}
+	v, err := Parse("2020-01-01 10:00:59.99999999", "timestamp", MDY)
+	if err != nil || v.Timestamp() != "2020-01-01 10:01:00" {
+		t.Errorf("a carried second: %s %v", v.Timestamp(), err)
+	}
+}
