@@ -183,24 +183,36 @@ func TestSecondProcessIsRefused(t *testing.T) {
 // Flags come from TSDB_* environment variables too.
 func TestConfigFromEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, "serve")
-	cmd.Env = append(os.Environ(), "TSDB_DATA_DIR="+dir, "TSDB_PG_ADDR="+addr, "TSDB_HTTP_ADDR="+freeAddr(t), "TSDB_BUCKET_DURATION=7m", "TSDB_LOG_FORMAT=json")
-	logs := &proctest.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(logs.String(), `"msg":"tsdb ready"`) {
-		if time.Now().After(deadline) {
+	var addr string
+	var logs *proctest.LockedBuffer
+	// A free port can be taken between freeAddr and tsdb's bind: start
+	// again on new ports then, at most three times.
+	for attempt := 0; ; attempt++ {
+		addr = freeAddr(t)
+		cmd := exec.Command(binary, "serve")
+		cmd.Env = append(os.Environ(), "TSDB_DATA_DIR="+dir, "TSDB_PG_ADDR="+addr, "TSDB_HTTP_ADDR="+freeAddr(t), "TSDB_BUCKET_DURATION=7m", "TSDB_LOG_FORMAT=json")
+		logs = &proctest.LockedBuffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(logs.String(), `"msg":"tsdb ready"`) && !strings.Contains(logs.String(), "address already in use") {
+			if time.Now().After(deadline) {
+				t.Fatalf("not ready:\n%s", logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(logs.String(), "address already in use") {
+			break
+		}
+		if attempt == 2 {
 			t.Fatalf("not ready:\n%s", logs.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	for _, want := range []string{`"pg_addr":"` + addr + `"`, `"bucket_duration":"7m0s"`, `"data_dir":"` + dir + `"`} {
 		if !strings.Contains(logs.String(), want) {

@@ -107,6 +107,18 @@ func startServer(t *testing.T, dataDir string, args []string, env ...string) *se
 // launch starts tsdb and waits until it is ready or has exited (died).
 func launch(t testing.TB, dataDir string, args []string, env ...string) (s *server, died error) {
 	t.Helper()
+	// A free port can be taken by another process between freeAddr
+	// closing it and tsdb binding it: start again on new ports then.
+	for attempt := 0; ; attempt++ {
+		s, died = launchOnce(t, dataDir, args, env...)
+		if died == nil || attempt == 2 || !strings.Contains(s.logs.String(), "address already in use") {
+			return s, died
+		}
+	}
+}
+
+func launchOnce(t testing.TB, dataDir string, args []string, env ...string) (s *server, died error) {
+	t.Helper()
 	s = &server{t: t, dataDir: dataDir, pgAddr: freeAddr(t), logs: &proctest.LockedBuffer{}, done: make(chan error, 1)}
 	all := append([]string{"serve", "--data-dir", dataDir, "--pg-addr", s.pgAddr, "--http-addr", freeAddr(t), "--engine-threads", "2", "--memory-limit", "2GiB"}, args...)
 	bin := binary
