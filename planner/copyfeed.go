@@ -214,7 +214,7 @@ func (c *CopyIn) start(job copyJob) {
 						j.dec.finished.Store(true)
 						continue
 					}
-					if err := j.dec.consume(j.data); err != nil {
+					if err := consumeSafely(j.dec, j.data); err != nil {
 						// The builder may hold half a row: no record.
 						j.dec.err = err
 						f.failed.Store(true)
@@ -402,4 +402,16 @@ func (d *chunkDecoder) release() {
 		d.bld.Release()
 		d.bld = nil
 	}
+}
+
+// consumeSafely decodes a chunk, turning a panic of a value reader into
+// the COPY's error: on a decoder goroutine nothing else would recover it,
+// and one malformed field must not stop the server.
+func consumeSafely(dec *chunkDecoder, data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = sqlerr.New(sqlerr.InternalError, "COPY: a value could not be read (%v)", r)
+		}
+	}()
+	return dec.consume(data)
 }
