@@ -1,0 +1,124 @@
+package pgdatetime
+
+// Time zones in input: PostgreSQL's abbreviations, zone names, POSIX
+// offsets, and the instant a wall clock shows in a zone.
+
+import (
+	_ "embed"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed tznames.txt
+var tznamesText string
+
+type abbrev struct {
+	offset int
+	zone   string
+}
+
+// abbreviations is PostgreSQL's Default set, read once.
+var abbreviations = sync.OnceValue(func() map[string]abbrev {
+	m := map[string]abbrev{}
+	for _, l := range strings.Split(tznamesText, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if n, err := strconv.Atoi(f[1]); err == nil {
+			m[strings.ToLower(f[0])] = abbrev{offset: n}
+		} else {
+			m[strings.ToLower(f[0])] = abbrev{zone: f[1]}
+		}
+	}
+	return m
+})
+
+// setZoneName takes a zone of the time zone database (America/New_York)
+// or a POSIX-style name (PST8PDT), as the input names it.
+func (v *Value) setZoneName(raw string) error {
+	if v.HasZone {
+		return &SyntaxError{Input: raw}
+	}
+	if m := posixOffset.FindStringSubmatch(raw); m != nil {
+		// GMT+8 is a POSIX zone: its sign counts west, so it is UTC-8.
+		off, ok := parseOffset(m[1])
+		if !ok {
+			return &ZoneError{Zone: raw}
+		}
+		v.HasZone, v.Offset = true, -off
+		return nil
+	}
+	loc, err := time.LoadLocation(raw)
+	if err != nil {
+		return &ZoneError{Zone: raw}
+	}
+	v.HasZone, v.Zone = true, loc
+	return nil
+}
+
+// posixOffset is a POSIX zone of a UTC name and an offset (GMT+8).
+var posixOffset = regexp.MustCompile(`(?i)^(?:gmt|utc|ut)([+-]\d{1,2}(?::?\d\d)?)$`)
+
+// parseOffset reads +hh, +hhmm, +hh:mm, +hh:mm:ss (and a minus sign).
+func parseOffset(s string) (int, bool) {
+	sign := 1
+	if s[0] == '-' {
+		sign = -1
+	}
+	s = s[1:]
+	var h, m, sec int
+	switch {
+	case strings.Contains(s, ":"):
+		p := strings.Split(s, ":")
+		if len(p) > 3 {
+			return 0, false
+		}
+		h, m = atoi(p[0]), atoi(p[1])
+		if len(p) == 3 {
+			sec = atoi(p[2])
+		}
+	case len(s) <= 2:
+		h = atoi(s)
+	case len(s) == 4:
+		h, m = atoi(s[:2]), atoi(s[2:])
+	case len(s) == 6:
+		h, m, sec = atoi(s[:2]), atoi(s[2:4]), atoi(s[4:])
+	default:
+		return 0, false
+	}
+	if h < 0 || m < 0 || sec < 0 || h > 15 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	return sign * (h*3600 + m*60 + sec), true
+}
+
+// zoneInstant is the instant a wall clock (given as UTC fields) shows in
+// zone z, as PostgreSQL picks it where the zone's offset changes: in the
+// hour a fall change repeats, and in the hour a spring change skips, the
+// later reading (standard time). Go's time.Date picks otherwise in both.
+func zoneInstant(wall time.Time, z *time.Location) time.Time {
+	var valid, all []time.Time
+	for _, probe := range []time.Time{wall.Add(-24 * time.Hour), wall, wall.Add(24 * time.Hour)} {
+		_, off := probe.In(z).Zone()
+		t := wall.Add(-time.Duration(off) * time.Second)
+		all = append(all, t)
+		if _, o := t.In(z).Zone(); o == off {
+			valid = append(valid, t)
+		}
+	}
+	pick := valid
+	if len(pick) == 0 {
+		pick = all // a wall clock the zone skips
+	}
+	latest := pick[0]
+	for _, t := range pick[1:] {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	return latest.UTC()
+}
