@@ -14,6 +14,15 @@ import (
 	"tsdb/internal/sqltree"
 )
 
+// Input is how a session reads date and time text: in its TimeZone, its
+// DateStyle's field order and its IntervalStyle, with 'now' meaning Now.
+type Input struct {
+	Loc       *time.Location
+	Order     pgdatetime.Order
+	Intervals pgdatetime.IntervalStyle
+	Now       time.Time
+}
+
 // DateTimeLiteral reads a constant cast to date, timestamp or timestamptz
 // ('January 8, 1999'::date, timestamptz '1999-01-08 04:05 PST') by
 // PostgreSQL's input rules and gives the engine the value in ISO form:
@@ -21,7 +30,8 @@ import (
 // ('01/02/03' as the year 1). A zone-less timestamptz is read in loc, the
 // session's zone, as PostgreSQL does. ok is false for anything else. Input
 // PostgreSQL refuses is an error with its SQLSTATE.
-func DateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime.Order, now time.Time) (n *pg_query.Node, ok bool, err error) {
+func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool, err error) {
+	loc, order, now := in.Loc, in.Order, in.Now
 	sv := tc.Arg.GetAConst().GetSval()
 	if sv == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
 		return nil, false, nil
@@ -39,7 +49,7 @@ func DateTimeLiteral(tc *pg_query.TypeCast, loc *time.Location, order pgdatetime
 		if len(tc.TypeName.GetTypmods()) > 0 {
 			return intervalLiteral(tc, sv.Sval)
 		}
-		iv, err := pgdatetime.ParseInterval(sv.Sval)
+		iv, err := pgdatetime.ParseIntervalStyle(sv.Sval, in.Intervals)
 		if err != nil {
 			var re *pgdatetime.IntervalRangeError
 			if errors.As(err, &re) {

@@ -1,9 +1,12 @@
 package dialect
 
 import (
+	"encoding/hex"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/sqlerr"
 )
 
 // deparsed is an expression node as SQL text.
@@ -61,5 +64,34 @@ func TestFloatInputError(t *testing.T) {
 	}
 	if FloatInputError("1e39", 32) == nil {
 		t.Error("1e39 as real: accepted")
+	}
+}
+
+func TestParseBytea(t *testing.T) {
+	for _, tt := range []struct {
+		in, want, code string
+	}{
+		{`\xDeAdBeEf`, "deadbeef", ""},
+		{`\x de ad`, "dead", ""},
+		{`\x`, "", ""},
+		{`abc`, "616263", ""},
+		{`a\\b\001\377`, "615c6201ff", ""},
+		{`\xDeAdBeE`, "", "22023"},
+		{`\xDeAdBeEx`, "", "22023"},
+		{`a\b`, "", "22P02"},
+		{`\400`, "", "22P02"},
+	} {
+		b, err := ParseBytea(tt.in)
+		if tt.code != "" {
+			if err == nil {
+				t.Errorf("%q: accepted as %x", tt.in, b)
+			} else if c := sqlerr.Code(err); c != tt.code {
+				t.Errorf("%q: code %s, want %s", tt.in, c, tt.code)
+			}
+			continue
+		}
+		if err != nil || hex.EncodeToString(b) != tt.want {
+			t.Errorf("%q: got %x %v, want %s", tt.in, b, err, tt.want)
+		}
 	}
 }

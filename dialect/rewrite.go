@@ -4,6 +4,7 @@ package dialect
 // engine spells otherwise, changed node by node in a parse tree.
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -30,19 +31,6 @@ var oidAliasTypes = map[string]bool{
 	"oid": true, "regrole": true, "name": true, "regconfig": true,
 }
 
-// isHex reports whether s is an even number of hex digits.
-func isHex(s string) bool {
-	if len(s)%2 != 0 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // pgFunctions maps PostgreSQL catalog functions to the engine macros that
 // answer them (Macros here, and the planner's engine macros).
 var pgFunctions = map[string]string{
@@ -66,7 +54,13 @@ var pgFunctions = map[string]string{
 	"pg_size_pretty":                  "_tsdb_size_pretty",
 	"pg_get_indexdef":                 "_tsdb_null2",
 	"pg_get_statisticsobjdef_columns": "_tsdb_null2",
-	"pg_get_viewdef":                  "_tsdb_null2",
+	"pg_get_viewdef":                  "_tsdb_viewdef",
+	"pg_sleep":                        "_tsdb_sleep",
+	"split_part":                      "_tsdb_split_part",
+	"sha256":                          "_tsdb_sha256",
+	"decode":                          "_tsdb_decode",
+	"encode":                          "_tsdb_encode",
+	"pg_typeof":                       "_tsdb_typeof",
 	"pg_get_triggerdef":               "_tsdb_null2",
 	"pg_get_partkeydef":               "_tsdb_null2",
 	"pg_get_partition_constraintdef":  "_tsdb_null2",
@@ -145,10 +139,122 @@ var Macros = []string{
 	// internal schemas); JDBC asks it to tell types on the path.
 	`CREATE MACRO _tsdb_current_schemas(implicit) AS CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END`,
 	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
+	// tsdb has no views: a view named by its name does not exist (psql
+	// asks by OID, and gets NULL as for any relation without a view).
+	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,
+	// A timestamp rounded to a multiple of s microseconds, halves away
+	// from zero (PostgreSQL's AdjustTimestampForTypmod).
+	`CREATE MACRO _tsdb_round_ts(t, s) AS CASE WHEN isfinite(t) THEN t + to_microseconds(CASE WHEN epoch_us(t) >= 0
+			THEN ((epoch_us(t) + s // 2) // s) * s ELSE -(((s // 2 - epoch_us(t)) // s) * s) END - epoch_us(t)) ELSE t END`,
+	// void prints as an empty string.
+	`CREATE MACRO _tsdb_sleep(s) AS coalesce(CAST(sleep_ms(CAST(s * 1000 AS BIGINT)) AS VARCHAR), '')`,
+	// An empty delimiter leaves the string whole (field 1 or -1); DuckDB
+	// splits it into characters.
+	`CREATE MACRO _tsdb_split_part(s, d, n) AS CASE WHEN n = 0 THEN error('[tsdb 22023] field position must not be zero')
+			WHEN d = '' THEN CASE WHEN n = 1 OR n = -1 THEN s ELSE '' END ELSE split_part(s, d, n) END`,
+	// Text to bytea at run time: PostgreSQL's hex format, or text without
+	// backslashes (escape sequences are read only in literals, ParseBytea).
+	`CREATE MACRO _tsdb_bytea(s) AS CASE WHEN typeof(s) = 'BLOB' THEN CAST(s AS BLOB)
+			WHEN starts_with(CAST(s AS VARCHAR), '\x') THEN CASE WHEN regexp_full_match(CAST(s AS VARCHAR), '\\x(\s*[0-9a-fA-F][0-9a-fA-F])*\s*')
+				THEN unhex(regexp_replace(substr(CAST(s AS VARCHAR), 3), '\s', '', 'g'))
+				ELSE error('[tsdb 22P02] invalid input syntax for type bytea') END
+			WHEN contains(CAST(s AS VARCHAR), '\') THEN error('[tsdb 0A000] bytea escape sequences are read in literals only')
+			ELSE CAST(CAST(s AS VARCHAR) AS BLOB) END`,
+	// PostgreSQL's sha256 returns bytea; DuckDB's returns the hex text.
+	`CREATE MACRO _tsdb_sha256(x) AS unhex(sha256(x))`,
+	// DuckDB's two-argument decode returned its input unchanged.
+	`CREATE MACRO _tsdb_decode(s, f) AS CASE lower(f)
+			WHEN 'hex' THEN CASE WHEN regexp_full_match(s, '(\s*[0-9a-fA-F][0-9a-fA-F])*\s*') THEN unhex(regexp_replace(s, '\s', '', 'g'))
+				ELSE error('[tsdb 22023] invalid hexadecimal data: "' || s || '"') END
+			WHEN 'base64' THEN from_base64(regexp_replace(s, '\s', '', 'g'))
+			WHEN 'escape' THEN CASE WHEN contains(s, '\') THEN error('[tsdb 0A000] decode(…, ''escape'') of backslash sequences is not supported') ELSE CAST(s AS BLOB) END
+			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
+	// base64 lines end after 76 characters, as PostgreSQL writes them.
+	`CREATE MACRO _tsdb_encode(b, f) AS CASE lower(f)
+			WHEN 'hex' THEN lower(hex(b))
+			WHEN 'base64' THEN rtrim(regexp_replace(to_base64(b), '(.{76})', '\1' || chr(10), 'g'), chr(10))
+			WHEN 'escape' THEN error('[tsdb 0A000] encode(…, ''escape'') is not supported')
+			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
+	// PostgreSQL's type names, not DuckDB's.
+	`CREATE MACRO _tsdb_pgtypename(t) AS CASE
+			WHEN t = 'varchar' THEN 'text' WHEN t = 'double' THEN 'double precision' WHEN t = 'float' THEN 'real'
+			WHEN t = 'blob' THEN 'bytea' WHEN t = 'timestamp' THEN 'timestamp without time zone'
+			WHEN t = 'time' THEN 'time without time zone' WHEN t = '"null"' THEN 'unknown'
+			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
+			ELSE t END`,
+	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
 }
 
-// secondFields are the names extract and date_part take for seconds.
-var secondFields = map[string]bool{"second": true, "seconds": true, "sec": true, "secs": true, "s": true}
+// extractTemplates compute the fields of extract and date_part whose
+// meaning differs from DuckDB's, with DuckDB's own functions (a template
+// must not hold what RewritePG rewrites again).
+var extractTemplates = map[string]string{
+	// PostgreSQL's seconds have their fraction (7.25); DuckDB's second is
+	// a whole number. Its microsecond counts from the minute, as
+	// PostgreSQL's microseconds do.
+	"second": "microsecond(_tsdb_arg1) / 1000000.0",
+	// PostgreSQL has no year 0: 1 BC is year -1. DuckDB counts
+	// astronomically (1 BC is 0). An interval's years are a count.
+	// (typeof is constant; both branches bind for dates, timestamps and
+	// intervals alike.)
+	"year":    "(CASE WHEN typeof(_tsdb_arg1) <> 'INTERVAL' AND year(_tsdb_arg1) <= 0 THEN year(_tsdb_arg1) - 1 ELSE year(_tsdb_arg1) END)",
+	"isoyear": "(CASE WHEN isoyear(_tsdb_arg1) <= 0 THEN isoyear(_tsdb_arg1) - 1 ELSE isoyear(_tsdb_arg1) END)",
+	// A BC decade counts down from the year before 1 BC as PostgreSQL's
+	// timestamp_part does (2 BC is decade -1, 12 BC is -2).
+	"decade": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' OR year(_tsdb_arg1) > 0 THEN decade(_tsdb_arg1) ELSE -((8 - (year(_tsdb_arg1) - 1)) // 10) END)",
+	// The rest only for infinite values (infiniteFields).
+	"epoch":      "epoch(_tsdb_arg1)",
+	"julian":     "julian(_tsdb_arg1)",
+	"century":    "century(_tsdb_arg1)",
+	"millennium": "millennium(_tsdb_arg1)",
+}
+
+// fieldAliases are the other names PostgreSQL takes for a field.
+var fieldAliases = map[string]string{
+	"seconds": "second", "sec": "second", "secs": "second", "s": "second",
+	"years": "year", "y": "year", "yr": "year", "yrs": "year",
+	"decades": "decade", "dec": "decade", "decs": "decade",
+	"centuries": "century", "c": "century", "cent": "century",
+	"millenniums": "millennium", "millennia": "millennium", "mil": "millennium", "mils": "millennium",
+	"j": "julian",
+}
+
+// infiniteFields are the fields PostgreSQL gives ±Infinity for an infinite
+// date or timestamp (the others are NULL there, as in DuckDB, which gives
+// NULL for all).
+var infiniteFields = map[string]bool{"epoch": true, "julian": true, "year": true, "isoyear": true, "decade": true, "century": true, "millennium": true}
+
+// extractField rewrites extract(field FROM x) or date_part(field, x) when
+// DuckDB's answer would differ from PostgreSQL's.
+func extractField(field string, x *pg_query.Node) (*pg_query.Node, bool) {
+	if a, ok := fieldAliases[field]; ok {
+		field = a
+	}
+	t, ok := extractTemplates[field]
+	if !ok {
+		return nil, false
+	}
+	if infiniteFields[field] {
+		// DuckDB's NULL for a value that is not NULL means the value is
+		// infinite; its text says which way.
+		t = "coalesce(" + t + ", CASE WHEN _tsdb_arg1 IS NOT NULL THEN CASE WHEN starts_with(CAST(_tsdb_arg1 AS VARCHAR), '-') THEN CAST('-Infinity' AS DOUBLE) ELSE CAST('Infinity' AS DOUBLE) END END)"
+	}
+	r, err := sqltree.Template(t, x)
+	return r, err == nil
+}
+
+// truncTemplates are date_trunc's fields whose meaning differs from
+// DuckDB's.
+var truncTemplates = map[string]string{
+	// PostgreSQL's centuries and millennia begin with year 1 (1901-01-01,
+	// 1001-01-01); DuckDB's with year 0. An interval's are counts, as
+	// DuckDB's (datetrunc is date_trunc by a name not rewritten again).
+	"century":    "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN datetrunc('century', _tsdb_arg1) ELSE date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % 100 + 100) % 100 AS INTEGER)) END)",
+	"millennium": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN datetrunc('millennium', _tsdb_arg1) ELSE date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % 1000 + 1000) % 1000 AS INTEGER)) END)",
+	// A BC decade as PostgreSQL's timestamp_trunc counts it (2 BC is in
+	// the decade beginning 11 BC).
+	"decade": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' OR year(_tsdb_arg1) > 0 THEN datetrunc('decade', _tsdb_arg1) ELSE date_trunc('year', _tsdb_arg1) - to_years(CAST(year(_tsdb_arg1) + ((8 - (year(_tsdb_arg1) - 1)) // 10) * 10 AS INTEGER)) END)",
+}
 
 // RewriteTree applies rewritePG to every node under m. Statements that
 // do not go through rewriteSession (DELETE, UPDATE, INSERT … SELECT,
@@ -237,11 +343,31 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		return n.GetCollateClause().Arg, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
+		if tn := sqltree.LastName(tc.TypeName.GetNames()); (tn == "timestamptz" || tn == "timestamp") && len(tc.TypeName.GetTypmods()) == 1 {
+			// timestamp(p): PostgreSQL rounds to p fractional digits;
+			// DuckDB's types take no precision.
+			p := tc.TypeName.Typmods[0].GetAConst().GetIval()
+			if p == nil || p.Ival < 0 {
+				return Raise(sqlerr.InvalidParameterValue, "TIMESTAMP precision must not be negative"), true
+			}
+			tc.TypeName.Typmods = nil
+			if p.Ival >= 6 {
+				return nil, true
+			}
+			scale := int64(1)
+			for range 6 - p.Ival {
+				scale *= 10
+			}
+			r, err := sqltree.Template(fmt.Sprintf("_tsdb_round_ts(_tsdb_arg1, %d)", scale), n)
+			if err == nil {
+				return r, true
+			}
+		}
 		if !IsISOLiteral(tc) {
 			// Outside a session (DML, logged as text and replayed) a
 			// zone-less timestamptz is read in UTC, as the engine reads
 			// it; refused input fails the statement when it runs.
-			r, ok, err := DateTimeLiteral(tc, time.UTC, pgdatetime.MDY, time.Now())
+			r, ok, err := DateTimeLiteral(tc, Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()})
 			if err != nil {
 				var se *sqlerr.Error
 				if errors.As(err, &se) {
@@ -281,9 +407,21 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		case name == "bytea":
 			// '\x00ff'::bytea is PostgreSQL's hex format; DuckDB reads only
 			// \x00 as a byte escape and "ff" as two letters.
-			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && strings.HasPrefix(sv.Sval, `\x`) && isHex(sv.Sval[2:]) {
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
+				b, err := ParseBytea(sv.Sval)
+				if err != nil {
+					code := sqlerr.InvalidTextRep
+					if c := sqlerr.Code(err); c != sqlerr.InternalError {
+						code = c
+					}
+					return Raise(code, err.Error()), true
+				}
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
-					[]*pg_query.Node{pg_query.MakeAConstStrNode(sv.Sval[2:], -1)}, -1), true
+					[]*pg_query.Node{pg_query.MakeAConstStrNode(hex.EncodeToString(b), -1)}, -1), true
+			}
+			if tc.Arg.GetAConst() == nil {
+				// Text converted at run time, by the same rules.
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_bytea")}, []*pg_query.Node{tc.Arg}, -1), true
 			}
 		case name == "numeric" || name == "decimal":
 			if len(tc.TypeName.Typmods) == 0 {
@@ -303,15 +441,15 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 		fc := n.GetFuncCall()
 		name := sqltree.LastName(fc.Funcname)
 		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
-			// PostgreSQL's seconds have their fraction (7.25); DuckDB's
-			// second is a whole number. Its microsecond counts from the
-			// minute, as PostgreSQL's microseconds do.
-			if f := fc.Args[0].GetAConst().GetSval(); f != nil && secondFields[strings.ToLower(f.Sval)] {
-				r, err := sqltree.Template("microsecond(_tsdb_arg1) / 1000000.0", fc.Args[1])
-				if err == nil {
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+				if r, ok := extractField(strings.ToLower(f.Sval), fc.Args[1]); ok {
 					return r, true
 				}
 			}
+		}
+		if name == "encode" && len(fc.Args) == 2 && fc.Args[0].GetAConst().GetSval() != nil {
+			// A string given for encode's bytea is bytea input.
+			fc.Args[0] = sqltree.Cast(fc.Args[0], "bytea")
 		}
 		if name == "regexp_matches" {
 			// DuckDB's function of that name tests for a match; PostgreSQL's
@@ -347,28 +485,19 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 			return nil, true
 		}
-		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
-			// PostgreSQL has no year 0: 1 BC is year -1. DuckDB counts
-			// astronomically (1 BC is 0).
-			if f := fc.Args[0].GetAConst().GetSval(); f != nil && (strings.EqualFold(f.Sval, "year") || strings.EqualFold(f.Sval, "isoyear")) {
-				fn := "year"
-				if strings.EqualFold(f.Sval, "isoyear") {
-					fn = "isoyear"
-				}
-				r, err := sqltree.Template("(CASE WHEN "+fn+"(_tsdb_arg1) <= 0 THEN "+fn+"(_tsdb_arg1) - 1 ELSE "+fn+"(_tsdb_arg1) END)", fc.Args[1])
-				if err == nil {
-					return r, true
-				}
-			}
-		}
 		if name == "date_trunc" && len(fc.Args) == 2 {
-			// PostgreSQL's centuries and millennia begin with year 1
-			// (1901-01-01, 1001-01-01); DuckDB's with year 0.
+			if tc := fc.Args[1].GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "date" {
+				// PostgreSQL truncates a date as the timestamptz it
+				// converts to (midnight in the session's zone), which is
+				// the date's truncation as a wall clock there; DuckDB
+				// returns a timestamp without zone. (Truncated as a
+				// timestamptz, a BC year would meet ICU's era years.)
+				fc.Args[1] = sqltree.Cast(fc.Args[1], "timestamp")
+				return sqltree.Cast(n, "timestamptz"), true
+			}
 			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
-				span := map[string]string{"century": "100", "millennium": "1000"}[strings.ToLower(f.Sval)]
-				if span != "" {
-					r, err := sqltree.Template("(date_trunc('year', _tsdb_arg1) - to_years(CAST(((year(_tsdb_arg1) - 1) % "+span+" + "+span+") % "+span+" AS INTEGER)))", fc.Args[1])
-					if err == nil {
+				if t, ok := truncTemplates[strings.ToLower(f.Sval)]; ok {
+					if r, err := sqltree.Template(t, fc.Args[1]); err == nil {
 						return r, true
 					}
 				}
@@ -503,4 +632,52 @@ func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}
 	return call, true
+}
+
+// ParseBytea reads PostgreSQL's bytea input: the hex format (\x and pairs
+// of hex digits, with whitespace between pairs) or the escape format
+// (\\ for a backslash, \ and three octal digits for a byte).
+func ParseBytea(s string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(s, `\x`); ok {
+		var out []byte
+		for i := 0; i < len(rest); {
+			c := rest[i]
+			if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				i++
+				continue
+			}
+			b, err := hex.DecodeString(rest[i:min(i+2, len(rest))])
+			switch {
+			case err != nil && !errors.Is(err, hex.ErrLength):
+				bad := rest[i : i+1]
+				if _, err := hex.DecodeString(bad + "0"); err == nil {
+					bad = rest[i+1 : i+2]
+				}
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "invalid hexadecimal digit: %q", bad)
+			case err != nil:
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "invalid hexadecimal data: odd number of digits")
+			}
+			out = append(out, b[0])
+			i += 2
+		}
+		return out, nil
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			out = append(out, s[i])
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '\\':
+			out = append(out, '\\')
+			i++
+		case i+3 < len(s) && s[i+1] >= '0' && s[i+1] <= '3' && s[i+2] >= '0' && s[i+2] <= '7' && s[i+3] >= '0' && s[i+3] <= '7':
+			out = append(out, (s[i+1]-'0')<<6|(s[i+2]-'0')<<3|(s[i+3]-'0'))
+			i += 3
+		default:
+			return nil, sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type bytea")
+		}
+	}
+	return out, nil
 }

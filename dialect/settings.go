@@ -46,7 +46,7 @@ var settingDefs = map[string]setting{
 	"transaction_isolation":               {def: "read committed"},
 	"lock_timeout":                        {def: "0"},
 	"idle_in_transaction_session_timeout": {def: "0"},
-	"bytea_output":                        {def: "hex"},
+	"bytea_output":                        {def: "hex", check: checkByteaOutput},
 	// Settings of PostgreSQL that clients and poolers send at startup
 	// or SET, which change nothing tsdb does: kept and shown.
 	"client_min_messages":           {def: "notice"},
@@ -215,12 +215,19 @@ func (s *Settings) ExtraFloatDigits() int {
 	return n
 }
 
-// checkIntervalStyle accepts the one interval style tsdb prints.
+// checkIntervalStyle accepts PostgreSQL's four interval styles.
 func checkIntervalStyle(v string) (string, error) {
-	if strings.EqualFold(strings.TrimSpace(v), "postgres") {
-		return "postgres", nil
+	st, ok := pgdatetime.IntervalStyleOf(v)
+	if !ok {
+		return "", fmt.Errorf("%q", v)
 	}
-	return "", errors.New("only the postgres interval style is supported")
+	return st.String(), nil
+}
+
+// IntervalStyle returns the session's IntervalStyle.
+func (s *Settings) IntervalStyle() pgdatetime.IntervalStyle {
+	st, _ := pgdatetime.IntervalStyleOf(s.Get("intervalstyle"))
+	return st
 }
 
 // checkNumber accepts a planner cost or limit: a number.
@@ -233,7 +240,9 @@ func checkNumber(v string) (string, error) {
 }
 
 func checkTimeZone(v string) (string, error) {
-	if strings.EqualFold(v, "utc") || v == "Z" {
+	// An empty zone (libpq sends PGTZ set to nothing) is UTC, as tsdb has
+	// always read it; PostgreSQL refuses it.
+	if strings.EqualFold(v, "utc") || v == "Z" || v == "" {
 		return "UTC", nil
 	}
 	if _, err := time.LoadLocation(v); err != nil {
@@ -422,4 +431,18 @@ func (s *Settings) SetFixed(name, value string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.values[name] = value
+}
+
+// checkByteaOutput accepts PostgreSQL's two bytea output formats.
+func checkByteaOutput(v string) (string, error) {
+	switch f := strings.ToLower(strings.TrimSpace(v)); f {
+	case "hex", "escape":
+		return f, nil
+	}
+	return "", fmt.Errorf("%q", v)
+}
+
+// Input is how the session reads date and time literals, now meaning now.
+func (s *Settings) Input(now time.Time) Input {
+	return Input{Loc: s.Location(), Order: s.DateOrder(), Intervals: s.IntervalStyle(), Now: now}
 }

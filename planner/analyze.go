@@ -313,6 +313,11 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 		msg, _ := tree["error_message"].(string)
 		return refs{}, sqlerr.New(sqlerr.SyntaxError, "%s", msg)
 	}
+	// One statement, as PostgreSQL's scanner split it: were DuckDB's own
+	// parser to find two, the text would run both.
+	if stmts, _ := tree["statements"].([]any); len(stmts) != 1 {
+		return refs{}, sqlerr.New(sqlerr.SyntaxError, "a statement in DuckDB's dialect must be one SELECT")
+	}
 	ctes := map[string]bool{}
 	jsonWalk(tree, func(m map[string]any) {
 		if cm, ok := m["cte_map"].(map[string]any); ok {

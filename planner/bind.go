@@ -336,7 +336,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 	ranges := map[string]interval{}
 	if root != nil && len(snaps) > 0 {
 		var err error
-		ranges, err = planTimeRanges(root, schemas).evaluate(ctx, s.conn, s.p.pgVersion, schemas)
+		ranges, err = planTimeRanges(root, schemas).evaluate(ctx, s.conn, s.p.pgVersion, schemas, s.settings.Location())
 		if err != nil {
 			b.done()
 			return nil, err

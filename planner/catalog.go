@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -168,7 +167,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			}
 		}
 		if tc := n.GetTypeCast(); tc != nil && !dialect.IsISOLiteral(tc) {
-			r, ok, err := dialect.DateTimeLiteral(tc, time.UTC, s.settings.DateOrder(), s.statementTime())
+			r, ok, err := dialect.DateTimeLiteral(tc, s.settings.Input(s.statementTime()))
 			if err != nil {
 				failed = err
 				return nil

@@ -40,6 +40,7 @@ type CopyIn struct {
 	tbl     schema.Table
 	targets []int
 	opts    copyOptions
+	in      textInput // the session's TimeZone and DateStyle, as COPY began
 	feed    copyFeed
 }
 
@@ -182,12 +183,12 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o}}, nil
+	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput()}}, nil
 }
 
 // appendText converts one field the way PostgreSQL's input functions do for
 // the types tsdb stores.
-func appendText(b array.Builder, ty schema.Type, s string) error {
+func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 	switch ty {
 	case schema.Int64, schema.Int32, schema.Int16:
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -232,13 +233,16 @@ func appendText(b array.Builder, ty schema.Type, s string) error {
 		// store refuses any value that is not text (ingest.Store.validate).
 		b.(*array.StringBuilder).Append(s)
 	case schema.Timestamptz, schema.Timestamp:
-		us, _, ok := parseTimestamp(s)
+		us, hasZone, ok := parseTimestamp(s)
 		if !ok {
 			return fmt.Errorf("invalid input syntax for type %s: %q", ty, s)
 		}
+		if ty == schema.Timestamptz {
+			us = in.instant(us, hasZone)
+		}
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(us))
 	case schema.Date:
-		days, err := parseDate(s)
+		days, err := parseDate(s, in.order)
 		if err != nil {
 			return err
 		}
@@ -252,8 +256,8 @@ func appendText(b array.Builder, ty schema.Type, s string) error {
 // parseDate reads a date by PostgreSQL's input rules (ISO, MDY order, as
 // COPY's DateStyle is) into days since 1970; ±infinity are the engine's
 // infinite dates.
-func parseDate(s string) (int32, error) {
-	v, err := pgdatetime.Parse(s, "date", pgdatetime.MDY)
+func parseDate(s string, order pgdatetime.Order) (int32, error) {
+	v, err := pgdatetime.Parse(s, "date", order)
 	if err != nil {
 		return 0, err
 	}

@@ -424,7 +424,10 @@ func (d *chunkDecoder) appendFields() error {
 	var us int64
 	haveTime := false
 	if p := d.pos[ti]; p >= 0 && !fields[p].null {
-		v, _, ok := parseTimestamp(unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b)))
+		v, hasZone, ok := parseTimestamp(unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b)))
+		if ok && c.tbl.Columns[ti].Type == schema.Timestamptz {
+			v = c.in.instant(v, hasZone)
+		}
 		if !ok {
 			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: invalid input syntax for type %s: %q", c.tbl.Name, d.line, c.tbl.Columns[ti].Name, c.tbl.Columns[ti].Type, fields[p].b)}
 		}
@@ -451,7 +454,7 @@ func (d *chunkDecoder) appendFields() error {
 				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err), Err: err}
 			}
 		}
-		if err := appendText(bld.Field(ci), col.Type, s); err != nil {
+		if err := appendText(bld.Field(ci), col.Type, s, c.in); err != nil {
 			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}

@@ -12,16 +12,17 @@ import (
 // rewriteDateTimes rewrites, in place, every date/time constant of a
 // tree by the session's DateStyle order (dialect.DateTimeLiteral), before the
 // session-less rewrite would read it in MDY order. A zone-less
-// timestamptz is read in UTC here, as INSERT and COPY read one.
+// timestamptz is read in the session's TimeZone, as INSERT and COPY read
+// one and as the engine (which runs in that zone) reads ISO literals.
 func (s *Session) rewriteDateTimes(node *pg_query.Node) error {
 	var failed error
-	order := s.settings.DateOrder()
+	in := s.settings.Input(s.statementTime())
 	sqltree.ReplaceNodes(node.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
 		tc := n.GetTypeCast()
 		if failed != nil || tc == nil || dialect.IsISOLiteral(tc) {
 			return nil
 		}
-		r, ok, err := dialect.DateTimeLiteral(tc, time.UTC, order, s.statementTime())
+		r, ok, err := dialect.DateTimeLiteral(tc, in)
 		if err != nil {
 			failed = err
 			return nil

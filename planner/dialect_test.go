@@ -71,7 +71,13 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SELECT count(*) FROM f", "0"},
 		{0, "SELECT make_date(-44, 3, 15) = date '0044-03-15 BC'", "true"},
 		{0, "SELECT make_date(0, 7, 15)", "err:22008"},
-		{0, "SET IntervalStyle = 'sql_standard'", "err:22023"},
+		{0, "SET IntervalStyle = 'iso'", "err:22023"},
+		{0, "SET IntervalStyle = 'sql_standard'", "tag:SET"},
+		// Under sql_standard a leading minus applies to every field.
+		{0, "SELECT interval '-1 2:03:04' = interval '-1 days -2 hours -3 minutes -4 seconds'", "true"},
+		{0, "SET IntervalStyle = 'postgres'", "tag:SET"},
+		{0, "SELECT interval '-1 2:03:04' = interval '-1 days +2 hours 3 minutes 4 seconds'", "true"},
+		{0, "SET bytea_output = 'octal'", "err:22023"},
 		{0, "SET extra_float_digits = 4", "err:22023"},
 	})
 }
@@ -228,4 +234,34 @@ func TestTransactionTimeColumnNames(t *testing.T) {
 		t.Errorf("columns %s, want now,current_timestamp,d", got)
 	}
 	e.must("COMMIT")
+}
+
+// The session's TimeZone governs what the engine computes (date_trunc,
+// casts to date, extract) and how zone-less input is read (literals,
+// INSERT, COPY's cousin the fast INSERT, pruning bounds, DELETE), while
+// another session stays in UTC.
+func TestSessionTimeZone(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SET TimeZone = 'Europe/Berlin'", "tag:SET"},
+		{0, "SELECT date_trunc('day', timestamptz '2024-01-01 23:30:00+00') = timestamptz '2024-01-02 00:00:00+01'", "true"},
+		{1, "SELECT date_trunc('day', timestamptz '2024-01-01 23:30:00+00') = timestamptz '2024-01-01 00:00:00+00'", "true"},
+		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00'), (timestamptz '2024-01-01 23:30:00+00')::date = date '2024-01-02'", "14|true"},
+		{0, "SELECT timestamptz '2024-01-01 01:00' = timestamptz '2024-01-01 00:00:00+00'", "true"},
+		// Spring forward: 02:30 does not exist; PostgreSQL reads it in standard time.
+		{0, "SELECT timestamptz '2024-03-31 02:30' = timestamptz '2024-03-31 01:30:00+00'", "true"},
+		{0, "INSERT INTO m VALUES ('2026-01-01 01:00:40', 'e', 5)", "tag:INSERT 0 1"},
+		{0, "INSERT INTO m SELECT '2026-01-01 01:00:50', 'f', 6", "tag:INSERT 0 1"},
+		{1, "SELECT v FROM m WHERE time IN ('2026-01-01 00:00:40+00', '2026-01-01 00:00:50+00') ORDER BY v", "5;6"},
+		// Bounds read in the session's zone prune as the engine filters.
+		{0, "SELECT count(*) FROM m WHERE time >= '2026-01-01 01:00:20' AND time < '2026-01-01 01:00:45'", "3"},
+		{1, "SELECT count(*) FROM m WHERE time >= '2026-01-01 01:00:20' AND time < '2026-01-01 01:00:45'", "0"},
+		{0, "DELETE FROM m WHERE time < '2026-01-01 01:00:10'", "tag:DELETE 1"},
+		{1, "SELECT count(*) FROM m", "5"},
+		{0, "SET TimeZone = 'Nowhere/Land'", "err:22023"},
+		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00')", "14"},
+		{0, "RESET TimeZone", "tag:RESET"},
+		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00')", "12"},
+	})
 }

@@ -41,7 +41,11 @@ var timeFunctions = map[string]bool{"now": true, "transaction_timestamp": true, 
 // compiled once to validate it, and handed to ingest, which logs it and
 // applies it to both layers.
 func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error) {
-	if s.tx != nil || needsEffect(node) {
+	// A logged statement is replayed on a connection in UTC: one that a
+	// session in another zone runs is applied once and its effect logged,
+	// since its casts, date_trunc and zone-less literals mean the
+	// session's zone.
+	if s.tx != nil || needsEffect(node) || s.settings.Location() != time.UTC {
 		return s.dmlEffect(ctx, node)
 	}
 	var rel *pg_query.RangeVar
@@ -214,7 +218,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 			return nil, err
 		}
 		root := &pg_query.SelectStmt{FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: rel}}}, WhereClause: where}
-		ranges, err := planTimeRanges(root, map[string]schema.Table{tbl.Name: tbl}).evaluate(ctx, conn, e.pgVersion, nil)
+		ranges, err := planTimeRanges(root, map[string]schema.Table{tbl.Name: tbl}).evaluate(ctx, conn, e.pgVersion, nil, time.UTC)
 		if err != nil {
 			return nil, err
 		}
@@ -399,4 +403,22 @@ func emptyColumns(t schema.Table) []arrow.Array {
 		b.Release()
 	}
 	return cols
+}
+
+// truncate is TRUNCATE: a DELETE of every row of each table named. tsdb
+// has no sequences and no foreign keys, so RESTART IDENTITY and CASCADE
+// change nothing. In a transaction block the tables empty together at
+// COMMIT; outside one, one after the other.
+func (s *Session) truncate(ctx context.Context, st *pg_query.TruncateStmt) (*Result, error) {
+	for _, r := range st.Relations {
+		rv := r.GetRangeVar()
+		if rv == nil {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "TRUNCATE names a table")
+		}
+		del := &pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: &pg_query.DeleteStmt{Relation: proto.Clone(rv).(*pg_query.RangeVar)}}}
+		if _, err := s.dml(ctx, del); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Tag: "TRUNCATE TABLE"}, nil
 }

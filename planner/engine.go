@@ -37,9 +37,7 @@ type EngineOptions struct {
 	// keeps DuckDB's default (".tmp" in the working directory).
 	TempDir string
 	// Connections is how many engine connections exist; they are opened
-	// before the configuration is locked and never closed, because a
-	// connection opened after the lock could not get its per-statement
-	// memory limit. Zero means 64.
+	// at start. Zero means 64.
 	Connections int
 	// ReaperTimeout frees the engine's copy of a table's buffer after this
 	// long without buffered rows and queries. Zero means five minutes.
@@ -54,9 +52,9 @@ type EngineOptions struct {
 }
 
 // openEngine opens an in-memory DuckDB and locks it down before any client
-// statement can reach it: file access only below TablesDir, no external
-// access, PostgreSQL integer division, UTC, and a locked configuration so
-// that no statement can change a setting afterwards.
+// statement can reach it: file access only below TablesDir and no external
+// access (settings DuckDB refuses to loosen while it runs), PostgreSQL
+// integer division, UTC.
 func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 	// operator_memory_limit is a per-connection setting that cannot be set
 	// globally, so every connection gets it as it opens. So do the
@@ -140,7 +138,15 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 			return nil, fmt.Errorf("planner: configure duckdb (%s): %w", q, err)
 		}
 	}
-	// Open the whole pool, then lock: from here on no setting changes.
+	// Open the whole pool now, so that a failure to set a connection up
+	// shows at startup.
+	//
+	// The configuration is not locked (lock_configuration): a session's
+	// TimeZone must reach its connection (see Session.syncZone), and DuckDB's
+	// lock refuses every SET, its TimeZone included. Client SQL cannot reach
+	// a setting: PostgreSQL's SET is tsdb's own (dialect.Settings), DuckDB's
+	// dialect runs only as one SELECT (duckdbRefs), and every other
+	// statement is deparsed from PostgreSQL's tree.
 	conns := make([]*sql.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -154,10 +160,6 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 			return nil, fmt.Errorf("planner: open engine connection: %w", err)
 		}
 		conns = append(conns, c)
-	}
-	if _, err := conns[0].ExecContext(ctx, "SET lock_configuration = true"); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("planner: lock duckdb configuration: %w", err)
 	}
 	return db, nil
 }

@@ -516,9 +516,10 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 	// The scanner made every row as wide as the first. Parts convert
 	// concurrently, one record each.
 	recs := make([]arrow.RecordBatch, len(ins.parts))
+	in := s.textInput()
 	convert := func(i int) {
 		cells := ins.parts[i]
-		recs[i], _ = literalRecord(tbl, targets, len(cells)/ins.width, func(r, j int, _ schema.Type) (literal, bool) {
+		recs[i], _ = literalRecord(tbl, targets, len(cells)/ins.width, in, func(r, j int, _ schema.Type) (literal, bool) {
 			return cells[r*ins.width+j], true
 		})
 	}

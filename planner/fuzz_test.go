@@ -41,7 +41,7 @@ func FuzzSQL(f *testing.F) {
 		}
 		for _, ty := range types {
 			b := array.NewBuilder(memory.DefaultAllocator, ty.Arrow())
-			if err := appendText(b, ty, s); err == nil && b.Len() != 1 {
+			if err := appendText(b, ty, s, utcInput()); err == nil && b.Len() != 1 {
 				t.Fatalf("%v %q: accepted without a value", ty, s)
 			}
 			b.Release()

@@ -264,7 +264,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connWait)
 	defer cancel()
-	oldConn, oldViews, oldPlans := s.conn, s.views, s.plans
+	oldConn, oldViews, oldPlans, oldZone := s.conn, s.views, s.plans, s.engineZone
 	conn, err := s.p.db.Conn(cctx)
 	if err != nil {
 		s.p.abandonedCalls.Add(-1)
@@ -276,7 +276,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		s.p.abandonedCalls.Add(-1)
 		return false
 	}
-	s.conn, s.raw = conn, raw
+	s.conn, s.raw, s.engineZone = conn, raw, pooledZone
 	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
 	if s.tx != nil {
 		// The engine copies of a transaction's writes are tables every
@@ -306,6 +306,12 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		}
 		oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+returningView)
 		oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
+		if oldZone != pooledZone {
+			if _, err := oldConn.ExecContext(bg, "SET SESSION TimeZone = "+schema.QuoteString(pooledZone)); err != nil {
+				discardConn(oldConn)
+				return
+			}
+		}
 		oldConn.Close()
 	}()
 	return true

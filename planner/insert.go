@@ -81,7 +81,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 				}
 			}
 		}
-		if rec, ok := literalValues(tbl, targets, sel.ValuesLists); ok {
+		if rec, ok := literalValues(tbl, targets, sel.ValuesLists, s.textInput()); ok {
 			return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
 		}
 		for _, row := range sel.ValuesLists {
@@ -93,7 +93,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
 					if !dialect.IsISOLiteral(cell) {
-						r, ok, err := dialect.DateTimeLiteral(cell, time.UTC, s.settings.DateOrder(), s.statementTime())
+						r, ok, err := dialect.DateTimeLiteral(cell, s.settings.Input(s.statementTime()))
 						if err != nil {
 							return nil, err
 						}

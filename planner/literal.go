@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
 )
@@ -23,13 +24,13 @@ import (
 // other types, values that need rounding or a time zone) it returns false
 // and the statement goes through DuckDB, so the result is the same either
 // way.
-func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node) (arrow.RecordBatch, bool) {
+func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node, in textInput) (arrow.RecordBatch, bool) {
 	for _, row := range rows {
 		if len(row.GetList().GetItems()) != len(targets) {
 			return nil, false
 		}
 	}
-	return literalRecord(tbl, targets, len(rows), func(r, j int, ty schema.Type) (literal, bool) {
+	return literalRecord(tbl, targets, len(rows), in, func(r, j int, ty schema.Type) (literal, bool) {
 		return constOf(rows[r].GetList().GetItems()[j], ty)
 	})
 }
@@ -38,7 +39,7 @@ func literalValues(tbl schema.Table, targets []int, rows []*pg_query.Node) (arro
 // cell(r, j, ty) is the j-th value of row r, for a column of type ty.
 // Columns not among targets are NULL. It reports false as soon as a value
 // needs the engine's conversion rules.
-func literalRecord(tbl schema.Table, targets []int, n int, cell func(r, j int, ty schema.Type) (literal, bool)) (arrow.RecordBatch, bool) {
+func literalRecord(tbl schema.Table, targets []int, n int, in textInput, cell func(r, j int, ty schema.Type) (literal, bool)) (arrow.RecordBatch, bool) {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
 	defer bld.Release()
 	bld.Reserve(n)
@@ -65,7 +66,7 @@ func literalRecord(tbl schema.Table, targets []int, n int, cell func(r, j int, t
 				continue
 			}
 			lit, ok := cell(r, pos[ci], col.Type)
-			if !ok || !appendLit(bld.Field(ci), col.Type, lit) {
+			if !ok || !appendLit(bld.Field(ci), col.Type, lit, in) {
 				return nil, false
 			}
 		}
@@ -113,7 +114,7 @@ func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 
 // appendLit appends one constant converted to ty, or reports false when the
 // conversion needs the engine's rules.
-func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
+func appendLit(b array.Builder, ty schema.Type, lit literal, in textInput) bool {
 	if lit.kind == 'n' {
 		b.AppendNull()
 		return true
@@ -127,10 +128,7 @@ func appendLit(b array.Builder, ty schema.Type, lit literal) bool {
 				return false
 			}
 		}
-		if ty == schema.Date && !dialect.IsISODate(lit.text) {
-			return false // the session's DateStyle order decides
-		}
-		return appendText(b, ty, lit.text) == nil
+		return appendText(b, ty, lit.text, in) == nil
 	}
 	switch ty {
 	case schema.Int64, schema.Int32, schema.Int16:
@@ -296,10 +294,38 @@ func exactDecimal(s string) (float64, bool) {
 	return f, true
 }
 
+// textInput is how a session reads date and time text (COPY fields,
+// literals): a timestamptz without a zone is a wall clock in its TimeZone,
+// and a date's field order is its DateStyle's.
+type textInput struct {
+	loc   *time.Location
+	order pgdatetime.Order
+}
+
+// utcInput reads text as a session with PostgreSQL's defaults and TimeZone
+// UTC does.
+func utcInput() textInput { return textInput{loc: time.UTC, order: pgdatetime.MDY} }
+
+// textInput is the session's way of reading date and time text.
+func (s *Session) textInput() textInput {
+	return textInput{loc: s.settings.Location(), order: s.settings.DateOrder()}
+}
+
+// instant converts what parseTimestamp read to the instant a timestamptz
+// stores: a value without a zone is a wall clock in the session's zone,
+// read as PostgreSQL reads one (pgdatetime.WallInstant).
+func (in textInput) instant(us int64, hasZone bool) int64 {
+	if hasZone || in.loc == nil || in.loc == time.UTC || us == math.MaxInt64 || us == math.MinInt64 {
+		return us
+	}
+	return pgdatetime.WallInstant(time.UnixMicro(us).UTC(), in.loc).UnixMicro()
+}
+
 // parseTimestamp reads the ISO forms clients send: YYYY-MM-DD, optionally
-// followed by [T ]HH:MM[:SS[.ffffff]] and a zone (Z, ±HH, ±HHMM, ±HH:MM),
-// interpreted in UTC when no zone is given (tsdb's engine runs in UTC).
-// More than microsecond precision, other zones and other forms are left to
+// followed by [T ]HH:MM[:SS[.ffffff]] and a zone (Z, ±HH, ±HHMM, ±HH:MM).
+// Without a zone it returns the wall clock as if in UTC, and hasZone false:
+// a timestamptz reads it in the session's zone (textInput.instant). More
+// than microsecond precision, other zones and other forms are left to
 // DuckDB.
 func parseTimestamp(s string) (micros int64, hasZone, ok bool) {
 	if micros, hasZone, ok = isoTimestamp(s); ok {

@@ -53,7 +53,7 @@ func TestLiteralFastPathMatchesEngine(t *testing.T) {
 		}
 		vals := tree.Stmts[0].Stmt.GetInsertStmt().SelectStmt.GetSelectStmt().ValuesLists
 		target := tbl.ColumnIndex("c")
-		rec, ok := literalValues(tbl, []int{target}, vals)
+		rec, ok := literalValues(tbl, []int{target}, vals, utcInput())
 		lit := c.lit
 		if norm := normalizeLiteral(c.ty, vals[0].GetList().Items[0]).GetAConst(); norm != nil && norm.GetSval() != nil {
 			lit = "'" + norm.GetSval().GetSval() + "'"

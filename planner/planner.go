@@ -160,6 +160,8 @@ type Session struct {
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
 	settings *dialect.Settings
+	// engineZone is the TimeZone conn computes in (syncZone).
+	engineZone string
 	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
 	// (txn.go).
 	tx *txn
@@ -204,10 +206,11 @@ func (s *Session) SetProcessID(pid uint32) { s.pid = pid }
 // reading too.
 func (s *Session) OnEngine(fn func(context.Context)) { s.beforeEngine = fn }
 
-func (s *Session) useEngine(ctx context.Context) {
+func (s *Session) useEngine(ctx context.Context) error {
 	if s.beforeEngine != nil {
 		s.beforeEngine(ctx)
 	}
+	return s.syncZone(ctx)
 }
 
 // NewSession opens a session of user with its own DuckDB connection.
@@ -223,7 +226,7 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 	}
 	settings := dialect.NewSettings()
 	settings.SetFixed("work_mem", dialect.FormatMemory(p.engine.opts.StatementMemoryLimit))
-	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
+	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, engineZone: pooledZone, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
 }
 
 // Close drops the session's views and releases its engine connection,
@@ -238,6 +241,10 @@ func (s *Session) Close() error {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 	}
 	clear(s.views)
+	if !s.poolZone(ctx) {
+		discardConn(s.conn)
+		return nil
+	}
 	return s.conn.Close()
 }
 
@@ -506,7 +513,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	case *pg_query.Node_ClosePortalStmt:
 		return &Result{Tag: "CLOSE CURSOR", CloseCursor: &CursorClose{Name: n.ClosePortalStmt.Portalname}}, nil
 	}
-	s.useEngine(ctx)
+	if err := s.useEngine(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
@@ -595,13 +604,15 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	case *pg_query.Node_VacuumStmt:
 		return s.vacuum(ctx, n.VacuumStmt)
 	case *pg_query.Node_VariableSetStmt:
-		return s.set(n.VariableSetStmt)
+		return s.set(ctx, n.VariableSetStmt)
 	case *pg_query.Node_VariableShowStmt:
 		return s.show(n.VariableShowStmt.Name)
 	case *pg_query.Node_DeleteStmt:
 		return s.dml(ctx, st.node)
 	case *pg_query.Node_UpdateStmt:
 		return s.dml(ctx, st.node)
+	case *pg_query.Node_TruncateStmt:
+		return s.truncate(ctx, n.TruncateStmt)
 	case *pg_query.Node_CopyStmt:
 		return s.copy(ctx, n.CopyStmt)
 	case *pg_query.Node_CreateRoleStmt, *pg_query.Node_AlterRoleStmt, *pg_query.Node_DropRoleStmt, *pg_query.Node_GrantRoleStmt,
@@ -619,7 +630,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		}
 		return &Result{Tag: "DEALLOCATE", Deallocate: &DeallocateRequest{Name: n.DeallocateStmt.Name}}, nil
 	case *pg_query.Node_DiscardStmt:
-		return s.discard(n.DiscardStmt)
+		return s.discard(ctx, n.DiscardStmt)
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:
@@ -693,6 +704,17 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, dialect.EngineError(err)
 	}
 	nameColumns(cols, sel)
+	if sel != nil {
+		for _, c := range cols {
+			if c.OID == oidRecord {
+				// The engine's struct reaches the client as JSON, not as
+				// PostgreSQL's "(1,abc,)": refused rather than answered
+				// differently.
+				rows.Close()
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "row values (column %q) are not supported in results; select their columns instead", c.Name)
+			}
+		}
+	}
 	return &Result{Tag: tag, Columns: cols, Rows: rows}, nil
 }
 

@@ -117,7 +117,9 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 		*pg_query.Node_DeallocateStmt, *pg_query.Node_DiscardStmt:
 		// Described without the engine: a cursor it may read stays open.
 	default:
-		s.useEngine(ctx)
+		if err := s.useEngine(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if p.stmt.node == nil {
 		// DuckDB's dialect: no parameters, described by running DESCRIBE.

@@ -249,13 +249,17 @@ func (p *timePlan) constraintOf(n *pg_query.Node, alias, col string, unqualified
 // evaluate computes the constant expressions in one engine query, on the
 // connection and inside the transaction the query itself runs in, so that
 // now() has the same value in both.
-func (p *timePlan) evaluate(ctx context.Context, conn *sql.Conn, version int32, tables map[string]schema.Table) (map[string]interval, error) {
+//
+// The bounds are instants. A time column of type timestamp (without time
+// zone) holds wall clocks, which equal instants only in UTC: in another
+// zone its table is read whole.
+func (p *timePlan) evaluate(ctx context.Context, conn *sql.Conn, version int32, tables map[string]schema.Table, loc *time.Location) (map[string]interval, error) {
 	out := map[string]interval{}
 	if len(p.refs) == 0 {
 		return out, nil
 	}
 	vals := make([]int64, len(p.exprs))
-	if literalTimes(p.exprs, vals) {
+	if literalTimes(p.exprs, vals, loc) {
 		// Every bound is a plain timestamp literal: no engine round trip.
 	} else if len(p.exprs) > 0 {
 		var cols []string
@@ -290,6 +294,10 @@ func (p *timePlan) evaluate(ctx context.Context, conn *sql.Conn, version int32, 
 		}
 	}
 	for t, cs := range p.refs {
+		if tbl, ok := tables[t]; loc != time.UTC && (!ok || tbl.TimeIndex < 0 || tbl.TimeColumn().Type != schema.Timestamptz) {
+			out[t] = fullRange
+			continue
+		}
 		r := interval{math.MaxInt64, math.MinInt64}
 		for _, c := range cs {
 			r = r.hull(rangeOf(c, vals))
@@ -425,8 +433,10 @@ func formatRange(r interval) string {
 // literalTimes fills vals when every expression is a timestamp string
 // literal (optionally cast to timestamptz or timestamp) that parseTimestamp
 // reads. Those convert exactly as the engine's CAST would: no zone means
-// UTC, the engine's time zone. Anything else reports false.
-func literalTimes(exprs []*pg_query.Node, vals []int64) bool {
+// a wall clock in loc, the session's (and its connection's) zone. Anything
+// else reports false.
+func literalTimes(exprs []*pg_query.Node, vals []int64, loc *time.Location) bool {
+	in := textInput{loc: loc}
 	if len(exprs) == 0 {
 		return false
 	}
@@ -448,7 +458,7 @@ func literalTimes(exprs []*pg_query.Node, vals []int64) bool {
 		if !ok || (hasZone && withoutZone) {
 			return false
 		}
-		vals[i] = us
+		vals[i] = in.instant(us, hasZone)
 	}
 	return true
 }

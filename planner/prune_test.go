@@ -121,7 +121,7 @@ func TestLiteralTimesMatchEngine(t *testing.T) {
 		}
 		expr := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
 		vals := make([]int64, 1)
-		if !literalTimes([]*pg_query.Node{expr}, vals) {
+		if !literalTimes([]*pg_query.Node{expr}, vals, time.UTC) {
 			continue
 		}
 		want := e.rows("SELECT epoch_us(CAST((" + lit + ") AS TIMESTAMPTZ))")
@@ -131,7 +131,7 @@ func TestLiteralTimesMatchEngine(t *testing.T) {
 	}
 	for _, lit := range []string{"'yesterday'", "now()", "'2026-01-01 10:00:00+02'::timestamp"} {
 		tree, _ := pg_query.Parse("SELECT " + lit)
-		if literalTimes([]*pg_query.Node{tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val}, make([]int64, 1)) {
+		if literalTimes([]*pg_query.Node{tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val}, make([]int64, 1), time.UTC) {
 			t.Errorf("%s read in Go; it needs the engine", lit)
 		}
 	}

@@ -153,6 +153,9 @@ func ArrayElement(oid uint32) uint32 { return arrayElements[oid] }
 // columnFor maps a DuckDB result type name to a PostgreSQL column. A list
 // of a scalar type is that type's array (int8[], text[], …), which drivers
 // scan into slices; a list of lists or of records stays text.
+// oidRecord is PostgreSQL's record: a row value (SELECT t FROM t, ROW(…)).
+const oidRecord = 2249
+
 func columnFor(name, duckType string) Column {
 	t := strings.ToUpper(duckType)
 	if elemType, ok := strings.CutSuffix(t, "[]"); ok {
@@ -201,6 +204,8 @@ func columnFor(name, duckType string) Column {
 		return Column{name, 17, -1}
 	case "JSON":
 		return Column{name, 114, -1}
+	case "STRUCT":
+		return Column{name, oidRecord, -1}
 	}
 	return Column{name, 25, -1}
 }

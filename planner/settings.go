@@ -4,6 +4,7 @@ package planner
 // settings (dialect.Settings).
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 	"tsdb/internal/sqlerr"
 )
 
-func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
+func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Result, error) {
 	name := strings.ToLower(st.Name)
 	notInBlock := func(what string) (*Result, error) {
 		return &Result{Tag: "SET", Warning: &sqlerr.Error{Code: sqlerr.NoActiveSQLTransaction, Message: what + " can only be used in transaction blocks"}}, nil
@@ -28,7 +29,7 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 		if !ok {
 			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 		}
-		if err := s.setValue(name, def, st.IsLocal); err != nil {
+		if err := s.setValue(ctx, name, def, st.IsLocal); err != nil {
 			return nil, err
 		}
 		if st.Kind == pg_query.VariableSetKind_VAR_RESET {
@@ -97,7 +98,7 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 	if st.IsLocal && s.tx == nil {
 		return notInBlock("SET LOCAL")
 	}
-	if err := s.setValue(name, value, st.IsLocal); err != nil {
+	if err := s.setValue(ctx, name, value, st.IsLocal); err != nil {
 		return nil, err
 	}
 	return &Result{Tag: "SET"}, nil
@@ -105,7 +106,7 @@ func (s *Session) set(st *pg_query.VariableSetStmt) (*Result, error) {
 
 // setValue sets a parameter; a SET LOCAL one goes back to its value when
 // the transaction ends.
-func (s *Session) setValue(name, value string, local bool) error {
+func (s *Session) setValue(ctx context.Context, name, value string, local bool) error {
 	old := s.settings.Get(name)
 	if err := s.settings.Set(name, value); err != nil {
 		return err
@@ -124,6 +125,9 @@ func (s *Session) setValue(name, value string, local bool) error {
 	}
 	if strings.HasPrefix(name, "default_transaction_") {
 		s.syncIsolationSetting()
+	}
+	if name == "timezone" {
+		return s.setZone(ctx, old)
 	}
 	return nil
 }

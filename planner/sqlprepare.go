@@ -133,13 +133,13 @@ func (s *Session) executeArgs(ctx context.Context, p *Prepared, req *ExecuteRequ
 
 // discard runs DISCARD: ALL resets the session (settings, plans, and,
 // through the executor, its prepared statements, portals and cursors).
-func (s *Session) discard(st *pg_query.DiscardStmt) (*Result, error) {
+func (s *Session) discard(ctx context.Context, st *pg_query.DiscardStmt) (*Result, error) {
 	switch st.Target {
 	case pg_query.DiscardMode_DISCARD_ALL:
 		if s.tx != nil {
 			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 		}
-		if _, err := s.set(&pg_query.VariableSetStmt{Kind: pg_query.VariableSetKind_VAR_RESET_ALL}); err != nil {
+		if _, err := s.set(ctx, &pg_query.VariableSetStmt{Kind: pg_query.VariableSetKind_VAR_RESET_ALL}); err != nil {
 			return nil, err
 		}
 		s.dropPlans()

@@ -706,7 +706,7 @@ func (s *Session) dropTxEngineState(ctx context.Context, tx *txn) {
 	}
 	// A cursor still reading from the connection is read into memory
 	// first: what follows runs on the connection.
-	s.useEngine(ctx)
+	_ = s.useEngine(ctx) // a zone it refuses fails the next statement
 	s.dropPlans()
 	for name := range tx.views {
 		if _, ok := s.views[name]; ok {

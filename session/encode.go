@@ -13,6 +13,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"tsdb/internal/pgdatetime"
 	"tsdb/planner"
 )
 
@@ -84,6 +85,9 @@ func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null boo
 		return append(dst, x...), false
 	case []byte:
 		if oid == oidBytea {
+			if st.byteaEscape {
+				return appendByteaEscape(dst, x), false
+			}
 			dst = append(dst, `\x`...)
 			return hex.AppendEncode(dst, x), false
 		}
@@ -99,7 +103,7 @@ func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null boo
 	case duckdb.Decimal:
 		return append(dst, formatDecimal(x)...), false
 	case duckdb.Interval:
-		return append(dst, formatInterval(x)...), false
+		return append(dst, pgdatetime.Interval{Months: x.Months, Days: x.Days, Micros: x.Micros}.Format(st.intervals)...), false
 	case duckdb.UUID:
 		return append(dst, formatUUID(x[:])...), false
 	case []any:
@@ -170,10 +174,13 @@ func (e *rowEncoder) row() [][]byte {
 }
 
 // textStyle is how a session writes values as text: timestamptz in its
-// TimeZone, floats by its extra_float_digits.
+// TimeZone, floats by its extra_float_digits, intervals in its
+// IntervalStyle, bytea by its bytea_output.
 type textStyle struct {
 	loc         *time.Location
 	extraDigits int
+	intervals   pgdatetime.IntervalStyle
+	byteaEscape bool
 }
 
 // utcStyle is the style of values written without a session: UTC and
@@ -183,7 +190,23 @@ func utcStyle() textStyle { return textStyle{loc: time.UTC, extraDigits: 1} }
 // textStyle is the session's text style now.
 func (ex *Executor) textStyle() textStyle {
 	set := ex.sess.Settings()
-	return textStyle{loc: set.Location(), extraDigits: set.ExtraFloatDigits()}
+	return textStyle{loc: set.Location(), extraDigits: set.ExtraFloatDigits(), intervals: set.IntervalStyle(), byteaEscape: set.Get("bytea_output") == "escape"}
+}
+
+// appendByteaEscape writes bytea_output escape: printable ASCII as it is,
+// a backslash doubled, every other byte as \ and three octal digits.
+func appendByteaEscape(dst, b []byte) []byte {
+	for _, c := range b {
+		switch {
+		case c == '\\':
+			dst = append(dst, '\\', '\\')
+		case c < 0x20 || c > 0x7e:
+			dst = append(dst, '\\', '0'+c>>6, '0'+c>>3&7, '0'+c&7)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // appendFloat follows PostgreSQL 12+ (extra_float_digits = 1): the
@@ -301,53 +324,6 @@ func appendEra(dst []byte, t time.Time) []byte {
 		return append(dst, " BC"...)
 	}
 	return dst
-}
-
-// formatInterval follows IntervalStyle postgres: "1 year 2 mons 3 days
-// 04:05:06.5", as PostgreSQL writes it: a unit is plural unless its count
-// is exactly 1 ("-1 days"), and a positive part after a negative one
-// carries a + ("-1 days +02:00:00").
-func formatInterval(iv duckdb.Interval) string {
-	var b strings.Builder
-	empty, afterNegative := true, false
-	part := func(n int64, unit string) {
-		if n == 0 {
-			return
-		}
-		if !empty {
-			b.WriteByte(' ')
-		}
-		if afterNegative && n > 0 {
-			b.WriteByte('+')
-		}
-		fmt.Fprintf(&b, "%d %s", n, unit)
-		if n != 1 {
-			b.WriteByte('s')
-		}
-		empty, afterNegative = false, n < 0
-	}
-	part(int64(iv.Months)/12, "year")
-	part(int64(iv.Months)%12, "mon")
-	part(int64(iv.Days), "day")
-	if iv.Micros != 0 || empty {
-		us := iv.Micros
-		if !empty {
-			b.WriteByte(' ')
-		}
-		switch {
-		case us < 0:
-			b.WriteByte('-')
-			us = -us
-		case afterNegative:
-			b.WriteByte('+')
-		}
-		h, m, s, frac := us/3_600_000_000, us/60_000_000%60, us/1_000_000%60, us%1_000_000
-		fmt.Fprintf(&b, "%02d:%02d:%02d", h, m, s)
-		if frac != 0 {
-			b.WriteString(strings.TrimRight(fmt.Sprintf(".%06d", frac), "0"))
-		}
-	}
-	return b.String()
 }
 
 func formatUUID(b []byte) string {

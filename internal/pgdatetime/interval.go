@@ -108,7 +108,36 @@ func roundEven(v *big.Rat) *big.Int {
 // days'), abbreviations ('1h', '10ms'), times ('-12:34:56.7'), SQL's
 // year-month and day-time forms ('1-2', '3 4:05:06'), ISO 8601
 // ('P1Y2M3DT4H5M6S', 'P0001-02-03T04:05:06'), '@' and 'ago'.
-func ParseInterval(s string) (Interval, error) {
+func ParseInterval(s string) (Interval, error) { return ParseIntervalStyle(s, Postgres) }
+
+// ParseIntervalStyle is ParseInterval under an IntervalStyle: in
+// sql_standard a leading minus applies to every field when no other field
+// has a sign ('-1 2:03:04' is minus one day, two hours, three minutes and
+// four seconds), as the SQL standard reads it.
+func ParseIntervalStyle(s string, style IntervalStyle) (Interval, error) {
+	iv, err := parseInterval(s)
+	if err != nil || style != SQLStandard {
+		return iv, err
+	}
+	fields := strings.Fields(s)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], "-") {
+		return iv, nil
+	}
+	for _, f := range fields[1:] {
+		if f[0] == '-' || f[0] == '+' {
+			return iv, nil
+		}
+	}
+	// Every field is unsigned but the first: the value without that
+	// minus, negated, has each field negative as PostgreSQL forces them.
+	pos, err := parseInterval(strings.Replace(s, "-", "", 1))
+	if err != nil {
+		return iv, nil
+	}
+	return Interval{Months: -pos.Months, Days: -pos.Days, Micros: -pos.Micros}, nil
+}
+
+func parseInterval(s string) (Interval, error) {
 	syntax := &SyntaxError{Type: "interval", Input: s}
 	t := strings.TrimSpace(s)
 	if t == "" {

@@ -74,7 +74,7 @@ func (v Value) Timestamptz(loc *time.Location) string {
 		if v.HasZone {
 			z = v.Zone
 		}
-		t = zoneInstant(wall, z)
+		t = WallInstant(wall, z)
 		if v.abbrev != "" {
 			// A dynamic abbreviation means the offset it stood for in
 			// its zone at that time (MSK was +3, then +4 from 2011-03-27).

@@ -96,11 +96,11 @@ func parseOffset(s string) (int, bool) {
 	return sign * (h*3600 + m*60 + sec), true
 }
 
-// zoneInstant is the instant a wall clock (given as UTC fields) shows in
+// WallInstant is the instant a wall clock (given as UTC fields) shows in
 // zone z, as PostgreSQL picks it where the zone's offset changes: in the
 // hour a fall change repeats, and in the hour a spring change skips, the
 // later reading (standard time). Go's time.Date picks otherwise in both.
-func zoneInstant(wall time.Time, z *time.Location) time.Time {
+func WallInstant(wall time.Time, z *time.Location) time.Time {
 	var valid, all []time.Time
 	for _, probe := range []time.Time{wall.Add(-24 * time.Hour), wall, wall.Add(24 * time.Hour)} {
 		_, off := probe.In(z).Zone()
