@@ -3,6 +3,7 @@ package dialect
 import (
 	"encoding/hex"
 	"testing"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -93,5 +94,63 @@ func TestParseBytea(t *testing.T) {
 		if err != nil || hex.EncodeToString(b) != tt.want {
 			t.Errorf("%q: got %x %v, want %s", tt.in, b, err, tt.want)
 		}
+	}
+}
+
+// TimeZone values as PostgreSQL 15 reads them (recorded with SET TimeZone
+// and SELECT '2024-01-01 00:00+00'::timestamptz, current_setting).
+func TestTimeZoneValues(t *testing.T) {
+	for _, tt := range []struct {
+		in, show, engine string
+		east             int
+	}{
+		{"00:00", "00:00", "GMT+00:00", 0},
+		{"+02:00", "+02:00", "GMT-02:00", -2 * 3600},
+		{"-13:00", "-13:00", "GMT+13:00", 13 * 3600},
+		{"-00:30", "-00:30", "GMT+00:30", 30 * 60},
+		{"04:15", "04:15", "GMT-04:15", -(4*3600 + 15*60)},
+		{"UTC+3", "UTC+3", "GMT-03:00", -3 * 3600},
+		{"EST5", "EST5", "GMT-05:00", -5 * 3600},
+		{"2", "<+02>-02", "GMT+02:00", 2 * 3600},
+		{"-7.5", "<-07:30>+07:30", "GMT-07:30", -(7*3600 + 1800)},
+		{"<+03>-03", "<+03>-03", "GMT+03:00", 3 * 3600},
+		{"Europe/Berlin", "Europe/Berlin", "Europe/Berlin", 3600},
+		{"", "UTC", "UTC", 0},
+	} {
+		z, ok := zoneOf(tt.in)
+		if !ok {
+			t.Errorf("%q: refused", tt.in)
+			continue
+		}
+		_, east := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).In(z.loc).Zone()
+		if z.show != tt.show || z.engine != tt.engine || east != tt.east {
+			t.Errorf("%q: got %q %q %d, want %q %q %d", tt.in, z.show, z.engine, east, tt.show, tt.engine, tt.east)
+		}
+	}
+	for _, in := range []string{"Nowhere/Land", "UTC+25", "Local", "<+03", "+1:2:3:4", "30"} {
+		if _, ok := zoneOf(in); ok {
+			t.Errorf("%q: accepted", in)
+		}
+	}
+}
+
+// RESET returns to the startup packet's value, as in PostgreSQL.
+func TestResetReturnsToStartupValue(t *testing.T) {
+	s := NewSettings()
+	if _, err := s.StartupSetting("TimeZone", "PST8PDT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("timezone", "UTC"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.ResetValue("TimeZone"); v != "PST8PDT" {
+		t.Fatalf("reset value %q", v)
+	}
+	if v, _ := s.ResetValue("DateStyle"); v != "ISO, MDY" {
+		t.Fatalf("DateStyle reset value %q", v)
+	}
+	s.ResetAll()
+	if got := s.EngineZone(); got != "PST8PDT" {
+		t.Fatalf("after RESET ALL: %q", got)
 	}
 }

@@ -99,5 +99,11 @@ func (s *Settings) StartupSetting(name, value string) (warning string, err error
 	case def.fixed && value != s.Get(lname):
 		return fmt.Sprintf("parameter %q is ignored: tsdb sets it (%s)", name, s.Get(lname)), nil
 	}
-	return "", s.Set(lname, value)
+	if err := s.Set(lname, value); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.resets[lname] = s.values[lname]
+	s.mu.Unlock()
+	return "", nil
 }

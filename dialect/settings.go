@@ -3,13 +3,14 @@ package dialect
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"tsdb/internal/pgdatetime"
 
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/sqlerr"
 )
 
@@ -240,15 +241,112 @@ func checkNumber(v string) (string, error) {
 }
 
 func checkTimeZone(v string) (string, error) {
+	z, ok := zoneOf(v)
+	if !ok {
+		return "", fmt.Errorf("%q", v)
+	}
+	return z.show, nil
+}
+
+// sessionZone is a TimeZone setting read: the zone, the name the engine
+// (ICU) knows it by, and the value SHOW prints.
+type sessionZone struct {
+	loc    *time.Location
+	engine string
+	show   string
+}
+
+// zoneOf reads a TimeZone value as PostgreSQL does: a zone name, a number
+// of hours east of UTC (SQL's sign: SET TIME ZONE 2, shown as <+02>-02),
+// or a POSIX offset, hours west, with an optional name ('UTC+3', '-04:30',
+// '<+03>-03'; POSIX rules for daylight time are not taken).
+func zoneOf(v string) (sessionZone, bool) {
 	// An empty zone (libpq sends PGTZ set to nothing) is UTC, as tsdb has
 	// always read it; PostgreSQL refuses it.
 	if strings.EqualFold(v, "utc") || v == "Z" || v == "" {
-		return "UTC", nil
+		return sessionZone{loc: time.UTC, engine: "UTC", show: "UTC"}, true
 	}
-	if _, err := time.LoadLocation(v); err != nil {
-		return "", fmt.Errorf("%q", v)
+	if h, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		if math.Abs(h) > 24 {
+			return sessionZone{}, false
+		}
+		secs := int(math.Round(h * 3600))
+		return fixedZone(secs, "<"+offsetText(secs)+">"+offsetText(-secs))
 	}
-	return v, nil
+	if loc, err := time.LoadLocation(v); err == nil && v != "Local" {
+		return sessionZone{loc: loc, engine: v, show: v}, true
+	}
+	rest := v
+	if strings.HasPrefix(rest, "<") {
+		i := strings.IndexByte(rest, '>')
+		if i < 0 {
+			return sessionZone{}, false
+		}
+		rest = rest[i+1:]
+	} else {
+		rest = strings.TrimLeftFunc(rest, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	}
+	west, ok := posixOffset(rest)
+	if !ok {
+		return sessionZone{}, false
+	}
+	return fixedZone(-west, v)
+}
+
+// fixedZone is a zone secs east of UTC.
+func fixedZone(secs int, show string) (sessionZone, bool) {
+	if secs%60 != 0 {
+		return sessionZone{}, false // ICU's custom zones are whole minutes
+	}
+	sign, m := "+", secs/60
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	return sessionZone{loc: time.FixedZone(show, secs), engine: fmt.Sprintf("GMT%s%02d:%02d", sign, m/60, m%60), show: show}, true
+}
+
+// offsetText writes secs east as PostgreSQL names a fixed zone: +02,
+// -07:30.
+func offsetText(secs int) string {
+	sign := "+"
+	if secs < 0 {
+		sign, secs = "-", -secs
+	}
+	out := fmt.Sprintf("%s%02d", sign, secs/3600)
+	if rem := secs % 3600; rem != 0 {
+		out += fmt.Sprintf(":%02d", rem/60)
+		if rem%60 != 0 {
+			out += fmt.Sprintf(":%02d", rem%60)
+		}
+	}
+	return out
+}
+
+// posixOffset reads a POSIX TZ offset: [+-]hh[:mm[:ss]], hours west.
+func posixOffset(s string) (int, bool) {
+	sign := 1
+	switch {
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	case strings.HasPrefix(s, "-"):
+		sign, s = -1, s[1:]
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) > 3 || s == "" {
+		return 0, false
+	}
+	secs := 0
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || len(p) > 2 || (i > 0 && n > 59) {
+			return 0, false
+		}
+		secs += n * []int{3600, 60, 1}[i]
+	}
+	if secs > 24*3600 {
+		return 0, false
+	}
+	return sign * secs, true
 }
 
 // Settings are a session's parameters. Safe for concurrent use (the wire
@@ -256,12 +354,15 @@ func checkTimeZone(v string) (string, error) {
 type Settings struct {
 	mu     sync.Mutex
 	values map[string]string
-	loc    *time.Location
+	// resets are the values RESET returns to where the startup packet set
+	// them (pg_regress's PGTZ, a driver's TimeZone), as in PostgreSQL.
+	resets map[string]string
+	zone   sessionZone
 }
 
 // NewSettings returns the defaults.
 func NewSettings() *Settings {
-	s := &Settings{values: map[string]string{}, loc: time.UTC}
+	s := &Settings{values: map[string]string{}, resets: map[string]string{}, zone: sessionZone{loc: time.UTC, engine: "UTC", show: "UTC"}}
 	for k, d := range settingDefs {
 		s.values[k] = d.def
 	}
@@ -309,8 +410,8 @@ func (s *Settings) Set(name, value string) error {
 	defer s.mu.Unlock()
 	s.values[name] = value
 	if name == "timezone" {
-		if loc, err := time.LoadLocation(value); err == nil {
-			s.loc = loc
+		if z, ok := zoneOf(value); ok {
+			s.zone = z
 		}
 	}
 	return nil
@@ -335,8 +436,8 @@ func (s *Settings) Restore(vals map[string]string) {
 	for k, v := range vals {
 		s.values[k] = v
 	}
-	if loc, err := time.LoadLocation(s.values["timezone"]); err == nil {
-		s.loc = loc
+	if z, ok := zoneOf(s.values["timezone"]); ok {
+		s.zone = z
 	}
 }
 
@@ -358,7 +459,27 @@ func (s *Settings) Get(name string) string {
 func (s *Settings) Location() *time.Location {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.loc
+	return s.zone.loc
+}
+
+// EngineZone is the session time zone as the engine's ICU names it.
+func (s *Settings) EngineZone() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.zone.engine
+}
+
+// ResetValue is what RESET sets a parameter to: its value from the
+// startup packet, else its default.
+func (s *Settings) ResetValue(name string) (string, bool) {
+	name = strings.ToLower(name)
+	s.mu.Lock()
+	v, ok := s.resets[name]
+	s.mu.Unlock()
+	if ok {
+		return v, true
+	}
+	return Default(name)
 }
 
 // StatementTimeout returns statement_timeout (0: none). Like PostgreSQL it
@@ -420,7 +541,8 @@ func Names() []string {
 func (s *Settings) ResetAll() {
 	for k, d := range settingDefs {
 		if d.check == nil || k == "timezone" || k == "datestyle" || k == "client_encoding" || k == "default_transaction_isolation" || k == "default_transaction_read_only" {
-			_ = s.Set(k, d.def)
+			v, _ := s.ResetValue(k)
+			_ = s.Set(k, v)
 		}
 	}
 }

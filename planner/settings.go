@@ -25,7 +25,7 @@ func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Resul
 		s.syncIsolationSetting()
 		return &Result{Tag: "RESET"}, nil
 	case pg_query.VariableSetKind_VAR_RESET, pg_query.VariableSetKind_VAR_SET_DEFAULT:
-		def, ok := dialect.Default(name)
+		def, ok := s.settings.ResetValue(name)
 		if !ok {
 			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 		}

@@ -23,7 +23,7 @@ const pooledZone = "UTC"
 // PostgreSQL computes them in its TimeZone. Prepared plans bound the old
 // zone and are made anew.
 func (s *Session) syncZone(ctx context.Context) error {
-	zone := s.settings.Get("timezone")
+	zone := s.settings.EngineZone()
 	if zone == s.engineZone {
 		return nil
 	}
