@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +153,42 @@ func TestResetReturnsToStartupValue(t *testing.T) {
 	s.ResetAll()
 	if got := s.EngineZone(); got != "PST8PDT" {
 		t.Fatalf("after RESET ALL: %q", got)
+	}
+}
+
+// AT TIME ZONE with a constant zone, rewritten for the engine as
+// PostgreSQL reads the zone (checked end to end against PostgreSQL by the
+// regression referee's timestamptz suite).
+func TestAtTimeZoneRewrite(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`x AT TIME ZONE 'PST'`, `SELECT x AT TIME ZONE 'GMT-08:00'`},
+		{`x AT TIME ZONE 'UTC+3'`, `SELECT x AT TIME ZONE 'GMT-03:00'`},
+		{`x AT TIME ZONE interval '+05:30'`, `SELECT x AT TIME ZONE 'GMT+05:30'`},
+		{`x AT TIME ZONE 'Europe/Berlin'`, `SELECT x AT TIME ZONE 'Europe/Berlin'`},
+		{`'2011-03-27 03:00:00'::timestamp AT TIME ZONE 'MSK'`, `SELECT '2011-03-26 23:00:00+00'::timestamptz`},
+		{`'2011-03-26 22:59:59 UTC'::timestamptz AT TIME ZONE 'MSK'`, `SELECT '2011-03-27 01:59:59'::"timestamp"`},
+		// A string is a timestamptz, here read in UTC (UTCInput).
+		{`'19970210 173201' AT TIME ZONE 'America/New_York'`, `SELECT '1997-02-10 17:32:01+00'::timestamptz AT TIME ZONE 'America/New_York'`},
+	} {
+		tree, err := pg_query.Parse("SELECT " + c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		RewriteTree(tree.ProtoReflect(), UTCInput())
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: %s, want %s", c.in, got, c.want)
+		}
+	}
+	for _, bad := range []string{`x AT TIME ZONE 'MSK'`, `x AT TIME ZONE 'Nowhere/Land'`, `x AT TIME ZONE interval '1 day'`} {
+		tree, _ := pg_query.Parse("SELECT " + bad)
+		RewriteTree(tree.ProtoReflect(), UTCInput())
+		got, _ := pg_query.Deparse(tree)
+		if !strings.Contains(got, "error(") {
+			t.Errorf("%s: not refused: %s", bad, got)
+		}
 	}
 }

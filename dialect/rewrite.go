@@ -256,13 +256,15 @@ var truncTemplates = map[string]string{
 	"decade": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' OR year(_tsdb_arg1) > 0 THEN datetrunc('decade', _tsdb_arg1) ELSE date_trunc('year', _tsdb_arg1) - to_years(CAST(year(_tsdb_arg1) + ((8 - (year(_tsdb_arg1) - 1)) // 10) * 10 AS INTEGER)) END)",
 }
 
-// RewriteTree applies rewritePG to every node under m. Statements that
-// do not go through rewriteSession (DELETE, UPDATE, INSERT … SELECT,
-// EXPLAIN) get it too, so that a WHERE clause means in them what it means
-// in a SELECT, and a logged DML statement replays with that meaning.
-func RewriteTree(m protoreflect.Message) {
+// RewriteTree applies RewritePG to every node under m, reading date and
+// time constants as in describes (the session's TimeZone, DateStyle and
+// IntervalStyle). Statements that do not go through the planner's
+// rewriteSession (DELETE, UPDATE, INSERT … SELECT, EXPLAIN, RETURNING) get
+// it too, so that a WHERE clause means in them what it means in a SELECT,
+// and a logged DML statement replays with that meaning.
+func RewriteTree(m protoreflect.Message, in Input) {
 	sqltree.ReplaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
-		r, _ := RewritePG(n)
+		r, _ := RewritePG(n, in)
 		return r
 	})
 }
@@ -270,8 +272,9 @@ func RewriteTree(m protoreflect.Message) {
 // RewritePG adapts PostgreSQL-only syntax in a tree for the engine:
 // OPERATOR(pg_catalog.~) becomes ~, COLLATE clauses go, ::regclass and
 // similar OID-alias casts become plain values, and pg_catalog functions
-// map to tsdb's macros. It reports whether anything changed.
-func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
+// map to tsdb's macros, date and time constants are read by PostgreSQL's
+// rules as in describes. It reports whether anything changed.
+func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	switch {
 	case n.GetResTarget() != nil:
 		rt := n.GetResTarget()
@@ -364,10 +367,8 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 			}
 		}
 		if !IsISOLiteral(tc) {
-			// Outside a session (DML, logged as text and replayed) a
-			// zone-less timestamptz is read in UTC, as the engine reads
-			// it; refused input fails the statement when it runs.
-			r, ok, err := DateTimeLiteral(tc, Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()})
+			// Refused input fails the statement when it runs.
+			r, ok, err := DateTimeLiteral(tc, in)
 			if err != nil {
 				var se *sqlerr.Error
 				if errors.As(err, &se) {
@@ -537,6 +538,11 @@ func RewritePG(n *pg_query.Node) (*pg_query.Node, bool) {
 				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
 		}
+		if name == "timezone" && len(fc.Args) == 2 {
+			if r, changed := atTimeZone(fc); changed {
+				return r, true
+			}
+		}
 		if name == "log" && len(fc.Args) == 1 {
 			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_log10")}
 			return nil, true
@@ -681,3 +687,7 @@ func ParseBytea(s string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// UTCInput reads date and time text as a session with PostgreSQL's
+// defaults and TimeZone UTC does, now meaning now.
+func UTCInput() Input { return Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()} }

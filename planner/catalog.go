@@ -124,6 +124,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 	var used []string
 	var failed error
 	seen := map[string]bool{}
+	in := s.settings.Input(s.statementTime())
 	use := func(name string) {
 		if !seen[name] {
 			seen[name] = true
@@ -167,7 +168,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 			}
 		}
 		if tc := n.GetTypeCast(); tc != nil && !dialect.IsISOLiteral(tc) {
-			r, ok, err := dialect.DateTimeLiteral(tc, s.settings.Input(s.statementTime()))
+			r, ok, err := dialect.DateTimeLiteral(tc, in)
 			if err != nil {
 				failed = err
 				return nil
@@ -177,7 +178,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 				return r
 			}
 		}
-		if r, ok := dialect.RewritePG(n); ok {
+		if r, ok := dialect.RewritePG(n, in); ok {
 			changed = true
 			return r
 		}

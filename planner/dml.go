@@ -120,7 +120,7 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	if err := s.rewriteDateTimes(node); err != nil {
 		return nil, err
 	}
-	dialect.RewriteTree(node.ProtoReflect())
+	dialect.RewriteTree(node.ProtoReflect(), s.settings.Input(s.statementTime()))
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return nil, err

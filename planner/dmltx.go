@@ -231,7 +231,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if err := s.rewriteDateTimes(selNode); err != nil {
 		return nil, err
 	}
-	dialect.RewriteTree(selNode.ProtoReflect())
+	dialect.RewriteTree(selNode.ProtoReflect(), s.settings.Input(s.statementTime()))
 	text, err := deparse(s.p.pgVersion, selNode)
 	if err != nil {
 		return nil, err
@@ -351,7 +351,7 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 	sel := returningSelect(returningView, alias, list)
 	node := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}
 	asWritten := proto.Clone(sel).(*pg_query.SelectStmt)
-	dialect.RewriteTree(node.ProtoReflect())
+	dialect.RewriteTree(node.ProtoReflect(), s.settings.Input(s.statementTime()))
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return nil, nil, err

@@ -140,7 +140,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		if err := s.rewriteDateTimes(st.SelectStmt); err != nil {
 			return nil, err
 		}
-		dialect.RewriteTree(st.SelectStmt.ProtoReflect())
+		dialect.RewriteTree(st.SelectStmt.ProtoReflect(), s.settings.Input(s.statementTime()))
 	}
 	src, err := deparse(s.p.pgVersion, st.SelectStmt)
 	if err != nil {

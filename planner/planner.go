@@ -731,7 +731,7 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err := s.rewriteDateTimes(ex.Query); err != nil {
 		return nil, err
 	}
-	dialect.RewriteTree(ex.Query.ProtoReflect())
+	dialect.RewriteTree(ex.Query.ProtoReflect(), s.settings.Input(s.statementTime()))
 	inner, err := deparse(s.p.pgVersion, ex.Query)
 	if err != nil {
 		return nil, err

@@ -185,7 +185,7 @@ func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
 		return err
 	}
 	asWritten := proto.Clone(node.GetSelectStmt()).(*pg_query.SelectStmt)
-	dialect.RewriteTree(node.ProtoReflect())
+	dialect.RewriteTree(node.ProtoReflect(), s.settings.Input(s.statementTime()))
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return err

@@ -122,3 +122,25 @@ func WallInstant(wall time.Time, z *time.Location) time.Time {
 	}
 	return latest.UTC()
 }
+
+// Abbreviation looks a name up in PostgreSQL's Default set of zone
+// abbreviations: a fixed offset (seconds east, EST is -18000), or a
+// dynamic one's zone (MSK: Europe/Moscow), whose offset is what the
+// abbreviation meant there at the time.
+func Abbreviation(name string) (offset int, zone string, ok bool) {
+	a, ok := abbreviations()[strings.ToLower(name)]
+	return a.offset, a.zone, ok
+}
+
+// AbbreviationOffset is the offset (seconds east) a dynamic abbreviation of
+// zone z stood for at instant t: the zone's offset then if the zone used
+// that name then, else the offset of the nearest reading with that name
+// (PostgreSQL looks through the zone's transitions the same way).
+func AbbreviationOffset(t time.Time, z *time.Location, abbrev string) (int, bool) {
+	for _, d := range []time.Duration{0, -48 * time.Hour, 48 * time.Hour, -200 * 24 * time.Hour, 200 * 24 * time.Hour} {
+		if name, off := t.Add(d).In(z).Zone(); strings.EqualFold(name, abbrev) {
+			return off, true
+		}
+	}
+	return 0, false
+}
