@@ -192,3 +192,23 @@ func TestAtTimeZoneRewrite(t *testing.T) {
 		}
 	}
 }
+
+func TestRegexpFlags(t *testing.T) {
+	for _, c := range []struct{ fn, flags, want, code string }{
+		{"regexp_like", "", "(?s)", ""},
+		{"regexp_like", "i", "(?si)", ""},
+		{"regexp_like", "n", "(?m)", ""},
+		{"regexp_like", "ic", "(?s)", ""},
+		{"regexp_like", "g", "", "22023"},
+		{"regexp_like", "z", "", "22023"},
+		{"regexp_like", "x", "", "0A000"},
+	} {
+		got, err := regexpFlags(c.fn, c.flags)
+		switch {
+		case c.code != "" && (err == nil || err.Code != c.code):
+			t.Errorf("%q: got %q %v, want error %s", c.flags, got, err, c.code)
+		case c.code == "" && (err != nil || got != c.want):
+			t.Errorf("%q: got %q %v, want %q", c.flags, got, err, c.want)
+		}
+	}
+}

@@ -142,6 +142,16 @@ var Macros = []string{
 	// tsdb has no views: a view named by its name does not exist (psql
 	// asks by OID, and gets NULL as for any relation without a view).
 	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,
+	// The position of the n-th match of p in s from start (1-based; 0 if
+	// none), or of the character after it when e is 1: the text before
+	// the match is the pieces and matches before it.
+	`CREATE MACRO _tsdb_re_instr(s, p, st, n, e) AS CASE
+			WHEN st < 1 THEN error('[tsdb 22023] invalid value for parameter "start": ' || st)
+			WHEN n < 1 THEN error('[tsdb 22023] invalid value for parameter "n": ' || n)
+			WHEN len(regexp_extract_all(substr(s, st), p)) < n THEN 0
+			ELSE st + coalesce(list_sum(list_transform(string_split_regex(substr(s, st), p)[1:n], lambda x: length(x))), 0)
+				+ coalesce(list_sum(list_transform(regexp_extract_all(substr(s, st), p)[1:n - 1], lambda x: length(x))), 0)
+				+ e * length(regexp_extract_all(substr(s, st), p)[n]) END`,
 	// A timestamp rounded to a multiple of s microseconds, halves away
 	// from zero (PostgreSQL's AdjustTimestampForTypmod).
 	`CREATE MACRO _tsdb_round_ts(t, s) AS CASE WHEN isfinite(t) THEN t + to_microseconds(CASE WHEN epoch_us(t) >= 0
@@ -538,6 +548,14 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
 		}
+		if _, ok := regexpArgs[name]; ok {
+			if r, ok := regexpFunction(fc); ok {
+				return r, true
+			}
+		}
+		if (name == "var_pop" || name == "stddev_pop") && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
+			return popVariance(fc), true
+		}
 		if name == "timezone" && len(fc.Args) == 2 {
 			if r, changed := atTimeZone(fc); changed {
 				return r, true
@@ -691,3 +709,31 @@ func ParseBytea(s string) ([]byte, error) {
 // UTCInput reads date and time text as a session with PostgreSQL's
 // defaults and TimeZone UTC does, now meaning now.
 func UTCInput() Input { return Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()} }
+
+// popVariance answers var_pop(x) and stddev_pop(x) of a single infinite
+// or NaN value with NaN, as PostgreSQL's does; the engine answers 0. The
+// engine's own function is called as main.var_pop, which this rewrite
+// leaves alone. The count and max share the call's FILTER, DISTINCT and
+// window.
+func popVariance(fc *pg_query.FuncCall) *pg_query.Node {
+	name := sqltree.LastName(fc.Funcname)
+	agg := func(fn string, arg *pg_query.Node) *pg_query.Node {
+		c := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode(fn)}, Args: []*pg_query.Node{arg},
+			AggFilter: fc.AggFilter, AggDistinct: fc.AggDistinct, Over: fc.Over, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL, Location: fc.Location}
+		return proto.Clone(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: c}}).(*pg_query.Node)
+	}
+	x := fc.Args[0]
+	engine := proto.Clone(fc).(*pg_query.FuncCall)
+	engine.Funcname = []*pg_query.Node{pg_query.MakeStrNode("main"), pg_query.MakeStrNode(name)}
+	cond := pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{
+		pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("=")}, agg("count", proto.Clone(x).(*pg_query.Node)), pg_query.MakeAConstIntNode(1, -1), -1),
+		pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{
+			pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isfinite")}, []*pg_query.Node{agg("max", sqltree.Cast(proto.Clone(x).(*pg_query.Node), "float8"))}, -1),
+		}, -1),
+	}, -1)
+	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+		Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+			Expr: cond, Result: sqltree.Cast(pg_query.MakeAConstStrNode("NaN", -1), "float8")}}}},
+		Defresult: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: engine}},
+	}}}
+}

@@ -1,0 +1,145 @@
+package dialect
+
+import (
+	"fmt"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
+)
+
+// regexpFlags turns PostgreSQL's regular expression flags into the
+// engine's (RE2) inline flags. PostgreSQL's '.' matches a newline unless
+// the 'n' flag makes the match newline-sensitive (where ^ and $ match at
+// line ends too); RE2's needs (?s) for the former and (?m) for the latter.
+func regexpFlags(fn, flags string) (string, *sqlerr.Error) {
+	ci, newline := false, false
+	for _, f := range flags {
+		switch f {
+		case 'i':
+			ci = true
+		case 'c':
+			ci = false
+		case 'n', 'm':
+			newline = true
+		case 's', 'p', 'w':
+			newline = false
+		case 'g':
+			return "", sqlerr.New(sqlerr.InvalidParameterValue, "%s() does not support the \"global\" option", fn)
+		case 'x', 'b', 'e', 'q':
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "regular expression option %q is not supported", string(f))
+		default:
+			return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid regular expression option: %q", string(f))
+		}
+	}
+	out := "(?s"
+	if newline {
+		out = "(?m"
+	}
+	if ci {
+		out += "i"
+	}
+	return out + ")", nil
+}
+
+// regexpArgs are the optional arguments of PostgreSQL 15's regexp_count,
+// regexp_instr, regexp_substr and regexp_like, by name.
+var regexpArgs = map[string][]string{
+	"regexp_like":   {"flags"},
+	"regexp_count":  {"start", "flags"},
+	"regexp_substr": {"start", "n", "flags", "subexpr"},
+	"regexp_instr":  {"start", "n", "endoption", "flags", "subexpr"},
+}
+
+// regexpFunction answers PostgreSQL 15's regexp_like, regexp_count,
+// regexp_substr and regexp_instr with the engine's regular expression
+// functions. Flags must be constants; other arguments may be expressions.
+func regexpFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
+	name := sqltree.LastName(fc.Funcname)
+	names, ok := regexpArgs[name]
+	if !ok || len(fc.Args) < 2 || len(fc.Args) > 2+len(names) {
+		return nil, false
+	}
+	arg := map[string]*pg_query.Node{}
+	for i, a := range fc.Args[2:] {
+		arg[names[i]] = a
+	}
+	flags := ""
+	if f, ok := arg["flags"]; ok {
+		sv := f.GetAConst().GetSval()
+		if sv == nil {
+			return Raise(sqlerr.FeatureNotSupported, name+"() flags must be a constant"), true
+		}
+		flags = sv.Sval
+	}
+	prefix, err := regexpFlags(name, flags)
+	if err != nil {
+		return Raise(err.Code, err.Message), true
+	}
+	pattern := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("||")},
+		pg_query.MakeAConstStrNode(prefix, -1), fc.Args[1], -1)
+	// A positive integer argument: a constant is checked here, an
+	// expression when it runs.
+	positive := func(key string, def int64, min int64) (*pg_query.Node, *pg_query.Node) {
+		a, ok := arg[key]
+		if !ok {
+			return pg_query.MakeAConstIntNode(def, -1), nil
+		}
+		if iv := a.GetAConst().GetIval(); iv != nil && int64(iv.Ival) < min {
+			return nil, Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid value for parameter %q: %d", key, iv.Ival))
+		}
+		return a, nil
+	}
+	start, bad := positive("start", 1, 1)
+	if bad != nil {
+		return bad, true
+	}
+	subject := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("substr")}, []*pg_query.Node{fc.Args[0], start}, -1)
+	switch name {
+	case "regexp_like":
+		return call("_tsdb_re_match", fc.Args[0], pattern), true
+	case "regexp_count":
+		return call("length", call("regexp_extract_all", subject, pattern)), true
+	case "regexp_substr":
+		n, bad := positive("n", 1, 1)
+		if bad != nil {
+			return bad, true
+		}
+		sub, bad := positive("subexpr", 0, 0)
+		if bad != nil {
+			return bad, true
+		}
+		if iv := sub.GetAConst().GetIval(); iv != nil && fc.Args[1].GetAConst().GetSval() != nil && int(iv.Ival) > RegexGroups(fc.Args[1].GetAConst().GetSval().Sval) {
+			return sqltree.Cast(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, "text"), true // no such group: NULL
+		}
+		return call("list_extract", call("regexp_extract_all", subject, pattern, sub), n), true
+	default: // regexp_instr
+		n, bad := positive("n", 1, 1)
+		if bad != nil {
+			return bad, true
+		}
+		end, bad := positive("endoption", 0, 0)
+		if bad != nil {
+			return bad, true
+		}
+		if iv := end.GetAConst().GetIval(); iv != nil && iv.Ival > 1 {
+			return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid value for parameter \"endoption\": %d", iv.Ival)), true
+		}
+		if sub, ok := arg["subexpr"]; ok {
+			iv := sub.GetAConst().GetIval()
+			switch {
+			case iv != nil && iv.Ival < 0:
+				return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid value for parameter \"subexpr\": %d", iv.Ival)), true
+			case iv == nil || iv.Ival != 0:
+				return Raise(sqlerr.FeatureNotSupported, "regexp_instr() of a parenthesized subexpression is not supported"), true
+			}
+		}
+		return call("_tsdb_re_instr", fc.Args[0], pattern, start, n, end), true
+	}
+}
+
+// call is a function call node.
+func call(name string, args ...*pg_query.Node) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+}
