@@ -152,6 +152,21 @@ var Macros = []string{
 			ELSE st + coalesce(list_sum(list_transform(string_split_regex(substr(s, st), p)[1:n], lambda x: length(x))), 0)
 				+ coalesce(list_sum(list_transform(regexp_extract_all(substr(s, st), p)[1:n - 1], lambda x: length(x))), 0)
 				+ e * length(regexp_extract_all(substr(s, st), p)[n]) END`,
+	// The wall clock's astronomical year (0 is 1 BC; the engine's ICU
+	// gives a timestamptz its era year), and the era's year (1 BC is 1).
+	`CREATE MACRO _tsdb_ayear(t) AS year(CAST(t AS TIMESTAMP))`,
+	`CREATE MACRO _tsdb_eyear(t) AS CASE WHEN _tsdb_ayear(t) <= 0 THEN 1 - _tsdb_ayear(t) ELSE _tsdb_ayear(t) END`,
+	`CREATE MACRO _tsdb_eisoyear(t) AS CASE WHEN isoyear(CAST(t AS TIMESTAMP)) <= 0 THEN 1 - isoyear(CAST(t AS TIMESTAMP)) ELSE isoyear(CAST(t AS TIMESTAMP)) END`,
+	// A non-negative number with at least w digits (lpad alone would cut
+	// a longer one).
+	`CREATE MACRO _tsdb_zeropad(n, w) AS lpad(CAST(n AS VARCHAR), CAST(greatest(w, length(CAST(n AS VARCHAR))) AS INTEGER), '0')`,
+	// to_char's CC: the century, BC ones negative, padded to w digits.
+	`CREATE MACRO _tsdb_century_text(t, w) AS CASE WHEN _tsdb_ayear(t) > 0 THEN _tsdb_zeropad((_tsdb_ayear(t) + 99) // 100, w)
+			ELSE '-' || _tsdb_zeropad((99 - (_tsdb_ayear(t) - 1)) // 100, w) END`,
+	// to_char's OF: the session zone's offset at t, +05:30 or -08.
+	`CREATE MACRO _tsdb_tz_offset(t) AS CASE WHEN date_part('timezone', t) < 0 THEN '-' ELSE '+' END
+			|| lpad(CAST(abs(date_part('timezone', t)) // 3600 AS VARCHAR), 2, '0')
+			|| CASE WHEN abs(date_part('timezone', t)) % 3600 <> 0 THEN ':' || lpad(CAST(abs(date_part('timezone', t)) % 3600 // 60 AS VARCHAR), 2, '0') ELSE '' END`,
 	// A timestamp rounded to a multiple of s microseconds, halves away
 	// from zero (PostgreSQL's AdjustTimestampForTypmod).
 	`CREATE MACRO _tsdb_round_ts(t, s) AS CASE WHEN isfinite(t) THEN t + to_microseconds(CASE WHEN epoch_us(t) >= 0

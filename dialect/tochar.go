@@ -41,16 +41,58 @@ var charPatterns = []charPattern{
 	{name: "MI", anyCase: true, strftime: "%M", fm: "%-M"},
 	{name: "MS", anyCase: true, strftime: "%g", fm: "%g"},
 	{name: "US", anyCase: true, strftime: "%f", fm: "%f"},
+	// Seconds past midnight.
+	{name: "SSSSS", anyCase: true, expr: "CAST(hour(%[1]s) * 3600 + minute(%[1]s) * 60 + second(%[1]s) AS VARCHAR)"},
+	{name: "SSSS", anyCase: true, expr: "CAST(hour(%[1]s) * 3600 + minute(%[1]s) * 60 + second(%[1]s) AS VARCHAR)"},
 	{name: "SS", anyCase: true, strftime: "%S", fm: "%-S"},
+	// Fractions of a second, 1 to 6 digits.
+	{name: "FF1", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 1)"},
+	{name: "FF2", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 2)"},
+	{name: "FF3", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 3)"},
+	{name: "FF4", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 4)"},
+	{name: "FF5", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 5)"},
+	{name: "FF6", anyCase: true, expr: "substr(lpad(CAST(microsecond(%[1]s) %% 1000000 AS VARCHAR), 6, '0'), 1, 6)"},
+	{name: "A.M.", expr: "CASE WHEN hour(%[1]s) < 12 THEN 'A.M.' ELSE 'P.M.' END"},
+	{name: "P.M.", expr: "CASE WHEN hour(%[1]s) < 12 THEN 'A.M.' ELSE 'P.M.' END"},
+	{name: "a.m.", expr: "CASE WHEN hour(%[1]s) < 12 THEN 'a.m.' ELSE 'p.m.' END"},
+	{name: "p.m.", expr: "CASE WHEN hour(%[1]s) < 12 THEN 'a.m.' ELSE 'p.m.' END"},
 	{name: "AM", strftime: "%p", fm: "%p"},
 	{name: "PM", strftime: "%p", fm: "%p"},
 	{name: "am", expr: "lower(strftime(%[1]s, '%%p'))"},
 	{name: "pm", expr: "lower(strftime(%[1]s, '%%p'))"},
-	{name: "YYYY", anyCase: true, strftime: "%Y", fm: "%Y"},
-	{name: "YY", anyCase: true, strftime: "%y", fm: "%-y"},
-	{name: "IYYY", anyCase: true, strftime: "%G", fm: "%G"},
+	// Eras by the wall clock's astronomical year (0 is 1 BC).
+	{name: "A.D.", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'B.C.' ELSE 'A.D.' END"},
+	{name: "B.C.", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'B.C.' ELSE 'A.D.' END"},
+	{name: "a.d.", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'b.c.' ELSE 'a.d.' END"},
+	{name: "b.c.", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'b.c.' ELSE 'a.d.' END"},
+	{name: "AD", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'BC' ELSE 'AD' END"},
+	{name: "BC", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'BC' ELSE 'AD' END"},
+	{name: "ad", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'bc' ELSE 'ad' END"},
+	{name: "bc", expr: "CASE WHEN _tsdb_ayear(%[1]s) <= 0 THEN 'bc' ELSE 'ad' END"},
+	// Years count as the era does (97 BC is 0097, with BC to say so).
+	{name: "Y,YYY", anyCase: true, expr: "CAST(_tsdb_eyear(%[1]s) / 1000 AS VARCHAR) || ',' || lpad(CAST(_tsdb_eyear(%[1]s) %% 1000 AS VARCHAR), 3, '0')"},
+	{name: "YYYY", anyCase: true, expr: "_tsdb_zeropad(_tsdb_eyear(%[1]s), 4)", fmExpr: "CAST(_tsdb_eyear(%[1]s) AS VARCHAR)"},
+	{name: "YYY", anyCase: true, expr: "lpad(CAST(_tsdb_eyear(%[1]s) %% 1000 AS VARCHAR), 3, '0')", fmExpr: "CAST(_tsdb_eyear(%[1]s) %% 1000 AS VARCHAR)"},
+	{name: "YY", anyCase: true, expr: "lpad(CAST(_tsdb_eyear(%[1]s) %% 100 AS VARCHAR), 2, '0')", fmExpr: "CAST(_tsdb_eyear(%[1]s) %% 100 AS VARCHAR)"},
+	{name: "Y", anyCase: true, expr: "CAST(_tsdb_eyear(%[1]s) %% 10 AS VARCHAR)"},
+	{name: "IYYY", anyCase: true, expr: "_tsdb_zeropad(_tsdb_eisoyear(%[1]s), 4)", fmExpr: "CAST(_tsdb_eisoyear(%[1]s) AS VARCHAR)"},
+	{name: "IYY", anyCase: true, expr: "lpad(CAST(_tsdb_eisoyear(%[1]s) %% 1000 AS VARCHAR), 3, '0')", fmExpr: "CAST(_tsdb_eisoyear(%[1]s) %% 1000 AS VARCHAR)"},
+	{name: "IY", anyCase: true, expr: "lpad(CAST(_tsdb_eisoyear(%[1]s) %% 100 AS VARCHAR), 2, '0')", fmExpr: "CAST(_tsdb_eisoyear(%[1]s) %% 100 AS VARCHAR)"},
 	{name: "IW", anyCase: true, strftime: "%V", fmExpr: "CAST(week(%[1]s) AS VARCHAR)"},
+	// The day of the ISO year.
+	{name: "IDDD", anyCase: true, expr: "lpad(CAST((week(%[1]s) - 1) * 7 + isodow(%[1]s) AS VARCHAR), 3, '0')", fmExpr: "CAST((week(%[1]s) - 1) * 7 + isodow(%[1]s) AS VARCHAR)"},
 	{name: "ID", anyCase: true, expr: "CAST(isodow(%[1]s) AS VARCHAR)"},
+	{name: "I", anyCase: true, expr: "CAST(_tsdb_eisoyear(%[1]s) %% 10 AS VARCHAR)"},
+	{name: "CC", anyCase: true, expr: "_tsdb_century_text(%[1]s, 2)", fmExpr: "_tsdb_century_text(%[1]s, 0)"},
+	// The Julian day of the wall clock's date.
+	{name: "J", anyCase: true, expr: "CAST(CAST(julian(CAST(%[1]s AS DATE)) AS BIGINT) AS VARCHAR)"},
+	// The month in Roman numerals, padded to 4.
+	{name: "RM", expr: "rpad((ARRAY['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X', 'XI', 'XII'])[month(%[1]s)], 4, ' ')", fmExpr: "(ARRAY['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X', 'XI', 'XII'])[month(%[1]s)]"},
+	{name: "rm", expr: "rpad((ARRAY['i', 'ii', 'iii', 'iv', 'v', 'vi', 'vii', 'viii', 'ix', 'x', 'xi', 'xii'])[month(%[1]s)], 4, ' ')", fmExpr: "(ARRAY['i', 'ii', 'iii', 'iv', 'v', 'vi', 'vii', 'viii', 'ix', 'x', 'xi', 'xii'])[month(%[1]s)]"},
+	// The session zone's offset: +05:30, -08, and its parts.
+	{name: "OF", anyCase: true, expr: "_tsdb_tz_offset(%[1]s)"},
+	{name: "TZH", anyCase: true, expr: "CASE WHEN date_part('timezone', %[1]s) < 0 THEN '-' ELSE '+' END || lpad(CAST(abs(date_part('timezone', %[1]s)) / 3600 AS VARCHAR), 2, '0')"},
+	{name: "TZM", anyCase: true, expr: "lpad(CAST(abs(date_part('timezone', %[1]s)) %% 3600 / 60 AS VARCHAR), 2, '0')"},
 	{name: "MONTH", expr: "upper(rpad(strftime(%[1]s, '%%B'), 9, ' '))", fmExpr: "upper(strftime(%[1]s, '%%B'))"},
 	{name: "Month", expr: "rpad(strftime(%[1]s, '%%B'), 9, ' ')", fm: "%B"},
 	{name: "month", expr: "lower(rpad(strftime(%[1]s, '%%B'), 9, ' '))", fmExpr: "lower(strftime(%[1]s, '%%B'))"},
@@ -71,15 +113,14 @@ var charPatterns = []charPattern{
 	// The parser gives // the precedence of any operator PostgreSQL does
 	// not know, below +; a session divides integers as PostgreSQL does.
 	{name: "WW", anyCase: true, expr: "lpad(CAST((dayofyear(%[1]s) - 1) / 7 + 1 AS VARCHAR), 2, '0')", fmExpr: "CAST((dayofyear(%[1]s) - 1) / 7 + 1 AS VARCHAR)"},
+	{name: "W", anyCase: true, expr: "CAST((day(%[1]s) - 1) / 7 + 1 AS VARCHAR)"},
 	{name: "TZ", strftime: "%Z", fm: "%Z"},
 }
 
 // unsupportedCharPatterns are PostgreSQL patterns tsdb does not print;
 // outside double quotes they are refused, not copied as text.
 var unsupportedCharPatterns = []string{
-	"SSSSS", "SSSS", "Y,YYY", "YYY", "IYY", "IY", "TZH", "TZM", "OF", "A.M.", "P.M.", "a.m.", "p.m.",
-	"B.C.", "A.D.", "b.c.", "a.d.", "BC", "AD", "bc", "ad", "FF1", "FF2", "FF3", "FF4", "FF5", "FF6",
-	"CC", "RM", "rm", "TH", "th", "tz", "SP", "TM", "FX", "J", "W", "Y", "I",
+	"TH", "th", "tz", "SP", "TM", "FX",
 }
 
 // toCharExpr is the expression that prints arg as to_char(arg, format)
@@ -102,13 +143,21 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 			number = true
 		}
 		if rest[0] == '"' {
-			// Quoted text is printed as it is.
-			end := strings.IndexByte(rest[1:], '"')
-			if end < 0 {
-				end = len(rest) - 1
+			// Quoted text is printed as it is; a backslash takes the
+			// next character as text (\" is a quote).
+			j := 1
+			for ; j < len(rest) && rest[j] != '"'; j++ {
+				if rest[j] == '\\' && j+1 < len(rest) {
+					j++
+				}
+				run.WriteString(strings.ReplaceAll(rest[j:j+1], "%", "%%"))
 			}
-			run.WriteString(strings.ReplaceAll(rest[1:1+end], "%", "%%"))
-			i += min(end+2, len(rest))
+			i += min(j+1, len(rest))
+			continue
+		}
+		if rest[0] == '\\' && len(rest) > 1 && rest[1] == '"' {
+			run.WriteByte('"')
+			i += 2
 			continue
 		}
 		fm := len(rest) > 2 && strings.EqualFold(rest[:2], "FM")
@@ -154,7 +203,8 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		// An empty format prints nothing (NULL for a NULL value).
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
-	return sqltree.Template(strings.Join(parts, " || "), arg)
+	// An infinite time prints as NULL (strftime would print its text).
+	return sqltree.Template("CASE WHEN CAST("+toCharArg+" AS VARCHAR) IN ('infinity', '-infinity') THEN NULL ELSE "+strings.Join(parts, " || ")+" END", arg)
 }
 
 // ToCharCall is to_char(arg, format) in the engine's terms. The format

@@ -60,8 +60,9 @@ func (v *Value) setZoneName(raw string) error {
 	return nil
 }
 
-// posixOffset is a POSIX zone of a UTC name and an offset (GMT+8).
-var posixOffset = regexp.MustCompile(`(?i)^(?:gmt|utc|ut)([+-]\d{1,2}(?::?\d\d)?)$`)
+// posixOffset is a POSIX zone: a name and an offset west (GMT+8, PST+8,
+// MST+7:00); PostgreSQL goes by the offset whatever the name.
+var posixOffset = regexp.MustCompile(`(?i)^[a-z][a-z/_]*([+-]\d{1,2}(?::?\d\d)?)$`)
 
 // parseOffset reads +hh, +hhmm, +hh:mm, +hh:mm:ss (and a minus sign).
 func parseOffset(s string) (int, bool) {
