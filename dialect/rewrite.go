@@ -323,6 +323,10 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := AnyOfArrayText(e); ok {
 			return r, true
 		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil && sqltree.LastName(e.Name) == "#" {
+			// # is PostgreSQL's bitwise exclusive or.
+			return call("xor", e.Lexpr, e.Rexpr), true
+		}
 		if e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) >= 1 {
 			// PostgreSQL's prefix square and cube root operators.
 			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[sqltree.LastName(e.Name)]
@@ -369,6 +373,21 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		}
 	case n.GetCollateClause() != nil:
 		return n.GetCollateClause().Arg, true
+	case n.GetSortBy() != nil && n.GetSortBy().SortbyDir == pg_query.SortByDir_SORTBY_USING:
+		// ORDER BY x USING < is ascending and USING > descending with
+		// the types' default orderings, which are the engine's.
+		sb := n.GetSortBy()
+		switch sqltree.LastName(sb.UseOp) {
+		case "<", "<=":
+			sb.SortbyDir = pg_query.SortByDir_SORTBY_ASC
+		case ">", ">=":
+			sb.SortbyDir = pg_query.SortByDir_SORTBY_DESC
+		default:
+			sb.SortbyDir = pg_query.SortByDir_SORTBY_DEFAULT
+			sb.Node = Raise(sqlerr.FeatureNotSupported, "ORDER BY … USING supports the operators < and > only")
+		}
+		sb.UseOp = nil
+		return nil, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
 		if tn := sqltree.LastName(tc.TypeName.GetNames()); (tn == "timestamptz" || tn == "timestamp") && len(tc.TypeName.GetTypmods()) == 1 {

@@ -660,3 +660,34 @@ func nameSubqueryColumns(node *pg_query.Node) bool {
 	})
 	return named
 }
+
+// emptyColumn names the placeholder an empty select list is given: the
+// engine refuses SELECT FROM t, which PostgreSQL answers with rows of no
+// columns.
+const emptyColumn = "_tsdb_no_column"
+
+// fillEmptySelectLists gives every SELECT with an empty select list a
+// NULL placeholder column (which set operations compare as equal, as
+// PostgreSQL compares its empty rows). It reports whether it changed any.
+func fillEmptySelectLists(n *pg_query.Node) bool {
+	changed := false
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		sel, ok := m.(*pg_query.SelectStmt)
+		if ok && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.TargetList) == 0 && len(sel.ValuesLists) == 0 {
+			sel.TargetList = []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+				Name: emptyColumn, Val: &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}}}}}
+			changed = true
+		}
+		return nil
+	})
+	return changed
+}
+
+// emptySelectList reports whether a SELECT as written returns no columns:
+// its first branch has an empty select list.
+func emptySelectList(sel *pg_query.SelectStmt) bool {
+	for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE {
+		sel = sel.Larg
+	}
+	return sel != nil && len(sel.TargetList) == 0 && len(sel.ValuesLists) == 0
+}

@@ -121,6 +121,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
+	changed = fillEmptySelectLists(out) || changed
 	var used []string
 	var failed error
 	seen := map[string]bool{}

@@ -78,6 +78,14 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SET IntervalStyle = 'postgres'", "tag:SET"},
 		{0, "SELECT interval '-1 2:03:04' = interval '-1 days +2 hours 3 minutes 4 seconds'", "true"},
 		{0, "SET bytea_output = 'octal'", "err:22023"},
+		// Rows of no columns, as PostgreSQL answers an empty select list.
+		{0, "SELECT FROM generate_series(1,5) EXCEPT ALL SELECT FROM generate_series(1,3)", ";"},
+		{0, "SELECT FROM generate_series(1,5) UNION SELECT FROM generate_series(1,3)", ""},
+		{0, "SELECT 1 WHERE EXISTS (SELECT FROM generate_series(1,2))", "1"},
+		{0, "SELECT x FROM generate_series(1,3) x ORDER BY x USING >", "3;2;1"},
+		{0, "SELECT x FROM generate_series(1,3) x ORDER BY x USING ~<~", "err:0A000"},
+		{0, "SELECT 5 # 3", "6"},
+		{0, "SELECT interval '-9223372036854775808 microseconds' = -(interval '9223372036854775807 microseconds') - interval '1 microsecond'", "true"},
 		{0, "SET extra_float_digits = 4", "err:22023"},
 	})
 }

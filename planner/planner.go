@@ -585,6 +585,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			// constant and format_type() into an engine macro.
 			nameColumns(res.Columns, n.SelectStmt)
 		}
+		if err == nil && emptySelectList(n.SelectStmt) && len(res.Columns) == 1 {
+			res.Columns, res.Rows = []Column{}, noColumns{res.Rows}
+		}
 		return res, err
 	case *pg_query.Node_ExplainStmt:
 		return s.explain(ctx, st, n.ExplainStmt)

@@ -359,6 +359,9 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	for i := range names {
 		p.Columns[i] = columnFor(names[i], types[i])
 	}
+	if sel != nil && emptySelectList(sel) && len(p.Columns) == 1 {
+		p.Columns = []Column{}
+	}
 	return nil
 }
 

@@ -209,3 +209,9 @@ func columnFor(name, duckType string) Column {
 	}
 	return Column{name, 25, -1}
 }
+
+// noColumns are rows without the placeholder column.
+type noColumns struct{ Rows }
+
+// Values returns no values.
+func (r noColumns) Values() []any { return []any{} }

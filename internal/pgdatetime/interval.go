@@ -22,9 +22,11 @@ func (e *IntervalRangeError) Error() string {
 	return fmt.Sprintf("interval field value out of range: %q", e.Input)
 }
 
-// String writes the interval in the one form the engine reads exactly.
+// String writes the interval in the one form the engine reads exactly. The
+// time goes as hours and microseconds: the engine negates a microsecond
+// count as it reads it, and -9223372036854775808 has no positive.
 func (iv Interval) String() string {
-	return fmt.Sprintf("%d months %d days %d microseconds", iv.Months, iv.Days, iv.Micros)
+	return fmt.Sprintf("%d months %d days %d hours %d microseconds", iv.Months, iv.Days, iv.Micros/3_600_000_000, iv.Micros%3_600_000_000)
 }
 
 // interval field masks: a field may be given once.
