@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool
 		pgType = "timestamp with time zone"
 	case "interval":
 		if len(tc.TypeName.GetTypmods()) > 0 {
-			return intervalLiteral(tc, sv.Sval)
+			return intervalLiteral(tc, sv.Sval, in.Intervals)
 		}
 		iv, err := pgdatetime.ParseIntervalStyle(sv.Sval, in.Intervals)
 		if err != nil {
@@ -141,28 +142,92 @@ var intervalUnits = map[int64]string{
 	intervalHour: "hour", intervalMinute: "minute", intervalSecond: "second",
 }
 
-// intervalLiteral handles interval '1' year: PostgreSQL reads a bare
-// number in the unit the field names (DuckDB ignores the field and reads
-// seconds). Other field restrictions truncate the value in PostgreSQL;
-// tsdb refuses them rather than ignore them.
-func intervalLiteral(tc *pg_query.TypeCast, text string) (*pg_query.Node, bool, error) {
+// intervalLiteral reads an interval constant with field restrictions
+// (interval '1 2:03:04' day to minute, interval '1:30' minute to second,
+// interval(2) '…') as PostgreSQL does: a bare number counts in the last
+// field named, minutes and seconds may be written m:ss, and the fields
+// below the last one named are cut off (seconds rounded to the precision).
+func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.IntervalStyle) (*pg_query.Node, bool, error) {
 	mods := tc.TypeName.GetTypmods()
 	if len(mods) == 0 {
 		return nil, false, nil
 	}
-	mask := mods[0].GetAConst().GetIval().GetIval()
-	if mask == 0x7FFF && len(mods) == 1 {
-		return nil, false, nil // INTERVAL_FULL_RANGE: no restriction
+	mask := int64(mods[0].GetAConst().GetIval().GetIval())
+	prec := int64(-1)
+	if len(mods) > 1 {
+		prec = int64(mods[1].GetAConst().GetIval().GetIval())
 	}
-	unit, single := intervalUnits[int64(mask)]
-	num := strings.TrimSpace(text)
-	if _, err := strconv.ParseFloat(num, 64); err != nil || !single || len(mods) > 1 {
-		return nil, false, sqlerr.New(sqlerr.FeatureNotSupported, "interval field restrictions (%s) are not supported; write the interval without them", intervalFieldsText(int64(mask)))
+	const fullRange = 0x7FFF
+	if mask == fullRange && (prec < 0 || prec >= 6) {
+		return nil, false, nil
 	}
-	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(num+" "+unit, -1), Location: tc.Location,
+	last := int64(intervalSecond)
+	if mask != fullRange {
+		for _, b := range []int64{intervalYear, intervalMonth, intervalDay, intervalHour, intervalMinute, intervalSecond} {
+			if mask&b != 0 {
+				last = b
+			}
+		}
+	}
+	in := strings.TrimSpace(text)
+	if _, err := strconv.ParseFloat(in, 64); err == nil {
+		in += " " + intervalUnits[last]
+	} else if f := strings.Fields(in); mask == intervalDay|intervalHour && len(f) == 2 && isInteger(f[0]) && isInteger(f[1]) {
+		// DAY TO HOUR reads "d h".
+		in = f[0] + " days " + f[1] + " hours"
+	} else if mask == intervalMinute|intervalSecond {
+		fields := strings.Fields(in)
+		for i, f := range fields {
+			if minSec.MatchString(f) {
+				sign := ""
+				if f[0] == '-' || f[0] == '+' {
+					sign, f = f[:1], f[1:]
+				}
+				fields[i] = sign + "0:" + f
+			}
+		}
+		in = strings.Join(fields, " ")
+	}
+	iv, err := pgdatetime.ParseIntervalStyle(in, style)
+	if err != nil {
+		var re *pgdatetime.IntervalRangeError
+		if errors.As(err, &re) {
+			return nil, false, &sqlerr.Error{Code: "22015", Message: err.Error(), Err: err}
+		}
+		return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: fmt.Sprintf("invalid input syntax for type interval: %q", text), Err: err}
+	}
+	switch last {
+	case intervalYear:
+		iv.Months, iv.Days, iv.Micros = iv.Months/12*12, 0, 0
+	case intervalMonth:
+		iv.Days, iv.Micros = 0, 0
+	case intervalDay:
+		iv.Micros = 0
+	case intervalHour:
+		iv.Micros = iv.Micros / 3_600_000_000 * 3_600_000_000
+	case intervalMinute:
+		iv.Micros = iv.Micros / 60_000_000 * 60_000_000
+	case intervalSecond:
+		if prec >= 0 && prec < 6 {
+			scale := int64(1)
+			for range 6 - prec {
+				scale *= 10
+			}
+			if iv.Micros >= 0 {
+				iv.Micros = (iv.Micros + scale/2) / scale * scale
+			} else {
+				iv.Micros = -((-iv.Micros + scale/2) / scale * scale)
+			}
+		}
+	}
+	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(iv.String(), -1), Location: tc.Location,
 		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("interval")}, Typemod: -1}}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
 }
+
+// minSec is a time field read as minutes and seconds under MINUTE TO
+// SECOND: m:ss with an optional fraction.
+var minSec = regexp.MustCompile(`^[+-]?\d+:\d+(\.\d*)?$`)
 
 func intervalFieldsText(mask int64) string {
 	var names []string
@@ -183,7 +248,7 @@ func intervalFieldsText(mask int64) string {
 var isoForms = map[string]*regexp.Regexp{
 	"date":        regexp.MustCompile(`^-?\d{4}-\d\d-\d\d$`),
 	"timestamp":   regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$`),
-	"interval":    regexp.MustCompile(`^-?\d+ months -?\d+ days -?\d+ microseconds$`),
+	"interval":    regexp.MustCompile(`^-?\d+ months -?\d+ days -?\d+ hours -?\d+ microseconds$`),
 	"timestamptz": regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$`),
 }
 
@@ -201,3 +266,33 @@ func IsISOLiteral(tc *pg_query.TypeCast) bool {
 // IsISODate reports whether s is a date in the form the engine reads as
 // it is (yyyy-mm-dd).
 func IsISODate(s string) bool { return isoForms["date"].MatchString(s) }
+
+// isInteger reports whether s is a whole number with an optional sign.
+func isInteger(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// intervalTruncation is a value cast to an interval with field
+// restrictions (f1::interval day to minute): the fields below the last
+// one named are cut off, as PostgreSQL's AdjustIntervalForTypmod does
+// (datetrunc is the engine's date_trunc by a name not rewritten again).
+// A precision of seconds is refused for a value that is not a constant.
+func intervalTruncation(tc *pg_query.TypeCast) *pg_query.Node {
+	mods := tc.TypeName.Typmods
+	mask := int64(mods[0].GetAConst().GetIval().GetIval())
+	tc.TypeName.Typmods = nil
+	if len(mods) > 1 && mods[1].GetAConst().GetIval().GetIval() < 6 {
+		return Raise(sqlerr.FeatureNotSupported, "interval(p) of a value that is not a constant is not supported")
+	}
+	last := int64(0)
+	for _, b := range []int64{intervalYear, intervalMonth, intervalDay, intervalHour, intervalMinute, intervalSecond} {
+		if mask != 0x7FFF && mask&b != 0 {
+			last = b
+		}
+	}
+	if last == 0 || last == intervalSecond {
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: tc}}
+	}
+	return call("datetrunc", pg_query.MakeAConstStrNode(intervalUnits[last], -1), &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: tc}})
+}

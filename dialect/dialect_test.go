@@ -212,3 +212,32 @@ func TestRegexpFlags(t *testing.T) {
 		}
 	}
 }
+
+// Interval field restrictions as PostgreSQL 15 applies them (the values
+// are PostgreSQL's answers, written as months, days and time).
+func TestIntervalFieldRestrictions(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`interval '1' year`, `12 months 0 days 0 hours 0 microseconds`},
+		{`interval '1 2:03:04' day to minute`, `0 months 1 days 2 hours 180000000 microseconds`},
+		{`interval '1 2' day to hour`, `0 months 1 days 2 hours 0 microseconds`},
+		{`interval '2:03' minute to second`, `0 months 0 days 0 hours 123000000 microseconds`},
+		{`interval '1 -2:03' minute to second`, `0 months 1 days 0 hours -123000000 microseconds`},
+		{`interval '12:34.5678' minute to second(2)`, `0 months 0 days 0 hours 754570000 microseconds`},
+		{`interval(0) '1 day 01:23:45.6789'`, `0 months 1 days 1 hours 1426000000 microseconds`},
+		{`interval '14 months 3 days' year`, `12 months 0 days 0 hours 0 microseconds`},
+	} {
+		tree, err := pg_query.Parse("SELECT " + c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		RewriteTree(tree.ProtoReflect(), UTCInput())
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = strings.ReplaceAll(got, `"interval"`, "interval") // the deparser quotes it at times
+		if want := "SELECT '" + c.want + "'::interval"; got != want {
+			t.Errorf("%s: %s, want %s", c.in, got, want)
+		}
+	}
+}

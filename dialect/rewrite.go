@@ -410,6 +410,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				return r, true
 			}
 		}
+		if sqltree.LastName(tc.TypeName.GetNames()) == "interval" && len(tc.TypeName.GetTypmods()) > 0 && tc.Arg.GetAConst().GetSval() == nil {
+			return intervalTruncation(tc), true
+		}
 		if !IsISOLiteral(tc) {
 			// Refused input fails the statement when it runs.
 			r, ok, err := DateTimeLiteral(tc, in)
