@@ -296,3 +296,31 @@ func intervalTruncation(tc *pg_query.TypeCast) *pg_query.Node {
 	}
 	return call("datetrunc", pg_query.MakeAConstStrNode(intervalUnits[last], -1), &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: tc}})
 }
+
+// justify answers justify_hours, justify_days and justify_interval of a
+// constant interval; the engine has no function to give them a value.
+func justify(name string, arg *pg_query.Node, in Input) *pg_query.Node {
+	tc := arg.GetTypeCast()
+	if tc == nil || sqltree.LastName(tc.TypeName.GetNames()) != "interval" || len(tc.TypeName.GetTypmods()) > 0 || tc.Arg.GetAConst().GetSval() == nil {
+		return Raise(sqlerr.FeatureNotSupported, name+"() is supported for a constant interval only")
+	}
+	iv, err := pgdatetime.ParseIntervalStyle(tc.Arg.GetAConst().GetSval().Sval, in.Intervals)
+	if err != nil {
+		return Raise(sqlerr.InvalidDatetimeFormat, err.Error())
+	}
+	var ok bool
+	switch name {
+	case "justify_hours":
+		iv, ok = iv.JustifyHours()
+	case "justify_days":
+		iv, ok = iv.JustifyDays()
+	case "justify_interval":
+		iv, ok = iv.JustifyInterval()
+	default:
+		return Raise(sqlerr.UndefinedFunction, "function "+name+" does not exist")
+	}
+	if !ok {
+		return Raise(sqlerr.DatetimeOverflow, "interval out of range")
+	}
+	return sqltree.Cast(pg_query.MakeAConstStrNode(iv.String(), -1), "interval")
+}

@@ -471,6 +471,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				// Text converted at run time, by the same rules.
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_bytea")}, []*pg_query.Node{tc.Arg}, -1), true
 			}
+		case (name == "numeric" || name == "decimal") && tc.Arg.GetAConst().GetSval() != nil && specialNumeric(tc.Arg.GetAConst().GetSval().Sval):
+			// PostgreSQL's numeric has NaN and ±Infinity; the engine's
+			// decimal has neither. The double that has them stands in.
+			tc.TypeName = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1}
+			return nil, true
 		case name == "numeric" || name == "decimal":
 			if len(tc.TypeName.Typmods) == 0 {
 				// PostgreSQL's numeric without precision keeps any value;
@@ -584,6 +589,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
 				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
+		}
+		if strings.HasPrefix(name, "justify_") && len(fc.Args) == 1 {
+			return justify(name, fc.Args[0], in), true
 		}
 		if _, ok := regexpArgs[name]; ok {
 			if r, ok := regexpFunction(fc); ok {
@@ -773,4 +781,14 @@ func popVariance(fc *pg_query.FuncCall) *pg_query.Node {
 			Expr: cond, Result: sqltree.Cast(pg_query.MakeAConstStrNode("NaN", -1), "float8")}}}},
 		Defresult: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: engine}},
 	}}}
+}
+
+// specialNumeric reports whether s is numeric input for NaN or an
+// infinity.
+func specialNumeric(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "nan", "infinity", "+infinity", "-infinity", "inf", "+inf", "-inf":
+		return true
+	}
+	return false
 }

@@ -493,66 +493,88 @@ func isStar(n *pg_query.Node) bool {
 
 // figureColname follows PostgreSQL's FigureColname.
 func figureColname(n *pg_query.Node) string {
+	if name, strength := colname(n); strength > 0 {
+		return name
+	}
+	return "?column?"
+}
+
+// colname is PostgreSQL's FigureColnameInternal: a name and how strongly
+// the expression gives it: 2 for a column, function or keyword, 1 for a
+// cast's type or CASE, which an enclosing cast or a stronger name inside
+// overrides (SELECT 'nan'::numeric::float8 is float8; SELECT CASE … ELSE b
+// END is b).
+func colname(n *pg_query.Node) (string, int) {
 	switch {
+	case n == nil:
 	case n.GetColumnRef() != nil:
 		f := n.GetColumnRef().Fields
 		if s := f[len(f)-1].GetString_(); s != nil {
-			return s.Sval
+			return s.Sval, 2
 		}
 	case n.GetFuncCall() != nil:
-		return sqltree.LastName(n.GetFuncCall().Funcname)
+		return sqltree.LastName(n.GetFuncCall().Funcname), 2
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		if name := figureColname(tc.Arg); name != "?column?" {
-			return name
+		name, strength := colname(tc.Arg)
+		if strength <= 1 && tc.TypeName != nil {
+			return pgTypeDisplayName(sqltree.LastName(tc.TypeName.Names)), 1
 		}
-		if tc.TypeName != nil {
-			return pgTypeDisplayName(sqltree.LastName(tc.TypeName.Names))
-		}
+		return name, strength
+	case n.GetCollateClause() != nil:
+		return colname(n.GetCollateClause().Arg)
 	case n.GetCaseExpr() != nil:
-		return "case"
+		name, strength := colname(n.GetCaseExpr().Defresult)
+		if strength <= 1 {
+			return "case", 1
+		}
+		return name, strength
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF, n.GetNullIfExpr() != nil:
+		return "nullif", 2
 	case n.GetCoalesceExpr() != nil:
-		return "coalesce"
+		return "coalesce", 2
 	case n.GetMinMaxExpr() != nil:
 		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
-			return "greatest"
+			return "greatest", 2
 		}
-		return "least"
-	case n.GetNullIfExpr() != nil:
-		return "nullif"
+		return "least", 2
+	case n.GetGroupingFunc() != nil:
+		return "grouping", 2
 	case n.GetSqlvalueFunction() != nil:
-		return sqlValueFunctionName(n.GetSqlvalueFunction().Op)
+		if name := sqlValueFunctionName(n.GetSqlvalueFunction().Op); name != "?column?" {
+			return name, 2
+		}
 	case n.GetSubLink() != nil:
 		sl := n.GetSubLink()
 		switch sl.SubLinkType {
 		case pg_query.SubLinkType_EXISTS_SUBLINK:
-			return "exists"
+			return "exists", 2
 		case pg_query.SubLinkType_ARRAY_SUBLINK:
-			return "array"
+			return "array", 2
 		case pg_query.SubLinkType_EXPR_SUBLINK:
 			if sub := sl.Subselect.GetSelectStmt(); sub != nil && len(sub.TargetList) == 1 {
 				if rt := sub.TargetList[0].GetResTarget(); rt != nil {
 					if rt.Name != "" {
-						return rt.Name
+						return rt.Name, 2
 					}
-					return figureColname(rt.Val)
+					return figureColname(rt.Val), 2
 				}
 			}
 		}
 	case n.GetAArrayExpr() != nil:
-		return "array"
+		return "array", 2
 	case n.GetRowExpr() != nil:
-		return "row"
+		return "row", 2
 	case n.GetAIndirection() != nil:
 		ind := n.GetAIndirection()
 		for i := len(ind.Indirection) - 1; i >= 0; i-- {
 			if s := ind.Indirection[i].GetString_(); s != nil {
-				return s.Sval
+				return s.Sval, 2
 			}
 		}
-		return figureColname(ind.Arg)
+		return colname(ind.Arg)
 	}
-	return "?column?"
+	return "", 0
 }
 
 // pgTypeDisplayName maps internal type names to what PostgreSQL shows as the

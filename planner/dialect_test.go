@@ -116,6 +116,10 @@ func TestSubqueryColumnNames(t *testing.T) {
 		{"SELECT * FROM (SELECT v + 1, v::text, CASE WHEN v > 1 THEN 1 END FROM m) s", "?column?,v,case"},
 		{"SELECT * FROM (SELECT 1 UNION SELECT 2) s", "?column?"},
 		{"SELECT * FROM (SELECT count(*) FROM m) s(n)", "n"},
+		// PostgreSQL's strengths: an outer cast names over an inner one, a
+		// column in ELSE over CASE (names checked against PostgreSQL 15).
+		{"SELECT '1'::int8::text, CASE WHEN v > 1 THEN 1 ELSE v END, CASE WHEN v > 1 THEN 1 ELSE 2 END FROM m", "text,v,case"},
+		{"SELECT 'nan'::numeric::float8, 'x'::text COLLATE \"C\", (SELECT max(v) FROM m)", "float8,text,max"},
 	} {
 		res := e.must(c.q)
 		if got := strings.Join(res[len(res)-1].cols, ","); got != c.want {

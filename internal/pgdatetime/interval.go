@@ -446,3 +446,67 @@ func (a *ivAcc) isoAlternative(t string) bool {
 		return ok && a.add(ivUnits["hour"], v)
 	}
 }
+
+// Day and month lengths justify_* uses.
+const (
+	usPerDay    = 86_400_000_000
+	daysInMonth = 30
+)
+
+// justified checks that justified fields fit an interval.
+func justified(months, days, micros int64) (Interval, bool) {
+	if months < math.MinInt32 || months > math.MaxInt32 || days < math.MinInt32 || days > math.MaxInt32 {
+		return Interval{}, false
+	}
+	return Interval{Months: int32(months), Days: int32(days), Micros: micros}, true
+}
+
+// JustifyHours is PostgreSQL's justify_hours: whole days of the time move
+// to the days, the time keeping the days' sign.
+func (iv Interval) JustifyHours() (Interval, bool) {
+	days, t := int64(iv.Days)+iv.Micros/usPerDay, iv.Micros%usPerDay
+	switch {
+	case days > 0 && t < 0:
+		t, days = t+usPerDay, days-1
+	case days < 0 && t > 0:
+		t, days = t-usPerDay, days+1
+	}
+	return justified(int64(iv.Months), days, t)
+}
+
+// JustifyDays is PostgreSQL's justify_days: 30-day months of the days move
+// to the months, the days keeping the months' sign.
+func (iv Interval) JustifyDays() (Interval, bool) {
+	months, days := int64(iv.Months)+int64(iv.Days)/daysInMonth, int64(iv.Days)%daysInMonth
+	switch {
+	case months > 0 && days < 0:
+		days, months = days+daysInMonth, months-1
+	case months < 0 && days > 0:
+		days, months = days-daysInMonth, months+1
+	}
+	return justified(months, days, iv.Micros)
+}
+
+// JustifyInterval is PostgreSQL's justify_interval: both, with every field
+// given one sign.
+func (iv Interval) JustifyInterval() (Interval, bool) {
+	months, days, t := int64(iv.Months), int64(iv.Days), iv.Micros
+	if days > 0 && t > 0 || days < 0 && t < 0 {
+		months, days = months+days/daysInMonth, days%daysInMonth
+	}
+	days, t = days+t/usPerDay, t%usPerDay
+	months, days = months+days/daysInMonth, days%daysInMonth
+	switch {
+	case months > 0 && (days < 0 || days == 0 && t < 0):
+		days, months = days+daysInMonth, months-1
+	case months < 0 && (days > 0 || days == 0 && t > 0):
+		days, months = days-daysInMonth, months+1
+	}
+	switch {
+	case days > 0 && t < 0:
+		t, days = t+usPerDay, days-1
+	case days < 0 && t > 0:
+		t, days = t-usPerDay, days+1
+	}
+	return justified(months, days, t)
+}
