@@ -99,9 +99,81 @@ var settingDefs = map[string]setting{
 	"cpu_operator_cost":               {def: "0.0025", check: checkNumber},
 	"from_collapse_limit":             {def: "8", check: checkNumber},
 	"join_collapse_limit":             {def: "8", check: checkNumber},
-	// work_mem reports the engine's per-statement memory limit
-	// (--statement-memory-limit); it is fixed when the engine starts.
-	"work_mem": {def: "", fixed: true},
+	// Plan knobs of parallel query and memory, as above.
+	"min_parallel_table_scan_size":  {def: "8MB", check: checkMemoryValue},
+	"min_parallel_index_scan_size":  {def: "512kB", check: checkMemoryValue},
+	"effective_cache_size":          {def: "4GB", check: checkMemoryValue},
+	"parallel_leader_participation": {def: "on", check: checkBool},
+	"hash_mem_multiplier":           {def: "2", check: checkNumber},
+	// work_mem is the engine's memory for one statement's sorts, hash
+	// tables and joins before they spill (operator_memory_limit): the
+	// session starts with the server's --statement-memory-limit and may
+	// change it, as in PostgreSQL.
+	"work_mem": {def: "4MB", check: checkWorkMem},
+}
+
+// parseMemory reads a PostgreSQL memory setting: a whole number with an
+// optional unit (B, kB, MB, GB, TB); without one it counts in unit.
+func parseMemory(v string, unit int64) (int64, bool) {
+	v = strings.TrimSpace(v)
+	i := 0
+	for i < len(v) && (v[i] >= '0' && v[i] <= '9' || i == 0 && v[i] == '-') {
+		i++
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	switch strings.TrimSpace(v[i:]) {
+	case "":
+	case "B":
+		unit = 1
+	case "kB":
+		unit = 1 << 10
+	case "MB":
+		unit = 1 << 20
+	case "GB":
+		unit = 1 << 30
+	case "TB":
+		unit = 1 << 40
+	default:
+		return 0, false
+	}
+	if n > math.MaxInt64/unit || n < -1 {
+		return 0, false
+	}
+	return n * unit, true
+}
+
+// checkMemoryValue accepts a memory setting (counted in kB without a unit).
+func checkMemoryValue(v string) (string, error) {
+	b, ok := parseMemory(v, 1<<10)
+	if !ok {
+		return "", errors.New(`requires a memory value, such as "64kB" or "8MB"`)
+	}
+	return FormatMemory(b), nil
+}
+
+// checkWorkMem accepts work_mem: at least 64kB, as PostgreSQL, or -1 (no
+// limit of its own, the server's value when it has none).
+func checkWorkMem(v string) (string, error) {
+	b, ok := parseMemory(v, 1<<10)
+	if ok && b == -1<<10 {
+		return "-1", nil
+	}
+	if !ok || b < 64<<10 || b > 2147483647<<10 {
+		return "", fmt.Errorf("%q: work_mem takes 64kB to 2147483647kB", v)
+	}
+	return FormatMemory(b), nil
+}
+
+// WorkMem returns work_mem in bytes; 0 when the server set no limit.
+func (s *Settings) WorkMem() int64 {
+	b, ok := parseMemory(s.Get("work_mem"), 1<<10)
+	if !ok || b < 0 {
+		return 0
+	}
+	return b
 }
 
 // FormatMemory writes bytes the way PostgreSQL shows memory settings.
@@ -547,12 +619,13 @@ func (s *Settings) ResetAll() {
 	}
 }
 
-// SetFixed sets a parameter tsdb fixes when the session starts (work_mem,
-// from the engine's memory limit).
-func (s *Settings) SetFixed(name, value string) {
+// SetSessionDefault sets a parameter's value for a session as it starts,
+// which RESET returns to (work_mem, from the engine's memory limit).
+func (s *Settings) SetSessionDefault(name, value string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.values[name] = value
+	s.resets[name] = value
 }
 
 // checkByteaOutput accepts PostgreSQL's two bytea output formats.

@@ -78,6 +78,11 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SET IntervalStyle = 'postgres'", "tag:SET"},
 		{0, "SELECT interval '-1 2:03:04' = interval '-1 days +2 hours 3 minutes 4 seconds'", "true"},
 		{0, "SET bytea_output = 'octal'", "err:22023"},
+		{0, "SET work_mem = '64kB'", "tag:SET"},
+		{0, "SELECT count(*) FROM (SELECT DISTINCT x FROM generate_series(1, 20000) x) s", "20000"},
+		{0, "SHOW work_mem", "64kB"},
+		{0, "SET work_mem = '10kB'", "err:22023"},
+		{0, "RESET work_mem", "tag:RESET"},
 		// Rows of no columns, as PostgreSQL answers an empty select list.
 		{0, "SELECT FROM generate_series(1,5) EXCEPT ALL SELECT FROM generate_series(1,3)", ";"},
 		{0, "SELECT FROM generate_series(1,5) UNION SELECT FROM generate_series(1,3)", ""},

@@ -264,7 +264,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connWait)
 	defer cancel()
-	oldConn, oldViews, oldPlans, oldZone := s.conn, s.views, s.plans, s.engineZone
+	oldConn, oldViews, oldPlans, oldZone, oldMem := s.conn, s.views, s.plans, s.engineZone, s.engineWorkMem
 	conn, err := s.p.db.Conn(cctx)
 	if err != nil {
 		s.p.abandonedCalls.Add(-1)
@@ -276,7 +276,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		s.p.abandonedCalls.Add(-1)
 		return false
 	}
-	s.conn, s.raw, s.engineZone = conn, raw, pooledZone
+	s.conn, s.raw, s.engineZone, s.engineWorkMem = conn, raw, pooledZone, s.p.engine.opts.StatementMemoryLimit
 	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
 	if s.tx != nil {
 		// The engine copies of a transaction's writes are tables every
@@ -308,6 +308,12 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
 		if oldZone != pooledZone {
 			if _, err := oldConn.ExecContext(bg, "SET SESSION TimeZone = "+schema.QuoteString(pooledZone)); err != nil {
+				discardConn(oldConn)
+				return
+			}
+		}
+		if pool := s.p.engine.opts.StatementMemoryLimit; oldMem != pool {
+			if err := setEngineMemory(bg, oldConn, pool); err != nil {
 				discardConn(oldConn)
 				return
 			}

@@ -160,8 +160,10 @@ type Session struct {
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
 	settings *dialect.Settings
-	// engineZone is the TimeZone conn computes in (syncZone).
-	engineZone string
+	// engineZone is the TimeZone conn computes in, engineWorkMem its
+	// operator_memory_limit (syncEngine).
+	engineZone    string
+	engineWorkMem int64
 	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
 	// (txn.go).
 	tx *txn
@@ -210,7 +212,7 @@ func (s *Session) useEngine(ctx context.Context) error {
 	if s.beforeEngine != nil {
 		s.beforeEngine(ctx)
 	}
-	return s.syncZone(ctx)
+	return s.syncEngine(ctx)
 }
 
 // NewSession opens a session of user with its own DuckDB connection.
@@ -225,8 +227,8 @@ func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error)
 		return nil, err
 	}
 	settings := dialect.NewSettings()
-	settings.SetFixed("work_mem", dialect.FormatMemory(p.engine.opts.StatementMemoryLimit))
-	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, engineZone: pooledZone, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
+	settings.SetSessionDefault("work_mem", dialect.FormatMemory(p.engine.opts.StatementMemoryLimit))
+	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, engineZone: pooledZone, engineWorkMem: p.engine.opts.StatementMemoryLimit, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
 }
 
 // Close drops the session's views and releases its engine connection,
@@ -241,7 +243,7 @@ func (s *Session) Close() error {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 	}
 	clear(s.views)
-	if !s.poolZone(ctx) {
+	if !s.poolEngine(ctx) {
 		discardConn(s.conn)
 		return nil
 	}

@@ -126,8 +126,11 @@ func (s *Session) setValue(ctx context.Context, name, value string, local bool) 
 	if strings.HasPrefix(name, "default_transaction_") {
 		s.syncIsolationSetting()
 	}
-	if name == "timezone" {
+	switch name {
+	case "timezone":
 		return s.setZone(ctx, old)
+	case "work_mem":
+		return s.checkWorkMem(old)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,19 @@ func TestStatementMemoryLimit(t *testing.T) {
 	var workMem string
 	if err := other.QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "8MB" {
 		t.Fatalf("SHOW work_mem = %q, %v; want 8MB", workMem, err)
+	}
+	// A session may lower its work_mem, not raise it past the server's.
+	if _, err := other.Exec(ctx, "SET work_mem = '1GB'"); err == nil || !strings.Contains(err.Error(), "22023") {
+		t.Fatalf("SET work_mem above the server's limit: %v, want 22023", err)
+	}
+	if _, err := other.Exec(ctx, "SET work_mem = '1MB'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "1MB" {
+		t.Fatalf("SHOW work_mem after SET = %q, %v; want 1MB", workMem, err)
+	}
+	if _, err := other.Exec(ctx, "RESET work_mem"); err != nil {
+		t.Fatal(err)
 	}
 
 	// Watch the engine's spill directory while the big aggregation runs.
