@@ -590,6 +590,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
 			return timezone(trunc), true
 		}
+		if fc.AggWithinGroup {
+			if r, ok := hypothetical(fc); ok {
+				return r, true
+			}
+		}
 		if strings.HasPrefix(name, "justify_") && len(fc.Args) == 1 {
 			return justify(name, fc.Args[0], in), true
 		}

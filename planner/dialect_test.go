@@ -282,3 +282,17 @@ func TestSessionTimeZone(t *testing.T) {
 		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00')", "12"},
 	})
 }
+
+// Hypothetical-set aggregates, answers recorded from PostgreSQL 15.
+func TestHypotheticalSetAggregates(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "SELECT rank(3) WITHIN GROUP (ORDER BY x), dense_rank(3) WITHIN GROUP (ORDER BY x) FROM (VALUES (1),(1),(2),(2),(3),(3),(4)) v(x)", "5|3"},
+		{0, "SELECT cume_dist(3) WITHIN GROUP (ORDER BY x) FROM (VALUES (1),(1),(2),(2),(3),(3),(4)) v(x)", "0.875"},
+		{0, "SELECT percent_rank(3) WITHIN GROUP (ORDER BY x) FROM (VALUES (1),(1),(2),(2),(3),(3),(4),(5)) v(x)", "0.5"},
+		{0, "SELECT percent_rank(0) WITHIN GROUP (ORDER BY x) FROM generate_series(1,0) x", "0"},
+		{0, "SELECT rank(2) WITHIN GROUP (ORDER BY x DESC), dense_rank(2) WITHIN GROUP (ORDER BY x DESC NULLS LAST) FROM (VALUES (1),(NULL),(2),(3),(3)) v(x)", "4|2"},
+		{0, "SELECT rank(2) WITHIN GROUP (ORDER BY x) FILTER (WHERE x > 1) FROM generate_series(1,5) x", "1"},
+		{0, "SELECT rank(x) WITHIN GROUP (ORDER BY x) FROM generate_series(1,5) x", "err:42803"},
+	})
+}
