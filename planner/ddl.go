@@ -3,9 +3,11 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"tsdb/ingest"
 	"tsdb/internal/schema"
@@ -166,4 +168,105 @@ func schemaErrorCode(err error) string {
 		return "42P16" // invalid_table_definition
 	}
 	return sqlerr.InvalidName
+}
+
+// storableTypes are the result types a table made by CREATE TABLE AS can
+// store, by PostgreSQL type OID.
+var storableTypes = map[uint32]schema.Type{
+	1184: schema.Timestamptz, 1114: schema.Timestamp, 20: schema.Int64, 23: schema.Int32, 21: schema.Int16,
+	701: schema.Float64, 700: schema.Float32, 16: schema.Bool, 25: schema.Text, 1043: schema.Text, 1082: schema.Date,
+}
+
+// createTableAs is CREATE TABLE … AS SELECT: a table of the query's
+// columns (its first timestamp column is the time column, as in CREATE
+// TABLE), then INSERT … SELECT of the query; the tag is SELECT n, as in
+// PostgreSQL. The table is dropped again if the insert fails.
+func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsStmt) (*Result, error) {
+	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "materialized views are not supported")
+	}
+	into := st.Into
+	if into == nil || into.Rel == nil || st.Query.GetSelectStmt() == nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE … AS takes a SELECT")
+	}
+	if into.Rel.Relpersistence == "t" {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "temporary tables are not supported")
+	}
+	name, err := relationName(into.Rel)
+	if err != nil {
+		return nil, err
+	}
+	if st.IfNotExists && s.known(name) {
+		return &Result{Tag: "CREATE TABLE AS"}, nil // as CREATE TABLE IF NOT EXISTS: nothing to do
+	}
+	// The query's columns, from a run that returns no rows.
+	probe := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{
+		TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{{Node: &pg_query.Node_AStar{AStar: &pg_query.A_Star{}}}}}}}}}}},
+		FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+			Subquery: proto.Clone(st.Query).(*pg_query.Node), Alias: &pg_query.Alias{Aliasname: "_tsdb_ctas"}}}}},
+		LimitCount: pg_query.MakeAConstIntNode(0, -1), LimitOption: pg_query.LimitOption_LIMIT_OPTION_COUNT,
+	}}}
+	text, err := deparse(s.p.pgVersion, probe)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.executeStatement(ctx, statement{text: text, node: probe})
+	if err != nil {
+		return nil, err
+	}
+	if res.Rows != nil {
+		res.Rows.Close()
+	}
+	if len(into.ColNames) > len(res.Columns) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE TABLE AS specifies too many column names")
+	}
+	cols := make([]schema.Column, len(res.Columns))
+	targets := make([]*pg_query.Node, len(res.Columns))
+	for i, c := range res.Columns {
+		colName := c.Name
+		if i < len(into.ColNames) {
+			colName = into.ColNames[i].GetString_().GetSval()
+		}
+		ty, ok := storableTypes[c.OID]
+		if !ok {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q of the query is of type %s, which tsdb tables do not store; cast it to one they do", colName, pgTypeName(c.OID))
+		}
+		cols[i] = schema.Column{Name: colName, Type: ty}
+		targets[i] = &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: colName}}}
+	}
+	tbl, err := schema.New(name, cols)
+	if err != nil {
+		return nil, &sqlerr.Error{Code: schemaErrorCode(err), Message: err.Error()}
+	}
+	if _, err := s.p.store.CreateTableWith(ctx, tbl, false, ingest.TableOptions{}); err != nil {
+		return nil, err
+	}
+	if into.SkipData {
+		return &Result{Tag: "CREATE TABLE AS"}, nil
+	}
+	ins := &pg_query.InsertStmt{Relation: proto.Clone(into.Rel).(*pg_query.RangeVar), Cols: targets, SelectStmt: st.Query,
+		Override: pg_query.OverridingKind_OVERRIDING_NOT_SET}
+	r, err := s.insert(ctx, ins)
+	if err != nil {
+		if _, derr := s.p.store.DropTable(context.WithoutCancel(ctx), name, true); derr != nil {
+			s.p.logger.Warn("CREATE TABLE AS: dropping the table after its insert failed", "table", name, "err", derr)
+		}
+		return nil, err
+	}
+	return &Result{Tag: "SELECT " + strings.TrimPrefix(r.Tag, "INSERT 0 ")}, nil
+}
+
+// pgTypeName names a result type for a message.
+func pgTypeName(oid uint32) string {
+	if t, ok := storableTypes[oid]; ok {
+		return t.String()
+	}
+	if n, ok := map[uint32]string{1186: "interval", 1700: "numeric", 17: "bytea", 2249: "record", 1083: "time without time zone",
+		114: "json", 2950: "uuid"}[oid]; ok {
+		return n
+	}
+	if ArrayElement(oid) != 0 {
+		return "an array"
+	}
+	return fmt.Sprintf("OID %d", oid)
 }

@@ -296,3 +296,20 @@ func TestHypotheticalSetAggregates(t *testing.T) {
 		{0, "SELECT rank(x) WITHIN GROUP (ORDER BY x) FROM generate_series(1,5) x", "err:42803"},
 	})
 }
+
+// CREATE TABLE … AS makes a table of the query's columns and fills it.
+func TestCreateTableAs(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE per_host AS SELECT max(time) AS time, host, sum(v)::bigint AS total FROM m GROUP BY host", "tag:SELECT 4"},
+		{0, "SELECT host, total FROM per_host ORDER BY host", "a|1;b|2;c|3;d|4"},
+		{0, "CREATE TABLE IF NOT EXISTS per_host AS SELECT 1", "tag:CREATE TABLE AS"},
+		{0, "CREATE TABLE empty (t, h) AS SELECT time, host FROM m WITH NO DATA", "tag:CREATE TABLE AS"},
+		{0, "SELECT count(*) FROM empty", "0"},
+		{0, "CREATE TABLE no_time AS SELECT 1 AS x", "err:42P16"},
+		{0, "CREATE TABLE iv AS SELECT time, interval '1 day' AS i FROM m", "err:0A000"},
+		{0, "SELECT count(*) FROM iv", "err:42P01"},
+		{0, "CREATE MATERIALIZED VIEW mv AS SELECT time FROM m", "err:0A000"},
+	})
+}

@@ -410,7 +410,7 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 			return auth.Write
 		}
 		return auth.Read
-	case *pg_query.Node_CreateStmt:
+	case *pg_query.Node_CreateStmt, *pg_query.Node_CreateTableAsStmt:
 		return auth.Create
 	case *pg_query.Node_AlterTableStmt:
 		// Adding columns is creating, as the line protocol does; other
@@ -639,7 +639,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	case *pg_query.Node_LoadStmt:
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "LOAD is not allowed")
 	case *pg_query.Node_CreateTableAsStmt:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE … AS is not supported; use CREATE TABLE and INSERT … SELECT")
+		return s.createTableAs(ctx, n.CreateTableAsStmt)
 	}
 	tag := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", st.node.Node), "*pg_query.Node_"), "Stmt")
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "statement %s is not supported", tag)
