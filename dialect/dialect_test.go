@@ -241,3 +241,24 @@ func TestIntervalFieldRestrictions(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOuterAggregates(t *testing.T) {
+	for _, c := range []struct {
+		q       string
+		refused bool
+	}{
+		{"SELECT (SELECT max((SELECT i.u FROM t i WHERE i.u = o.u))) FROM t o", true},
+		{"SELECT (SELECT max((SELECT i.u FROM t i WHERE i.u = o.u)) FILTER (WHERE o.u < 3)) FROM t o", false},
+		{"SELECT (SELECT max(o.u)) FROM t o", false},
+		{"SELECT (SELECT max((SELECT i.u FROM t i WHERE i.u = 1))) FROM t o", false},
+		{"SELECT (SELECT max((SELECT i.u FROM t i WHERE i.u = o.u)) FROM t x) FROM t o", false},
+	} {
+		tree, err := pg_query.Parse(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckOuterAggregates(tree.Stmts[0].Stmt.GetSelectStmt()); (err != nil) != c.refused {
+			t.Errorf("%s: %v, refused %v", c.q, err, c.refused)
+		}
+	}
+}

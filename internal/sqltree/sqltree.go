@@ -5,6 +5,7 @@
 package sqltree
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,9 +14,16 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
+// SkipChildren, returned by Walk's fn, leaves the message's descendants
+// out of the walk.
+var SkipChildren = errors.New("sqltree: skip children")
+
 // Walk calls fn for every message in the tree, depth first.
 func Walk(m protoreflect.Message, fn func(proto.Message) error) error {
 	if err := fn(m.Interface()); err != nil {
+		if err == SkipChildren {
+			return nil
+		}
 		return err
 	}
 	var err error
