@@ -1,0 +1,183 @@
+package dialect
+
+// The engine macros tsdb defines at startup, and the PostgreSQL functions
+// they answer.
+
+// pgFunctions maps PostgreSQL catalog functions to the engine macros that
+// answer them (Macros here, and the planner's engine macros).
+var pgFunctions = map[string]string{
+	// PostgreSQL's negative years are BC (-44 is 44 BC, the
+	// astronomical -43); there is no year 0.
+	"make_date":                       "_tsdb_make_date",
+	"ln":                              "_tsdb_ln",
+	"log10":                           "_tsdb_log10",
+	"sqrt":                            "_tsdb_sqrt",
+	"exp":                             "_tsdb_exp",
+	"pg_get_userbyid":                 "_tsdb_userbyid",
+	"pg_table_is_visible":             "_tsdb_visible",
+	"pg_type_is_visible":              "_tsdb_visible",
+	"format_type":                     "_tsdb_format_type",
+	"pg_get_expr":                     "_tsdb_null2",
+	"obj_description":                 "_tsdb_null2",
+	"col_description":                 "_tsdb_null2",
+	"pg_encoding_to_char":             "_tsdb_encoding",
+	"array_to_string":                 "array_to_string",
+	"pg_indexes_size":                 "_tsdb_zero",
+	"pg_size_pretty":                  "_tsdb_size_pretty",
+	"pg_get_indexdef":                 "_tsdb_null2",
+	"pg_get_statisticsobjdef_columns": "_tsdb_null2",
+	"pg_get_viewdef":                  "_tsdb_viewdef",
+	"pg_sleep":                        "_tsdb_sleep",
+	"split_part":                      "_tsdb_split_part",
+	"sha256":                          "_tsdb_sha256",
+	"decode":                          "_tsdb_decode",
+	"encode":                          "_tsdb_encode",
+	"pg_typeof":                       "_tsdb_typeof",
+	"pg_get_triggerdef":               "_tsdb_null2",
+	"pg_get_partkeydef":               "_tsdb_null2",
+	"pg_get_partition_constraintdef":  "_tsdb_null2",
+	"pg_get_constraintdef":            "_tsdb_null2",
+	"shobj_description":               "_tsdb_null2",
+	"pg_has_role":                     "_tsdb_true2",
+	"pg_relation_is_publishable":      "_tsdb_true2",
+	"has_table_privilege":             "_tsdb_true2",
+	"has_schema_privilege":            "_tsdb_true2",
+	"has_database_privilege":          "_tsdb_true2",
+	"pg_is_in_recovery":               "_tsdb_false0",
+	"pg_postmaster_start_time":        "now",
+	"_pg_expandarray":                 "_tsdb_expandarray",
+	"pg_get_function_result":          "_tsdb_null2",
+	"pg_get_function_arguments":       "_tsdb_null2",
+	"current_schemas":                 "_tsdb_current_schemas",
+	"to_hex":                          "_tsdb_to_hex",
+}
+
+// Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
+var Macros = []string{
+	// PostgreSQL refuses what has no real answer; DuckDB answers
+	// -Infinity, NaN or an overflowed Infinity.
+	`CREATE MACRO _tsdb_ln(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE ln(x) END`,
+	`CREATE MACRO _tsdb_log10(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')
+			WHEN x < 0 THEN error('[tsdb 2201E] cannot take logarithm of a negative number') ELSE log10(x) END`,
+	`CREATE MACRO _tsdb_make_date(y, m, d) AS make_date(CASE WHEN y < 0 THEN y + 1
+			WHEN y = 0 THEN error('[tsdb 22008] date field value out of range: 0-' || m || '-' || d) ELSE y END, m, d)`,
+	`CREATE MACRO _tsdb_re_match(s, p) AS regexp_matches(s, p)`,
+	// PostgreSQL's initcap: a letter or digit after one that is neither
+	// starts a word and is upper case, the rest lower case.
+	`CREATE MACRO initcap(s) AS list_aggr(list_transform(range(1, length(s) + 1), lambda i:
+			CASE WHEN i = 1 OR NOT regexp_matches(substring(s, i - 1, 1), '[[:alnum:]]') THEN upper(substring(s, i, 1))
+			ELSE lower(substring(s, i, 1)) END), 'string_agg', '')`,
+	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
+	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
+			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,
+	`CREATE MACRO _tsdb_userbyid(x) AS 'tsdb'`,
+	`CREATE MACRO _tsdb_visible(x) AS true`,
+	`CREATE MACRO _tsdb_null2(a, b := NULL, c := NULL) AS CAST(NULL AS VARCHAR)`,
+	`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
+	`CREATE MACRO _tsdb_zero(x) AS 0`,
+	`CREATE MACRO _tsdb_substr2(s, st) AS substring(s, greatest(st, 1))`,
+	`CREATE MACRO _tsdb_substr3(s, st, n) AS CASE WHEN n < 0 THEN error('negative substring length not allowed')
+			WHEN st < 1 THEN substring(s, 1, greatest(n + st - 1, 0)) ELSE substring(s, st, n) END`,
+	// PostgreSQL writes hex digits in lower case.
+	`CREATE MACRO _tsdb_to_hex(x) AS lower(to_hex(x))`,
+	`CREATE MACRO _tsdb_false0() AS false`,
+	`CREATE MACRO _tsdb_encoding(x) AS 'UTF8'`,
+	// PostgreSQL's pg_size_pretty: bytes below 10 kB, then the largest
+	// unit that keeps the number under 20,480 halves, rounded half up.
+	`CREATE MACRO _tsdb_size_half(h, unit) AS CAST((h + CASE WHEN h < 0 THEN -1 ELSE 1 END) // 2 AS VARCHAR) || unit`,
+	`CREATE MACRO _tsdb_size_pretty_b(x) AS CASE
+			WHEN x IS NULL THEN NULL
+			WHEN abs(x) < 10240 THEN CAST(x AS VARCHAR) || ' bytes'
+			WHEN abs(x // 512) < 20479 THEN _tsdb_size_half(x // 512, ' kB')
+			WHEN abs(x // 524288) < 20479 THEN _tsdb_size_half(x // 524288, ' MB')
+			WHEN abs(x // 536870912) < 20479 THEN _tsdb_size_half(x // 536870912, ' GB')
+			WHEN abs(x // 549755813888) < 20479 THEN _tsdb_size_half(x // 549755813888, ' TB')
+			ELSE _tsdb_size_half(x // 562949953421312, ' PB') END`,
+	`CREATE MACRO _tsdb_size_pretty(x) AS _tsdb_size_pretty_b(CAST(x AS BIGINT))`,
+	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
+	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
+			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
+	`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
+			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
+			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
+			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
+			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
+	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
+	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so
+	// pg_index is empty and the expansion never meets a row; the macro
+	// gives the queries the (x, n) record they read to bind.
+	// The search path as PostgreSQL reports it (DuckDB's own names its
+	// internal schemas); JDBC asks it to tell types on the path.
+	`CREATE MACRO _tsdb_current_schemas(implicit) AS CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END`,
+	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
+	// tsdb has no views: a view named by its name does not exist (psql
+	// asks by OID, and gets NULL as for any relation without a view).
+	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,
+	// The position of the n-th match of p in s from start (1-based; 0 if
+	// none), or of the character after it when e is 1: the text before
+	// the match is the pieces and matches before it.
+	`CREATE MACRO _tsdb_re_instr(s, p, st, n, e) AS CASE
+			WHEN st < 1 THEN error('[tsdb 22023] invalid value for parameter "start": ' || st)
+			WHEN n < 1 THEN error('[tsdb 22023] invalid value for parameter "n": ' || n)
+			WHEN len(regexp_extract_all(substr(s, st), p)) < n THEN 0
+			ELSE st + coalesce(list_sum(list_transform(string_split_regex(substr(s, st), p)[1:n], lambda x: length(x))), 0)
+				+ coalesce(list_sum(list_transform(regexp_extract_all(substr(s, st), p)[1:n - 1], lambda x: length(x))), 0)
+				+ e * length(regexp_extract_all(substr(s, st), p)[n]) END`,
+	// The wall clock's astronomical year (0 is 1 BC; the engine's ICU
+	// gives a timestamptz its era year), and the era's year (1 BC is 1).
+	`CREATE MACRO _tsdb_ayear(t) AS year(CAST(t AS TIMESTAMP))`,
+	`CREATE MACRO _tsdb_eyear(t) AS CASE WHEN _tsdb_ayear(t) <= 0 THEN 1 - _tsdb_ayear(t) ELSE _tsdb_ayear(t) END`,
+	`CREATE MACRO _tsdb_eisoyear(t) AS CASE WHEN isoyear(CAST(t AS TIMESTAMP)) <= 0 THEN 1 - isoyear(CAST(t AS TIMESTAMP)) ELSE isoyear(CAST(t AS TIMESTAMP)) END`,
+	// A non-negative number with at least w digits (lpad alone would cut
+	// a longer one).
+	`CREATE MACRO _tsdb_zeropad(n, w) AS lpad(CAST(n AS VARCHAR), CAST(greatest(w, length(CAST(n AS VARCHAR))) AS INTEGER), '0')`,
+	// to_char's CC: the century, BC ones negative, padded to w digits.
+	`CREATE MACRO _tsdb_century_text(t, w) AS CASE WHEN _tsdb_ayear(t) > 0 THEN _tsdb_zeropad((_tsdb_ayear(t) + 99) // 100, w)
+			ELSE '-' || _tsdb_zeropad((99 - (_tsdb_ayear(t) - 1)) // 100, w) END`,
+	// to_char's OF: the session zone's offset at t, +05:30 or -08.
+	`CREATE MACRO _tsdb_tz_offset(t) AS CASE WHEN date_part('timezone', t) < 0 THEN '-' ELSE '+' END
+			|| lpad(CAST(abs(date_part('timezone', t)) // 3600 AS VARCHAR), 2, '0')
+			|| CASE WHEN abs(date_part('timezone', t)) % 3600 <> 0 THEN ':' || lpad(CAST(abs(date_part('timezone', t)) % 3600 // 60 AS VARCHAR), 2, '0') ELSE '' END`,
+	// A timestamp rounded to a multiple of s microseconds, halves away
+	// from zero (PostgreSQL's AdjustTimestampForTypmod).
+	`CREATE MACRO _tsdb_round_ts(t, s) AS CASE WHEN isfinite(t) THEN t + to_microseconds(CASE WHEN epoch_us(t) >= 0
+			THEN ((epoch_us(t) + s // 2) // s) * s ELSE -(((s // 2 - epoch_us(t)) // s) * s) END - epoch_us(t)) ELSE t END`,
+	// void prints as an empty string.
+	`CREATE MACRO _tsdb_sleep(s) AS coalesce(CAST(sleep_ms(CAST(s * 1000 AS BIGINT)) AS VARCHAR), '')`,
+	// An empty delimiter leaves the string whole (field 1 or -1); DuckDB
+	// splits it into characters.
+	`CREATE MACRO _tsdb_split_part(s, d, n) AS CASE WHEN n = 0 THEN error('[tsdb 22023] field position must not be zero')
+			WHEN d = '' THEN CASE WHEN n = 1 OR n = -1 THEN s ELSE '' END ELSE split_part(s, d, n) END`,
+	// Text to bytea at run time: PostgreSQL's hex format, or text without
+	// backslashes (escape sequences are read only in literals, ParseBytea).
+	`CREATE MACRO _tsdb_bytea(s) AS CASE WHEN typeof(s) = 'BLOB' THEN CAST(s AS BLOB)
+			WHEN starts_with(CAST(s AS VARCHAR), '\x') THEN CASE WHEN regexp_full_match(CAST(s AS VARCHAR), '\\x(\s*[0-9a-fA-F][0-9a-fA-F])*\s*')
+				THEN unhex(regexp_replace(substr(CAST(s AS VARCHAR), 3), '\s', '', 'g'))
+				ELSE error('[tsdb 22P02] invalid input syntax for type bytea') END
+			WHEN contains(CAST(s AS VARCHAR), '\') THEN error('[tsdb 0A000] bytea escape sequences are read in literals only')
+			ELSE CAST(CAST(s AS VARCHAR) AS BLOB) END`,
+	// PostgreSQL's sha256 returns bytea; DuckDB's returns the hex text.
+	`CREATE MACRO _tsdb_sha256(x) AS unhex(sha256(x))`,
+	// DuckDB's two-argument decode returned its input unchanged.
+	`CREATE MACRO _tsdb_decode(s, f) AS CASE lower(f)
+			WHEN 'hex' THEN CASE WHEN regexp_full_match(s, '(\s*[0-9a-fA-F][0-9a-fA-F])*\s*') THEN unhex(regexp_replace(s, '\s', '', 'g'))
+				ELSE error('[tsdb 22023] invalid hexadecimal data: "' || s || '"') END
+			WHEN 'base64' THEN from_base64(regexp_replace(s, '\s', '', 'g'))
+			WHEN 'escape' THEN CASE WHEN contains(s, '\') THEN error('[tsdb 0A000] decode(…, ''escape'') of backslash sequences is not supported') ELSE CAST(s AS BLOB) END
+			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
+	// base64 lines end after 76 characters, as PostgreSQL writes them.
+	`CREATE MACRO _tsdb_encode(b, f) AS CASE lower(f)
+			WHEN 'hex' THEN lower(hex(b))
+			WHEN 'base64' THEN rtrim(regexp_replace(to_base64(b), '(.{76})', '\1' || chr(10), 'g'), chr(10))
+			WHEN 'escape' THEN error('[tsdb 0A000] encode(…, ''escape'') is not supported')
+			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
+	// PostgreSQL's type names, not DuckDB's.
+	`CREATE MACRO _tsdb_pgtypename(t) AS CASE
+			WHEN t = 'varchar' THEN 'text' WHEN t = 'double' THEN 'double precision' WHEN t = 'float' THEN 'real'
+			WHEN t = 'blob' THEN 'bytea' WHEN t = 'timestamp' THEN 'timestamp without time zone'
+			WHEN t = 'time' THEN 'time without time zone' WHEN t = '"null"' THEN 'unknown'
+			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
+			ELSE t END`,
+	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
+}
