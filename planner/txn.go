@@ -24,14 +24,13 @@ package planner
 // changed since (rows written, flushed or compacted) gets 40001.
 
 import (
-	"time"
-
 	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
