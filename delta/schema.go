@@ -11,6 +11,10 @@ import (
 const (
 	confTimeColumn = "tsdb.timeColumn"
 	fieldTypeKey   = "tsdb.type"
+	// fieldMaxLengthKey and fieldPrecisionKey keep varchar(n)'s n and
+	// timestamp(p)'s p.
+	fieldMaxLengthKey = "tsdb.maxLength"
+	fieldPrecisionKey = "tsdb.precision"
 	// ClusterKey names the table's cluster column (schema.Table.Cluster);
 	// absent means its first TEXT column.
 	ClusterKey = "tsdb.clusterColumn"
@@ -34,10 +38,14 @@ type structField struct {
 func metadataFor(t schema.Table) (*Metadata, error) {
 	st := structType{Type: "struct"}
 	for _, c := range t.Columns {
-		st.Fields = append(st.Fields, structField{
-			Name: c.Name, Type: c.Type.Delta(), Nullable: !c.NotNull,
-			Metadata: map[string]any{fieldTypeKey: c.Type.UDTName()},
-		})
+		md := map[string]any{fieldTypeKey: c.Type.UDTName()}
+		if c.MaxLength > 0 {
+			md[fieldMaxLengthKey] = c.MaxLength
+		}
+		if p, ok := c.Precision(); ok {
+			md[fieldPrecisionKey] = p
+		}
+		st.Fields = append(st.Fields, structField{Name: c.Name, Type: c.Type.Delta(), Nullable: !c.NotNull, Metadata: md})
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -90,7 +98,14 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		if (timeCol == f.Name || (timeCol == "" && t.TimeIndex < 0)) && ty.IsTimestamp() {
 			t.TimeIndex = len(t.Columns)
 		}
-		t.Columns = append(t.Columns, schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable})
+		col := schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable}
+		if n, ok := f.Metadata[fieldMaxLengthKey].(float64); ok && ty == schema.Text && n >= 1 {
+			col.MaxLength = int(n)
+		}
+		if p, ok := f.Metadata[fieldPrecisionKey].(float64); ok && ty.IsTimestamp() && p >= 0 && p < 6 {
+			col.FracDigits = int(p) + 1
+		}
+		t.Columns = append(t.Columns, col)
 	}
 	if t.TimeIndex < 0 {
 		return schema.Table{}, fmt.Errorf("table has no timestamp column")

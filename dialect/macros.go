@@ -98,7 +98,10 @@ var Macros = []string{
 	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
 	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
 			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
-	`CREATE MACRO _tsdb_format_type(t, m) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
+	`CREATE MACRO _tsdb_format_type(t, m) AS CASE
+			WHEN t = 1184 AND m >= 0 THEN 'timestamp(' || m || ') with time zone' WHEN t = 1114 AND m >= 0 THEN 'timestamp(' || m || ') without time zone'
+			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')' ELSE _tsdb_format_type1(t) END`,
+	`CREATE MACRO _tsdb_format_type1(t) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
 			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
@@ -143,6 +146,10 @@ var Macros = []string{
 	// from zero (PostgreSQL's AdjustTimestampForTypmod).
 	`CREATE MACRO _tsdb_round_ts(t, s) AS CASE WHEN isfinite(t) THEN t + to_microseconds(CASE WHEN epoch_us(t) >= 0
 			THEN ((epoch_us(t) + s // 2) // s) * s ELSE -(((s // 2 - epoch_us(t)) // s) * s) END - epoch_us(t)) ELSE t END`,
+	// varchar(n) input: spaces past n are cut, anything else past n is
+	// refused, as PostgreSQL's input does.
+	`CREATE MACRO _tsdb_varchar(s, n) AS CASE WHEN length(s) <= n THEN s WHEN rtrim(substr(s, n + 1), ' ') = '' THEN substr(s, 1, n)
+			ELSE error('[tsdb 22001] value too long for type character varying(' || n || ')') END`,
 	// void prints as an empty string.
 	`CREATE MACRO _tsdb_sleep(s) AS coalesce(CAST(sleep_ms(CAST(s * 1000 AS BIGINT)) AS VARCHAR), '')`,
 	// An empty delimiter leaves the string whole (field 1 or -1); DuckDB

@@ -38,12 +38,22 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 				if c.NotNull {
 					nullable = "NO"
 				}
-				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL)",
-					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(c.Type.String()), schema.QuoteString(c.Type.UDTName())))
+				dataType, udt, maxLen, precision := c.Type.String(), c.Type.UDTName(), "NULL", "NULL"
+				if c.MaxLength > 0 {
+					dataType, udt, maxLen = "character varying", "varchar", fmt.Sprint(c.MaxLength)
+				}
+				if c.Type.IsTimestamp() {
+					precision = "6"
+					if p, ok := c.Precision(); ok {
+						precision = fmt.Sprint(p)
+					}
+				}
+				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s)",
+					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision))
 			}
 		}
-		return valuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default",
-			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
+		return valuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default, character_maximum_length, datetime_precision",
+			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
 	},
 	"information_schema.schemata": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES ('tsdb', 'public', 'tsdb'), ('tsdb', 'information_schema', 'tsdb'), ('tsdb', 'pg_catalog', 'tsdb')) AS t(catalog_name, schema_name, schema_owner)"

@@ -163,6 +163,13 @@ func (c *CopyIn) stage(ctx context.Context, final bool) error {
 // transaction block the rows are kept for it instead.
 func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error {
 	f := &c.feed
+	if c.s.tx == nil {
+		// In a block, writeRows applies them at the end.
+		var err error
+		if recs, err = applyTypmods(c.tbl, recs); err != nil {
+			return err
+		}
+	}
 	if c.s.tx != nil {
 		if err := c.s.p.store.Validate(c.tbl.Name, recs); err != nil {
 			return err

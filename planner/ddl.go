@@ -138,6 +138,28 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
 	}
 	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
+	if mods := cd.TypeName.Typmods; len(mods) > 0 {
+		// varchar(n) and timestamp(p): kept, and applied to what is
+		// written (typmod.go).
+		iv := mods[0].GetAConst().GetIval()
+		if iv == nil || len(mods) > 1 {
+			return schema.Column{}, sqlerr.New(sqlerr.SyntaxError, "column %q: invalid type modifier", cd.Colname)
+		}
+		switch n := int(iv.Ival); {
+		case ty == schema.Text && n >= 1 && n <= 10485760:
+			col.MaxLength = n
+		case ty == schema.Text:
+			return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "length for type varchar must be between 1 and 10485760")
+		case ty.IsTimestamp() && n >= 0 && n < 6:
+			col.FracDigits = n + 1
+		case ty.IsTimestamp() && n >= 6:
+			// PostgreSQL keeps microseconds at 6 and above.
+		case ty.IsTimestamp():
+			return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "TIMESTAMP(%d) precision must not be negative", n)
+		default:
+			return schema.Column{}, sqlerr.New(sqlerr.SyntaxError, "column %q: type %s takes no modifier", cd.Colname, ty)
+		}
+	}
 	for _, c := range cd.Constraints {
 		con := c.GetConstraint()
 		switch con.GetContype() {

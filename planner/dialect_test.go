@@ -313,3 +313,22 @@ func TestCreateTableAs(t *testing.T) {
 		{0, "CREATE MATERIALIZED VIEW mv AS SELECT time FROM m", "err:0A000"},
 	})
 }
+
+// varchar(n) and timestamp(p) apply to every write as PostgreSQL's input
+// does (answers recorded from PostgreSQL 15).
+func TestColumnTypeModifiers(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE vt (ts timestamp(2) with time zone NOT NULL, f1 varchar(4))", "tag:CREATE TABLE"},
+		{0, "INSERT INTO vt VALUES ('2024-01-01 00:00:00.12345+00', 'abcd    ')", "tag:INSERT 0 1"},
+		{0, "INSERT INTO vt VALUES ('2024-01-01 00:00:00.999+00', 'abcde')", "err:22001"},
+		{0, "INSERT INTO vt SELECT '2024-01-01 00:00:01.005+00'::timestamptz, 'éé  '", "tag:INSERT 0 1"},
+		{0, "SELECT extract(microseconds from ts), f1, length(f1) FROM vt ORDER BY ts", "120000|abcd|4;1010000|éé  |4"},
+		{0, "UPDATE vt SET f1 = 'toolong'", "err:22001"},
+		{0, "UPDATE vt SET f1 = 'xy   ', ts = ts + interval '0.333 seconds' WHERE f1 = 'abcd'", "tag:UPDATE 1"},
+		{0, "SELECT extract(microseconds from ts), f1 FROM vt ORDER BY ts", "450000|xy  ;1010000|éé  "},
+		{0, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'vt'::regclass ORDER BY attnum", "timestamp(2) with time zone;character varying(4)"},
+		{0, "CREATE TABLE bad (ts timestamptz NOT NULL, v varchar(0))", "err:22023"},
+		{0, "CREATE TABLE bad (ts timestamptz NOT NULL, v bigint(3))", "err:42601"},
+	})
+}

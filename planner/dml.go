@@ -199,7 +199,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 			if err != nil {
 				return nil, err
 			}
-			p.sets[rt.Name] = sqlText
+			p.sets[rt.Name] = typmodSQL(tbl.Columns[tbl.ColumnIndex(rt.Name)], sqlText)
 		}
 	default:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "not a DELETE or UPDATE: %q", text)

@@ -306,7 +306,11 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		if _, err := tx.insert(s, name, []arrow.RecordBatch{rec}); err != nil {
+		recs, err := applyTypmods(tbl, []arrow.RecordBatch{rec})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.insert(s, name, recs); err != nil {
 			return nil, err
 		}
 	}

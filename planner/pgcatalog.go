@@ -63,8 +63,15 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		var rows []string
 		for _, t := range ts {
 			for i, c := range t.Columns {
-				rows = append(rows, fmt.Sprintf("(%d, %s, %d, -1, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
-					tableOID(t), schema.QuoteString(c.Name), c.Type.OID(), i+1, c.NotNull, typeLen(c.Type.OID())))
+				oid, typmod := c.Type.OID(), -1
+				if p, ok := c.Precision(); ok {
+					typmod = p
+				}
+				if c.MaxLength > 0 {
+					oid, typmod = 1043, c.MaxLength+4 // varchar, PostgreSQL's VARHDRSZ added
+				}
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
+					tableOID(t), schema.QuoteString(c.Name), oid, typmod, i+1, c.NotNull, typeLen(oid)))
 			}
 		}
 		return valuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget, attlen, attacl",

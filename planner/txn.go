@@ -370,6 +370,12 @@ func tableChanged(name string) error {
 // store when the statement runs on its own, to the transaction inside a
 // block. It returns the number of rows.
 func (s *Session) writeRows(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
+	if tbl, ok := s.p.store.Table(name); ok {
+		var err error
+		if recs, err = applyTypmods(tbl, recs); err != nil {
+			return 0, err
+		}
+	}
 	if s.tx == nil {
 		return s.p.store.InsertBatches(ctx, name, recs)
 	}

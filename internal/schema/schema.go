@@ -162,6 +162,34 @@ type Column struct {
 	Name    string
 	Type    Type
 	NotNull bool
+	// MaxLength is varchar(n)'s n, in characters; 0 is none.
+	MaxLength int
+	// FracDigits is timestamp(p)'s p plus one (so that the zero value
+	// keeps microseconds): the digits of a second a value keeps.
+	FracDigits int
+}
+
+// Precision returns timestamp(p)'s p, and false for a column that keeps
+// microseconds.
+func (c Column) Precision() (int, bool) {
+	if c.FracDigits <= 0 || c.FracDigits > 6 {
+		return 0, false
+	}
+	return c.FracDigits - 1, true
+}
+
+// TypeText is the column's type as PostgreSQL writes it, with its
+// modifier: character varying(4), timestamp(2) with time zone.
+func (c Column) TypeText() string {
+	switch p, ok := c.Precision(); {
+	case c.Type == Text && c.MaxLength > 0:
+		return fmt.Sprintf("character varying(%d)", c.MaxLength)
+	case ok && c.Type == Timestamptz:
+		return fmt.Sprintf("timestamp(%d) with time zone", p)
+	case ok && c.Type == Timestamp:
+		return fmt.Sprintf("timestamp(%d) without time zone", p)
+	}
+	return c.Type.String()
 }
 
 // Table is a table's schema. TimeIndex is the position of the designated time
