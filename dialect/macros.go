@@ -54,6 +54,11 @@ var pgFunctions = map[string]string{
 
 // Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
 var Macros = []string{
+	// PostgreSQL functions clients call that DuckDB lacks.
+	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
+	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
+	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
+	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,
 	// PostgreSQL refuses what has no real answer; DuckDB answers
 	// -Infinity, NaN or an overflowed Infinity.
 	`CREATE MACRO _tsdb_ln(x) AS CASE WHEN x = 0 THEN error('[tsdb 2201E] cannot take logarithm of zero')

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/dialect"
-	"tsdb/internal/auth"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
 )
@@ -17,59 +16,6 @@ import (
 // catalogPrefix names the per-statement temporary views that stand in for
 // PostgreSQL's catalog relations.
 const catalogPrefix = "_tsdb_catalog_"
-
-// catalogRelations are the catalog relations tsdb answers itself, from its
-// own tables, in PostgreSQL's shape (the subset clients such as Grafana
-// read). DuckDB's own catalogs would list engine internals instead.
-var catalogRelations = map[string]func(tables []schema.Table) string{
-	"information_schema.tables": func(ts []schema.Table) string {
-		var rows []string
-		for _, t := range ts {
-			rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, 'BASE TABLE', 'YES', 'NO')", schema.QuoteString(t.Name)))
-		}
-		return valuesView(rows, "table_catalog, table_schema, table_name, table_type, is_insertable_into, is_typed",
-			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
-	},
-	"information_schema.columns": func(ts []schema.Table) string {
-		var rows []string
-		for _, t := range ts {
-			for i, c := range t.Columns {
-				nullable := "YES"
-				if c.NotNull {
-					nullable = "NO"
-				}
-				dataType, udt, maxLen, precision := c.Type.String(), c.Type.UDTName(), "NULL", "NULL"
-				if c.MaxLength > 0 {
-					dataType, udt, maxLen = "character varying", "varchar", fmt.Sprint(c.MaxLength)
-				}
-				if c.Type.IsTimestamp() {
-					precision = "6"
-					if p, ok := c.Precision(); ok {
-						precision = fmt.Sprint(p)
-					}
-				}
-				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s)",
-					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision))
-			}
-		}
-		return valuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default, character_maximum_length, datetime_precision",
-			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
-	},
-	"information_schema.schemata": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES ('tsdb', 'public', 'tsdb'), ('tsdb', 'information_schema', 'tsdb'), ('tsdb', 'pg_catalog', 'tsdb')) AS t(catalog_name, schema_name, schema_owner)"
-	},
-	"pg_catalog.pg_extension": func([]schema.Table) string {
-		// No extensions: Grafana looks for TimescaleDB here.
-		return "SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS extname, CAST(NULL AS BIGINT) AS extowner, CAST(NULL AS BIGINT) AS extnamespace, CAST(NULL AS BOOLEAN) AS extrelocatable, CAST(NULL AS VARCHAR) AS extversion WHERE false"
-	},
-}
-
-func valuesView(rows []string, cols, emptyRow string) string {
-	if len(rows) == 0 {
-		return fmt.Sprintf("SELECT * FROM (SELECT %s) AS t(%s) WHERE false", emptyRow, cols)
-	}
-	return fmt.Sprintf("SELECT * FROM (VALUES %s) AS t(%s)", strings.Join(rows, ", "), cols)
-}
 
 // catalogName returns the catalog relation a RangeVar names, if tsdb
 // answers it: schema-qualified, or a bare pg_catalog name.
@@ -80,18 +26,10 @@ func catalogName(rv *pg_query.RangeVar) string {
 		schemaName = "pg_catalog"
 	}
 	name := schemaName + "." + rel
-	if catalogRelation(name) != nil {
+	if dialect.CatalogRelation(name) != nil {
 		return name
 	}
 	return ""
-}
-
-// catalogRelation returns the view body of a catalog relation, or nil.
-func catalogRelation(name string) func([]schema.Table) string {
-	if f, ok := catalogRelations[name]; ok {
-		return f
-	}
-	return pgCatalogRelations[name]
 }
 
 func catalogView(name string) string {
@@ -279,71 +217,20 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 		var def string
 		switch name {
 		case "pg_catalog.pg_roles":
-			def = rolesRelation(s.p.roles)
+			def = dialect.RolesRelation(s.p.roles)
 		case "pg_catalog.pg_auth_members":
-			def = authMembersRelation(s.p.roles)
+			def = dialect.AuthMembersRelation(s.p.roles)
 		case sizesRelation:
 			if err := s.refreshSizes(ctx, tables); err != nil {
 				return err
 			}
 			continue
 		default:
-			def = catalogRelation(name)(tables)
+			def = dialect.CatalogRelation(name)(tables)
 		}
 		if err := s.ensureView(ctx, view, sessionView{create: fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(view), def)}); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// Roles in pg_roles: the admin (OID 10, as PostgreSQL's bootstrap
-// superuser), PostgreSQL's two predefined roles tsdb grants, with their
-// OIDs, and the roles made with CREATE ROLE.
-var predefinedRoleOIDs = map[string]int64{auth.ReadAll: 6181, auth.WriteAll: 6182}
-
-// roleOID gives a created role a stable OID from its name.
-func roleOID(name string) int64 { return hashOID(name, 16384, 1_000_000_000) }
-
-// rolesRelation is pg_roles for the roles of roles (nil: the admin only).
-func rolesRelation(roles *auth.Store) string {
-	row := func(oid int64, name string, super, login bool) string {
-		return fmt.Sprintf("(%d, %s, %v, true, %v, %v, %v, -1, CAST(NULL AS TIMESTAMPTZ), false, %v)", oid, schema.QuoteString(name), super, super, super, login, super)
-	}
-	rows := []string{row(10, auth.Admin, true, true)}
-	for _, name := range []string{auth.ReadAll, auth.WriteAll} {
-		rows = append(rows, row(predefinedRoleOIDs[name], name, false, false))
-	}
-	if roles != nil {
-		for _, r := range roles.Roles() {
-			rows = append(rows, row(roleOID(r.Name), r.Name, false, true))
-		}
-	}
-	return valuesView(rows, "oid, rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolconnlimit, rolvaliduntil, rolreplication, rolbypassrls", "")
-}
-
-// authMembersRelation is pg_auth_members: which created role holds which
-// predefined one.
-func authMembersRelation(roles *auth.Store) string {
-	var rows []string
-	if roles != nil {
-		for _, r := range roles.Roles() {
-			for _, g := range r.Granted {
-				if oid, ok := predefinedRoleOIDs[g]; ok {
-					rows = append(rows, fmt.Sprintf("(%d, %d, %d, 10, false, true, true)", int64(len(rows))+1, oid, roleOID(r.Name)))
-				}
-			}
-		}
-	}
-	return valuesView(rows, "oid, roleid, member, grantor, admin_option, inherit_option, set_option",
-		"CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN)")
-}
-
-// engineMacros are PostgreSQL functions clients call that DuckDB lacks,
-// defined once when the engine starts (before its configuration is locked).
-var engineMacros = []string{
-	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
-	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
-	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
-	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,
 }

@@ -104,7 +104,7 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		"SET preserve_insertion_order = true",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-	}, append(engineMacros, dialect.Macros...)...)
+	}, dialect.Macros...)
 	if opts.Threads > 0 {
 		setup = append(setup, fmt.Sprintf("SET threads = %d", opts.Threads))
 	}

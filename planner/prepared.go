@@ -433,7 +433,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 						elem, ok = oidText, true
 					}
 				}
-				if arr, has := arrayOIDs[elem]; ok && has {
+				if arr, has := dialect.ArrayOf(elem); ok && has {
 					set(x.Rexpr, arr)
 				}
 				return nil
@@ -453,7 +453,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 			if x.TypeName != nil {
 				name := sqltree.TypeName(x.TypeName)
 				if t, err := schema.ParseType(name); err == nil && len(x.TypeName.ArrayBounds) > 0 {
-					if arr, ok := arrayOIDs[t.OID()]; ok {
+					if arr, ok := dialect.ArrayOf(t.OID()); ok {
 						set(x.Arg, arr)
 					}
 				} else if err == nil {
@@ -657,7 +657,7 @@ func literalNode(v any, oid uint32) (*pg_query.Node, error) {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameter of Go type %T", v)
 	}
 	str := pg_query.MakeAConstStrNode(text, -1)
-	elemOID := arrayElements[oid]
+	elemOID := dialect.ArrayElement(oid)
 	elem, ok := typeNames[elemOID]
 	if elemOID == oidText {
 		elem, ok = "text", true

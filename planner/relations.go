@@ -70,10 +70,10 @@ func (s *Session) relationOID(text string) (int64, error) {
 	}
 	if schemaName == "public" {
 		if t, ok := s.p.store.Table(rel); ok {
-			return tableOID(t), nil
+			return dialect.TableOID(t), nil
 		}
 	}
-	if (schemaName == "pg_catalog" || len(names) == 1) && catalogRelation("pg_catalog."+rel) != nil {
+	if (schemaName == "pg_catalog" || len(names) == 1) && dialect.CatalogRelation("pg_catalog."+rel) != nil {
 		return catalogOID(rel), nil
 	}
 	return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", text)
@@ -81,7 +81,7 @@ func (s *Session) relationOID(text string) (int64, error) {
 
 // catalogOID gives a catalog relation a stable OID below the range of
 // tables' (tableOID).
-func catalogOID(rel string) int64 { return hashOID(rel, 1000, 15000) }
+func catalogOID(rel string) int64 { return dialect.HashOID(rel, 1000, 15000) }
 
 // parseQualifiedName splits a relation name as PostgreSQL reads it:
 // dot-separated parts, each either a double-quoted identifier kept as
@@ -164,7 +164,7 @@ func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error
 	var rows []string
 	for _, t := range tables {
 		if z, err := s.p.store.Size(t.Name); err == nil {
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d)", tableOID(t), schema.QuoteString(t.Name), z.Bytes()))
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d)", dialect.TableOID(t), schema.QuoteString(t.Name), z.Bytes()))
 		}
 	}
 	if len(rows) > 0 {

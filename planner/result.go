@@ -129,26 +129,9 @@ func (r *sqlRows) Close() error {
 	return err
 }
 
-// arrayOIDs are the PostgreSQL array types of the element types results
-// have, by element OID.
-var arrayOIDs = map[uint32]uint32{
-	16: 1000, 21: 1005, 23: 1007, 20: 1016, 700: 1021, 701: 1022, 25: 1009,
-	1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
-}
-
-// arrayElements is arrayOIDs turned around, for the wire layer, which asks
-// for every value it writes that its own cases do not cover.
-var arrayElements = func() map[uint32]uint32 {
-	m := make(map[uint32]uint32, len(arrayOIDs))
-	for elem, arr := range arrayOIDs {
-		m[arr] = elem
-	}
-	return m
-}()
-
 // ArrayElement returns the element type of an array type columnFor gives,
 // or 0 for a type that is no such array.
-func ArrayElement(oid uint32) uint32 { return arrayElements[oid] }
+func ArrayElement(oid uint32) uint32 { return dialect.ArrayElement(oid) }
 
 // columnFor maps a DuckDB result type name to a PostgreSQL column. A list
 // of a scalar type is that type's array (int8[], text[], …), which drivers
@@ -164,7 +147,7 @@ func columnFor(name, duckType string) Column {
 			elem := columnFor(name, elemType)
 			// text is also what unknown types fall back to: only VARCHAR
 			// lists are text[].
-			if arr, known := arrayOIDs[elem.OID]; known && (elem.OID != 25 || elemType == "VARCHAR") {
+			if arr, known := dialect.ArrayOf(elem.OID); known && (elem.OID != 25 || elemType == "VARCHAR") {
 				return Column{name, arr, -1}
 			}
 		}
