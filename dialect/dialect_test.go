@@ -262,3 +262,23 @@ func TestCheckOuterAggregates(t *testing.T) {
 		}
 	}
 }
+
+func TestRegexpSplit(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`regexp_split_to_array(s, '\s+')`, `SELECT string_split_regex(s, '(?s)' || E'\\s+')`},
+		{`regexp_split_to_table(s, 'e', 'i')`, `SELECT unnest(string_split_regex(s, '(?si)' || 'e'))`},
+		{`regexp_split_to_array(s, '')`, `SELECT string_split_regex(s, '')`},
+		{`regexp_split_to_array(s, '\s*')`, `error(`},
+		{`regexp_split_to_array(s, 'e', 'g')`, `error(`},
+	} {
+		tree, err := pg_query.Parse("SELECT " + c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		RewriteTree(tree.ProtoReflect(), UTCInput())
+		got, _ := pg_query.Deparse(tree)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -419,6 +419,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if strings.HasPrefix(name, "justify_") && len(fc.Args) == 1 {
 			return justify(name, fc.Args[0], in), true
 		}
+		if (name == "regexp_split_to_array" || name == "regexp_split_to_table") && (len(fc.Args) == 2 || len(fc.Args) == 3) {
+			return regexpSplit(name, fc), true
+		}
 		if _, ok := regexpArgs[name]; ok {
 			if r, ok := regexpFunction(fc); ok {
 				return r, true

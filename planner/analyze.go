@@ -110,7 +110,7 @@ var allowedTableFunctions = map[string]bool{
 // scalarInFrom are scalar functions PostgreSQL lets a query call in FROM
 // (one row, the value as a column named by the alias); tsdb rewrites them
 // into a subquery because DuckDB does not.
-var scalarInFrom = map[string]bool{"string_to_array": true, "regexp_split_to_array": true, "current_setting": true}
+var scalarInFrom = map[string]bool{"string_to_array": true, "regexp_split_to_array": true, "regexp_split_to_table": true, "current_setting": true}
 
 // refs are the relations a statement reads.
 type refs struct {
