@@ -71,6 +71,13 @@ func TestHostileStatements(t *testing.T) {
 		"SELECT * FROM query('SELECT 1')",
 		"FROM read_csv('/etc/passwd')",
 		"SELECT * EXCLUDE (v) FROM read_csv('/etc/passwd')",
+		// PostgreSQL's comments nest and DuckDB's do not: one statement
+		// to PostgreSQL's scanner, a SELECT and a SET to DuckDB's parser.
+		// (The engine's configuration is not locked: a session's
+		// TimeZone must reach it.)
+		"FROM cpu /* /* */ ; SET threads = 1; -- */ */",
+		"FROM cpu /* /* */ ; FROM cpu; -- */ */",
+		"FROM cpu; SET threads = 1",
 	}
 	for _, q := range hostile {
 		_, err := c.Exec(ctx, q)
