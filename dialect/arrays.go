@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -15,20 +16,46 @@ import (
 // list: a row holding the array of the pattern's groups (or of the whole
 // match, when it has none) if s matches, no row if not. The pattern must
 // be a constant, which the number of groups is read from.
-func RegexpMatches(str, pattern *pg_query.Node) (*pg_query.Node, bool) {
+func RegexpMatches(str, pattern, flags *pg_query.Node) (*pg_query.Node, bool) {
 	sv := pattern.GetAConst().GetSval()
 	if sv == nil {
 		return nil, false
 	}
-	var items []string
-	if n := RegexGroups(sv.Sval); n == 0 {
-		items = []string{"regexp_extract(_tsdb_arg1, _tsdb_arg2, 0)"}
-	} else {
+	global, rest := false, ""
+	if flags != nil {
+		fv := flags.GetAConst().GetSval()
+		if fv == nil {
+			return Raise(sqlerr.FeatureNotSupported, "regexp_matches() flags must be a constant"), true
+		}
+		global, rest = strings.Contains(fv.Sval, "g"), strings.ReplaceAll(fv.Sval, "g", "")
+	}
+	prefix, perr := regexpFlags("regexp_matches", rest)
+	if perr != nil {
+		return Raise(perr.Code, perr.Message), true
+	}
+	p := pg_query.MakeAConstStrNode(prefix+sv.Sval, -1)
+	n := RegexGroups(sv.Sval)
+	if global {
+		if re, err := regexp.Compile(sv.Sval); err == nil && re.MatchString("") {
+			return Raise(sqlerr.FeatureNotSupported, "regexp_matches(…, 'g') with a pattern that can match an empty string is not supported"), true
+		}
+		if n > maxRegexGroups {
+			return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("regexp_matches(…, 'g') takes at most %d groups", maxRegexGroups)), true
+		}
+		r, err := sqltree.Template(fmt.Sprintf("unnest(_tsdb_re_all_%d(_tsdb_arg1, _tsdb_arg2))", n), str, p)
+		return r, err == nil
+	}
+	// The first match's groups: the engine's extract-all gives '' for a
+	// group that matched nothing and NULL for one that took no part, as
+	// PostgreSQL does.
+	items := []string{"regexp_extract(_tsdb_arg1, _tsdb_arg2, 0)"}
+	if n > 0 {
+		items = items[:0]
 		for g := 1; g <= n; g++ {
-			items = append(items, fmt.Sprintf("nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '')", g))
+			items = append(items, fmt.Sprintf("(regexp_extract_all(_tsdb_arg1, _tsdb_arg2, %d))[1]", g))
 		}
 	}
-	r, err := sqltree.Template("unnest(CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN list_value(list_value("+strings.Join(items, ", ")+")) ELSE list_value() END)", str, pattern)
+	r, err := sqltree.Template("unnest(CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN list_value(list_value("+strings.Join(items, ", ")+")) ELSE list_value() END)", str, p)
 	return r, err == nil
 }
 

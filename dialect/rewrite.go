@@ -124,8 +124,12 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	switch {
 	case n.GetResTarget() != nil:
 		rt := n.GetResTarget()
-		if fc := rt.Val.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && len(fc.Args) == 2 {
-			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1]); ok {
+		if fc := rt.Val.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && (len(fc.Args) == 2 || len(fc.Args) == 3) {
+			var flags *pg_query.Node
+			if len(fc.Args) == 3 {
+				flags = fc.Args[2]
+			}
+			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1], flags); ok {
 				return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
 					Name: rt.Name, Location: rt.Location, Val: r}}}, true
 			}
