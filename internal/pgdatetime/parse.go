@@ -260,8 +260,10 @@ func Parse(s, typ string, order Order) (Value, error) {
 				}
 				year, yearDigits, v.Month, v.Day = d.Year(), 4, int(d.Month()), d.Day()
 				haveYear, haveMonth, haveDay = true, true, true
-			case !haveYear && !haveMonth && !haveDay && (len(f.text) == 8 || len(f.text) == 6):
-				// yyyymmdd or yymmdd run together
+			case !haveYear && !haveMonth && !haveDay && len(f.text) >= 6 && len(f.text) <= 10:
+				// yyyymmdd or yymmdd run together: the last two digits
+				// the day, two the month, the rest the year (100000312 is
+				// 10000-03-12), as PostgreSQL's DecodeNumberField reads it
 				n := len(f.text) - 4
 				year, yearDigits, v.Month, v.Day = atoi(f.text[:n]), n, atoi(f.text[n:n+2]), atoi(f.text[n+2:])
 				haveYear, haveMonth, haveDay = true, true, true
