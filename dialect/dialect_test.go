@@ -282,3 +282,25 @@ func TestRegexpSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestMakeTimestamptzZone(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`make_timestamptz(1973, 7, 15, 8, 15, 55.33, '+2')`, `'GMT+02:00'`},
+		{`make_timestamptz(y, 7, 15, 8, 15, 0, '-04:30')`, `'GMT-04:30'`},
+		{`make_timestamptz(y, 12, 10, 10, 10, 10, 'EDT')`, `'GMT-04:00'`},
+		{`make_timestamptz(2014, 10, 26, 1, 0, 0, 'MSK')`, `'2014-10-25 22:00:00+00'::timestamptz`},
+		{`make_timestamptz(y, 10, 26, 1, 0, 0, 'MSK')`, `error(`},
+		{`make_timestamptz(y, 10, 26, 1, 0, 0, '+16')`, `error(`},
+		{`make_timestamptz(y, 10, 26, 1, 0, 0, 'Europe/Berlin')`, `'Europe/Berlin'`},
+	} {
+		tree, err := pg_query.Parse("SELECT " + c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		RewriteTree(tree.ProtoReflect(), UTCInput())
+		got, _ := pg_query.Deparse(tree)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s, want %s", c.in, got, c.want)
+		}
+	}
+}

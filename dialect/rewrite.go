@@ -434,6 +434,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if (name == "var_pop" || name == "stddev_pop") && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
 			return popVariance(fc), true
 		}
+		if name == "make_timestamptz" && len(fc.Args) == 7 {
+			if r, changed := makeTimestamptzZone(fc); changed {
+				return r, true
+			}
+		}
 		if name == "timezone" && len(fc.Args) == 2 {
 			if r, changed := atTimeZone(fc); changed {
 				return r, true

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -108,4 +109,92 @@ func dynamicAtTimeZone(fc *pg_query.FuncCall, abbrev, zone string) (*pg_query.No
 		return sqltree.Cast(pg_query.MakeAConstStrNode(wall, -1), "timestamp"), true
 	}
 	return refuse, true
+}
+
+// isoOffset is a numeric zone as timestamptz input and make_timestamptz
+// read it: hours east, with optional minutes and seconds (+2, -04:30,
+// +0530).
+var isoOffset = regexp.MustCompile(`^[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?:?$`)
+
+// makeTimestamptzZone rewrites make_timestamptz(…, zone) whose zone is a
+// constant the engine would read otherwise: a numeric offset counts east
+// (the engine refused it), an abbreviation is PostgreSQL's (EDT is always
+// -04), a dynamic one (MSK) is computed for constant fields.
+func makeTimestamptzZone(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
+	sv := fc.Args[6].GetAConst().GetSval()
+	if sv == nil {
+		return nil, false
+	}
+	z := strings.TrimSpace(sv.Sval)
+	set := func(engine string) (*pg_query.Node, bool) {
+		fc.Args[6] = pg_query.MakeAConstStrNode(engine, -1)
+		return nil, true
+	}
+	switch {
+	case isoOffset.MatchString(z):
+		digits := strings.NewReplacer(":", "", "+", "", "-", "").Replace(z)
+		if len(digits)%2 == 1 {
+			digits = "0" + digits
+		}
+		h, m, s := atoiDigits(digits[0:2]), 0, 0
+		if len(digits) >= 4 {
+			m = atoiDigits(digits[2:4])
+		}
+		if len(digits) >= 6 {
+			s = atoiDigits(digits[4:6])
+		}
+		if h > 15 || m > 59 || s > 59 {
+			return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("numeric time zone %q out of range", z)), true
+		}
+		secs := h*3600 + m*60 + s
+		if z[0] == '-' {
+			secs = -secs
+		}
+		if secs%60 != 0 {
+			return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("time zone %q: offsets with seconds are not supported", z)), true
+		}
+		return set(icuOffset(secs))
+	case isInteger(z):
+		return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid input syntax for type numeric time zone: %q", z)), true
+	}
+	if off, dyn, ok := pgdatetime.Abbreviation(z); ok {
+		if dyn == "" {
+			return set(icuOffset(off))
+		}
+		// The fields read with the abbreviation, as timestamptz input.
+		var parts [6]string
+		for i, a := range fc.Args[:6] {
+			c := a.GetAConst()
+			switch {
+			case c == nil:
+				return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("time zone abbreviation %q is supported with constant fields only; name the zone (%s)", z, dyn)), true
+			case c.GetIval() != nil:
+				parts[i] = fmt.Sprint(c.GetIval().Ival)
+			case c.GetFval() != nil:
+				parts[i] = c.GetFval().Fval
+			default:
+				return Raise(sqlerr.FeatureNotSupported, "make_timestamptz of these fields is not supported"), true
+			}
+		}
+		v, err := pgdatetime.Parse(fmt.Sprintf("%s-%s-%s %s:%s:%s %s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], z), "timestamp with time zone", pgdatetime.YMD)
+		if err != nil {
+			return Raise(sqlerr.InvalidDatetimeFormat, err.Error()), true
+		}
+		return sqltree.Cast(pg_query.MakeAConstStrNode(v.Timestamptz(time.UTC), -1), "timestamptz"), true
+	}
+	if _, err := time.LoadLocation(z); err == nil {
+		return nil, false
+	}
+	if zo, ok := zoneOf(z); ok {
+		return set(zo.engine)
+	}
+	return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("time zone %q not recognized", z)), true
+}
+
+func atoiDigits(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
