@@ -170,16 +170,7 @@ func TestAtTimeZoneRewrite(t *testing.T) {
 		// A string is a timestamptz, here read in UTC (UTCInput).
 		{`'19970210 173201' AT TIME ZONE 'America/New_York'`, `SELECT '1997-02-10 17:32:01+00'::timestamptz AT TIME ZONE 'America/New_York'`},
 	} {
-		tree, err := pg_query.Parse("SELECT " + c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		RewriteTree(tree.ProtoReflect(), UTCInput())
-		got, err := pg_query.Deparse(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != c.want {
+		if got := rewritten(t, c.in); got != c.want {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
 		}
 	}
@@ -226,16 +217,7 @@ func TestIntervalFieldRestrictions(t *testing.T) {
 		{`interval(0) '1 day 01:23:45.6789'`, `0 months 1 days 1 hours 1426000000 microseconds`},
 		{`interval '14 months 3 days' year`, `12 months 0 days 0 hours 0 microseconds`},
 	} {
-		tree, err := pg_query.Parse("SELECT " + c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		RewriteTree(tree.ProtoReflect(), UTCInput())
-		got, err := pg_query.Deparse(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = strings.ReplaceAll(got, `"interval"`, "interval") // the deparser quotes it at times
+		got := strings.ReplaceAll(rewritten(t, c.in), `"interval"`, "interval") // the deparser quotes it at times
 		if want := "SELECT '" + c.want + "'::interval"; got != want {
 			t.Errorf("%s: %s, want %s", c.in, got, want)
 		}
@@ -271,13 +253,7 @@ func TestRegexpSplit(t *testing.T) {
 		{`regexp_split_to_array(s, '\s*')`, `error(`},
 		{`regexp_split_to_array(s, 'e', 'g')`, `error(`},
 	} {
-		tree, err := pg_query.Parse("SELECT " + c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		RewriteTree(tree.ProtoReflect(), UTCInput())
-		got, _ := pg_query.Deparse(tree)
-		if !strings.Contains(got, c.want) {
+		if got := rewritten(t, c.in); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
 		}
 	}
@@ -293,14 +269,23 @@ func TestMakeTimestamptzZone(t *testing.T) {
 		{`make_timestamptz(y, 10, 26, 1, 0, 0, '+16')`, `error(`},
 		{`make_timestamptz(y, 10, 26, 1, 0, 0, 'Europe/Berlin')`, `'Europe/Berlin'`},
 	} {
-		tree, err := pg_query.Parse("SELECT " + c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		RewriteTree(tree.ProtoReflect(), UTCInput())
-		got, _ := pg_query.Deparse(tree)
-		if !strings.Contains(got, c.want) {
+		if got := rewritten(t, c.in); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
 		}
 	}
+}
+
+// rewritten is SELECT expr as RewriteTree leaves it, in UTC.
+func rewritten(t *testing.T, expr string) string {
+	t.Helper()
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	RewriteTree(tree.ProtoReflect(), UTCInput())
+	got, err := pg_query.Deparse(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
