@@ -170,7 +170,10 @@ func Parse(s, typ string, order Order) (Value, error) {
 	for fi, f := range fields {
 		switch f.kind {
 		case fDate:
-			if isAlpha(f.text[0]) && (strings.ContainsAny(f.text, "/_") || dateDone()) {
+			// With the month and day known, letters run into an offset
+			// are a zone ("Wed Jul 11 10:51:14 GMT-4 2001"), as in
+			// PostgreSQL's DecodeDateTime.
+			if isAlpha(f.text[0]) && (strings.ContainsAny(f.text, "/_") || dateDone() || haveMonth && haveDay) {
 				if err := v.setZoneName(f.raw); err != nil {
 					return Value{}, err
 				}
