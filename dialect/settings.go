@@ -169,11 +169,9 @@ func checkWorkMem(v string) (string, error) {
 
 // WorkMem returns work_mem in bytes; 0 when the server set no limit.
 func (s *Settings) WorkMem() int64 {
-	b, ok := parseMemory(s.Get("work_mem"), 1<<10)
-	if !ok || b < 0 {
-		return 0
-	}
-	return b
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workMem
 }
 
 // FormatMemory writes bytes the way PostgreSQL shows memory settings.
@@ -429,7 +427,10 @@ type Settings struct {
 	// resets are the values RESET returns to where the startup packet set
 	// them (pg_regress's PGTZ, a driver's TimeZone), as in PostgreSQL.
 	resets map[string]string
-	zone   sessionZone
+	// zone and workMem are TimeZone and work_mem read, kept as the values
+	// change (derive): the planner asks for them on every statement.
+	zone    sessionZone
+	workMem int64
 }
 
 // NewSettings returns the defaults.
@@ -438,6 +439,7 @@ func NewSettings() *Settings {
 	for k, d := range settingDefs {
 		s.values[k] = d.def
 	}
+	s.derive()
 	return s
 }
 
@@ -481,12 +483,19 @@ func (s *Settings) Set(name, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.values[name] = value
-	if name == "timezone" {
-		if z, ok := zoneOf(value); ok {
-			s.zone = z
-		}
-	}
+	s.derive()
 	return nil
+}
+
+// derive reads TimeZone and work_mem from the values; s.mu is held.
+func (s *Settings) derive() {
+	if z, ok := zoneOf(s.values["timezone"]); ok {
+		s.zone = z
+	}
+	s.workMem = 0
+	if b, ok := parseMemory(s.values["work_mem"], 1<<10); ok && b > 0 {
+		s.workMem = b
+	}
 }
 
 // Snapshot returns every parameter's value, for restore.
@@ -508,9 +517,7 @@ func (s *Settings) Restore(vals map[string]string) {
 	for k, v := range vals {
 		s.values[k] = v
 	}
-	if z, ok := zoneOf(s.values["timezone"]); ok {
-		s.zone = z
-	}
+	s.derive()
 }
 
 // SetInternal sets a parameter tsdb itself keeps (transaction_isolation).
@@ -626,6 +633,7 @@ func (s *Settings) SetSessionDefault(name, value string) {
 	defer s.mu.Unlock()
 	s.values[name] = value
 	s.resets[name] = value
+	s.derive()
 }
 
 // checkByteaOutput accepts PostgreSQL's two bytea output formats.

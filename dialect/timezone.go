@@ -23,6 +23,10 @@ import (
 // engine cannot compute: it is computed here for a constant value and
 // refused otherwise. A string given as the value is a timestamptz, as
 // PostgreSQL resolves it. It reports whether it changed anything.
+//
+// The engine names written here (GMT-08:00, ICU's sign) would read as
+// POSIX zones (the other sign) if rewritten again: like every rewrite of
+// RewritePG, it runs once over a tree.
 func atTimeZone(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 	changed := false
 	if sv := fc.Args[1].GetAConst().GetSval(); sv != nil {

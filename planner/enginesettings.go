@@ -64,7 +64,7 @@ func (s *Session) syncZone(ctx context.Context) error {
 	if zone == s.engineZone {
 		return nil
 	}
-	if err := setEngineZone(ctx, s, zone); err != nil {
+	if err := setEngineZone(ctx, s.conn, zone); err != nil {
 		return err
 	}
 	s.dropPlans()
@@ -72,9 +72,9 @@ func (s *Session) syncZone(ctx context.Context) error {
 	return nil
 }
 
-// setEngineZone sets the zone of the session's connection.
-func setEngineZone(ctx context.Context, s *Session, zone string) error {
-	if _, err := s.conn.ExecContext(context.WithoutCancel(ctx), "SET SESSION TimeZone = "+schema.QuoteString(zone)); err != nil {
+// setEngineZone sets a connection's zone.
+func setEngineZone(ctx context.Context, conn *sql.Conn, zone string) error {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SET SESSION TimeZone = "+schema.QuoteString(zone)); err != nil {
 		if strings.Contains(err.Error(), "Unknown TimeZone") {
 			return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: fmt.Sprintf("invalid value for parameter \"TimeZone\": %q", zone), Err: err}
 		}
@@ -93,25 +93,25 @@ func (s *Session) setZone(ctx context.Context, old string) error {
 	return nil
 }
 
-// poolEngine puts a connection the session is done with back as the
-// pool has it. It reports false when that failed and the connection must
-// not be reused.
-func (s *Session) poolEngine(ctx context.Context) bool {
-	if s.engineZone != pooledZone {
-		if err := setEngineZone(ctx, s, pooledZone); err != nil {
-			s.p.logger.Warn("engine connection left in a session's time zone", "zone", s.engineZone, "err", err)
-			return false
+// releaseConn gives a connection a session is done with back to the pool
+// as the pool has it (zone and work_mem are what the session left), or
+// closes it for good when that fails.
+func (p *Planner) releaseConn(ctx context.Context, conn *sql.Conn, zone string, workMem int64) error {
+	if zone != pooledZone {
+		if err := setEngineZone(ctx, conn, pooledZone); err != nil {
+			p.logger.Warn("engine connection left in a session's time zone: discarded", "zone", zone, "err", err)
+			discardConn(conn)
+			return nil
 		}
-		s.engineZone = pooledZone
 	}
-	if pool := s.p.engine.opts.StatementMemoryLimit; s.engineWorkMem != pool {
-		if err := setEngineMemory(ctx, s.conn, pool); err != nil {
-			s.p.logger.Warn("engine connection left with a session's work_mem", "err", err)
-			return false
+	if pool := p.engine.opts.StatementMemoryLimit; workMem != pool {
+		if err := setEngineMemory(ctx, conn, pool); err != nil {
+			p.logger.Warn("engine connection left with a session's work_mem: discarded", "err", err)
+			discardConn(conn)
+			return nil
 		}
-		s.engineWorkMem = pool
 	}
-	return true
+	return conn.Close()
 }
 
 // discardConn closes a pooled connection for good instead of returning it

@@ -306,19 +306,7 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		}
 		oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+returningView)
 		oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
-		if oldZone != pooledZone {
-			if _, err := oldConn.ExecContext(bg, "SET SESSION TimeZone = "+schema.QuoteString(pooledZone)); err != nil {
-				discardConn(oldConn)
-				return
-			}
-		}
-		if pool := s.p.engine.opts.StatementMemoryLimit; oldMem != pool {
-			if err := setEngineMemory(bg, oldConn, pool); err != nil {
-				discardConn(oldConn)
-				return
-			}
-		}
-		oldConn.Close()
+		s.p.releaseConn(bg, oldConn, oldZone, oldMem)
 	}()
 	return true
 }

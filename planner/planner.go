@@ -243,11 +243,7 @@ func (s *Session) Close() error {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 	}
 	clear(s.views)
-	if !s.poolEngine(ctx) {
-		discardConn(s.conn)
-		return nil
-	}
-	return s.conn.Close()
+	return s.p.releaseConn(ctx, s.conn, s.engineZone, s.engineWorkMem)
 }
 
 // Settings returns the session's settings (SET/SHOW).
