@@ -67,6 +67,11 @@ type CommitInfo struct {
 	OperationParameters map[string]string `json:"operationParameters"`
 	EngineInfo          string            `json:"engineInfo"`
 	IsBlindAppend       bool              `json:"isBlindAppend"`
+	// TxnID is unique per commit attempt (Spark writes one too). Two
+	// writers may commit byte-identical actions in the same millisecond
+	// (both removing one file); without it the loser of the race would
+	// read the winner's commit back and take it for its own.
+	TxnID string `json:"txnId,omitempty"`
 }
 
 // Action is one line of a commit file: exactly one field is set.

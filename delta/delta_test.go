@@ -395,6 +395,35 @@ func TestCommitWithLostReply(t *testing.T) {
 	}
 }
 
+// Two writers that commit the same actions in the same millisecond (both
+// remove one file) write different bytes: the loser must meet a conflict,
+// not read the winner's commit back and take it for its own.
+func TestIdenticalConcurrentCommitsConflict(t *testing.T) {
+	ctx := context.Background()
+	store, sch, a := createTestTable(t)
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000}, []string{"h"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Commit(ctx, "WRITE", []Action{{Add: &add}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := time.UnixMilli(1_700_000_000_000)
+	a.now = func() time.Time { return fixed }
+	b.now = a.now
+	rm := []Action{{Remove: &Remove{Path: add.Path, DeletionTimestamp: fixed.UnixMilli(), DataChange: true}}}
+	if _, err := a.Commit(ctx, "DELETE", rm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Commit(ctx, "DELETE", rm); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second identical remove: %v, want ErrConflict", err)
+	}
+}
+
 func TestMergeStats(t *testing.T) {
 	sch := testTable(t)
 	part := func(n int64, nulls map[string]any, min, max map[string]any) Stats {

@@ -105,6 +105,16 @@ type Table struct {
 	mu   sync.Mutex // serialises commits
 	snap *Snapshot  // guarded by mu for writes; read via Snapshot
 	smu  sync.RWMutex
+
+	// now stamps commitInfo; tests fix it (nil: time.Now).
+	now func() time.Time
+}
+
+func (t *Table) clock() time.Time {
+	if t.now != nil {
+		return t.now()
+	}
+	return time.Now()
 }
 
 func commitPath(v int64) string { return fmt.Sprintf("%s/%020d.json", logDir, v) }
@@ -146,7 +156,7 @@ func Create(ctx context.Context, store Store, t schema.Table, config map[string]
 	actions := []Action{
 		{Protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
 		{MetaData: md},
-		{CommitInfo: &CommitInfo{Timestamp: now, Operation: "CREATE TABLE", OperationParameters: map[string]string{}, EngineInfo: engineInfo, IsBlindAppend: true}},
+		{CommitInfo: &CommitInfo{Timestamp: now, Operation: "CREATE TABLE", OperationParameters: map[string]string{}, EngineInfo: engineInfo, IsBlindAppend: true, TxnID: uuid.NewString()}},
 	}
 	data, err := encodeCommit(actions)
 	if err != nil {
@@ -202,7 +212,7 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 		if len(actions) == 0 {
 			return base, nil
 		}
-		actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: time.Now().UnixMilli(), Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo}})
+		actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: t.clock().UnixMilli(), Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo, TxnID: uuid.NewString()}})
 		data, err := encodeCommit(actions)
 		if err != nil {
 			return nil, err
@@ -222,8 +232,8 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 		if err != nil && t.isOurs(ctx, v, data) {
 			// The write landed but its answer was lost, and a retry of
 			// the request found our own commit (412), or failed. The
-			// commitInfo timestamp and the file names make a commit's
-			// bytes unique, so equal bytes mean it is ours.
+			// commitInfo's txnId makes a commit's bytes unique, so equal
+			// bytes mean it is ours.
 			err = nil
 		}
 		if err == nil {
