@@ -473,9 +473,9 @@ func (p *pruned) filesByColumns() ([]int, map[int][]string) {
 }
 
 // selectList is the select list that reads a source holding the first
-// present columns of t as the table: timestamps without time zone cast
-// back from the stored UTC instant, columns added after the source was
-// written NULL.
+// present columns of t as the table: timestamps without time zone turned
+// back from the stored UTC instant into the wall clock, columns added
+// after the source was written NULL.
 func selectList(t schema.Table, present int) string {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
@@ -484,7 +484,9 @@ func selectList(t schema.Table, present int) string {
 		case i >= present:
 			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
 		case c.Type == schema.Timestamp:
-			cols[i] = fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", q, q)
+			// The wall clock in UTC, whatever the connection's TimeZone: a
+			// CAST would show it in the session's zone.
+			cols[i] = fmt.Sprintf("timezone('UTC', %s) AS %s", q, q)
 		default:
 			cols[i] = q
 		}

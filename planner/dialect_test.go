@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -285,6 +286,33 @@ func TestSessionTimeZone(t *testing.T) {
 		{0, "RESET TimeZone", "tag:RESET"},
 		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00')", "12"},
 	})
+}
+
+// A timestamp without time zone is a wall clock: a session outside UTC
+// reads, computes with and filters on the value written, in buffered rows
+// and in flushed files alike (the view once cast the stored instant in the
+// session's zone: 10:00 read as 11:00 in Berlin).
+func TestTimestampColumnInSessionZone(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE tn (time timestamptz, t timestamp, v float8)")
+	e.must("INSERT INTO tn VALUES ('2026-01-01 10:00:00+00', '2026-01-01 10:00:00', 1)")
+	e.must("SET TimeZone = 'Europe/Berlin'")
+	e.must("INSERT INTO tn SELECT time, t + interval '1 hour', 2 FROM tn")
+	for _, where := range []string{"buffered", "flushed"} {
+		if where == "flushed" {
+			if err := e.store.Checkpoint(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.expectRows(where, []queryRows{
+			{"SELECT t, extract(hour from t), v FROM tn ORDER BY v", "2026-01-01 10:00:00|10|1;2026-01-01 11:00:00|11|2"},
+			{"SELECT v FROM tn WHERE t = '2026-01-01 11:00:00'", "2"},
+			{"SELECT extract(hour from time) FROM tn WHERE v = 1", "11"},
+		})
+	}
+	e.must("UPDATE tn SET v = 3 WHERE t = '2026-01-01 11:00:00'")
+	e.must("DELETE FROM tn WHERE t = '2026-01-01 10:00:00'")
+	e.expectRows("after DML", []queryRows{{"SELECT t, v FROM tn", "2026-01-01 11:00:00|3"}})
 }
 
 // Hypothetical-set aggregates, answers recorded from PostgreSQL 15.
