@@ -6,10 +6,13 @@ import (
 )
 
 // Protocol is the protocol action. tsdb writes (1, 2), readable by every
-// Delta reader.
+// Delta reader; tables of other writers may name table features (reader
+// version 3, writer version 7), which protocol.go checks.
 type Protocol struct {
-	MinReaderVersion int `json:"minReaderVersion"`
-	MinWriterVersion int `json:"minWriterVersion"`
+	MinReaderVersion int      `json:"minReaderVersion"`
+	MinWriterVersion int      `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
+	WriterFeatures   []string `json:"writerFeatures,omitempty"`
 }
 
 // Format names the data file format of a table.
@@ -40,6 +43,9 @@ type Add struct {
 	// Tags are the protocol's free-form file metadata; tsdb keeps each
 	// file's checksum there (ChecksumTag).
 	Tags map[string]string `json:"tags,omitempty"`
+	// DeletionVector, set by other writers, names the rows of the file
+	// that no longer count.
+	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
 }
 
 // Remove is the remove action: a data file that left the table.
@@ -50,6 +56,24 @@ type Remove struct {
 	ExtendedFileMetadata bool              `json:"extendedFileMetadata,omitempty"`
 	PartitionValues      map[string]string `json:"partitionValues,omitempty"`
 	Size                 int64             `json:"size,omitempty"`
+	Stats                string            `json:"stats,omitempty"`
+	Tags                 map[string]string `json:"tags,omitempty"`
+	// DeletionVector is the vector of the file as it was live: the
+	// logical file removed is the path with this vector.
+	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
+}
+
+// RemoveOf is the remove action of a live file, carrying what the
+// protocol's extended file metadata asks for (partition values, size,
+// stats, tags) and the file's deletion vector, without which the remove
+// would name another logical file and leave this one live.
+func RemoveOf(f Add, deletionTimestamp int64, dataChange bool) *Remove {
+	pv := f.PartitionValues
+	if pv == nil {
+		pv = map[string]string{}
+	}
+	return &Remove{Path: f.Path, DeletionTimestamp: deletionTimestamp, DataChange: dataChange, ExtendedFileMetadata: true,
+		PartitionValues: pv, Size: f.Size, Stats: f.Stats, Tags: f.Tags, DeletionVector: f.DeletionVector}
 }
 
 // Txn is the txn (SetTransaction) action: the newest version an application

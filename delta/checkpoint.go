@@ -41,7 +41,15 @@ var (
 	strMap       = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
 	protocolType = arrow.StructOf(
 		arrow.Field{Name: "minReaderVersion", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		arrow.Field{Name: "minWriterVersion", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+		arrow.Field{Name: "minWriterVersion", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "readerFeatures", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		arrow.Field{Name: "writerFeatures", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})
+	dvType = arrow.StructOf(
+		arrow.Field{Name: "storageType", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "pathOrInlineDv", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "offset", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "sizeInBytes", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "cardinality", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	formatType   = arrow.StructOf(arrow.Field{Name: "provider", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "options", Type: strMap, Nullable: true})
 	metaDataType = arrow.StructOf(
 		arrow.Field{Name: "id", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -59,7 +67,8 @@ var (
 		arrow.Field{Name: "modificationTime", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		arrow.Field{Name: "dataChange", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 		arrow.Field{Name: "stats", Type: arrow.BinaryTypes.String, Nullable: true},
-		arrow.Field{Name: "tags", Type: strMap, Nullable: true})
+		arrow.Field{Name: "tags", Type: strMap, Nullable: true},
+		arrow.Field{Name: "deletionVector", Type: dvType, Nullable: true})
 	txnType = arrow.StructOf(
 		arrow.Field{Name: "appId", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "version", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -108,6 +117,19 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 	protoB.Append(true)
 	protoB.FieldBuilder(0).(*array.Int32Builder).Append(int32(snap.Protocol.MinReaderVersion))
 	protoB.FieldBuilder(1).(*array.Int32Builder).Append(int32(snap.Protocol.MinWriterVersion))
+	// The features must survive the checkpoint: a reader that lost
+	// deletionVectors would read deleted rows again.
+	for i, fs := range [][]string{snap.Protocol.ReaderFeatures, snap.Protocol.WriterFeatures} {
+		lb := protoB.FieldBuilder(2 + i).(*array.ListBuilder)
+		if fs == nil {
+			lb.AppendNull()
+			continue
+		}
+		lb.Append(true)
+		for _, f := range fs {
+			lb.ValueBuilder().(*array.StringBuilder).Append(f)
+		}
+	}
 	nullOthers(4)
 	// metaData
 	md := snap.Metadata
@@ -165,6 +187,21 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 			appendMap(addB.FieldBuilder(6).(*array.MapBuilder), f.Tags)
 		} else {
 			addB.FieldBuilder(6).AppendNull()
+		}
+		dvB := addB.FieldBuilder(7).(*array.StructBuilder)
+		if dv := f.DeletionVector; dv != nil {
+			dvB.Append(true)
+			dvB.FieldBuilder(0).(*array.StringBuilder).Append(dv.StorageType)
+			dvB.FieldBuilder(1).(*array.StringBuilder).Append(dv.PathOrInlineDv)
+			if dv.Offset != nil {
+				dvB.FieldBuilder(2).(*array.Int32Builder).Append(*dv.Offset)
+			} else {
+				dvB.FieldBuilder(2).AppendNull()
+			}
+			dvB.FieldBuilder(3).(*array.Int32Builder).Append(dv.SizeInBytes)
+			dvB.FieldBuilder(4).(*array.Int64Builder).Append(dv.Cardinality)
+		} else {
+			dvB.AppendNull()
 		}
 		nullOthers(1)
 	}
@@ -259,16 +296,30 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 			case txn != nil && txn.IsValid(i):
 				st.txns[str(txn.Field(0), i)] = i64(txn.Field(1), i)
 			case add != nil && add.IsValid(i):
-				a := Add{Path: str(add.Field(0), i), PartitionValues: map[string]string{}, Size: i64(add.Field(2), i),
-					ModificationTime: i64(add.Field(3), i), DataChange: false, Stats: str(add.Field(5), i)}
+				// Fields by name: other writers order them otherwise
+				// (Spark puts stats after tags and deletionVector).
+				a := Add{Path: str(childByName(add, "path"), i), PartitionValues: map[string]string{}, Size: i64(childByName(add, "size"), i),
+					ModificationTime: i64(childByName(add, "modificationTime"), i), DataChange: false, Stats: str(childByName(add, "stats"), i)}
 				if tags := childByName(add, "tags"); tags != nil {
 					if m := readMap(tags, i); len(m) > 0 {
 						a.Tags = m
 					}
 				}
-				st.files[a.Path] = File{Add: a}
+				if dv, ok := childByName(add, "deletionVector").(*array.Struct); ok && dv.IsValid(i) {
+					a.DeletionVector = &DeletionVector{StorageType: str(childByName(dv, "storageType"), i), PathOrInlineDv: str(childByName(dv, "pathOrInlineDv"), i),
+						SizeInBytes: int32(intAt(childByName(dv, "sizeInBytes"), i)), Cardinality: intAt(childByName(dv, "cardinality"), i)}
+					if off := childByName(dv, "offset"); off != nil && off.IsValid(i) {
+						o := int32(intAt(off, i))
+						a.DeletionVector.Offset = &o
+					}
+				}
+				f, err := fileFromAdd(a)
+				if err != nil {
+					return nil, cpErr(err)
+				}
+				st.files[a.Path] = f
 			case rm != nil && rm.IsValid(i):
-				r := Remove{Path: str(rm.Field(0), i), DeletionTimestamp: i64(rm.Field(1), i), Size: i64(rm.Field(3), i)}
+				r := Remove{Path: str(childByName(rm, "path"), i), DeletionTimestamp: i64(childByName(rm, "deletionTimestamp"), i), Size: i64(childByName(rm, "size"), i)}
 				st.removed[r.Path] = r
 			case md != nil && md.IsValid(i):
 				m := Metadata{ID: str(md.Field(0), i), Name: str(md.Field(1), i), SchemaString: str(md.Field(4), i),
@@ -276,12 +327,10 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 					Configuration: readMap(md.Field(6), i), CreatedTime: i64(md.Field(7), i)}
 				st.md = &m
 			case proto != nil && proto.IsValid(i):
-				if a, ok := proto.Field(0).(*array.Int32); ok {
-					st.protocol.MinReaderVersion = int(a.Value(i))
-				}
-				if a, ok := proto.Field(1).(*array.Int32); ok {
-					st.protocol.MinWriterVersion = int(a.Value(i))
-				}
+				st.protocol.MinReaderVersion = int(intAt(childByName(proto, "minReaderVersion"), i))
+				st.protocol.MinWriterVersion = int(intAt(childByName(proto, "minWriterVersion"), i))
+				st.protocol.ReaderFeatures = readList(childByName(proto, "readerFeatures"), i)
+				st.protocol.WriterFeatures = readList(childByName(proto, "writerFeatures"), i)
 			}
 		}
 	}
@@ -289,6 +338,42 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 		return nil, cpErr(errors.New("no metaData"))
 	}
 	return st, nil
+}
+
+// intAt reads an integer of any width, 0 when absent or NULL.
+func intAt(a arrow.Array, i int) int64 {
+	if a == nil || !a.IsValid(i) {
+		return 0
+	}
+	switch x := a.(type) {
+	case *array.Int64:
+		return x.Value(i)
+	case *array.Int32:
+		return int64(x.Value(i))
+	case *array.Int16:
+		return int64(x.Value(i))
+	case *array.Int8:
+		return int64(x.Value(i))
+	}
+	return 0
+}
+
+// readList reads a list of strings, nil when absent or NULL.
+func readList(a arrow.Array, i int) []string {
+	l, ok := a.(*array.List)
+	if !ok || !l.IsValid(i) {
+		return nil
+	}
+	vals, ok := l.ListValues().(*array.String)
+	if !ok {
+		return nil
+	}
+	start, end := l.ValueOffsets(i)
+	out := make([]string, 0, end-start)
+	for j := start; j < end; j++ {
+		out = append(out, vals.Value(int(j)))
+	}
+	return out
 }
 
 // childByName returns the child of s named name, or nil.

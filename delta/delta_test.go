@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -459,6 +460,150 @@ func TestMergeStats(t *testing.T) {
 		}
 		if got.NumRecords != tc.a.NumRecords+tc.b.NumRecords {
 			t.Errorf("%s: %d records", tc.name, got.NumRecords)
+		}
+	}
+}
+
+// A deletion vector as the protocol stores it inline (the example of
+// delta-kernel-rs, which deletes rows 3, 4, 7, 11, 18 and 29), and one
+// tsdb encodes, read back.
+func TestInlineDeletionVector(t *testing.T) {
+	ctx := context.Background()
+	dv := &DeletionVector{StorageType: "i", PathOrInlineDv: "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", SizeInBytes: 44, Cardinality: 6}
+	rows, err := LoadDeletionVector(ctx, nil, dv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	rows.Runs(func(first, last uint64) {
+		for r := first; r <= last; r++ {
+			got = append(got, r)
+		}
+	})
+	if fmt.Sprint(got) != "[3 4 7 11 18 29]" {
+		t.Fatalf("rows %v", got)
+	}
+	enc, err := EncodeInlineDeletionVector(NewRowSet(0, 1, 2, 1<<33))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadDeletionVector(ctx, nil, enc)
+	if err != nil || back.Len() != 4 || !back.Contains(1<<33) || back.Contains(3) {
+		t.Fatalf("round trip: %v, %d rows", err, back.Len())
+	}
+	bad := *dv
+	bad.Cardinality = 7
+	if _, err := LoadDeletionVector(ctx, nil, &bad); err == nil {
+		t.Fatal("a vector whose cardinality disagrees was read")
+	}
+}
+
+// A DELETE committed as Databricks commits one (remove F, add F with a
+// vector, in either order) leaves F live with its vector, through a
+// checkpoint too; a remove without the vector no longer names the live
+// file and conflicts.
+func TestDeletionVectorReplay(t *testing.T) {
+	ctx := context.Background()
+	for _, addFirst := range []bool{false, true} {
+		store, sch, tbl := createTestTable(t)
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000, 2_000_000, 3_000_000}, []string{"a", "b", "c"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Commit(ctx, "WRITE", []Action{{Add: &add}}); err != nil {
+			t.Fatal(err)
+		}
+		dv, err := EncodeInlineDeletionVector(NewRowSet(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		withDV := add
+		withDV.DeletionVector = dv
+		acts := []Action{{Remove: RemoveOf(add, 1, true)}, {Add: &withDV}}
+		if addFirst {
+			acts[0], acts[1] = acts[1], acts[0]
+		}
+		acts = append(acts, Action{Protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}})
+		snap, err := tbl.Commit(ctx, "DELETE", acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Files) != 1 || snap.Files[0].DeletionVector.UniqueID() != dv.UniqueID() {
+			t.Fatalf("addFirst %v: files %+v", addFirst, snap.Files)
+		}
+		if err := writeCheckpoint(ctx, store, snap); err != nil {
+			t.Fatal(err)
+		}
+		reopened, err := Open(ctx, store, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := reopened.Snapshot()
+		if len(rs.Files) != 1 || rs.Files[0].DeletionVector.UniqueID() != dv.UniqueID() || !slices.Equal(rs.Protocol.ReaderFeatures, []string{"deletionVectors"}) {
+			t.Fatalf("from the checkpoint: files %+v, protocol %+v", rs.Files, rs.Protocol)
+		}
+		if _, err := reopened.Commit(ctx, "DELETE", []Action{{Remove: RemoveOf(add, 2, true)}}); !errors.Is(err, ErrConflict) {
+			t.Fatalf("remove without the vector: %v, want ErrConflict", err)
+		}
+		if _, err := reopened.Commit(ctx, "DELETE", []Action{{Remove: RemoveOf(withDV, 2, true)}}); err != nil {
+			t.Fatalf("remove with the vector: %v", err)
+		}
+	}
+}
+
+// Tables whose protocol asks for what tsdb lacks: unreadable for a reader
+// feature (with its name), read-only for a writer feature.
+func TestProtocolFeatures(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		proto        Protocol
+		conf         map[string]string
+		read, write  bool
+		wantMentions string
+	}{
+		{Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, true, true, ""},
+		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "timestampNtz"}, WriterFeatures: []string{"deletionVectors", "timestampNtz", "appendOnly"}}, nil, true, true, ""},
+		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, nil, false, false, "v2Checkpoint"},
+		{Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking", "domainMetadata"}}, nil, true, false, "rowTracking"},
+		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, map[string]string{"delta.columnMapping.mode": "name"}, false, false, "columnMapping"},
+		{Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, map[string]string{"delta.constraints.positive": "v > 0"}, true, false, "checkConstraints"},
+		{Protocol{MinReaderVersion: 4, MinWriterVersion: 7}, nil, false, false, "reader version 4"},
+	}
+	for _, c := range cases {
+		store, sch, tbl := createTestTable(t)
+		md := tbl.Snapshot().Metadata
+		md.Configuration = map[string]string{confTimeColumn: "time"}
+		for k, v := range c.conf {
+			md.Configuration[k] = v
+		}
+		// Another writer's commit: tsdb never changes a protocol.
+		data, err := encodeCommit([]Action{{Protocol: &c.proto}, {MetaData: &md}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutIfAbsent(ctx, commitPath(1), data); err != nil {
+			t.Fatal(err)
+		}
+		reopened, err := Open(ctx, store, "cpu")
+		if (err == nil) != c.read {
+			t.Errorf("%+v: open: %v, want readable %v", c.proto, err, c.read)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), c.wantMentions) {
+				t.Errorf("%+v: %v does not name %q", c.proto, err, c.wantMentions)
+			}
+			continue
+		}
+		if werr := reopened.Snapshot().Writable(); (werr == nil) != c.write || (werr != nil && !strings.Contains(werr.Error(), c.wantMentions)) {
+			t.Errorf("%+v: writable: %v, want %v naming %q", c.proto, werr, c.write, c.wantMentions)
+		}
+		add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000}, []string{"a"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = reopened.Commit(ctx, "WRITE", []Action{{Add: &add}})
+		if (err == nil) != c.write || (err != nil && !Refused(err)) {
+			t.Errorf("%+v: commit: %v, want writable %v and refusal certain", c.proto, err, c.write)
 		}
 	}
 }

@@ -123,8 +123,14 @@ func (st *state) apply(v int64, data []byte) error {
 			st.files[a.Add.Path] = f
 			delete(st.removed, a.Add.Path)
 		case a.Remove != nil:
-			delete(st.files, a.Remove.Path)
-			st.removed[a.Remove.Path] = *a.Remove
+			// A logical file is its path and its deletion vector: a
+			// writer that deletes rows by vector commits remove(F) and
+			// add(F, vector) together, in either order, and the remove
+			// must not take the new add with it.
+			if live, ok := st.files[a.Remove.Path]; !ok || live.DeletionVector.UniqueID() == a.Remove.DeletionVector.UniqueID() {
+				delete(st.files, a.Remove.Path)
+				st.removed[a.Remove.Path] = *a.Remove
+			}
 		case a.Txn != nil:
 			st.txns[a.Txn.AppID] = a.Txn.Version
 		}
@@ -145,6 +151,9 @@ func (st *state) apply(v int64, data []byte) error {
 func (st *state) snapshot() (*Snapshot, error) {
 	if st.md == nil {
 		return nil, &LogError{Version: st.version, Err: errors.New("no metaData action")}
+	}
+	if err := readBlocker(st.protocol, st.md); err != nil {
+		return nil, &LogError{Version: st.version, Err: err}
 	}
 	sch, err := schemaFromMetadata(*st.md)
 	if err != nil {

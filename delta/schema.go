@@ -3,6 +3,7 @@ package delta
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"tsdb/internal/schema"
 )
@@ -26,8 +27,9 @@ type structType struct {
 }
 
 type structField struct {
-	Name     string         `json:"name"`
-	Type     string         `json:"type"`
+	Name string `json:"name"`
+	// Type is a primitive type's name, or an object for nested types.
+	Type     any            `json:"type"`
 	Nullable bool           `json:"nullable"`
 	Metadata map[string]any `json:"metadata"`
 }
@@ -91,8 +93,9 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		}
 		if ty == schema.Invalid {
 			var ok bool
-			if ty, ok = deltaTypes[f.Type]; !ok {
-				return schema.Table{}, fmt.Errorf("column %q has unsupported type %q", f.Name, f.Type)
+			name, _ := f.Type.(string)
+			if ty, ok = deltaTypes[name]; !ok {
+				return schema.Table{}, fmt.Errorf("%w: column %q has the Delta type %s, which tsdb does not support", ErrUnsupportedFeature, f.Name, typeText(f.Type))
 			}
 		}
 		if (timeCol == f.Name || (timeCol == "" && t.TimeIndex < 0)) && ty.IsTimestamp() {
@@ -111,4 +114,14 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		return schema.Table{}, fmt.Errorf("table has no timestamp column")
 	}
 	return t, nil
+}
+
+// typeText renders a field's Delta type for a message: a primitive's name,
+// or the JSON of a nested type.
+func typeText(t any) string {
+	if s, ok := t.(string); ok {
+		return strconv.Quote(s)
+	}
+	b, _ := json.Marshal(t)
+	return string(b)
 }

@@ -227,6 +227,11 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 		if err := checkRemoves(base, actions); err != nil {
 			return base, err
 		}
+		// Another writer may have given the table a feature tsdb does not
+		// implement since the caller looked: checked on every attempt.
+		if err := writeBlocker(base.Protocol, &base.Metadata); err != nil {
+			return base, err
+		}
 		v := base.Version + 1
 		err = t.store.PutIfAbsent(ctx, commitPath(v), data)
 		if err != nil && t.isOurs(ctx, v, data) {
@@ -286,7 +291,7 @@ func (t *Table) isOurs(ctx context.Context, v int64, data []byte) bool {
 // is unknown: the files must stay (VACUUM deletes them once they are
 // orphans of a certain age).
 func Refused(err error) bool {
-	return errors.Is(err, ErrConflict) || errors.Is(err, ErrTxnAlreadyCommitted)
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrTxnAlreadyCommitted) || errors.Is(err, ErrUnsupportedFeature)
 }
 
 // SetConfiguration commits a metaData action with the table's
@@ -357,6 +362,11 @@ func checkRemoves(base *Snapshot, actions []Action) error {
 		i := sort.Search(len(base.Files), func(i int) bool { return base.Files[i].Path >= a.Remove.Path })
 		if i == len(base.Files) || base.Files[i].Path != a.Remove.Path {
 			return fmt.Errorf("%w: %s is no longer in the table at version %d", ErrConflict, a.Remove.Path, base.Version)
+		}
+		// Another writer deleted rows of the file by deletion vector
+		// since: the file the caller read is not the live one.
+		if base.Files[i].DeletionVector.UniqueID() != a.Remove.DeletionVector.UniqueID() {
+			return fmt.Errorf("%w: %s has another deletion vector at version %d", ErrConflict, a.Remove.Path, base.Version)
 		}
 	}
 	return nil

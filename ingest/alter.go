@@ -24,6 +24,9 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 		return err
 	}
 	defer ts.flushMu.Unlock()
+	if err := ts.writeBlock(); err != nil {
+		return err
+	}
 	for _, c := range cols {
 		if c.NotNull {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "column %q: an added column cannot be NOT NULL (the table's rows would have none)", c.Name)
@@ -78,6 +81,9 @@ func (s *Store) SetOptions(ctx context.Context, name string, opts TableOptions) 
 		return err
 	}
 	defer ts.flushMu.Unlock()
+	if err := ts.writeBlock(); err != nil {
+		return err
+	}
 	if opts.Cluster != nil {
 		if err := CheckCluster(ts.sch(), *opts.Cluster); err != nil {
 			return err

@@ -42,6 +42,9 @@ func (s *Store) BeginBatch(name string) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ts.writeBlock(); err != nil {
+		return nil, err
+	}
 	return &Batch{s: s, ts: ts, t: ts.sch(), stage: s.wal.Stage()}, nil
 }
 

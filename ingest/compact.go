@@ -89,6 +89,9 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	if err != nil {
 		return res, err
 	}
+	if err := ts.writeBlock(); err != nil {
+		return res, err
+	}
 	ts.compactMu.Lock()
 	defer ts.compactMu.Unlock()
 	ts.mu.RLock()
@@ -97,10 +100,11 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	res.FilesBefore, res.FilesAfter = len(snap.Files), len(snap.Files)
 	store := ts.delta.Store()
 	// Damaged files stay as they are (see damage.go); the rest is merged
-	// around them.
+	// around them. So do files with a deletion vector (another writer's
+	// row deletes): the merge reads files whole.
 	files := make([]delta.File, 0, len(snap.Files))
 	for _, f := range snap.Files {
-		if ts.isDamaged(f.Path) == nil {
+		if ts.isDamaged(f.Path) == nil && f.DeletionVector == nil {
 			files = append(files, f)
 		}
 	}
@@ -183,8 +187,7 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	now := time.Now().UnixMilli()
 	actions := make([]delta.Action, 0, len(group)+1)
 	for _, f := range group {
-		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: false,
-			ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, false)})
 	}
 	actions = append(actions, delta.Action{Add: &add})
 	snap, err := ts.delta.Commit(ctx, "OPTIMIZE", actions)
@@ -242,6 +245,11 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 	if err != nil {
 		return CompactResult{}, err
 	}
+	if err := ts.writeBlock(); err != nil {
+		// Deleting files is writing (vacuumProtocolCheck): a table of
+		// features tsdb lacks is vacuumed by the writer that has them.
+		return CompactResult{}, err
+	}
 	var errs []error
 	if _, err := s.EnforceRetention(ctx, name); err != nil {
 		errs = append(errs, err)
@@ -276,6 +284,11 @@ func (s *Store) Vacuum(ctx context.Context, name string) (CompactResult, error) 
 func (s *Store) tableLoop(done chan struct{}, every time.Duration, msg string, fn func(ctx context.Context, table string) error) {
 	s.loop(done, every, func(ctx context.Context) {
 		for _, tbl := range s.Tables() {
+			if ts, err := s.state(tbl.Name); err != nil || ts.rowChangeBlock() != nil {
+				// Another writer's table of features tsdb cannot write,
+				// or append-only: its own writer maintains it.
+				continue
+			}
 			if err := fn(ctx, tbl.Name); err != nil && ctx.Err() == nil {
 				s.logger.Warn(msg, "table", tbl.Name, "err", err)
 			}

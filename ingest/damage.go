@@ -46,8 +46,16 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
+	if e.Unsupported() {
+		return fmt.Sprintf("table %q is unavailable: %v", e.Table, e.Err)
+	}
 	return fmt.Sprintf("table %q is unavailable: %s is damaged: %v", e.Table, e.File, e.Err)
 }
+
+// Unsupported reports whether the table is unavailable because another
+// writer gave it what tsdb does not implement (a reader feature, a column
+// type), not because a file is damaged.
+func (e *UnavailableError) Unsupported() bool { return errors.Is(e.Err, delta.ErrUnsupportedFeature) }
 
 // Unwrap returns the cause.
 func (e *UnavailableError) Unwrap() error { return e.Err }
@@ -73,7 +81,9 @@ func logDamage(table string, err error) *UnavailableError {
 // markUnavailable takes a table whose log cannot be read out of service
 // (s.mu held).
 func (s *Store) markUnavailable(ue *UnavailableError) {
-	if s.unavailable[ue.Table] == nil {
+	if s.unavailable[ue.Table] == nil && ue.Unsupported() {
+		s.logger.Error("table unavailable: it uses what tsdb does not support; other tables work", "table", ue.Table, "err", ue.Err)
+	} else if s.unavailable[ue.Table] == nil {
 		s.logger.Error("table unavailable: its Delta log is damaged; other tables work. Fix or restore the file and restart tsdb (its WAL entries are kept)",
 			"table", ue.Table, "file", ue.File, "err", ue.Err)
 	}
@@ -298,8 +308,7 @@ func (s *Store) RepairTable(ctx context.Context, name string) (RepairReport, err
 		} else {
 			rep.RowsRemoved = -1
 		}
-		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: p, DeletionTimestamp: now, DataChange: true,
-			ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
 	}
 	if len(actions) > 0 {
 		next, err := ts.delta.Commit(ctx, "REPAIR", actions)

@@ -29,9 +29,10 @@ type DML interface {
 	// no rows) and the number of rows deleted or updated.
 	ApplyBatches(ctx context.Context, batches []membuffer.Batch) (map[uint64]arrow.RecordBatch, int64, error)
 	// ApplyFile evaluates the statement over a Parquet file holding the
-	// first columns of the table's columns (the rest read as NULL);
+	// first columns of the table's columns (the rest read as NULL),
+	// without the rows deleted (a deletion vector's, by position);
 	// changed == 0 means the file is left as it is.
-	ApplyFile(ctx context.Context, path string, columns int) (rec arrow.RecordBatch, changed int64, err error)
+	ApplyFile(ctx context.Context, path string, columns int, deleted delta.RowSet) (rec arrow.RecordBatch, changed int64, err error)
 }
 
 // DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
@@ -59,6 +60,9 @@ func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML)
 		return 0, err
 	}
 	defer ts.flushMu.Unlock()
+	if err := ts.rowChangeBlock(); err != nil {
+		return 0, err
+	}
 	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.sch().ID, op: op, sql: sqlText})
 	if err != nil {
 		return 0, err
@@ -243,7 +247,12 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			cleanup()
 			return nil, 0, err
 		}
-		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns)
+		deleted, err := ts.deletedRows(ctx, f)
+		if err != nil {
+			cleanup()
+			return nil, 0, err
+		}
+		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns, deleted)
 		if err != nil {
 			cleanup()
 			if ue := s.CheckFile(ctx, ts.sch().Name, f.Path); ue != nil {
@@ -255,7 +264,7 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			continue
 		}
 		changed += n
-		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
 		if rec != nil && rec.NumRows() > 0 {
 			if err := s.validate(ts.sch(), rec); err != nil {
 				cleanup()

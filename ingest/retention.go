@@ -62,6 +62,9 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if err != nil {
 		return res, err
 	}
+	if err := ts.rowChangeBlock(); err != nil {
+		return res, err
+	}
 	ts.mu.RLock()
 	snap := ts.published
 	ts.mu.RUnlock()
@@ -144,8 +147,7 @@ func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64)
 	var rows int64
 	for _, f := range snap.Files {
 		if f.MaxTime < cut {
-			actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true,
-				ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+			actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
 			rows += f.NumRecords
 		}
 	}

@@ -251,6 +251,11 @@ type tableState struct {
 	// (guarded by mu).
 	verified map[string]time.Time
 
+	// dvCache holds decoded deletion vectors by unique id (see
+	// deletedRows; guarded by dvMu).
+	dvMu    sync.Mutex
+	dvCache map[string]delta.RowSet
+
 	flushing atomic.Bool // a background flush of the table is running
 	schedMu  sync.Mutex  // guards failures, retryAt and pendingDML
 	failures int
@@ -281,6 +286,10 @@ type Snapshot struct {
 	// MaxBatchID is the largest MemBuffer batch ID handed out when the
 	// snapshot was taken.
 	MaxBatchID uint64
+	// Deleted are the rows of files that another writer deleted by
+	// deletion vector, by file path: a reader must skip them (filled by
+	// FetchSnapshot).
+	Deleted map[string]delta.RowSet
 	// Damaged are the damaged data files among Files, with why: a
 	// statement that needs one must fail (UnavailableError), never read
 	// around it.
@@ -679,14 +688,12 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 // Every file is readable at its FilePaths entry (on an object store, files
 // another writer added are downloaded into the local mirror first).
 func (s *Store) Snapshot(ctx context.Context, name string) (*Snapshot, error) {
-	snap, store, err := s.snapshot(name)
+	snap, _, err := s.snapshot(name)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range snap.Files {
-		if err := store.Fetch(ctx, f.Path); err != nil {
-			return nil, fmt.Errorf("ingest: %s: %w", name, err)
-		}
+	if err := s.FetchSnapshot(ctx, snap); err != nil {
+		return nil, err
 	}
 	return snap, nil
 }
@@ -724,6 +731,16 @@ func (s *Store) FetchSnapshot(ctx context.Context, snap *Snapshot) error {
 		if err := store.Fetch(ctx, f.Path); err != nil {
 			return fmt.Errorf("ingest: %s: %w", snap.Table.Name, err)
 		}
+		if f.DeletionVector != nil {
+			rows, err := ts.deletedRows(ctx, f)
+			if err != nil {
+				return err
+			}
+			if snap.Deleted == nil {
+				snap.Deleted = map[string]delta.RowSet{}
+			}
+			snap.Deleted[f.Path] = rows
+		}
 	}
 	return nil
 }
@@ -734,6 +751,9 @@ func (s *Store) FetchSnapshot(ctx context.Context, snap *Snapshot) error {
 func (s *Store) Validate(name string, recs []arrow.RecordBatch) error {
 	ts, err := s.state(name)
 	if err != nil {
+		return err
+	}
+	if err := ts.writeBlock(); err != nil {
 		return err
 	}
 	t := ts.sch()

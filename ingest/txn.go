@@ -221,6 +221,13 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if part.TableID != "" && part.TableID != t.ID {
 			return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
 		}
+		block := ts.writeBlock
+		if part.deletes() {
+			block = ts.rowChangeBlock
+		}
+		if err := block(); err != nil {
+			return err
+		}
 		e, err := s.encode(t, part.Inserts)
 		if err != nil {
 			return err
@@ -407,13 +414,20 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 			}
 			return nil, nil, err
 		}
-		kept, err := withoutRowsOf(ts.sch().ArrowSchema(), in, part.FileDeletes[path])
+		dvRows, err := ts.deletedRows(ctx, f)
+		if err != nil {
+			arrowutil.ReleaseAll(in)
+			cleanup()
+			return nil, nil, err
+		}
+		// Rows another writer deleted by vector stay deleted in the copy.
+		kept, err := withoutRowsOf(ts.sch().ArrowSchema(), in, withDeletedRows(part.FileDeletes[path], dvRows))
 		arrowutil.ReleaseAll(in)
 		if err != nil {
 			cleanup()
 			return nil, nil, err
 		}
-		actions = append(actions, delta.Action{Remove: &delta.Remove{Path: f.Path, DeletionTimestamp: now, DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]string{}, Size: f.Size}})
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
 		if kept.NumRows() > 0 {
 			add, err := delta.WriteDataFile(ctx, store, ts.sch(), []arrow.RecordBatch{kept})
 			kept.Release()

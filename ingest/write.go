@@ -141,6 +141,9 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 	if err != nil {
 		return 0, err
 	}
+	if err := ts.writeBlock(); err != nil {
+		return 0, err
+	}
 	t := ts.sch()
 	e, err := s.encode(t, recs)
 	if err != nil {

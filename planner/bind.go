@@ -427,6 +427,7 @@ func (b *bound) spillBuffered(ctx context.Context, p *pruned) error {
 		}
 		p.files = append(p.files, store.LocalPath(add.Path))
 		p.fileCols = append(p.fileCols, len(p.snap.Table.Columns))
+		p.fileDeleted = append(p.fileDeleted, delta.RowSet{})
 	}
 	p.batchIDs = nil
 	return nil
@@ -442,6 +443,10 @@ func viewSQL(p *pruned) string {
 	counts, byCols := p.filesByColumns()
 	for _, n := range counts {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
+	}
+	for _, i := range p.filesWithDeletes() {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s",
+			selectList(snap.Table, min(p.fileCols[i], all)), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))))
 	}
 	list := selectList(snap.Table, all)
 	// Without buffered batches in range the view is the files alone: a
@@ -462,6 +467,9 @@ func (p *pruned) filesByColumns() ([]int, map[int][]string) {
 	byCols := map[int][]string{}
 	var counts []int
 	for i, f := range p.files {
+		if p.deletesIn(i).Len() > 0 {
+			continue // read on its own: filesWithDeletes
+		}
 		n := min(p.fileCols[i], all)
 		if _, ok := byCols[n]; !ok {
 			counts = append(counts, n)
@@ -470,6 +478,19 @@ func (p *pruned) filesByColumns() ([]int, map[int][]string) {
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
 	return counts, byCols
+}
+
+// filesWithDeletes returns the indexes of the files p reads that have
+// rows deleted by deletion vector: each is read on its own, filtered by
+// row position.
+func (p *pruned) filesWithDeletes() []int {
+	var out []int
+	for i := range p.files {
+		if p.deletesIn(i).Len() > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // selectList is the select list that reads a source holding the first

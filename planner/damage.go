@@ -38,6 +38,9 @@ func unavailableError(err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
+	if ue.Unsupported() {
+		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: ue.Error(), Hint: "Another Delta writer gave the table this; read it with that writer. Other tables are not affected.", Err: err}
+	}
 	hint := fmt.Sprintf("Restore the file from a backup, or remove the damaged files from the table with SELECT tsdb_repair_table('%s') (their rows are lost; copies stay in the quarantine directory). Other tables are not affected.", ue.Table)
 	if ue.Whole {
 		hint = "Restore or fix the file and restart tsdb (the table's WAL entries are kept), or give the table up with DROP TABLE. Other tables are not affected."

@@ -14,6 +14,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/delta"
 	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
@@ -300,7 +301,7 @@ func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, p
 }
 
 // ApplyFile implements ingest.DML.
-func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int) (arrow.RecordBatch, int64, error) {
+func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int, deleted delta.RowSet) (arrow.RecordBatch, int64, error) {
 	conn, err := p.e.db.Conn(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -308,7 +309,7 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int) (arro
 	defer conn.Close()
 	var rec arrow.RecordBatch
 	var changed int64
-	err = p.withView(ctx, conn, "SELECT * FROM read_parquet("+schema.QuoteString(path)+")", columns, false, func() error {
+	err = p.withView(ctx, conn, fileSource(path, deleted), columns, false, func() error {
 		view := schema.QuoteIdent(p.alias)
 		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS TRUE) FROM %s", p.cond(), view)).Scan(&changed); err != nil {
 			return err

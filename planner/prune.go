@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
@@ -365,9 +366,12 @@ func deparseExpr(version int32, n *pg_query.Node) (string, error) {
 
 // pruned is a snapshot reduced to the files and batches a time range needs.
 type pruned struct {
-	snap                       *ingest.Snapshot
-	files                      []string
-	fileCols                   []int  // columns each file holds (see delta.File.Columns)
+	snap     *ingest.Snapshot
+	files    []string
+	fileCols []int // columns each file holds (see delta.File.Columns)
+	// fileDeleted are the rows of each file deleted by deletion vector
+	// (see deletes.go), index-aligned with files.
+	fileDeleted                []delta.RowSet
 	mirror                     string // the DuckDB table holding the buffered batches
 	batchIDs                   []uint64
 	filesPruned, batchesPruned int
@@ -384,6 +388,7 @@ func prune(snap *ingest.Snapshot, r interval) *pruned {
 		if r.overlaps(f.MinTime, f.MaxTime) {
 			p.files = append(p.files, snap.FilePaths[i])
 			p.fileCols = append(p.fileCols, f.Columns)
+			p.fileDeleted = append(p.fileDeleted, snap.Deleted[f.Path])
 			if err := snap.DamagedFile(f.Path); err != nil && p.damage == nil {
 				p.damage = err
 			}

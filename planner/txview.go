@@ -140,6 +140,15 @@ func (s *Session) txViews(ctx context.Context, p *pruned, tt *txTable, identity 
 			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(t, n), strings.Join(byCols[n], ", ")))
 		}
 	}
+	for _, i := range p.filesWithDeletes() {
+		n, file, keep := min(p.fileCols[i], all), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))
+		if ident {
+			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet(%s, filename = '%s', file_row_number = true) WHERE %s",
+				selectList(t, n), srcColumn, rowNumColumn, file, srcColumn, keep))
+		} else {
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s", selectList(t, n), file, keep))
+		}
+	}
 	idCols := func() string {
 		if !ident {
 			return ""

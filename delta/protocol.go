@@ -1,0 +1,137 @@
+package delta
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What tsdb implements of the protocol other writers may ask for. A table
+// whose reader requirements tsdb lacks is unreadable (reading it by
+// position or without its deletion vectors would return wrong rows); one
+// whose writer requirements it lacks is read-only (writing it would break
+// what the other writers rely on). Either way only that table is
+// affected, with an error naming what is missing.
+
+// readerFeatures are the reader table features tsdb implements.
+var readerFeatures = []string{"deletionVectors", "timestampNtz", "vacuumProtocolCheck"}
+
+// writerFeatures are the writer table features tsdb implements: it carries
+// deletion vectors in its removes, writes timestamp_ntz as the protocol
+// says, checks the protocol before VACUUM, and enforces appendOnly and
+// the absence of the metadata the others need (checked in writeBlocker).
+var writerFeatures = []string{"appendOnly", "invariants", "checkConstraints", "generatedColumns", "identityColumns",
+	"columnMapping", "changeDataFeed", "deletionVectors", "timestampNtz", "vacuumProtocolCheck"}
+
+// ErrUnsupportedFeature is wrapped by the errors that say a table needs
+// what tsdb does not implement.
+var ErrUnsupportedFeature = errors.New("delta: unsupported table feature")
+
+// FeatureError names the protocol feature that keeps tsdb from reading
+// (Write false) or writing (Write true) a table.
+type FeatureError struct {
+	Feature string
+	Write   bool
+	// Detail says more when the feature alone does not (a setting).
+	Detail string
+}
+
+func (e *FeatureError) Error() string {
+	what := "reading"
+	if e.Write {
+		what = "writing"
+	}
+	msg := fmt.Sprintf("the table uses the Delta feature %q, which tsdb does not support for %s", e.Feature, what)
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
+}
+
+// Unwrap makes every FeatureError an ErrUnsupportedFeature.
+func (e *FeatureError) Unwrap() error { return ErrUnsupportedFeature }
+
+// readBlocker returns why tsdb cannot read a table of this protocol and
+// metadata, or nil.
+func readBlocker(p Protocol, md *Metadata) error {
+	switch {
+	case p.MinReaderVersion > 3:
+		return &FeatureError{Feature: fmt.Sprintf("reader version %d", p.MinReaderVersion)}
+	case p.MinReaderVersion == 3:
+		for _, f := range p.ReaderFeatures {
+			if !slices.Contains(readerFeatures, f) {
+				return &FeatureError{Feature: f}
+			}
+		}
+	}
+	if mode := columnMappingMode(md); mode != "" && mode != "none" && (p.MinReaderVersion >= 2) {
+		return &FeatureError{Feature: "columnMapping", Detail: "mode " + mode + ": columns are stored under other names"}
+	}
+	return nil
+}
+
+// writeBlocker returns why tsdb must not commit to a table of this
+// protocol and metadata, or nil.
+func writeBlocker(p Protocol, md *Metadata) error {
+	if err := readBlocker(p, md); err != nil {
+		return err
+	}
+	switch {
+	case p.MinWriterVersion > 7:
+		return &FeatureError{Feature: fmt.Sprintf("writer version %d", p.MinWriterVersion), Write: true}
+	case p.MinWriterVersion == 7:
+		for _, f := range p.WriterFeatures {
+			if !slices.Contains(writerFeatures, f) {
+				return &FeatureError{Feature: f, Write: true}
+			}
+		}
+	}
+	if md == nil {
+		return nil
+	}
+	// The legacy writer versions 2-6 (and their features under version 7)
+	// are only safe while the table uses none of what they guard.
+	if mode := columnMappingMode(md); mode != "" && mode != "none" {
+		return &FeatureError{Feature: "columnMapping", Write: true, Detail: "mode " + mode}
+	}
+	for k := range md.Configuration {
+		if strings.HasPrefix(k, "delta.constraints.") {
+			return &FeatureError{Feature: "checkConstraints", Write: true, Detail: k}
+		}
+	}
+	if strings.EqualFold(md.Configuration["delta.enableChangeDataFeed"], "true") {
+		return &FeatureError{Feature: "changeDataFeed", Write: true, Detail: "delta.enableChangeDataFeed is true"}
+	}
+	var st structType
+	if json.Unmarshal([]byte(md.SchemaString), &st) == nil {
+		for _, f := range st.Fields {
+			for key, feature := range map[string]string{"delta.invariants": "invariants", "delta.generationExpression": "generatedColumns", "delta.identity.start": "identityColumns"} {
+				if _, ok := f.Metadata[key]; ok {
+					return &FeatureError{Feature: feature, Write: true, Detail: "column " + f.Name}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// AppendOnly reports whether the table refuses changes to its rows
+// (delta.appendOnly): DELETE, UPDATE and retention must not run on it.
+func AppendOnly(md Metadata) bool {
+	return strings.EqualFold(md.Configuration["delta.appendOnly"], "true")
+}
+
+func columnMappingMode(md *Metadata) string {
+	if md == nil {
+		return ""
+	}
+	return strings.ToLower(md.Configuration["delta.columnMapping.mode"])
+}
+
+// Readable returns why tsdb cannot read the snapshot's table, or nil.
+func (s *Snapshot) Readable() error { return readBlocker(s.Protocol, &s.Metadata) }
+
+// Writable returns why tsdb must not write the snapshot's table, or nil.
+func (s *Snapshot) Writable() error { return writeBlocker(s.Protocol, &s.Metadata) }

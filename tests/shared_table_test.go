@@ -1,0 +1,242 @@
+package tests
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tsdb/delta"
+)
+
+// Tables shared with other Delta writers: what Spark, delta-rs or
+// Databricks commit into a tsdb table is read as they mean it, or the
+// table (only it) says what tsdb lacks.
+
+// commitAsOtherWriter appends actions to a table's log as the next version,
+// the way another engine commits: the JSON lines of the protocol, written
+// next to tsdb's own commits.
+func commitAsOtherWriter(t *testing.T, tableDir string, actions ...delta.Action) int64 {
+	t.Helper()
+	ctx := context.Background()
+	store, err := delta.NewLocalStore(tableDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := delta.Open(ctx, store, filepath.Base(tableDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := tbl.Snapshot().Version + 1
+	actions = append(actions, delta.Action{CommitInfo: &delta.CommitInfo{Timestamp: time.Now().UnixMilli(), Operation: "DELETE",
+		OperationParameters: map[string]string{}, EngineInfo: "Apache-Spark/3.5.1 Delta-Lake/3.2.0"}})
+	var b strings.Builder
+	for _, a := range actions {
+		line, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := store.PutIfAbsent(ctx, fmt.Sprintf("_delta_log/%020d.json", v), []byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// liveFiles returns a table's live files as its log says.
+func liveFiles(t *testing.T, tableDir string) *delta.Snapshot {
+	t.Helper()
+	store, err := delta.NewLocalStore(tableDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := delta.Open(context.Background(), store, filepath.Base(tableDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl.Snapshot()
+}
+
+// A DELETE committed as Databricks commits one (the file again, with an
+// inline deletion vector, and the protocol's deletionVectors feature):
+// tsdb hides the deleted rows as chDB does, and tsdb's own DELETE and
+// UPDATE on that file carry the vector in their remove, so no reader sees
+// a row twice.
+func TestDeletionVectorsOfAnotherWriter(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--compact-interval", "-1s"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	// Two files (two flushes): v 0-359 and v 1000-1359.
+	execAll(t, c, "CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)",
+		`INSERT INTO m SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + g * INTERVAL '1 second', 'h' || (g % 3), g FROM generate_series(0, 359) AS t(g)`,
+		"CHECKPOINT",
+		`INSERT INTO m SELECT TIMESTAMPTZ '2026-12-01 06:00:00+00' + g * INTERVAL '1 second', 'h' || (g % 3), 1000 + g FROM generate_series(0, 359) AS t(g)`,
+		"CHECKPOINT")
+	c.Close(ctx)
+	s.stop()
+
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "m"))
+	snap := liveFiles(t, table)
+	if len(snap.Files) != 2 {
+		t.Fatalf("%d files after flushing two buckets", len(snap.Files))
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Each file loses the rows at some positions. Files are sorted by
+	// their cluster column (host), so positions are not v: the engine
+	// says which v each deleted position holds.
+	deletedV := map[int64]bool{}
+	var deletedSum int64
+	actions := []delta.Action{{Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}}}
+	for i, pos := range []string{"file_row_number IN (0, 5) OR file_row_number BETWEEN 100 AND 109", "file_row_number IN (1, 2, 200)"} {
+		f := snap.Files[i].Add
+		rs, err := db.Query(fmt.Sprintf("SELECT file_row_number, v FROM read_parquet('%s', file_row_number = true) WHERE %s", filepath.Join(table, f.Path), pos))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []uint64
+		for rs.Next() {
+			var r uint64
+			var v int64
+			if err := rs.Scan(&r, &v); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, r)
+			deletedV[v] = true
+			deletedSum += v
+		}
+		rs.Close()
+		dv, err := delta.EncodeInlineDeletionVector(delta.NewRowSet(rows...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		withDV := f
+		withDV.DeletionVector = dv
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f, time.Now().UnixMilli(), true)}, delta.Action{Add: &withDV})
+	}
+	if len(deletedV) != 15 {
+		t.Fatalf("%d rows to delete", len(deletedV))
+	}
+	countKept := func(pred func(v int64) bool) int {
+		n := 0
+		for v := range int64(1360) {
+			if (v < 360 || v >= 1000) && pred(v) && !deletedV[v] {
+				n++
+			}
+		}
+		return n
+	}
+	commitAsOtherWriter(t, table, actions...)
+
+	s = startServer(t, dir, []string{"--compact-interval", "-1s"})
+	c = s.connect(ctx)
+	defer c.Close(ctx)
+	agree := func(stage string, wantRows int) {
+		t.Helper()
+		want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM m ORDER BY time")
+		got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
+			"SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", table)), []string{"us", "host", "v"})
+		if len(want) != wantRows || len(got) != len(want) {
+			t.Fatalf("%s: tsdb %d rows, chDB %d, want %d", stage, len(want), len(got), wantRows)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
+			}
+		}
+	}
+	agree("after the vector", countKept(func(int64) bool { return true }))
+	var sum int64
+	if err := c.QueryRow(ctx, "SELECT sum(v) FROM m").Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(359*360/2+360*1000+359*360/2) - deletedSum; sum != want {
+		t.Fatalf("sum(v) %d, want %d", sum, want)
+	}
+	// A transaction reads through its own views, and its DELETE rewrites
+	// the first file keeping the vector's rows deleted.
+	execAll(t, c, "BEGIN")
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM m WHERE v <= 20").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, c, "DELETE FROM m WHERE v = 7 OR v = 17", "COMMIT")
+	if want := countKept(func(v int64) bool { return v <= 20 }); n != int64(want) {
+		t.Fatalf("in a transaction: %d rows of v 0-20, want %d", n, want)
+	}
+	agree("after a transaction's DELETE", countKept(func(v int64) bool { return v != 7 && v != 17 }))
+	// Statements outside a transaction rewrite the second file, whose
+	// vector is still there.
+	execAll(t, c, "DELETE FROM m WHERE v % 10 = 3")
+	agree("after tsdb's DELETE", countKept(func(v int64) bool { return v != 7 && v != 17 && v%10 != 3 }))
+	execAll(t, c, "UPDATE m SET host = 'moved' WHERE v % 100 < 50")
+	agree("after tsdb's UPDATE", countKept(func(v int64) bool { return v != 7 && v != 17 && v%10 != 3 }))
+	for _, a := range liveFiles(t, table).Files {
+		if a.DeletionVector != nil {
+			t.Fatalf("file %s still has a vector after tsdb rewrote every file", a.Path)
+		}
+	}
+}
+
+// A table another writer gave a feature tsdb cannot write is read-only
+// (0A000 naming the feature, nothing taken into the WAL); one with a
+// feature tsdb cannot read is unavailable with that name; other tables
+// work throughout.
+func TestUnsupportedFeaturesStayWithTheirTable(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE ro (time TIMESTAMPTZ NOT NULL, v BIGINT)", "CREATE TABLE gone (time TIMESTAMPTZ NOT NULL, v BIGINT)",
+		"CREATE TABLE fine (time TIMESTAMPTZ NOT NULL, v BIGINT)",
+		"INSERT INTO ro VALUES ('2026-12-01 00:00:00+00', 1)", "INSERT INTO gone VALUES ('2026-12-01 00:00:00+00', 1)", "CHECKPOINT")
+	c.Close(ctx)
+	s.stop()
+	commitAsOtherWriter(t, filepath.Join(dir, "tables", "ro"),
+		delta.Action{Protocol: &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking", "domainMetadata"}}})
+	commitAsOtherWriter(t, filepath.Join(dir, "tables", "gone"),
+		delta.Action{Protocol: &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}})
+	// A column of a type tsdb lacks, added by another writer's ALTER.
+	md := liveFiles(t, filepath.Join(dir, "tables", "fine")).Metadata
+	md.SchemaString = strings.Replace(md.SchemaString, `]}`, `,{"name":"tags","type":{"type":"map","keyType":"string","valueType":"string","valueContainsNull":true},"nullable":true,"metadata":{}}]}`, 1)
+	commitAsOtherWriter(t, filepath.Join(dir, "tables", "fine"), delta.Action{MetaData: &md})
+
+	s = startServer(t, dir, nil)
+	c = s.connect(ctx)
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM ro").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("read-only table: %d rows, %v", n, err)
+	}
+	for _, stmt := range []string{"INSERT INTO ro VALUES ('2026-12-01 00:00:01+00', 2)", "DELETE FROM ro", "UPDATE ro SET v = 3",
+		"ALTER TABLE ro ADD COLUMN w TEXT", "VACUUM ro"} {
+		_, err := c.Exec(ctx, stmt)
+		if pgCode(err) != "0A000" || !strings.Contains(err.Error(), "rowTracking") {
+			t.Errorf("%s: %v, want 0A000 naming rowTracking", stmt, err)
+		}
+	}
+	for table, names := range map[string]string{"gone": "v2Checkpoint", "fine": `"tags"`} {
+		_, err := c.Exec(ctx, "SELECT count(*) FROM "+table)
+		if pgCode(err) != "0A000" || !strings.Contains(err.Error(), names) {
+			t.Errorf("unreadable table %s: %v, want 0A000 naming %s", table, err, names)
+		}
+	}
+	execAll(t, c, "CREATE TABLE other (time TIMESTAMPTZ NOT NULL, v BIGINT)", "INSERT INTO other VALUES ('2026-12-01 00:00:00+00', 1)")
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM other").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("another table: %d rows, %v", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "wal")); err != nil {
+		t.Fatal(err)
+	}
+}
