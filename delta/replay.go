@@ -164,7 +164,7 @@ func (st *state) snapshot() (*Snapshot, error) {
 	files := make([]File, 0, len(st.files))
 	for p, f := range st.files {
 		if !f.parsed || st.schemaChanged {
-			f.MinTime, f.MaxTime, f.NumRecords, f.Columns = fileStats(f.Stats, sch)
+			f.MinTime, f.MaxTime, f.NumRecords, f.Columns, f.Prefix = fileStats(f.Stats, sch)
 			f.parsed = true
 			st.files[p] = f
 		}
@@ -202,7 +202,7 @@ func fileFromAdd(a Add) (File, error) {
 // millisecond-truncated by the Delta convention, so the upper bound is
 // widened to the end of its millisecond. Without stats a file is taken to
 // hold every row range and every column.
-func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int) {
+func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int, prefix bool) {
 	lo, hi, rows, cols = int64(-1<<63), int64(1<<63-1), -1, len(sch.Columns)
 	if stats == "" {
 		return
@@ -219,6 +219,7 @@ func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int) {
 			}
 			cols++
 		}
+		prefix = len(s.NullCount) == cols
 	}
 	col := sch.TimeColumn().Name
 	if v, ok := s.MinValues[col].(string); ok {
@@ -231,5 +232,5 @@ func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int) {
 			hi = t.UnixMicro() + 999
 		}
 	}
-	return lo, hi, s.NumRecords, cols
+	return lo, hi, s.NumRecords, cols, prefix
 }

@@ -70,6 +70,10 @@ type File struct {
 	// full range if the file has no stats).
 	MinTime, MaxTime int64
 	NumRecords       int64
+	// Prefix: the stats name exactly the first Columns columns of the
+	// table, as in every file tsdb writes (ALTER TABLE only appends).
+	// Otherwise the file's columns are known only from its footer.
+	Prefix bool
 	// Columns is how many of the table's columns (a prefix: columns are
 	// only appended) the file holds; files written before ALTER TABLE ADD
 	// COLUMN lack the later ones, which read as NULL. Known from the
@@ -384,6 +388,21 @@ func (t *Table) Refresh(ctx context.Context) (*Snapshot, error) {
 	t.snap = snap
 	t.smu.Unlock()
 	return snap, nil
+}
+
+// Poll is Refresh for a loop that runs often: it first looks for the
+// commit after the newest it knows (one read of a file that is usually
+// missing) and replays the log only when there is one. changed says
+// whether there was.
+func (t *Table) Poll(ctx context.Context) (snap *Snapshot, changed bool, err error) {
+	cur := t.Snapshot()
+	if _, err := t.store.Get(ctx, commitPath(cur.Version+1)); errors.Is(err, fs.ErrNotExist) {
+		return cur, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	snap, err = t.Refresh(ctx)
+	return snap, err == nil, err
 }
 
 // Exists reports whether a table's log has a first commit.

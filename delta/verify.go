@@ -13,6 +13,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
+// OwnLayout reports whether f holds a prefix of the table's columns in
+// the table's types, as every file tsdb writes (it records its checksum
+// in each): such files are read by position; others by name.
+func OwnLayout(f File) bool {
+	_, own := f.Tags[ChecksumTag]
+	return own && f.Prefix
+}
+
 // ChecksumTag is the add.tags key under which tsdb records a data file's
 // CRC-32C (hex), computed as it writes the file. Delta has no checksum of
 // its own for data files; a file whose bytes no longer match is damaged,

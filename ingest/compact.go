@@ -101,10 +101,11 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	store := ts.delta.Store()
 	// Damaged files stay as they are (see damage.go); the rest is merged
 	// around them. So do files with a deletion vector (another writer's
-	// row deletes): the merge reads files whole.
+	// row deletes) and files of other layouts (another writer's; see
+	// delta.OwnLayout): the merge reads files whole and by position.
 	files := make([]delta.File, 0, len(snap.Files))
 	for _, f := range snap.Files {
-		if ts.isDamaged(f.Path) == nil && f.DeletionVector == nil {
+		if ts.isDamaged(f.Path) == nil && f.DeletionVector == nil && delta.OwnLayout(f) {
 			files = append(files, f)
 		}
 	}

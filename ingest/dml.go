@@ -28,11 +28,11 @@ type DML interface {
 	// returns the new records of the batches it changed (a record may have
 	// no rows) and the number of rows deleted or updated.
 	ApplyBatches(ctx context.Context, batches []membuffer.Batch) (map[uint64]arrow.RecordBatch, int64, error)
-	// ApplyFile evaluates the statement over a Parquet file holding the
-	// first columns of the table's columns (the rest read as NULL),
-	// without the rows deleted (a deletion vector's, by position);
-	// changed == 0 means the file is left as it is.
-	ApplyFile(ctx context.Context, path string, columns int, deleted delta.RowSet) (rec arrow.RecordBatch, changed int64, err error)
+	// ApplyFile evaluates the statement over data file f, readable at
+	// path, without the rows deleted (a deletion vector's, by position);
+	// columns the file lacks read as NULL. changed == 0 means the file is
+	// left as it is.
+	ApplyFile(ctx context.Context, path string, f delta.File, deleted delta.RowSet) (rec arrow.RecordBatch, changed int64, err error)
 }
 
 // DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
@@ -252,7 +252,7 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 			cleanup()
 			return nil, 0, err
 		}
-		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f.Columns, deleted)
+		rec, n, err := dml.ApplyFile(ctx, store.LocalPath(f.Path), f, deleted)
 		if err != nil {
 			cleanup()
 			if ue := s.CheckFile(ctx, ts.sch().Name, f.Path); ue != nil {

@@ -100,10 +100,10 @@ func (s *Store) ownsAppID(id string) bool {
 func (s *Store) refreshLoop() {
 	every := s.opts.RefreshInterval
 	if every == 0 {
+		// Local directories too: another engine (Spark, delta-rs, a
+		// VACUUM of theirs) may commit to a table tsdb serves. A round
+		// costs a directory listing and one read per table.
 		every = 2 * time.Second
-		if _, local := s.root.(*delta.LocalRoot); local {
-			every = -1 // one writer per local directory: nothing to read
-		}
 	}
 	s.loop(s.refreshDone, every, func(ctx context.Context) {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
@@ -157,7 +157,7 @@ func (s *Store) refreshTable(ctx context.Context, ts *tableState) error {
 	if ts.isDropped() {
 		return nil
 	}
-	snap, err := ts.delta.Refresh(ctx)
+	snap, _, err := ts.delta.Poll(ctx)
 	if ue := logDamage(ts.sch().Name, err); ue != nil {
 		ts.mu.Lock()
 		first := ts.logDamage == nil

@@ -352,6 +352,10 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 			b.done()
 			return nil, unavailableError(pr.damage)
 		}
+		if err := s.p.engine.layouts.resolveLayouts(ctx, s.conn, pr); err != nil {
+			b.done()
+			return nil, err
+		}
 		pr.mirror = mirrors[snap.Table.Name]
 		var tt *txTable
 		if s.tx != nil {
@@ -428,6 +432,7 @@ func (b *bound) spillBuffered(ctx context.Context, p *pruned) error {
 		p.files = append(p.files, store.LocalPath(add.Path))
 		p.fileCols = append(p.fileCols, len(p.snap.Table.Columns))
 		p.fileDeleted = append(p.fileDeleted, delta.RowSet{})
+		p.fileByName = append(p.fileByName, false)
 	}
 	p.batchIDs = nil
 	return nil
@@ -444,9 +449,13 @@ func viewSQL(p *pruned) string {
 	for _, n := range counts {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
 	}
+	keys, byLayout, layouts := p.layoutGroups()
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s]%s)", layoutSelectList(snap.Table, layouts[k]), strings.Join(byLayout[k], ", "), readOptions(true)))
+	}
 	for _, i := range p.filesWithDeletes() {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s",
-			selectList(snap.Table, min(p.fileCols[i], all)), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true%s) WHERE %s",
+			p.fileSelectList(i), schema.QuoteString(p.files[i]), readOptions(p.layoutOf(i) != nil), keptRows(p.deletesIn(i))))
 	}
 	list := selectList(snap.Table, all)
 	// Without buffered batches in range the view is the files alone: a
@@ -467,8 +476,8 @@ func (p *pruned) filesByColumns() ([]int, map[int][]string) {
 	byCols := map[int][]string{}
 	var counts []int
 	for i, f := range p.files {
-		if p.deletesIn(i).Len() > 0 {
-			continue // read on its own: filesWithDeletes
+		if p.deletesIn(i).Len() > 0 || p.layoutOf(i) != nil {
+			continue // read on its own (filesWithDeletes) or by name (layoutGroups)
 		}
 		n := min(p.fileCols[i], all)
 		if _, ok := byCols[n]; !ok {

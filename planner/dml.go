@@ -289,10 +289,16 @@ func (p *dmlPlan) rowFilter() string {
 // alias) over source for the duration of fn.
 func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, present int, withBatchID bool, fn func() error) error {
 	list := selectList(p.table, present)
-	view := schema.QuoteIdent(p.alias)
 	if withBatchID {
 		list += ", " + batchColumn
 	}
+	return p.withList(ctx, conn, source, list, fn)
+}
+
+// withList is withView with the select list that reads source as the
+// table given.
+func (p *dmlPlan) withList(ctx context.Context, conn *sql.Conn, source, list string, fn func() error) error {
+	view := schema.QuoteIdent(p.alias)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT %s FROM (%s)", view, list, source)); err != nil {
 		return err
 	}
@@ -301,7 +307,7 @@ func (p *dmlPlan) withView(ctx context.Context, conn *sql.Conn, source string, p
 }
 
 // ApplyFile implements ingest.DML.
-func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int, deleted delta.RowSet) (arrow.RecordBatch, int64, error) {
+func (p *dmlPlan) ApplyFile(ctx context.Context, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, int64, error) {
 	conn, err := p.e.db.Conn(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -309,7 +315,17 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string, columns int, delet
 	defer conn.Close()
 	var rec arrow.RecordBatch
 	var changed int64
-	err = p.withView(ctx, conn, fileSource(path, deleted), columns, false, func() error {
+	// The view reads the file as the table: by prefix, or by name.
+	list := selectList(p.table, min(f.Columns, len(p.table.Columns)))
+	byName := needsLayout(f, p.table)
+	if byName {
+		l, err := p.e.layouts.layout(ctx, conn, path)
+		if err != nil {
+			return nil, 0, err
+		}
+		list = layoutSelectList(p.table, l)
+	}
+	err = p.withList(ctx, conn, fileSource(path, deleted, byName), list, func() error {
 		view := schema.QuoteIdent(p.alias)
 		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS TRUE) FROM %s", p.cond(), view)).Scan(&changed); err != nil {
 			return err

@@ -38,6 +38,8 @@ type Engine struct {
 	// pgVersion is the parse tree version of libpg_query, needed to deparse
 	// trees tsdb builds.
 	pgVersion int32
+	// layouts are the columns of data files read by name (layout.go).
+	layouts layoutCache
 }
 
 // NewEngine opens DuckDB and locks it down.

@@ -371,7 +371,11 @@ type pruned struct {
 	fileCols []int // columns each file holds (see delta.File.Columns)
 	// fileDeleted are the rows of each file deleted by deletion vector
 	// (see deletes.go), index-aligned with files.
-	fileDeleted                []delta.RowSet
+	fileDeleted []delta.RowSet
+	// fileByName says which files are read by name (see layout.go);
+	// fileLayouts holds their layouts once resolved.
+	fileByName                 []bool
+	fileLayouts                []*fileLayout
 	mirror                     string // the DuckDB table holding the buffered batches
 	batchIDs                   []uint64
 	filesPruned, batchesPruned int
@@ -389,6 +393,7 @@ func prune(snap *ingest.Snapshot, r interval) *pruned {
 			p.files = append(p.files, snap.FilePaths[i])
 			p.fileCols = append(p.fileCols, f.Columns)
 			p.fileDeleted = append(p.fileDeleted, snap.Deleted[f.Path])
+			p.fileByName = append(p.fileByName, needsLayout(f, snap.Table))
 			if err := snap.DamagedFile(f.Path); err != nil && p.damage == nil {
 				p.damage = err
 			}

@@ -140,13 +140,23 @@ func (s *Session) txViews(ctx context.Context, p *pruned, tt *txTable, identity 
 			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(t, n), strings.Join(byCols[n], ", ")))
 		}
 	}
-	for _, i := range p.filesWithDeletes() {
-		n, file, keep := min(p.fileCols[i], all), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))
+	keys, byLayout, layouts := p.layoutGroups()
+	for _, k := range keys {
+		list, files := layoutSelectList(t, layouts[k]), strings.Join(byLayout[k], ", ")
 		if ident {
-			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet(%s, filename = '%s', file_row_number = true) WHERE %s",
-				selectList(t, n), srcColumn, rowNumColumn, file, srcColumn, keep))
+			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet([%s], filename = '%s', file_row_number = true%s)",
+				list, srcColumn, rowNumColumn, files, srcColumn, readOptions(true)))
 		} else {
-			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s", selectList(t, n), file, keep))
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s]%s)", list, files, readOptions(true)))
+		}
+	}
+	for _, i := range p.filesWithDeletes() {
+		list, file, keep, opts := p.fileSelectList(i), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i)), readOptions(p.layoutOf(i) != nil)
+		if ident {
+			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet(%s, filename = '%s', file_row_number = true%s) WHERE %s",
+				list, srcColumn, rowNumColumn, file, srcColumn, opts, keep))
+		} else {
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true%s) WHERE %s", list, file, opts, keep))
 		}
 	}
 	idCols := func() string {

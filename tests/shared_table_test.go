@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"tsdb/delta"
 )
@@ -239,4 +246,192 @@ func TestUnsupportedFeaturesStayWithTheirTable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "wal")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// On local storage too, another engine's commits become visible without a
+// restart: an append, and an OPTIMIZE whose replaced file a VACUUM then
+// deletes (queries keep working: they read the new file).
+func TestOtherWritersSeenOnLocalStorage(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--refresh-interval", "50ms", "--compact-interval", "-1s"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	execAll(t, c, "CREATE TABLE e (time TIMESTAMPTZ NOT NULL, v BIGINT)",
+		"INSERT INTO e SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + g * INTERVAL '1 second', g FROM generate_series(1, 100) AS t(g)", "CHECKPOINT")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "e"))
+	store, err := delta.NewLocalStore(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := liveFiles(t, table)
+	write := func(from, to int64) delta.Add {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, snap.Schema.ArrowSchema())
+		defer b.Release()
+		for g := from; g <= to; g++ {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMicro() + g*1_000_000))
+			b.Field(1).(*array.Int64Builder).Append(g)
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		add, err := delta.WriteDataFile(ctx, store, snap.Schema, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return add
+	}
+	waitFor := func(what string, want int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var n int64
+			err := c.QueryRow(ctx, "SELECT sum(v) FROM e").Scan(&n)
+			if err == nil && n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: sum(v) %d, %v; want %d", what, n, err, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	appended := write(101, 200)
+	commitAsOtherWriter(t, table, delta.Action{Add: &appended})
+	waitFor("an external append", 200*201/2)
+
+	// OPTIMIZE: both files replaced by one; VACUUM deletes the old ones.
+	cur := liveFiles(t, table)
+	merged := write(1, 200)
+	actions := []delta.Action{{Add: &merged}}
+	for _, f := range cur.Files {
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, time.Now().UnixMilli(), false)})
+	}
+	commitAsOtherWriter(t, table, actions...)
+	for _, f := range cur.Files {
+		if err := os.Remove(filepath.Join(table, f.Path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor("an external OPTIMIZE and VACUUM", 200*201/2)
+	execAll(t, c, "INSERT INTO e VALUES ('2026-12-01 01:00:00+00', 1000)", "CHECKPOINT")
+	waitFor("a write after them", 200*201/2+1000)
+}
+
+// Files as Spark and delta-rs write them are read by their columns' names,
+// not by position or statistics: columns in another order, optional
+// fields, INT96 timestamps, strings without the UTF8 annotation, an
+// extra column, statistics for only some columns; and a column another
+// writer inserted in the middle of the schema (ADD COLUMNS … AFTER) leaves
+// the older files' later columns where they are. chDB and tsdb agree row
+// for row, also after tsdb's DELETE and UPDATE of those files.
+func TestForeignFilesReadByName(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--compact-interval", "-1s"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	execAll(t, c, "CREATE TABLE f (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)",
+		"INSERT INTO f SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + g * INTERVAL '1 second', 'own-' || (g % 2), g FROM generate_series(1, 50) AS t(g)", "CHECKPOINT")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "f"))
+	store, err := delta.NewLocalStore(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A Spark-like file: v, host as plain binary, time as INT96, an extra
+	// column, every field optional.
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "host", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "extra", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	for g := int64(1); g <= 30; g++ {
+		b.Field(0).(*array.Int64Builder).Append(1000 + g)
+		b.Field(1).(*array.BinaryBuilder).Append([]byte(fmt.Sprintf("spark-é-%d", g%3)))
+		b.Field(2).(*array.Float64Builder).Append(float64(g))
+		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC).UnixMicro() + g*1_000_000))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(sch, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	name := "part-00000-spark-like.c000.snappy.parquet"
+	if err := store.Put(ctx, name, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	// Statistics for the time column only, as with a narrow
+	// dataSkippingNumIndexedCols.
+	stats := `{"numRecords":30,"minValues":{"time":"2026-12-01T01:00:01.000Z"},"maxValues":{"time":"2026-12-01T01:00:30.000Z"},"nullCount":{"time":0}}`
+	add := delta.Add{Path: name, PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: stats}
+	commitAsOtherWriter(t, table, delta.Action{Add: &add})
+
+	agree := func(stage string, wantRows int) {
+		t.Helper()
+		want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM f ORDER BY time")
+		got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
+			"SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", table)), []string{"us", "host", "v"})
+		if len(want) != wantRows || len(got) != len(want) {
+			t.Fatalf("%s: tsdb %d rows, chDB %d, want %d\ntsdb %v", stage, len(want), len(got), wantRows, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
+			}
+		}
+	}
+	var n int64
+	deadline := time.Now().Add(10 * time.Second)
+	for n != 80 && time.Now().Before(deadline) {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM f").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	agree("with a Spark-like file", 80)
+	var hosts int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM f WHERE host LIKE 'spark-é-%' AND v > 1000").Scan(&hosts); err != nil || hosts != 30 {
+		t.Fatalf("text and numbers of the foreign file: %d rows, %v", hosts, err)
+	}
+
+	// ADD COLUMNS (mid DOUBLE AFTER host), committed by another writer.
+	md := liveFiles(t, table).Metadata
+	md.SchemaString = strings.Replace(md.SchemaString, `{"name":"v"`, `{"name":"mid","type":"double","nullable":true,"metadata":{}},{"name":"v"`, 1)
+	commitAsOtherWriter(t, table, delta.Action{MetaData: &md})
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		var cols int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'f'").Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		if cols == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the added column did not appear")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var nonNull int64
+	if err := c.QueryRow(ctx, "SELECT count(v) FROM f").Scan(&nonNull); err != nil || nonNull != 80 {
+		t.Fatalf("after a column was inserted before v: %d non-NULL v, %v", nonNull, err)
+	}
+	agree("after ADD COLUMNS … AFTER", 80)
+	execAll(t, c, "VACUUM f")
+	agree("after VACUUM", 80)
+	execAll(t, c, "DELETE FROM f WHERE v % 5 = 0")
+	agree("after tsdb's DELETE", 80-10-6)
+	execAll(t, c, "UPDATE f SET host = 'moved' WHERE v % 7 = 0")
+	agree("after tsdb's UPDATE", 64)
 }
