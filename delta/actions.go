@@ -91,6 +91,10 @@ type CommitInfo struct {
 	OperationParameters map[string]string `json:"operationParameters"`
 	EngineInfo          string            `json:"engineInfo"`
 	IsBlindAppend       bool              `json:"isBlindAppend"`
+	// ReadVersion is the version the commit was built on (absent for
+	// version 0).
+	ReadVersion    *int64 `json:"readVersion,omitempty"`
+	IsolationLevel string `json:"isolationLevel,omitempty"`
 	// TxnID is unique per commit attempt (Spark writes one too). Two
 	// writers may commit byte-identical actions in the same millisecond
 	// (both removing one file); without it the loser of the race would

@@ -168,7 +168,11 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 		txnB.Append(true)
 		txnB.FieldBuilder(0).(*array.StringBuilder).Append(app)
 		txnB.FieldBuilder(1).(*array.Int64Builder).Append(v)
-		txnB.FieldBuilder(2).AppendNull()
+		if u, ok := snap.TxnUpdated[app]; ok {
+			txnB.FieldBuilder(2).(*array.Int64Builder).Append(u)
+		} else {
+			txnB.FieldBuilder(2).AppendNull()
+		}
 		nullOthers(0)
 	}
 	for _, f := range snap.Files {
@@ -294,7 +298,11 @@ func readCheckpoint(ctx context.Context, store Store) (*state, error) {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			switch {
 			case txn != nil && txn.IsValid(i):
-				st.txns[str(txn.Field(0), i)] = i64(txn.Field(1), i)
+				app := str(childByName(txn, "appId"), i)
+				st.txns[app] = intAt(childByName(txn, "version"), i)
+				if u := intAt(childByName(txn, "lastUpdated"), i); u != 0 {
+					st.txnUpdated[app] = u
+				}
 			case add != nil && add.IsValid(i):
 				// Fields by name: other writers order them otherwise
 				// (Spark puts stats after tags and deletionVector).

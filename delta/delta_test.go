@@ -607,3 +607,52 @@ func TestProtocolFeatures(t *testing.T) {
 		}
 	}
 }
+
+// Commits say what they were built on and stamp their txns, and a
+// checkpoint keeps the stamps (the protocol's txn.lastUpdated).
+func TestCommitProvenance(t *testing.T) {
+	ctx := context.Background()
+	store, sch, tbl := createTestTable(t)
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{batch(sch, []int64{1_000_000}, []string{"h"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.Commit(ctx, "WRITE", []Action{{Add: &add}, {Txn: &Txn{AppID: "w", Version: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := store.Get(ctx, commitPath(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *CommitInfo
+	var txn *Txn
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var a Action
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.CommitInfo != nil {
+			info = a.CommitInfo
+		}
+		if a.Txn != nil {
+			txn = a.Txn
+		}
+	}
+	if info == nil || info.ReadVersion == nil || *info.ReadVersion != 0 || !info.IsBlindAppend || info.OperationParameters["mode"] != "Append" || info.TxnID == "" {
+		t.Fatalf("commitInfo %+v", info)
+	}
+	if txn == nil || txn.LastUpdated != info.Timestamp {
+		t.Fatalf("txn %+v, commit time %d", txn, info.Timestamp)
+	}
+	if err := writeCheckpoint(ctx, store, snap); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := Open(ctx, store, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reopened.Snapshot().TxnUpdated["w"]; got != info.Timestamp {
+		t.Fatalf("lastUpdated from the checkpoint: %d, want %d", got, info.Timestamp)
+	}
+}

@@ -69,14 +69,16 @@ type state struct {
 	md       *Metadata
 	files    map[string]File
 	txns     map[string]int64
-	removed  map[string]Remove
+	// txnUpdated is each txn's lastUpdated (ms), when its writer gave one.
+	txnUpdated map[string]int64
+	removed    map[string]Remove
 	// schemaChanged: a metaData action was applied, so the stats of every
 	// file must be read again for the new schema.
 	schemaChanged bool
 }
 
 func newState(base *Snapshot) *state {
-	st := &state{version: -1, files: map[string]File{}, txns: map[string]int64{}, removed: map[string]Remove{}}
+	st := &state{version: -1, files: map[string]File{}, txns: map[string]int64{}, txnUpdated: map[string]int64{}, removed: map[string]Remove{}}
 	if base != nil {
 		st.version = base.Version
 		st.protocol = base.Protocol
@@ -87,6 +89,9 @@ func newState(base *Snapshot) *state {
 		}
 		for k, v := range base.Txns {
 			st.txns[k] = v
+		}
+		for k, v := range base.TxnUpdated {
+			st.txnUpdated[k] = v
 		}
 		for _, r := range base.Tombstones {
 			st.removed[r.Path] = r
@@ -133,6 +138,9 @@ func (st *state) apply(v int64, data []byte) error {
 			}
 		case a.Txn != nil:
 			st.txns[a.Txn.AppID] = a.Txn.Version
+			if a.Txn.LastUpdated != 0 {
+				st.txnUpdated[a.Txn.AppID] = a.Txn.LastUpdated
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -176,12 +184,16 @@ func (st *state) snapshot() (*Snapshot, error) {
 	for k, v := range st.txns {
 		txns[k] = v
 	}
+	updated := make(map[string]int64, len(st.txnUpdated))
+	for k, v := range st.txnUpdated {
+		updated[k] = v
+	}
 	tombs := make([]Remove, 0, len(st.removed))
 	for _, r := range st.removed {
 		tombs = append(tombs, r)
 	}
 	sort.Slice(tombs, func(i, j int) bool { return tombs[i].Path < tombs[j].Path })
-	return &Snapshot{Version: st.version, Protocol: st.protocol, Metadata: *st.md, Schema: sch, Files: files, Txns: txns, Tombstones: tombs}, nil
+	return &Snapshot{Version: st.version, Protocol: st.protocol, Metadata: *st.md, Schema: sch, Files: files, Txns: txns, TxnUpdated: updated, Tombstones: tombs}, nil
 }
 
 func fileFromAdd(a Add) (File, error) {

@@ -93,6 +93,8 @@ type Snapshot struct {
 	Schema   schema.Table
 	Files    []File // sorted by path
 	Txns     map[string]int64
+	// TxnUpdated is each txn's lastUpdated (ms) where known.
+	TxnUpdated map[string]int64
 	// Tombstones are files removed from the table and not yet deleted
 	// (sorted by path): queries may still read them until VACUUM deletes
 	// them after the retention period.
@@ -216,7 +218,7 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 		if len(actions) == 0 {
 			return base, nil
 		}
-		actions = append(actions, Action{CommitInfo: &CommitInfo{Timestamp: t.clock().UnixMilli(), Operation: operation, OperationParameters: map[string]string{}, EngineInfo: engineInfo, TxnID: uuid.NewString()}})
+		actions = append(actions, Action{CommitInfo: commitInfo(t.clock().UnixMilli(), operation, base.Version, actions)})
 		data, err := encodeCommit(actions)
 		if err != nil {
 			return nil, err
@@ -277,6 +279,28 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 		t.smu.Unlock()
 		base = newer
 	}
+}
+
+// commitInfo describes a commit of actions built on version read, as the
+// protocol's provenance: what it did, on which version, whether it only
+// appended, with a txnId unique to the attempt. It also stamps the txn
+// actions with the commit time (lastUpdated), which their expiry needs.
+func commitInfo(now int64, operation string, read int64, actions []Action) *CommitInfo {
+	blind := true
+	for _, a := range actions {
+		if a.Add == nil && a.Txn == nil {
+			blind = false
+		}
+		if a.Txn != nil && a.Txn.LastUpdated == 0 {
+			a.Txn.LastUpdated = now
+		}
+	}
+	params := map[string]string{}
+	if operation == "WRITE" {
+		params["mode"] = "Append"
+	}
+	return &CommitInfo{Timestamp: now, Operation: operation, OperationParameters: params, EngineInfo: engineInfo,
+		IsBlindAppend: blind, ReadVersion: &read, IsolationLevel: "Serializable", TxnID: uuid.NewString()}
 }
 
 // isOurs reads commit v back and reports whether it holds exactly data. It

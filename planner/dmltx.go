@@ -372,12 +372,8 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 	nameColumns(cols, asWritten)
 	var out [][]any
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanValues(rows, len(cols))
+		if err != nil {
 			return nil, nil, dialect.EngineError(err)
 		}
 		out = append(out, vals)

@@ -70,12 +70,8 @@ func (c *layoutCache) layout(ctx context.Context, conn *sql.Conn, path string) (
 	l = &fileLayout{}
 	var key strings.Builder
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanValues(rows, len(cols))
+		if err != nil {
 			return nil, err
 		}
 		fc := fileColumn{name: fmt.Sprint(vals[0]), typ: fmt.Sprint(vals[1])}
@@ -213,3 +209,17 @@ func readOptions(byName bool) string {
 
 // byName reports whether the i-th file of p is read by name.
 func (p *pruned) byName(i int) bool { return i < len(p.fileByName) && p.fileByName[i] }
+
+// scanValues scans the current row of rows, of n columns, as the driver
+// gives the values.
+func scanValues(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
