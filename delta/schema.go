@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"tsdb/internal/schema"
 )
@@ -47,7 +48,7 @@ func metadataFor(t schema.Table) (*Metadata, error) {
 		if p, ok := c.Precision(); ok {
 			md[fieldPrecisionKey] = p
 		}
-		st.Fields = append(st.Fields, structField{Name: c.Name, Type: c.Type.Delta(), Nullable: !c.NotNull, Metadata: md})
+		st.Fields = append(st.Fields, structField{Name: c.Name, Type: c.DeltaType(), Nullable: !c.NotNull, Metadata: md})
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -91,9 +92,16 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		if udt, ok := f.Metadata[fieldTypeKey].(string); ok {
 			ty, _ = schema.TypeFromUDTName(udt)
 		}
+		name, _ := f.Type.(string)
+		digits, scale, isDecimal := parseDecimalType(name)
+		if isDecimal {
+			if err := schema.CheckDecimal(digits, scale); err != nil {
+				return schema.Table{}, fmt.Errorf("%w: column %q: %v", ErrUnsupportedFeature, f.Name, err)
+			}
+			ty = schema.Decimal
+		}
 		if ty == schema.Invalid {
 			var ok bool
-			name, _ := f.Type.(string)
 			if ty, ok = deltaTypes[name]; !ok {
 				return schema.Table{}, fmt.Errorf("%w: column %q has the Delta type %s, which tsdb does not support", ErrUnsupportedFeature, f.Name, typeText(f.Type))
 			}
@@ -101,7 +109,10 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		if (timeCol == f.Name || (timeCol == "" && t.TimeIndex < 0)) && ty.IsTimestamp() {
 			t.TimeIndex = len(t.Columns)
 		}
-		col := schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable}
+		if ty == schema.Decimal && !isDecimal {
+			return schema.Table{}, fmt.Errorf("column %q: numeric column of Delta type %s", f.Name, typeText(f.Type))
+		}
+		col := schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable, Digits: digits, Scale: scale}
 		if n, ok := f.Metadata[fieldMaxLengthKey].(float64); ok && ty == schema.Text && n >= 1 {
 			col.MaxLength = int(n)
 		}
@@ -124,4 +135,19 @@ func typeText(t any) string {
 	}
 	b, _ := json.Marshal(t)
 	return string(b)
+}
+
+// parseDecimalType reads the Delta type decimal(p,s).
+func parseDecimalType(t string) (p, s int, ok bool) {
+	t = strings.ReplaceAll(t, " ", "")
+	if !strings.HasPrefix(t, "decimal(") || !strings.HasSuffix(t, ")") {
+		return 0, 0, false
+	}
+	ps := strings.Split(t[len("decimal("):len(t)-1], ",")
+	if len(ps) != 2 {
+		return 0, 0, false
+	}
+	p, err1 := strconv.Atoi(ps[0])
+	s, err2 := strconv.Atoi(ps[1])
+	return p, s, err1 == nil && err2 == nil
 }

@@ -35,6 +35,21 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 					nullable = "NO"
 				}
 				dataType, udt, maxLen, precision := c.Type.String(), c.Type.UDTName(), "NULL", "NULL"
+				numPrecision, numRadix, numScale := "NULL", "NULL", "NULL"
+				switch c.Type {
+				case schema.Decimal:
+					numPrecision, numRadix, numScale = fmt.Sprint(c.Digits), "10", fmt.Sprint(c.Scale)
+				case schema.Int64:
+					numPrecision, numRadix, numScale = "64", "2", "0"
+				case schema.Int32:
+					numPrecision, numRadix, numScale = "32", "2", "0"
+				case schema.Int16:
+					numPrecision, numRadix, numScale = "16", "2", "0"
+				case schema.Float64:
+					numPrecision, numRadix = "53", "2"
+				case schema.Float32:
+					numPrecision, numRadix = "24", "2"
+				}
 				if c.MaxLength > 0 {
 					dataType, udt, maxLen = "character varying", "varchar", fmt.Sprint(c.MaxLength)
 				}
@@ -44,12 +59,13 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 						precision = fmt.Sprint(p)
 					}
 				}
-				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s)",
-					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision))
+				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s, %s, %s, %s)",
+					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision,
+					numPrecision, numRadix, numScale))
 			}
 		}
-		return ValuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default, character_maximum_length, datetime_precision",
-			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
+		return ValuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default, character_maximum_length, datetime_precision, numeric_precision, numeric_precision_radix, numeric_scale",
+			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
 	},
 	"information_schema.schemata": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES ('tsdb', 'public', 'tsdb'), ('tsdb', 'information_schema', 'tsdb'), ('tsdb', 'pg_catalog', 'tsdb')) AS t(catalog_name, schema_name, schema_owner)"
@@ -177,6 +193,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				}
 				if c.MaxLength > 0 {
 					oid, typmod = 1043, c.MaxLength+4 // varchar, PostgreSQL's VARHDRSZ added
+				}
+				if c.Type == schema.Decimal {
+					typmod = c.Digits<<16 | c.Scale + 4 // numeric(p, s) as PostgreSQL packs it
 				}
 				rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
 					TableOID(t), schema.QuoteString(c.Name), oid, typmod, i+1, c.NotNull, TypeLen(oid)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"regexp"
+	"strconv"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -22,7 +23,9 @@ var (
 	reNoColumnNamed = regexp.MustCompile(`"([^"]+)" does not have a column named "([^"]+)"`)
 	reIntegerText   = regexp.MustCompile(`^\s*[+-]?[0-9]+\s*$`)
 	reRaised        = regexp.MustCompile(`^\[tsdb ([0-9A-Z]{5})\] (.*)$`)
-	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
+	// reDecimalOverflow is a value too wide for a DECIMAL(p,s) cast.
+	reDecimalOverflow = regexp.MustCompile(`to type DECIMAL\((\d+),(\d+)\) failed: value is out of range`)
+	reOutOfRange      = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
 // EngineError turns a DuckDB error into a SQL error with PostgreSQL's
@@ -110,7 +113,13 @@ func EngineError(err error) error {
 		// PostgreSQL's wording for the two errors bad values give most.
 		// The DETAIL (a position in the SQL DuckDB ran, often the
 		// planner's rewrite of the statement) goes with DuckDB's wording.
-		if m := reBadText.FindStringSubmatch(msg); m != nil {
+		if m := reDecimalOverflow.FindStringSubmatch(msg); m != nil {
+			// PostgreSQL's words for a value too wide for numeric(p, s).
+			p, _ := strconv.Atoi(m[1])
+			s, _ := strconv.Atoi(m[2])
+			e.Code, e.Message = sqlerr.NumericOutOfRange, "numeric field overflow"
+			e.Detail = fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
+		} else if m := reBadText.FindStringSubmatch(msg); m != nil {
 			pgType := PGTypeOfDuckDB(m[2])
 			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgType, m[1]), ""
 			if reIntegerText.MatchString(m[1]) && (pgType == "smallint" || pgType == "integer" || pgType == "bigint") {

@@ -110,7 +110,8 @@ var Macros = append([]string{
 			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
 	`CREATE MACRO _tsdb_format_type(t, m) AS CASE
 			WHEN t = 1184 AND m >= 0 THEN 'timestamp(' || m || ') with time zone' WHEN t = 1114 AND m >= 0 THEN 'timestamp(' || m || ') without time zone'
-			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')' ELSE _tsdb_format_type1(t) END`,
+			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')'
+			WHEN t = 1700 AND m >= 4 THEN 'numeric(' || ((m - 4) // 65536) || ',' || ((m - 4) % 65536) || ')' ELSE _tsdb_format_type1(t) END`,
 	`CREATE MACRO _tsdb_format_type1(t) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'

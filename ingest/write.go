@@ -55,8 +55,8 @@ func checkSchema(t schema.Table, rec arrow.RecordBatch) error {
 			}
 			continue
 		}
-		if !arrow.TypeEqual(rec.Column(i).DataType(), c.Type.Arrow()) {
-			return fmt.Errorf("column %s is %s, want %s", c.Name, rec.Column(i).DataType(), c.Type.Arrow())
+		if !arrow.TypeEqual(rec.Column(i).DataType(), c.ArrowType()) {
+			return fmt.Errorf("column %s is %s, want %s", c.Name, rec.Column(i).DataType(), c.ArrowType())
 		}
 	}
 	return nil

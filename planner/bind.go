@@ -512,7 +512,7 @@ func selectList(t schema.Table, present int) string {
 		q := schema.QuoteIdent(c.Name)
 		switch {
 		case i >= present:
-			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
+			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), q)
 		case c.Type == schema.Timestamp:
 			// The wall clock in UTC, whatever the connection's TimeZone: a
 			// CAST would show it in the session's zone.

@@ -247,6 +247,14 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			return err
 		}
 		b.(*array.Date32Builder).Append(arrow.Date32(days))
+	case schema.Decimal:
+		db := b.(*array.Decimal128Builder)
+		dt := db.Type().(*arrow.Decimal128Type)
+		v, err := schema.ParseDecimal(s, int(dt.Precision), int(dt.Scale))
+		if err != nil {
+			return err
+		}
+		db.Append(v)
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}
@@ -309,6 +317,14 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 			return err
 		}
 		b.(*array.Date32Builder).Append(arrow.Date32(days))
+	case schema.Decimal:
+		db := b.(*array.Decimal128Builder)
+		dt := db.Type().(*arrow.Decimal128Type)
+		d, err := schema.DecimalFromPGBinary(v, int(dt.Precision), int(dt.Scale))
+		if err != nil {
+			return err
+		}
+		db.Append(d)
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}

@@ -235,6 +235,8 @@ func valueErrorCode(err error) string {
 		return sqlerr.CharacterNotInRepertoire
 	case errors.Is(err, schema.ErrTimestampRange), errors.Is(err, schema.ErrDateRange):
 		return sqlerr.DatetimeOverflow
+	case errors.Is(err, schema.ErrNumericOverflow):
+		return sqlerr.NumericOutOfRange
 	}
 	return sqlerr.InvalidTextRep
 }
@@ -455,7 +457,7 @@ func (d *chunkDecoder) appendFields() error {
 			}
 		}
 		if err := appendText(bld.Field(ci), col.Type, s, c.in); err != nil {
-			return &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
+			return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}
 	d.rows++

@@ -138,7 +138,31 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
 	}
 	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
-	if mods := cd.TypeName.Typmods; len(mods) > 0 {
+	if ty == schema.Decimal {
+		// numeric(p, s): the engine's decimal of p digits, s after the
+		// point. PostgreSQL's numeric without them keeps each value's
+		// own scale, which a decimal column cannot: refused, not rounded.
+		mods := cd.TypeName.Typmods
+		if len(mods) == 0 || len(mods) > 2 {
+			return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: numeric without precision and scale is not supported; use numeric(p, s) with p up to %d", cd.Colname, schema.MaxDecimalDigits)
+		}
+		var ps [2]int
+		for i, m := range mods {
+			iv := m.GetAConst().GetIval()
+			if iv == nil {
+				return schema.Column{}, sqlerr.New(sqlerr.SyntaxError, "column %q: invalid type modifier", cd.Colname)
+			}
+			ps[i] = int(iv.Ival)
+		}
+		if err := schema.CheckDecimal(ps[0], ps[1]); err != nil {
+			code := sqlerr.InvalidParameterValue
+			if ps[0] > schema.MaxDecimalDigits {
+				code = sqlerr.FeatureNotSupported
+			}
+			return schema.Column{}, sqlerr.New(code, "column %q: %v", cd.Colname, err)
+		}
+		col.Digits, col.Scale = ps[0], ps[1]
+	} else if mods := cd.TypeName.Typmods; len(mods) > 0 {
 		// varchar(n) and timestamp(p): kept, and applied to what is
 		// written (typmod.go).
 		iv := mods[0].GetAConst().GetIval()

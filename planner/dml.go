@@ -231,7 +231,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 	// before anything is logged.
 	empty := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
-		empty[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), schema.QuoteIdent(c.Name))
+		empty[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), schema.QuoteIdent(c.Name))
 	}
 	if err := p.withView(ctx, conn, "SELECT "+strings.Join(empty, ", ")+" WHERE false", len(tbl.Columns), false, func() error {
 		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", p.projection(), schema.QuoteIdent(p.alias), p.cond()))
@@ -269,9 +269,9 @@ func (p *dmlPlan) projection() string {
 		case !p.update || !ok:
 			cols[i] = q
 		case p.where == "":
-			cols[i] = fmt.Sprintf("CAST((%s) AS %s) AS %s", expr, c.Type.DuckDB(), q)
+			cols[i] = fmt.Sprintf("CAST((%s) AS %s) AS %s", expr, c.DuckDBType(), q)
 		default:
-			cols[i] = fmt.Sprintf("CASE WHEN %s IS TRUE THEN CAST((%s) AS %s) ELSE %s END AS %s", p.cond(), expr, c.Type.DuckDB(), q, q)
+			cols[i] = fmt.Sprintf("CASE WHEN %s IS TRUE THEN CAST((%s) AS %s) ELSE %s END AS %s", p.cond(), expr, c.DuckDBType(), q, q)
 		}
 	}
 	return strings.Join(cols, ", ")
@@ -415,7 +415,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 func emptyColumns(t schema.Table) []arrow.Array {
 	cols := make([]arrow.Array, len(t.Columns))
 	for i, c := range t.Columns {
-		b := array.NewBuilder(memory.DefaultAllocator, c.Type.Arrow())
+		b := array.NewBuilder(memory.DefaultAllocator, c.ArrowType())
 		cols[i] = b.NewArray()
 		b.Release()
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
@@ -218,9 +220,9 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 	exprs := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		if j, ok := pos[i]; ok {
-			exprs[i] = fmt.Sprintf("CAST(v.c%d AS %s)", j, c.Type.DuckDB())
+			exprs[i] = fmt.Sprintf("CAST(v.c%d AS %s)", j, c.DuckDBType())
 		} else {
-			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.Type.DuckDB())
+			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.DuckDBType())
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM (%s) AS v(%s)", strings.Join(exprs, ", "), src, strings.Join(aliases, ", "))
@@ -351,6 +353,17 @@ func appendGo(b array.Builder, v any) error {
 		return appendAs[bool](bb, v)
 	case *array.StringBuilder:
 		return appendAs[string](bb, v)
+	case *array.Decimal128Builder:
+		d, ok := v.(duckdb.Decimal)
+		if !ok || d.Value == nil {
+			return fmt.Errorf("got %T, want a decimal", v)
+		}
+		dt := bb.Type().(*arrow.Decimal128Type)
+		if int32(d.Scale) != dt.Scale {
+			return fmt.Errorf("a decimal of scale %d, want %d", d.Scale, dt.Scale)
+		}
+		bb.Append(decimal128.FromBigInt(d.Value))
+		return nil
 	case *array.Date32Builder:
 		t, ok := v.(time.Time)
 		if !ok {

@@ -117,10 +117,10 @@ func layoutSelectList(t schema.Table, l *fileLayout) string {
 		q := schema.QuoteIdent(c.Name)
 		fc, ok := l.find(c.Name)
 		if !ok {
-			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDB(), q)
+			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), q)
 			continue
 		}
-		cols[i] = convertColumn(schema.QuoteIdent(fc.name), fc.typ, c.Type) + " AS " + q
+		cols[i] = convertColumn(schema.QuoteIdent(fc.name), fc.typ, c) + " AS " + q
 	}
 	return strings.Join(cols, ", ")
 }
@@ -144,7 +144,8 @@ func (l *fileLayout) find(name string) (fileColumn, bool) {
 // UTC instants for a timestamptz column (Spark's INT96) and wall clocks
 // for a timestamp column; with a zone they are instants, which a
 // timestamp column shows as the UTC wall clock (tsdb's own files).
-func convertColumn(q, typ string, ty schema.Type) string {
+func convertColumn(q, typ string, c schema.Column) string {
+	ty := c.Type
 	withZone := strings.HasSuffix(typ, "WITH TIME ZONE")
 	isTime := strings.HasPrefix(typ, "TIMESTAMP")
 	switch {
@@ -156,10 +157,10 @@ func convertColumn(q, typ string, ty schema.Type) string {
 		return fmt.Sprintf("timezone('UTC', CAST(%s AS TIMESTAMPTZ))", q)
 	case ty == schema.Timestamp && isTime:
 		return fmt.Sprintf("CAST(%s AS TIMESTAMP)", q)
-	case typ == ty.DuckDB():
+	case typ == c.DuckDBType():
 		return q
 	}
-	return fmt.Sprintf("CAST(%s AS %s)", q, ty.DuckDB())
+	return fmt.Sprintf("CAST(%s AS %s)", q, c.DuckDBType())
 }
 
 // layoutGroups groups the files of p read by name (without deletes) by

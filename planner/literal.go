@@ -196,6 +196,18 @@ func appendLit(b array.Builder, ty schema.Type, lit literal, in textInput) bool 
 			return false
 		}
 		b.(*array.BooleanBuilder).Append(lit.b)
+	case schema.Decimal:
+		text := lit.text
+		switch lit.kind {
+		case 'i':
+			text = strconv.FormatInt(lit.i, 10)
+		case 'f':
+		default:
+			return false
+		}
+		// A value that does not fit is left to the engine's cast, which
+		// refuses it.
+		return appendText(b, ty, text, in) == nil
 	default:
 		return false
 	}

@@ -231,7 +231,7 @@ func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTab
 func createMirrorTable(ctx context.Context, conn *sql.Conn, t schema.Table, name string) error {
 	var cols []string
 	for _, c := range t.Columns {
-		ty := c.Type.DuckDB()
+		ty := c.DuckDBType()
 		if c.Type.IsTimestamp() {
 			ty = "TIMESTAMPTZ" // stored as UTC micros; views cast
 		}

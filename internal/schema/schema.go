@@ -31,7 +31,14 @@ const (
 	Text
 	// Date is a calendar date, days since 1970 (Delta `date`).
 	Date
+	// Decimal is numeric(p, s) with p ≤ 38 (Delta `decimal(p,s)`, Arrow
+	// decimal128): the column's Column.Digits and Column.Scale.
+	Decimal
 )
+
+// MaxDecimalDigits is the widest numeric(p, s) a column takes: the
+// engine's and Delta's widest decimal.
+const MaxDecimalDigits = 38
 
 // TimestampArrowType is the Arrow type of every timestamp column.
 var timestampArrowType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
@@ -56,6 +63,7 @@ var typeInfos = map[Type]typeInfo{
 	Bool:        {"boolean", "bool", 16, "BOOLEAN", "boolean"},
 	Text:        {"text", "text", 25, "VARCHAR", "string"},
 	Date:        {"date", "date", 1082, "DATE", "date"},
+	Decimal:     {"numeric", "numeric", 1700, "DECIMAL", "decimal"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -68,7 +76,7 @@ var typeAliases = map[string]Type{
 	"double precision": Float64, "float8": Float64, "double": Float64, "float": Float64,
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
-	"date": Date,
+	"date": Date, "numeric": Decimal, "decimal": Decimal,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
 }
 
@@ -83,7 +91,7 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date)", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s))", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
@@ -122,7 +130,8 @@ func (t Type) Delta() string { return typeInfos[t].delta }
 // IsTimestamp reports whether the type can be a table's time column.
 func (t Type) IsTimestamp() bool { return t == Timestamptz || t == Timestamp }
 
-// Arrow returns the Arrow type the MemBuffer and Parquet files use.
+// Arrow returns the Arrow type the MemBuffer and Parquet files use; nil
+// for Decimal, whose type is its column's (Column.ArrowType).
 func (t Type) Arrow() arrow.DataType {
 	switch t {
 	case Timestamptz, Timestamp:
@@ -167,6 +176,47 @@ type Column struct {
 	// FracDigits is timestamp(p)'s p plus one (so that the zero value
 	// keeps microseconds): the digits of a second a value keeps.
 	FracDigits int
+	// Digits and Scale are numeric(p, s)'s p and s (Decimal columns).
+	Digits, Scale int
+}
+
+// DuckDBType is the column's type in the engine: DECIMAL(p,s) for a
+// numeric column, the type's name otherwise.
+func (c Column) DuckDBType() string {
+	if c.Type == Decimal {
+		return fmt.Sprintf("DECIMAL(%d,%d)", c.Digits, c.Scale)
+	}
+	return c.Type.DuckDB()
+}
+
+// ArrowType is the column's Arrow type.
+func (c Column) ArrowType() arrow.DataType {
+	if c.Type == Decimal {
+		return &arrow.Decimal128Type{Precision: int32(c.Digits), Scale: int32(c.Scale)}
+	}
+	return c.Type.Arrow()
+}
+
+// DeltaType is the column's Delta type.
+func (c Column) DeltaType() string {
+	if c.Type == Decimal {
+		return fmt.Sprintf("decimal(%d,%d)", c.Digits, c.Scale)
+	}
+	return c.Type.Delta()
+}
+
+// CheckDecimal checks numeric(p, s)'s modifiers as PostgreSQL does, within
+// the widest decimal tsdb stores.
+func CheckDecimal(p, s int) error {
+	switch {
+	case p < 1:
+		return fmt.Errorf("NUMERIC precision %d must be between 1 and 1000", p)
+	case p > MaxDecimalDigits:
+		return fmt.Errorf("numeric(%d, %d): columns take at most %d digits", p, s, MaxDecimalDigits)
+	case s < 0 || s > p:
+		return fmt.Errorf("numeric(%d, %d): the scale must be between 0 and the precision", p, s)
+	}
+	return nil
 }
 
 // Precision returns timestamp(p)'s p, and false for a column that keeps
@@ -188,6 +238,8 @@ func (c Column) TypeText() string {
 		return fmt.Sprintf("timestamp(%d) with time zone", p)
 	case ok && c.Type == Timestamp:
 		return fmt.Sprintf("timestamp(%d) without time zone", p)
+	case c.Type == Decimal:
+		return fmt.Sprintf("numeric(%d,%d)", c.Digits, c.Scale)
 	}
 	return c.Type.String()
 }
@@ -315,7 +367,7 @@ func (t Table) ColumnIndex(name string) int {
 func (t Table) ArrowSchema() *arrow.Schema {
 	fields := make([]arrow.Field, len(t.Columns))
 	for i, c := range t.Columns {
-		fields[i] = arrow.Field{Name: c.Name, Type: c.Type.Arrow(), Nullable: !c.NotNull}
+		fields[i] = arrow.Field{Name: c.Name, Type: c.ArrowType(), Nullable: !c.NotNull}
 	}
 	return arrow.NewSchema(fields, nil)
 }

@@ -49,7 +49,8 @@ func TestNewChoosesFirstTimestampAsTimeColumn(t *testing.T) {
 
 func TestTypeNames(t *testing.T) {
 	for ty, info := range typeInfos {
-		if ty.OID() == 0 || ty.Arrow() == nil || ty.Delta() == "" || ty.DuckDB() == "" {
+		c := Column{Type: ty, Digits: 10, Scale: 2}
+		if ty.OID() == 0 || c.ArrowType() == nil || c.DeltaType() == "" || c.DuckDBType() == "" {
 			t.Errorf("%v incomplete: %+v", ty, info)
 		}
 		back, ok := TypeFromUDTName(ty.UDTName())
