@@ -77,7 +77,7 @@ var deltaTypes = map[string]schema.Type{
 	"long": schema.Int64, "integer": schema.Int32, "short": schema.Int16,
 	"double": schema.Float64, "float": schema.Float32, "boolean": schema.Bool,
 	"string": schema.Text, "timestamp": schema.Timestamptz, "timestamp_ntz": schema.Timestamp,
-	"date": schema.Date,
+	"date": schema.Date, "binary": schema.Bytea,
 }
 
 func schemaFromMetadata(md Metadata) (schema.Table, error) {

@@ -25,7 +25,11 @@ var (
 	reRaised        = regexp.MustCompile(`^\[tsdb ([0-9A-Z]{5})\] (.*)$`)
 	// reDecimalOverflow is a value too wide for a DECIMAL(p,s) cast.
 	reDecimalOverflow = regexp.MustCompile(`to type DECIMAL\((\d+),(\d+)\) failed: value is out of range`)
-	reOutOfRange      = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
+	// reDecimalText is text the engine could not make a DECIMAL(p,s) of:
+	// a number too wide, or not a number.
+	reDecimalText = regexp.MustCompile(`^Could not convert string ["'](.*)["'] to DECIMAL\((\d+),(\d+)\)$`)
+	reNumberText  = regexp.MustCompile(`^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$`)
+	reOutOfRange  = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
 // EngineError turns a DuckDB error into a SQL error with PostgreSQL's
@@ -114,11 +118,13 @@ func EngineError(err error) error {
 		// The DETAIL (a position in the SQL DuckDB ran, often the
 		// planner's rewrite of the statement) goes with DuckDB's wording.
 		if m := reDecimalOverflow.FindStringSubmatch(msg); m != nil {
-			// PostgreSQL's words for a value too wide for numeric(p, s).
-			p, _ := strconv.Atoi(m[1])
-			s, _ := strconv.Atoi(m[2])
-			e.Code, e.Message = sqlerr.NumericOutOfRange, "numeric field overflow"
-			e.Detail = fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
+			numericOverflow(e, m[1], m[2])
+		} else if m := reDecimalText.FindStringSubmatch(msg); m != nil {
+			if reNumberText.MatchString(m[1]) {
+				numericOverflow(e, m[2], m[3])
+			} else {
+				e.Code, e.Message, e.Detail = sqlerr.InvalidTextRep, fmt.Sprintf("invalid input syntax for type numeric: %q", m[1]), ""
+			}
 		} else if m := reBadText.FindStringSubmatch(msg); m != nil {
 			pgType := PGTypeOfDuckDB(m[2])
 			e.Message, e.Detail = fmt.Sprintf("invalid input syntax for type %s: %q", pgType, m[1]), ""
@@ -243,4 +249,13 @@ func conversionCode(lower string) string {
 func Raise(code, msg string) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("[tsdb "+code+"] "+msg, -1)}, -1)
+}
+
+// numericOverflow gives e PostgreSQL's words for a value too wide for
+// numeric(p, s).
+func numericOverflow(e *sqlerr.Error, precision, scale string) {
+	p, _ := strconv.Atoi(precision)
+	s, _ := strconv.Atoi(scale)
+	e.Code, e.Message = sqlerr.NumericOutOfRange, "numeric field overflow"
+	e.Detail = fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
 }

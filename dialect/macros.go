@@ -175,6 +175,8 @@ var Macros = append([]string{
 				ELSE error('[tsdb 22P02] invalid input syntax for type bytea') END
 			WHEN contains(CAST(s AS VARCHAR), '\') THEN error('[tsdb 0A000] bytea escape sequences are read in literals only')
 			ELSE CAST(CAST(s AS VARCHAR) AS BLOB) END`,
+	// string_agg's first argument (rewritePG): bytea refused.
+	`CREATE MACRO _tsdb_not_bytea(x) AS CASE WHEN typeof(x) = 'BLOB' THEN error('[tsdb 0A000] string_agg of bytea is not supported') ELSE x END`,
 	// PostgreSQL's sha256 returns bytea; DuckDB's returns the hex text.
 	`CREATE MACRO _tsdb_sha256(x) AS unhex(sha256(x))`,
 	// DuckDB's two-argument decode returned its input unchanged.

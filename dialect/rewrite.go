@@ -325,6 +325,20 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				}
 			}
 		}
+		if name == "string_agg" && len(fc.Args) == 2 && sqltree.LastName(fc.Args[0].GetFuncCall().GetFuncname()) != "_tsdb_not_bytea" && fc.Args[1].GetCoalesceExpr() == nil {
+			// PostgreSQL's string_agg of bytea returns bytea; the engine
+			// casts the bytes to text and returns that (\xFF for 0xff):
+			// refused. A NULL delimiter is no delimiter.
+			if !fc.AggDistinct {
+				// (DISTINCT needs its ORDER BY among the arguments as
+				// written.)
+				fc.Args[0] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_not_bytea")}, []*pg_query.Node{fc.Args[0]}, -1)
+			}
+			if fc.Args[1].GetAConst() == nil || fc.Args[1].GetAConst().Isnull {
+				fc.Args[1] = &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{Args: []*pg_query.Node{fc.Args[1], pg_query.MakeAConstStrNode("", -1)}}}}
+			}
+			return n, true
+		}
 		if name == "encode" && len(fc.Args) == 2 && fc.Args[0].GetAConst().GetSval() != nil {
 			// A string given for encode's bytea is bytea input.
 			fc.Args[0] = sqltree.Cast(fc.Args[0], "bytea")

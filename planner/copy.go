@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -255,6 +257,13 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			return err
 		}
 		db.Append(v)
+	case schema.Bytea:
+		// PostgreSQL's bytea input: hex (\x…) or the escape format.
+		v, err := dialect.ParseBytea(s)
+		if err != nil {
+			return err
+		}
+		b.(*array.BinaryBuilder).Append(v)
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}
@@ -325,6 +334,8 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 			return err
 		}
 		db.Append(d)
+	case schema.Bytea:
+		b.(*array.BinaryBuilder).Append(slices.Clone(v))
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}

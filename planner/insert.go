@@ -2,8 +2,10 @@ package planner
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +90,14 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		}
 		for _, row := range sel.ValuesLists {
 			items := row.GetList().GetItems()
+			// A row with an expression (not only constants) is walked by
+			// the dialect as a SELECT is: decode(), to_char() and the
+			// like mean PostgreSQL's functions there too.
+			if slices.ContainsFunc(items, func(n *pg_query.Node) bool {
+				return n.GetAConst() == nil && n.GetTypeCast().GetArg().GetAConst() == nil
+			}) {
+				dialect.RewriteTree(row.GetList().ProtoReflect(), s.settings.Input(s.statementTime()))
+			}
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
 				if (col.Type.IsTimestamp() || col.Type == schema.Date) && item.GetAConst().GetSval() != nil {
@@ -105,6 +115,18 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 						}
 					}
 				}
+				if sv := item.GetAConst().GetSval(); sv != nil && col.Type == schema.Bytea {
+					// bytea text by PostgreSQL's input rules, here, where
+					// the literal is known (the engine's cast reads \x00ff
+					// as one byte and three letters).
+					raw, err := dialect.ParseBytea(sv.Sval)
+					if err != nil {
+						return nil, &sqlerr.Error{Code: sqlerr.InvalidTextRep, Message: err.Error()}
+					}
+					items[j] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
+						[]*pg_query.Node{pg_query.MakeAConstStrNode(hex.EncodeToString(raw), -1)}, -1)
+					continue
+				}
 				item = normalizeLiteral(col.Type, item)
 				if sv := item.GetAConst().GetSval(); sv != nil && (col.Type == schema.Float64 || col.Type == schema.Float32) {
 					bits := 64
@@ -121,10 +143,13 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 				}
 				// Cast every cell on its own: DuckDB cannot unify a VALUES
 				// column of text and timestamptz, PostgreSQL casts per cell.
-				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-					Arg:      item,
-					TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}},
-				}}}
+				typ := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}
+				if col.Type == schema.Decimal {
+					// numeric(p, s) itself: a cast to numeric first would
+					// round twice.
+					typ.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(int64(col.Digits), -1), pg_query.MakeAConstIntNode(int64(col.Scale), -1)}
+				}
+				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: item, TypeName: typ}}}
 				if err := s.rewriteDateTimes(items[j]); err != nil {
 					return nil, err
 				}
@@ -220,7 +245,7 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 	exprs := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		if j, ok := pos[i]; ok {
-			exprs[i] = fmt.Sprintf("CAST(v.c%d AS %s)", j, c.DuckDBType())
+			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Type: c.Type}, fmt.Sprintf("v.c%d", j)), c.DuckDBType())
 		} else {
 			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.DuckDBType())
 		}
@@ -353,6 +378,13 @@ func appendGo(b array.Builder, v any) error {
 		return appendAs[bool](bb, v)
 	case *array.StringBuilder:
 		return appendAs[string](bb, v)
+	case *array.BinaryBuilder:
+		x, ok := v.([]byte)
+		if !ok {
+			return fmt.Errorf("got %T, want bytes", v)
+		}
+		bb.Append(x)
+		return nil
 	case *array.Decimal128Builder:
 		d, ok := v.(duckdb.Decimal)
 		if !ok || d.Value == nil {

@@ -49,8 +49,7 @@ func needsLayout(f delta.File, t schema.Table) bool {
 }
 
 // layout returns the layout of the data file at path, described by the
-// engine over conn (binary columns as strings: tsdb has no binary type,
-// and writers that leave out the UTF8 annotation still write text).
+// engine over conn.
 func (c *layoutCache) layout(ctx context.Context, conn *sql.Conn, path string) (*fileLayout, error) {
 	c.mu.Lock()
 	l, ok := c.m[path]
@@ -58,7 +57,7 @@ func (c *layoutCache) layout(ctx context.Context, conn *sql.Conn, path string) (
 	if ok {
 		return l, nil
 	}
-	rows, err := conn.QueryContext(ctx, fmt.Sprintf("DESCRIBE SELECT * FROM read_parquet(%s, binary_as_string = true)", schema.QuoteString(path)))
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf("DESCRIBE SELECT * FROM read_parquet(%s)", schema.QuoteString(path)))
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +158,10 @@ func convertColumn(q, typ string, c schema.Column) string {
 		return fmt.Sprintf("CAST(%s AS TIMESTAMP)", q)
 	case typ == c.DuckDBType():
 		return q
+	case ty == schema.Text && typ == "BLOB":
+		// A string written without the UTF8 annotation: its bytes are
+		// the text (invalid UTF-8 fails, as the store refuses it).
+		return fmt.Sprintf("decode(%s)", q)
 	}
 	return fmt.Sprintf("CAST(%s AS %s)", q, c.DuckDBType())
 }
@@ -200,13 +203,10 @@ func (p *pruned) fileSelectList(i int) string {
 	return selectList(p.snap.Table, min(p.fileCols[i], len(p.snap.Table.Columns)))
 }
 
-// readOptions are the read_parquet options of a file read by name.
-func readOptions(byName bool) string {
-	if byName {
-		return ", binary_as_string = true"
-	}
-	return ""
-}
+// readOptions are the read_parquet options of a file read by name: none
+// (strings without the UTF8 annotation are decoded per column, so that
+// bytea columns stay bytes).
+func readOptions(bool) string { return "" }
 
 // byName reports whether the i-th file of p is read by name.
 func (p *pruned) byName(i int) bool { return i < len(p.fileByName) && p.fileByName[i] }

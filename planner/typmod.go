@@ -166,5 +166,10 @@ func typmodSQL(c schema.Column, expr string) string {
 	if c.MaxLength > 0 {
 		return fmt.Sprintf("_tsdb_varchar(CAST(%s AS VARCHAR), %d)", expr, c.MaxLength)
 	}
+	if c.Type == schema.Bytea {
+		// Text written to bytea reads by PostgreSQL's input rules (the
+		// engine's cast reads \x00ff as one byte and four letters).
+		return fmt.Sprintf("_tsdb_bytea(%s)", expr)
+	}
 	return expr
 }

@@ -97,3 +97,53 @@ func TestNumericColumns(t *testing.T) {
 		t.Fatalf("chDB: %v, want %v", got, trimmed)
 	}
 }
+
+// bytea columns: text by PostgreSQL's input rules (hex and escape formats)
+// whichever path a value takes (literals, expressions evaluated by the
+// engine, parameters, COPY text and binary), bytes kept exactly through a
+// restart and a flush, and chDB reading the same bytes from the Delta
+// binary column.
+func TestByteaColumns(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--compact-interval", "-1s"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE bl (time TIMESTAMPTZ NOT NULL, k TEXT, b BYTEA)",
+		`INSERT INTO bl VALUES ('2026-12-01 00:00:01+00', 'hex', '\x00ff10'), ('2026-12-01 00:00:02+00', 'escape', 'abc\000\\')`,
+		`INSERT INTO bl VALUES (TIMESTAMPTZ '2026-12-01 00:00:03+00' + INTERVAL '0 s', 'engine', '\x0a0b'), (TIMESTAMPTZ '2026-12-01 00:00:04+00' + INTERVAL '0 s', 'decode', decode('c0ffee', 'hex'))`)
+	if _, err := c.Exec(ctx, "INSERT INTO bl VALUES ($1, $2, $3)", time.Date(2026, 12, 1, 0, 0, 5, 0, time.UTC), "param", []byte{0, 1, 2, 255}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"bl"}, []string{"time", "k", "b"}, pgx.CopyFromRows([][]any{
+		{time.Date(2026, 12, 1, 0, 0, 6, 0, time.UTC), "copy-binary", []byte{'\\', 'x', 0}},
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader("2026-12-01 00:00:07+00\tcopy-text\t\\\\x7f80\n"), "COPY bl FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, c, "UPDATE bl SET b = b || '\\x99'::bytea WHERE k = 'hex'")
+	want := []string{"hex|00ff1099", "escape|616263005c", "engine|0a0b", "decode|c0ffee", "param|000102ff", "copy-binary|5c7800", "copy-text|7f80"}
+	check := func(stage string) {
+		t.Helper()
+		got := readerRows(t, c, "SELECT k, encode(b, 'hex') FROM bl ORDER BY time")
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: %v, want %v", stage, got, want)
+		}
+	}
+	check("buffered")
+	c.Close(ctx)
+	s.stop()
+	s = startServer(t, dir, []string{"--compact-interval", "-1s"})
+	c = s.connect(ctx)
+	defer c.Close(ctx)
+	check("after a restart")
+	execAll(t, c, "CHECKPOINT")
+	check("flushed")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "bl"))
+	got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
+		"SELECT k, lower(hex(b)) AS h FROM deltaLakeLocal('%s') ORDER BY time", table)), []string{"k", "h"})
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("chDB: %v, want %v", got, want)
+	}
+}

@@ -62,6 +62,8 @@ func AppendValue(bld array.Builder, src arrow.Array, r int) error {
 		b.Append(src.(*array.Date32).Value(r))
 	case *array.Decimal128Builder:
 		b.Append(src.(*array.Decimal128).Value(r))
+	case *array.BinaryBuilder:
+		b.Append(src.(*array.Binary).Value(r))
 	default:
 		return fmt.Errorf("unsupported arrow type %s", src.DataType())
 	}

@@ -44,10 +44,10 @@ func TestTakeReordersAcrossRecordsAndKeepsNulls(t *testing.T) {
 }
 
 func TestAppendValueRejectsUnknownTypes(t *testing.T) {
-	b := array.NewBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
-	src := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
-	src.Append([]byte("x"))
+	b := array.NewBuilder(memory.DefaultAllocator, arrow.BinaryTypes.LargeString)
+	src := array.NewLargeStringBuilder(memory.DefaultAllocator)
+	src.Append("x")
 	if err := AppendValue(b, src.NewArray(), 0); err == nil {
-		t.Fatal("binary accepted")
+		t.Fatal("large string accepted")
 	}
 }

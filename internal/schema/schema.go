@@ -34,6 +34,8 @@ const (
 	// Decimal is numeric(p, s) with p ≤ 38 (Delta `decimal(p,s)`, Arrow
 	// decimal128): the column's Column.Digits and Column.Scale.
 	Decimal
+	// Bytea is a byte string (Delta `binary`, Arrow binary).
+	Bytea
 )
 
 // MaxDecimalDigits is the widest numeric(p, s) a column takes: the
@@ -64,6 +66,7 @@ var typeInfos = map[Type]typeInfo{
 	Text:        {"text", "text", 25, "VARCHAR", "string"},
 	Date:        {"date", "date", 1082, "DATE", "date"},
 	Decimal:     {"numeric", "numeric", 1700, "DECIMAL", "decimal"},
+	Bytea:       {"bytea", "bytea", 17, "BLOB", "binary"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -76,7 +79,7 @@ var typeAliases = map[string]Type{
 	"double precision": Float64, "float8": Float64, "double": Float64, "float": Float64,
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
-	"date": Date, "numeric": Decimal, "decimal": Decimal,
+	"date": Date, "numeric": Decimal, "decimal": Decimal, "bytea": Bytea,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
 }
 
@@ -91,7 +94,7 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s))", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea)", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
@@ -152,6 +155,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.BinaryTypes.String
 	case Date:
 		return arrow.FixedWidthTypes.Date32
+	case Bytea:
+		return arrow.BinaryTypes.Binary
 	}
 	return nil
 }
