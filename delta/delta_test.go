@@ -714,3 +714,42 @@ func TestDeletionVectorFile(t *testing.T) {
 		t.Fatal("a vector read at the wrong offset")
 	}
 }
+
+// A timestamp column is a Delta timestamp_ntz with its table feature, from
+// CREATE TABLE or from ADD COLUMN on a table of protocol (1, 2), whose
+// legacy writer features the upgraded protocol lists.
+func TestTimestampNTZProtocol(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := schema.New("cpu", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "t", Type: schema.Timestamp, NTZ: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Create(ctx, store, sch, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := tbl.Snapshot()
+	if p := snap.Protocol; p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || !slices.Equal(p.ReaderFeatures, []string{"timestampNtz"}) || !slices.Contains(p.WriterFeatures, "timestampNtz") {
+		t.Fatalf("protocol %+v", p)
+	}
+	if !strings.Contains(snap.Metadata.SchemaString, `"timestamp_ntz"`) || !snap.Schema.Columns[1].NTZ {
+		t.Fatalf("schema %s", snap.Metadata.SchemaString)
+	}
+
+	_, _, legacy := createTestTable(t)
+	next, err := legacy.AddColumns(ctx, "ADD COLUMNS", []schema.Column{{Name: "t", Type: schema.Timestamp, NTZ: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"appendOnly", "invariants", "timestampNtz"}}
+	if p := next.Protocol; fmt.Sprint(p) != fmt.Sprint(want) {
+		t.Fatalf("after ADD COLUMN: %+v, want %+v", p, want)
+	}
+	if err := next.Writable(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -194,6 +194,12 @@ func FormatTimestampStat(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// formatNTZStat renders a timestamp_ntz bound as Delta stats store it:
+// ISO-8601 with milliseconds and no zone.
+func formatNTZStat(micros int64) string {
+	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000")
+}
+
 // minStatDate and maxStatDate are 0001-01-01 and 9999-12-31 in days
 // since 1970.
 const (
@@ -229,7 +235,12 @@ func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 			}
 			lo = floorDiv(lo, 1000) * 1000
 			hi = -floorDiv(-hi, 1000) * 1000
-			s.MinValues[c.Name], s.MaxValues[c.Name] = FormatTimestampStat(lo), FormatTimestampStat(hi)
+			if c.StoredAsInstant() {
+				s.MinValues[c.Name], s.MaxValues[c.Name] = FormatTimestampStat(lo), FormatTimestampStat(hi)
+			} else {
+				// timestamp_ntz: a wall clock, written without a zone.
+				s.MinValues[c.Name], s.MaxValues[c.Name] = formatNTZStat(lo), formatNTZStat(hi)
+			}
 		case *array.Int64:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int64 { return a.Value(i) })
 			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"tsdb/internal/schema"
 )
 
 // What tsdb implements of the protocol other writers may ask for. A table
@@ -135,3 +137,37 @@ func (s *Snapshot) Readable() error { return readBlocker(s.Protocol, &s.Metadata
 
 // Writable returns why tsdb must not write the snapshot's table, or nil.
 func (s *Snapshot) Writable() error { return writeBlocker(s.Protocol, &s.Metadata) }
+
+// protocolFor returns base upgraded to what table t needs, and whether it
+// changed: a timestamp_ntz column needs the timestampNtz reader and writer
+// features, so reader version 3 and writer version 7, which list the
+// features of the versions they replace (writer 2's appendOnly and
+// invariants).
+func protocolFor(base Protocol, t schema.Table) (Protocol, bool) {
+	ntz := false
+	for _, c := range t.Columns {
+		ntz = ntz || (c.Type == schema.Timestamp && c.NTZ)
+	}
+	if !ntz || (slices.Contains(base.ReaderFeatures, "timestampNtz") && slices.Contains(base.WriterFeatures, "timestampNtz")) {
+		return base, false
+	}
+	p := Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: slices.Clone(base.ReaderFeatures), WriterFeatures: slices.Clone(base.WriterFeatures)}
+	if base.MinWriterVersion < 7 {
+		// The legacy features of writer versions 2-6 tsdb's tables use.
+		for v, fs := range map[int][]string{2: {"appendOnly", "invariants"}, 3: {"checkConstraints"}, 4: {"changeDataFeed", "generatedColumns"}, 5: {"columnMapping"}, 6: {"identityColumns"}} {
+			if base.MinWriterVersion >= v {
+				p.WriterFeatures = append(p.WriterFeatures, fs...)
+			}
+		}
+	}
+	if base.MinReaderVersion == 2 {
+		p.ReaderFeatures = append(p.ReaderFeatures, "columnMapping")
+	}
+	p.ReaderFeatures = append(p.ReaderFeatures, "timestampNtz")
+	p.WriterFeatures = append(p.WriterFeatures, "timestampNtz")
+	slices.Sort(p.ReaderFeatures)
+	slices.Sort(p.WriterFeatures)
+	p.ReaderFeatures, p.WriterFeatures = slices.Compact(p.ReaderFeatures), slices.Compact(p.WriterFeatures)
+	return p, true
+}

@@ -235,14 +235,27 @@ func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int, pr
 	}
 	col := sch.TimeColumn().Name
 	if v, ok := s.MinValues[col].(string); ok {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		if t, ok := parseTimestampStat(v); ok {
 			lo = t.UnixMicro()
 		}
 	}
 	if v, ok := s.MaxValues[col].(string); ok {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		if t, ok := parseTimestampStat(v); ok {
 			hi = t.UnixMicro() + 999
 		}
 	}
 	return lo, hi, s.NumRecords, cols, prefix
+}
+
+// parseTimestampStat reads a timestamp bound of Delta stats: with a zone
+// (timestamp), or without one (timestamp_ntz, a wall clock read as UTC as
+// tsdb stores it).
+func parseTimestampStat(v string) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse("2006-01-02T15:04:05.999999999", v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
 }

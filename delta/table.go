@@ -159,8 +159,9 @@ func Create(ctx context.Context, store Store, t schema.Table, config map[string]
 	}
 	now := time.Now().UnixMilli()
 	md.CreatedTime = now
+	proto, _ := protocolFor(Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, t)
 	actions := []Action{
-		{Protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{Protocol: &proto},
 		{MetaData: md},
 		{CommitInfo: &CommitInfo{Timestamp: now, Operation: "CREATE TABLE", OperationParameters: map[string]string{}, EngineInfo: engineInfo, IsBlindAppend: true, TxnID: uuid.NewString()}},
 	}
@@ -373,6 +374,10 @@ func (t *Table) AddColumns(ctx context.Context, operation string, cols []schema.
 		cur := base.Metadata
 		md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
 		md.Configuration = cur.Configuration
+		if proto, changed := protocolFor(base.Protocol, next); changed {
+			// A timestamp_ntz column needs its table feature.
+			return []Action{{Protocol: &proto}, {MetaData: md}}, nil
+		}
 		return []Action{{MetaData: md}}, nil
 	})
 }

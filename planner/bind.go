@@ -513,7 +513,7 @@ func selectList(t schema.Table, present int) string {
 		switch {
 		case i >= present:
 			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), q)
-		case c.Type == schema.Timestamp:
+		case c.Type == schema.Timestamp && !c.NTZ:
 			// The wall clock in UTC, whatever the connection's TimeZone: a
 			// CAST would show it in the session's zone.
 			cols[i] = fmt.Sprintf("timezone('UTC', %s) AS %s", q, q)

@@ -137,7 +137,7 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 	if err != nil {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
 	}
-	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull}
+	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull, NTZ: ty == schema.Timestamp}
 	if ty == schema.Decimal {
 		// numeric(p, s): the engine's decimal of p digits, s after the
 		// point. PostgreSQL's numeric without them keeps each value's
@@ -277,7 +277,7 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 		if !ok {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q of the query is of type %s, which tsdb tables do not store; cast it to one they do", colName, pgTypeName(c.OID))
 		}
-		cols[i] = schema.Column{Name: colName, Type: ty}
+		cols[i] = schema.Column{Name: colName, Type: ty, NTZ: ty == schema.Timestamp}
 		targets[i] = &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: colName}}}
 	}
 	tbl, err := schema.New(name, cols)

@@ -2,8 +2,11 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"tsdb/internal/schema"
 )
 
 // Date and time constants are read by PostgreSQL's rules in SELECT, in
@@ -292,9 +295,32 @@ func TestSessionTimeZone(t *testing.T) {
 // reads, computes with and filters on the value written, in buffered rows
 // and in flushed files alike (the view once cast the stored instant in the
 // session's zone: 10:00 read as 11:00 in Berlin).
+//
+// Tables created since store timestamp columns as Delta timestamp_ntz;
+// tables created before (legacy) store the wall clock as a UTC instant.
+// Both read the same.
 func TestTimestampColumnInSessionZone(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testTimestampColumnInSessionZone(t, legacy) })
+	}
+}
+
+func testTimestampColumnInSessionZone(t *testing.T, legacy bool) {
 	e := newEnv(t)
-	e.must("CREATE TABLE tn (time timestamptz, t timestamp, v float8)")
+	if legacy {
+		tbl, err := schema.New("tn", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "t", Type: schema.Timestamp}, {Name: "v", Type: schema.Float64}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.CreateTable(context.Background(), tbl, false); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		e.must("CREATE TABLE tn (time timestamptz, t timestamp, v float8)")
+	}
+	if tbl, _ := e.store.Table("tn"); tbl.Columns[1].NTZ == legacy {
+		t.Fatalf("column t: NTZ %v", tbl.Columns[1].NTZ)
+	}
 	e.must("INSERT INTO tn VALUES ('2026-01-01 10:00:00+00', '2026-01-01 10:00:00', 1)")
 	e.must("SET TimeZone = 'Europe/Berlin'")
 	e.must("INSERT INTO tn SELECT time, t + interval '1 hour', 2 FROM tn")

@@ -232,7 +232,7 @@ func createMirrorTable(ctx context.Context, conn *sql.Conn, t schema.Table, name
 	var cols []string
 	for _, c := range t.Columns {
 		ty := c.DuckDBType()
-		if c.Type.IsTimestamp() {
+		if c.StoredAsInstant() {
 			ty = "TIMESTAMPTZ" // stored as UTC micros; views cast
 		}
 		cols = append(cols, schema.QuoteIdent(c.Name)+" "+ty)

@@ -183,6 +183,20 @@ type Column struct {
 	FracDigits int
 	// Digits and Scale are numeric(p, s)'s p and s (Decimal columns).
 	Digits, Scale int
+	// NTZ: a timestamp (without time zone) column stored as its wall
+	// clock, a Delta timestamp_ntz (Parquet isAdjustedToUTC=false), as
+	// every table created since tsdb writes them. Without it (tables
+	// created before) the wall clock is stored as if it were a UTC
+	// instant, a Delta timestamp, which other readers shift by their
+	// session's zone.
+	NTZ bool
+}
+
+// StoredAsInstant reports whether the column's values are stored as UTC
+// instants (Arrow timestamp with zone UTC): timestamptz columns, and
+// timestamp columns of tables created before NTZ.
+func (c Column) StoredAsInstant() bool {
+	return c.Type == Timestamptz || (c.Type == Timestamp && !c.NTZ)
 }
 
 // DuckDBType is the column's type in the engine: DECIMAL(p,s) for a
@@ -199,6 +213,9 @@ func (c Column) ArrowType() arrow.DataType {
 	if c.Type == Decimal {
 		return &arrow.Decimal128Type{Precision: int32(c.Digits), Scale: int32(c.Scale)}
 	}
+	if c.Type == Timestamp && c.NTZ {
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	}
 	return c.Type.Arrow()
 }
 
@@ -206,6 +223,9 @@ func (c Column) ArrowType() arrow.DataType {
 func (c Column) DeltaType() string {
 	if c.Type == Decimal {
 		return fmt.Sprintf("decimal(%d,%d)", c.Digits, c.Scale)
+	}
+	if c.Type == Timestamp && c.NTZ {
+		return "timestamp_ntz"
 	}
 	return c.Type.Delta()
 }
