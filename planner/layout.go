@@ -145,7 +145,7 @@ func (l *fileLayout) find(name string) (fileColumn, bool) {
 // timestamp column shows as the UTC wall clock (tsdb's own files).
 func convertColumn(q, typ string, c schema.Column) string {
 	ty := c.Type
-	withZone := strings.HasSuffix(typ, "WITH TIME ZONE")
+	withZone := strings.HasSuffix(typ, "WITH TIME ZONE") || strings.HasPrefix(typ, "TIMESTAMPTZ") // TIMESTAMPTZ_NS too
 	isTime := strings.HasPrefix(typ, "TIMESTAMP")
 	switch {
 	case ty == schema.Timestamptz && isTime && !withZone:
