@@ -97,8 +97,9 @@ func appendMap(b *array.MapBuilder, m map[string]string) {
 }
 
 // writeCheckpoint writes the snapshot as a checkpoint and points
-// _last_checkpoint at it. Every txn is kept: replay relies on them.
-func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
+// _last_checkpoint at it. Txns are kept unless txnExpired says they are not
+// needed any more (nil: all kept; replay relies on them).
+func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot, txnExpired TxnExpiry) error {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, checkpointSchema)
 	defer bld.Release()
 	txnB := bld.Field(0).(*array.StructBuilder)
@@ -165,6 +166,9 @@ func writeCheckpoint(ctx context.Context, store Store, snap *Snapshot) error {
 		nullOthers(2)
 	}
 	for app, v := range snap.Txns {
+		if txnExpired != nil && txnExpired(app, v, snap.TxnUpdated[app], snap.Txns) {
+			continue
+		}
 		txnB.Append(true)
 		txnB.FieldBuilder(0).(*array.StringBuilder).Append(app)
 		txnB.FieldBuilder(1).(*array.Int64Builder).Append(v)

@@ -534,7 +534,7 @@ func TestDeletionVectorReplay(t *testing.T) {
 		if len(snap.Files) != 1 || snap.Files[0].DeletionVector.UniqueID() != dv.UniqueID() {
 			t.Fatalf("addFirst %v: files %+v", addFirst, snap.Files)
 		}
-		if err := writeCheckpoint(ctx, store, snap); err != nil {
+		if err := writeCheckpoint(ctx, store, snap, nil); err != nil {
 			t.Fatal(err)
 		}
 		reopened, err := Open(ctx, store, "cpu")
@@ -648,7 +648,7 @@ func TestCommitProvenance(t *testing.T) {
 	if txn == nil || txn.LastUpdated != info.Timestamp {
 		t.Fatalf("txn %+v, commit time %d", txn, info.Timestamp)
 	}
-	if err := writeCheckpoint(ctx, store, snap); err != nil {
+	if err := writeCheckpoint(ctx, store, snap, nil); err != nil {
 		t.Fatal(err)
 	}
 	reopened, err := Open(ctx, store, "cpu")

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,7 +115,22 @@ type Table struct {
 
 	// now stamps commitInfo; tests fix it (nil: time.Now).
 	now func() time.Time
+	// expired says which txns a checkpoint may leave out (nil: none);
+	// see SetTxnExpiry.
+	expired atomic.Pointer[TxnExpiry]
 }
+
+// TxnExpiry decides which txn (SetTransaction) actions a checkpoint leaves
+// out, so that a table's state does not grow by one txn per flushed
+// bucket for good: it reports whether the txn of appID, at version and
+// last updated at lastUpdated (ms, 0 when unknown), is no longer needed;
+// all are the snapshot's txns.
+type TxnExpiry func(appID string, version, lastUpdated int64, all map[string]int64) bool
+
+// SetTxnExpiry sets the policy of the checkpoints this process writes.
+// The delta.setTransactionRetentionDuration of the table applies on top
+// of it (TxnRetention).
+func (t *Table) SetTxnExpiry(f TxnExpiry) { t.expired.Store(&f) }
 
 func (t *Table) clock() time.Time {
 	if t.now != nil {
@@ -263,7 +279,7 @@ func (t *Table) commit(ctx context.Context, operation string, build func(base *S
 			if v%CheckpointInterval == 0 {
 				// The commit is durable already; a failed checkpoint only
 				// means the next open reads more JSON commits.
-				_ = writeCheckpoint(ctx, t.store, snap)
+				_ = writeCheckpoint(ctx, t.store, snap, t.txnExpired(snap))
 			}
 			return snap, nil
 		}
@@ -448,4 +464,44 @@ func Exists(ctx context.Context, store Store) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// txnExpired combines the process's policy and the table's
+// delta.setTransactionRetentionDuration into the test a checkpoint of
+// snap applies to its txns.
+func (t *Table) txnExpired(snap *Snapshot) TxnExpiry {
+	var policy TxnExpiry
+	if p := t.expired.Load(); p != nil {
+		policy = *p
+	}
+	retention, ok := TxnRetention(snap.Metadata)
+	cutoff := t.clock().Add(-retention).UnixMilli()
+	return func(app string, version, updated int64, all map[string]int64) bool {
+		if ok && updated > 0 && updated < cutoff {
+			return true
+		}
+		return policy != nil && policy(app, version, updated, all)
+	}
+}
+
+// TxnRetention reads delta.setTransactionRetentionDuration ("interval 7
+// days"); ok is false when the table does not set one.
+func TxnRetention(md Metadata) (time.Duration, bool) {
+	v := strings.TrimSpace(strings.ToLower(md.Configuration["delta.setTransactionRetentionDuration"]))
+	if v == "" {
+		return 0, false
+	}
+	f := strings.Fields(strings.TrimPrefix(v, "interval "))
+	if len(f) != 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	unit := map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour}[strings.TrimSuffix(f[1], "s")]
+	if unit == 0 {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
 }

@@ -393,7 +393,9 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 	ts.mu.Unlock()
 	s.gate.notify()
 	if err := s.wal.Delete(ctx, seqs); err != nil {
-		// Harmless for correctness: replay skips entries the txn covers.
+		// Harmless for correctness: replay skips entries the txn covers,
+		// as long as the txn is kept (txnExpired).
+		s.walDeleteFailed.Store(true)
 		s.logger.Warn("cannot delete flushed wal entries; replay will skip them", "table", name, "err", err)
 	} else {
 		s.walLag.Add(-walBytes)

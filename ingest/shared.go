@@ -216,3 +216,26 @@ func (s *Store) adoptTable(ctx context.Context, name string) error {
 	s.logger.Info("table created by another writer", "table", name, "version", ts.published.Version)
 	return nil
 }
+
+// txnExpired is the txn expiry of this writer's tables (delta.TxnExpiry):
+// a bucket's txn tells replay which of the bucket's WAL entries are
+// flushed already, so it is needed only while such entries may still be
+// in the WAL. Replay at start deletes every flushed entry, and each flush
+// deletes its entries after its commit: unless one of those deletes
+// failed since the start (walDeleteFailed), no flushed entry is left and
+// the txns of this writer's buckets can go, except the newest, which
+// keeps the WAL's sequence above every flushed version (belt and braces
+// with the WAL's own high-water mark). Other writers' txns and the DML
+// txn stay.
+func (s *Store) txnExpired(app string, version, _ int64, all map[string]int64) bool {
+	prefix := s.appPrefix() + "bucket-"
+	if !strings.HasPrefix(app, prefix) || s.walDeleteFailed.Load() {
+		return false
+	}
+	for other, v := range all {
+		if strings.HasPrefix(other, prefix) && (v > version || (v == version && other > app)) {
+			return true // not the newest of this writer's buckets
+		}
+	}
+	return false
+}

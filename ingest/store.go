@@ -199,6 +199,9 @@ type Store struct {
 	gate gate
 	// walLag is the size of WAL entries not yet deleted after a flush.
 	walLag atomic.Int64
+	// walDeleteFailed: a flush could not delete its WAL entries since
+	// the start, so bucket txns must stay (txnExpired).
+	walDeleteFailed atomic.Bool
 	// diskFullAt is when a write or flush last failed for want of disk
 	// space (UnixNano; zero: never).
 	diskFullAt atomic.Int64
@@ -441,7 +444,12 @@ func (s *Store) openTable(ctx context.Context, name string) (*tableState, error)
 	if err != nil {
 		return nil, err
 	}
-	return newTableState(name, t), nil
+	return s.newTableState(name, t), nil
+}
+
+func (s *Store) newTableState(name string, t *delta.Table) *tableState {
+	t.SetTxnExpiry(s.txnExpired)
+	return newTableState(name, t)
 }
 
 func newTableState(name string, t *delta.Table) *tableState {
@@ -614,7 +622,7 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 	if err != nil {
 		return false, fmt.Errorf("ingest: create table %s: %w", t.Name, err)
 	}
-	ts := newTableState(t.Name, dt)
+	ts := s.newTableState(t.Name, dt)
 	s.tables[t.Name] = ts
 	s.logger.Info("table created", "table", t.Name, "id", ts.sch().ID)
 	return true, nil

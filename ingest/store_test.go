@@ -254,3 +254,58 @@ func TestDiskFullIsReported(t *testing.T) {
 		t.Fatal("other write errors are not 58030")
 	}
 }
+
+// A bucket's txn is needed only while flushed entries of the bucket may be
+// in the WAL: checkpoints leave the settled ones out (all but the newest
+// of this writer), so a table's state does not grow by a txn per bucket
+// for good; after a failed WAL delete every txn stays. Rows stay exactly
+// once across restarts either way.
+func TestBucketTxnsExpireAtCheckpoints(t *testing.T) {
+	for _, deleteFailed := range []bool{false, true} {
+		ctx := context.Background()
+		dir := t.TempDir()
+		s := openStore(t, dir)
+		tbl := cpuTable(t)
+		if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+			t.Fatal(err)
+		}
+		s.walDeleteFailed.Store(deleteFailed)
+		base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		for i := range 12 { // commits 1-12; the checkpoint is at version 10
+			if _, err := s.Insert(ctx, "cpu", rows(tbl, base.Add(time.Duration(i)*10*time.Minute))); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Checkpoint(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s = openStore(t, dir)
+		ts, _ := s.state("cpu")
+		buckets := 0
+		for app := range ts.published.Txns {
+			if strings.HasPrefix(app, s.appPrefix()+"bucket-") {
+				buckets++
+			}
+		}
+		// From the checkpoint the newest of its ten, then commits 11 and 12.
+		want := 3
+		if deleteFailed {
+			want = 12
+		}
+		if buckets != want {
+			t.Errorf("delete failed %v: %d bucket txns after reopening, want %d", deleteFailed, buckets, want)
+		}
+		if _, err := s.Insert(ctx, "cpu", rows(tbl, base)); err != nil {
+			t.Fatal(err)
+		}
+		s.crash()
+		s = openStore(t, dir)
+		if f, b := count(t, s); f != 12 || b != 1 {
+			t.Errorf("delete failed %v: %d rows in files, %d buffered, want 12 and 1", deleteFailed, f, b)
+		}
+		s.Close(ctx)
+	}
+}
