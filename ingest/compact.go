@@ -99,6 +99,31 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	ts.mu.RUnlock()
 	res.FilesBefore, res.FilesAfter = len(snap.Files), len(snap.Files)
 	store := ts.delta.Store()
+	if s.opts.ReadFile != nil {
+		// Files of other layouts and files with deletion vectors are
+		// rewritten in tsdb's first (one each), so that they merge.
+		for _, f := range snap.Files {
+			if ts.isDamaged(f.Path) != nil || (f.DeletionVector == nil && delta.OwnLayout(f)) || f.Size > s.opts.TargetFileSize {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			rewritten, err := s.normalizeFile(ctx, ts, f)
+			if err != nil {
+				s.metrics.compactionErrors.Inc()
+				s.logger.Warn("rewriting another writer's file in tsdb's layout failed; the file stays as it is", "table", name, "file", f.Path, "err", err)
+				continue
+			}
+			if rewritten {
+				res.Merged++
+				res.Written++
+			}
+		}
+		ts.mu.RLock()
+		snap = ts.published
+		ts.mu.RUnlock()
+	}
 	// Damaged files stay as they are (see damage.go); the rest is merged
 	// around them. So do files with a deletion vector (another writer's
 	// row deletes) and files of other layouts (another writer's; see
@@ -206,6 +231,40 @@ func (s *Store) commitCompaction(ctx context.Context, ts *tableState, group []de
 	ts.publish(snap)
 	ts.mu.Unlock()
 	return true, nil
+}
+
+// normalizeFile rewrites one file of another layout, or with a deletion
+// vector, as a file of tsdb's (the table's columns in order, file order,
+// no deleted rows) and swaps the two in one commit, the vector named in
+// the remove. It reports whether the swap committed.
+func (s *Store) normalizeFile(ctx context.Context, ts *tableState, f delta.File) (bool, error) {
+	store := ts.delta.Store()
+	if err := store.Fetch(ctx, f.Path); err != nil {
+		return false, err
+	}
+	deleted, err := ts.deletedRows(ctx, f)
+	if err != nil {
+		return false, err
+	}
+	sch := ts.sch()
+	rec, err := s.opts.ReadFile(ctx, sch, store.LocalPath(f.Path), f, deleted)
+	if err != nil {
+		return false, err
+	}
+	defer rec.Release()
+	if err := s.validate(sch, rec); err != nil {
+		return false, err
+	}
+	add, err := delta.WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		return false, err
+	}
+	add.DataChange = false
+	committed, err := s.commitCompaction(ctx, ts, []delta.File{f}, add)
+	if err != nil || !committed {
+		store.Delete(context.Background(), add.Path)
+	}
+	return committed, err
 }
 
 // mergeGroup writes the rows of a group of files as one file in file order

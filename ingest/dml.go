@@ -35,6 +35,10 @@ type DML interface {
 	ApplyFile(ctx context.Context, path string, f delta.File, deleted delta.RowSet) (rec arrow.RecordBatch, changed int64, err error)
 }
 
+// FileReader reads data file f of table t, readable at path, as the
+// table's rows without those deleted (a deletion vector's).
+type FileReader func(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error)
+
 // DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
 // (at execution and at WAL replay).
 type DMLCompiler func(ctx context.Context, table schema.Table, sql string) (DML, error)

@@ -97,6 +97,11 @@ type Options struct {
 	// CompileDML turns logged DELETE/UPDATE statements back into work at
 	// replay. Without it a WAL holding DML cannot be replayed.
 	CompileDML DMLCompiler
+	// ReadFile reads any data file of a table as the table's rows (by
+	// column name, without rows a deletion vector deletes): compaction
+	// rewrites other writers' files and files with deletion vectors in
+	// tsdb's layout with it. Without it they stay as they are.
+	ReadFile FileReader
 	// Faults injects failures for tests; nil in production.
 	Faults     *fault.Injector
 	Logger     *slog.Logger

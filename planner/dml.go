@@ -439,3 +439,24 @@ func (s *Session) truncate(ctx context.Context, st *pg_query.TruncateStmt) (*Res
 	}
 	return &Result{Tag: "TRUNCATE TABLE"}, nil
 }
+
+// ReadFile implements ingest.FileReader: the rows of data file f of table
+// t, read by position or by name as the table's views read it, without
+// the deleted rows.
+func (e *Engine) ReadFile(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error) {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	list := selectList(t, min(f.Columns, len(t.Columns)))
+	byName := needsLayout(f, t)
+	if byName {
+		l, err := e.layouts.layout(ctx, conn, path)
+		if err != nil {
+			return nil, err
+		}
+		list = layoutSelectList(t, l)
+	}
+	return scanRecord(ctx, conn, t, fmt.Sprintf("SELECT %s FROM (%s)", list, fileSource(path, deleted, byName)))
+}

@@ -194,6 +194,45 @@ func TestDeletionVectorsOfAnotherWriter(t *testing.T) {
 			t.Fatalf("file %s still has a vector after tsdb rewrote every file", a.Path)
 		}
 	}
+
+	// Another vector DELETE while tsdb runs, then VACUUM: compaction
+	// rewrites the file without the deleted rows and without a vector.
+	var total int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM m").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	f := liveFiles(t, table).Files[0].Add
+	dv, err := delta.EncodeInlineDeletionVector(delta.NewRowSet(0, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDV := f
+	withDV.DeletionVector = dv
+	commitAsOtherWriter(t, table, delta.Action{Remove: delta.RemoveOf(f, time.Now().UnixMilli(), true)}, delta.Action{Add: &withDV})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM m").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == total-3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows after a vector deleting 3 of %d", n, total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rowsBefore := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM m ORDER BY time")
+	execAll(t, c, "VACUUM m")
+	if got := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM m ORDER BY time"); strings.Join(got, ",") != strings.Join(rowsBefore, ",") {
+		t.Fatalf("VACUUM changed the rows: %d before, %d after", len(rowsBefore), len(got))
+	}
+	for _, a := range liveFiles(t, table).Files {
+		if a.DeletionVector != nil {
+			t.Fatalf("file %s still has a vector after VACUUM", a.Path)
+		}
+	}
+	agree("after VACUUM of a file with a vector", int(total-3))
 }
 
 // A table another writer gave a feature tsdb cannot write is read-only
@@ -463,6 +502,12 @@ func TestForeignFilesReadByName(t *testing.T) {
 	agree("after ADD COLUMNS … AFTER", 90)
 	execAll(t, c, "VACUUM f")
 	agree("after VACUUM", 90)
+	// Compaction rewrote the other writers' files in tsdb's layout.
+	for _, lf := range liveFiles(t, table).Files {
+		if !delta.OwnLayout(lf) {
+			t.Errorf("after VACUUM %s is still of another layout", lf.Path)
+		}
+	}
 	execAll(t, c, "DELETE FROM f WHERE v % 5 = 0")
 	agree("after tsdb's DELETE", 90-10-6-2)
 	execAll(t, c, "UPDATE f SET host = 'moved' WHERE v % 7 = 0")
@@ -530,6 +575,11 @@ func TestChDBWriterSharesATable(t *testing.T) {
 	agree("after tsdb's UPDATE")
 	execAll(t, c, "VACUUM w")
 	agree("after VACUUM")
+	for _, lf := range liveFiles(t, table).Files {
+		if !delta.OwnLayout(lf) {
+			t.Errorf("after VACUUM chDB's %s is still of its layout", lf.Path)
+		}
+	}
 	before := sumV()
 	chdbAppend(2000)
 	waitSum(before + 20*2000 + 190)

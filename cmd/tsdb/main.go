@@ -233,6 +233,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		MaxWALLag:            cfg.MaxWALLag,
 		WriteTimeout:         cfg.WriteTimeout,
 		CompileDML:           engine.CompileDML,
+		ReadFile:             engine.ReadFile,
 		Faults:               faults,
 		Logger:               logger.With("component", "ingest"),
 		Registerer:           reg,
