@@ -713,6 +713,20 @@ func TestDeletionVectorFile(t *testing.T) {
 	if _, err := LoadDeletionVector(ctx, store, dv); err == nil {
 		t.Fatal("a vector read at the wrong offset")
 	}
+
+	// The same file named by an absolute URI ('p'), as shallow clones do;
+	// one outside the table is refused.
+	if err := store.Put(ctx, "ab/deletion_vector_"+id.String()+".bin", file); err != nil {
+		t.Fatal(err)
+	}
+	abs := &DeletionVector{StorageType: "p", PathOrInlineDv: "file://" + filepath.Join(store.Root, "ab", "deletion_vector_"+id.String()+".bin"), Offset: &off, SizeInBytes: inline.SizeInBytes, Cardinality: 4}
+	if rows, err := LoadDeletionVector(ctx, store, abs); err != nil || rows.Len() != 4 {
+		t.Fatalf("absolute path: %v", err)
+	}
+	abs.PathOrInlineDv = "file:///etc/deletion_vector_" + id.String() + ".bin"
+	if _, err := LoadDeletionVector(ctx, store, abs); err == nil {
+		t.Fatal("a vector outside the table was read")
+	}
 }
 
 // A timestamp column is a Delta timestamp_ntz with its table feature, from

@@ -125,7 +125,20 @@ func LoadDeletionVector(ctx context.Context, store Store, dv *DeletionVector) (R
 			return RowSet{}, err
 		}
 	case "p":
-		return RowSet{}, fmt.Errorf("delta: deletion vector at absolute path %q: not supported (only vectors inline or in the table's directory)", dv.PathOrInlineDv)
+		// An absolute path or URI (shallow clones write them): read when it
+		// names a file of this table's storage.
+		r, ok := store.(interface{ TablePath(string) (string, bool) })
+		var p string
+		if ok {
+			p, ok = r.TablePath(dv.PathOrInlineDv)
+		}
+		if !ok {
+			return RowSet{}, fmt.Errorf("delta: deletion vector at %q, outside the table's storage: not supported", dv.PathOrInlineDv)
+		}
+		var err error
+		if data, err = readDVFile(ctx, store, p, dv); err != nil {
+			return RowSet{}, err
+		}
 	default:
 		return RowSet{}, fmt.Errorf("delta: deletion vector of unknown storage type %q", dv.StorageType)
 	}

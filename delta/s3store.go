@@ -351,3 +351,17 @@ func (s *S3Store) Delete(ctx context.Context, p string) error {
 	}
 	return nil
 }
+
+// TablePath turns an s3:// (or s3a://) URI of an object under the table's
+// prefix in its bucket into its table-relative path.
+func (s *S3Store) TablePath(abs string) (string, bool) {
+	u, err := url.Parse(abs)
+	if err != nil || (u.Scheme != "s3" && u.Scheme != "s3a") || u.Host != s.root.bucket {
+		return "", false
+	}
+	rel, ok := strings.CutPrefix(strings.TrimPrefix(u.Path, "/"), s.prefix+"/")
+	if !ok || rel == "" || strings.Contains(rel, "..") {
+		return "", false
+	}
+	return rel, true
+}

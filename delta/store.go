@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -171,4 +172,25 @@ func (s *LocalStore) Delete(_ context.Context, p string) error {
 		return fmt.Errorf("delta: delete %s: %w", p, err)
 	}
 	return nil
+}
+
+// TablePath turns an absolute path or file: URI of a file under the
+// table's directory into its table-relative path.
+func (s *LocalStore) TablePath(abs string) (string, bool) {
+	p := abs
+	if strings.HasPrefix(abs, "file:") {
+		u, err := url.Parse(abs)
+		if err != nil {
+			return "", false
+		}
+		p = u.Path
+	}
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	rel, err := filepath.Rel(s.Root, filepath.Clean(p))
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

@@ -589,3 +589,81 @@ func TestChDBWriterSharesATable(t *testing.T) {
 		t.Fatalf("moved rows: %d, %v", moved, err)
 	}
 }
+
+// A wide table as line protocol makes them, written by a Spark-like
+// writer with statistics for its first 32 columns only (Spark's and
+// delta-rs' dataSkippingNumIndexedCols): columns 33-36 read their values,
+// not NULL; a date column of the other writer reads as dates.
+func TestWideForeignFileWithPartialStats(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--refresh-interval", "50ms", "--compact-interval", "-1s"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	cols := []string{"time TIMESTAMPTZ NOT NULL", "day DATE"}
+	for i := 1; i <= 34; i++ {
+		cols = append(cols, fmt.Sprintf("f%02d DOUBLE PRECISION", i))
+	}
+	execAll(t, c, "CREATE TABLE wide ("+strings.Join(cols, ", ")+")")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "wide"))
+	store, err := delta.NewLocalStore(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []arrow.Field{{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true}, {Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true}}
+	for i := 1; i <= 34; i++ {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%02d", i), Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+	}
+	sch := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	for r := int64(0); r < 200; r++ {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMicro() + r*1_000_000))
+		b.Field(1).(*array.Date32Builder).Append(arrow.Date32(20788 + r%3)) // 2026-12-01 and the two days after
+		for i := 1; i <= 34; i++ {
+			b.Field(1 + i).(*array.Float64Builder).Append(float64(i*1000) + float64(r))
+		}
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(sch, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, "part-00000-wide.c000.snappy.parquet", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	// Statistics for the first 32 columns: time, day, f01-f30.
+	nulls := map[string]int{"time": 0, "day": 0}
+	for i := 1; i <= 30; i++ {
+		nulls[fmt.Sprintf("f%02d", i)] = 0
+	}
+	stats, _ := json.Marshal(map[string]any{"numRecords": 200, "minValues": map[string]any{"time": "2026-12-01T00:00:00.000Z"}, "maxValues": map[string]any{"time": "2026-12-01T00:03:19.000Z"}, "nullCount": nulls})
+	add := delta.Add{Path: "part-00000-wide.c000.snappy.parquet", PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: string(stats)}
+	commitAsOtherWriter(t, table, delta.Action{Add: &add})
+
+	deadline := time.Now().Add(10 * time.Second)
+	var n int64
+	for n != 200 && time.Now().Before(deadline) {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM wide").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var nonNull31, nonNull34 int64
+	var sum34 float64
+	var days int64
+	if err := c.QueryRow(ctx, "SELECT count(f31), count(f34), sum(f34), count(DISTINCT day) FROM wide WHERE day BETWEEN '2026-12-01' AND '2026-12-03'").Scan(&nonNull31, &nonNull34, &sum34, &days); err != nil {
+		t.Fatal(err)
+	}
+	if nonNull31 != 200 || nonNull34 != 200 || sum34 != 34000*200+199*200/2 || days != 3 {
+		t.Fatalf("columns past the statistics: count(f31) %d, count(f34) %d, sum(f34) %v, %d days", nonNull31, nonNull34, sum34, days)
+	}
+}
