@@ -398,6 +398,7 @@ func (s *Store) flushGroup(ctx context.Context, ts *tableState, group []*membuff
 		s.walDeleteFailed.Store(true)
 		s.logger.Warn("cannot delete flushed wal entries; replay will skip them", "table", name, "err", err)
 	} else {
+		ts.settle(versions)
 		s.walLag.Add(-walBytes)
 		s.metrics.walLag.Set(float64(s.walLag.Load()))
 		s.gate.notify()

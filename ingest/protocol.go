@@ -17,6 +17,8 @@ import (
 // committed to would wait in the WAL for good.
 
 // writeBlock returns the SQL error of a table tsdb must not write, or nil.
+// Every write asks: the answer is kept per published snapshot (reading
+// the protocol parses the schema).
 func (ts *tableState) writeBlock() error {
 	ts.mu.RLock()
 	snap := ts.published
@@ -24,10 +26,21 @@ func (ts *tableState) writeBlock() error {
 	if snap == nil {
 		return nil
 	}
-	if err := snap.Writable(); err != nil {
-		return readOnlyError(ts.sch().Name, err)
+	if c := ts.blocked.Load(); c != nil && c.snap == snap {
+		return c.err
 	}
-	return nil
+	err := snap.Writable()
+	if err != nil {
+		err = readOnlyError(ts.sch().Name, err)
+	}
+	ts.blocked.Store(&writeBlockResult{snap: snap, err: err})
+	return err
+}
+
+// writeBlockResult is writeBlock's answer for one snapshot.
+type writeBlockResult struct {
+	snap *delta.Snapshot
+	err  error
 }
 
 // rowChangeBlock is writeBlock, and for a table another writer made

@@ -72,7 +72,10 @@ func (s *Store) replay(ctx context.Context) error {
 			return fmt.Errorf("ingest: drop flushed wal entries: %w", err)
 		}
 	}
+	// No entry a bucket txn covers is left in the WAL now: every txn
+	// published so far is settled (txnExpired).
 	for _, ts := range s.tables {
+		ts.settle(ts.published.Txns)
 		s.dropObsoleteDML(ctx, ts)
 	}
 	d := time.Since(start)

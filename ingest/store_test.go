@@ -265,6 +265,7 @@ func TestBucketTxnsExpireAtCheckpoints(t *testing.T) {
 		ctx := context.Background()
 		dir := t.TempDir()
 		s := openStore(t, dir)
+		s.opts.ExpireTxns = true
 		tbl := cpuTable(t)
 		if _, err := s.CreateTable(ctx, tbl, false); err != nil {
 			t.Fatal(err)

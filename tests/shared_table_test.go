@@ -146,7 +146,7 @@ func TestDeletionVectorsOfAnotherWriter(t *testing.T) {
 	}
 	commitAsOtherWriter(t, table, actions...)
 
-	s = startServer(t, dir, []string{"--compact-interval", "-1s"})
+	s = startServer(t, dir, []string{"--compact-interval", "-1s", "--refresh-interval", "50ms"})
 	c = s.connect(ctx)
 	defer c.Close(ctx)
 	agree := func(stage string, wantRows int) {
@@ -365,7 +365,7 @@ func TestOtherWritersSeenOnLocalStorage(t *testing.T) {
 // for row, also after tsdb's DELETE and UPDATE of those files.
 func TestForeignFilesReadByName(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir, []string{"--compact-interval", "-1s"})
+	s := startServer(t, dir, []string{"--compact-interval", "-1s", "--refresh-interval", "50ms"})
 	ctx := context.Background()
 	c := s.connect(ctx)
 	defer c.Close(ctx)
@@ -394,26 +394,11 @@ func TestForeignFilesReadByName(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sch, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	name := "part-00000-spark-like.c000.snappy.parquet"
-	if err := store.Put(ctx, name, buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
 	// Statistics for the time column only, as with a narrow
 	// dataSkippingNumIndexedCols.
-	stats := `{"numRecords":30,"minValues":{"time":"2026-12-01T01:00:01.000Z"},"maxValues":{"time":"2026-12-01T01:00:30.000Z"},"nullCount":{"time":0}}`
-	add := delta.Add{Path: name, PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: stats}
+	add := putForeignFile(t, store, "part-00000-spark-like.c000.snappy.parquet", rec,
+		`{"numRecords":30,"minValues":{"time":"2026-12-01T01:00:01.000Z"},"maxValues":{"time":"2026-12-01T01:00:30.000Z"},"nullCount":{"time":0}}`,
+		parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
 	commitAsOtherWriter(t, table, delta.Action{Add: &add})
 
 	// A delta-rs-like file: nanosecond timestamps, v as a 32-bit integer,
@@ -431,22 +416,7 @@ func TestForeignFilesReadByName(t *testing.T) {
 	}
 	nsRec := nb.NewRecordBatch()
 	nb.Release()
-	buf.Reset()
-	nw, err := pqarrow.NewFileWriter(nsSch, &buf, parquet.NewWriterProperties(parquet.WithVersion(parquet.V2_6)), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nw.Write(nsRec); err != nil {
-		t.Fatal(err)
-	}
-	nsRec.Release()
-	if err := nw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Put(ctx, "part-00000-rs-like.parquet", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	nsAdd := delta.Add{Path: "part-00000-rs-like.parquet", PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true}
+	nsAdd := putForeignFile(t, store, "part-00000-rs-like.parquet", nsRec, "", parquet.NewWriterProperties(parquet.WithVersion(parquet.V2_6)), pqarrow.NewArrowWriterProperties())
 	commitAsOtherWriter(t, table, delta.Action{Add: &nsAdd})
 
 	agree := func(stage string, wantRows int) {
@@ -625,28 +595,13 @@ func TestWideForeignFileWithPartialStats(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sch, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Put(ctx, "part-00000-wide.c000.snappy.parquet", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
 	// Statistics for the first 32 columns: time, day, f01-f30.
 	nulls := map[string]int{"time": 0, "day": 0}
 	for i := 1; i <= 30; i++ {
 		nulls[fmt.Sprintf("f%02d", i)] = 0
 	}
 	stats, _ := json.Marshal(map[string]any{"numRecords": 200, "minValues": map[string]any{"time": "2026-12-01T00:00:00.000Z"}, "maxValues": map[string]any{"time": "2026-12-01T00:03:19.000Z"}, "nullCount": nulls})
-	add := delta.Add{Path: "part-00000-wide.c000.snappy.parquet", PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: string(stats)}
+	add := putForeignFile(t, store, "part-00000-wide.c000.snappy.parquet", rec, string(stats), parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
 	commitAsOtherWriter(t, table, delta.Action{Add: &add})
 
 	deadline := time.Now().Add(10 * time.Second)
@@ -666,4 +621,27 @@ func TestWideForeignFileWithPartialStats(t *testing.T) {
 	if nonNull31 != 200 || nonNull34 != 200 || sum34 != 34000*200+199*200/2 || days != 3 {
 		t.Fatalf("columns past the statistics: count(f31) %d, count(f34) %d, sum(f34) %v, %d days", nonNull31, nonNull34, sum34, days)
 	}
+}
+
+// putForeignFile writes rec as a Parquet file the way another writer would
+// (its properties), puts it into the table's store and returns its add
+// action with stats (may be empty); rec is released.
+func putForeignFile(t *testing.T, store delta.Store, name string, rec arrow.RecordBatch, stats string, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) delta.Add {
+	t.Helper()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(context.Background(), name, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return delta.Add{Path: name, PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: stats}
 }
