@@ -100,14 +100,10 @@ func (s *Store) ownsAppID(id string) bool {
 func (s *Store) refreshLoop() {
 	every := s.opts.RefreshInterval
 	if every == 0 {
+		// Local directories too: another engine (Spark, delta-rs, a
+		// VACUUM of theirs) may commit to a table tsdb serves. A round
+		// costs a directory listing and one read per table.
 		every = 2 * time.Second
-		if _, local := s.root.(*delta.LocalRoot); local {
-			// Off by default on local storage for now: with it on, the
-			// SIGKILL crash loop (tests/crash_test.go) duplicated rows in
-			// about half its runs, cause not yet found. Another engine's
-			// commits to a local table need --refresh-interval.
-			every = -1
-		}
 	}
 	s.loop(s.refreshDone, every, func(ctx context.Context) {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {

@@ -125,7 +125,7 @@ func parseConfig(args []string, getenv func(string) string, usage func(fs *flag.
 	str(&c.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:7070 (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS in --s3-region)")
 	str(&c.S3.Region, "s3-region", "", "S3 region (default: $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
 	fs.BoolVar(&c.S3.PathStyle, "s3-path-style", true, "address buckets as endpoint/bucket, as most S3-compatible servers expect; false: virtual-hosted style (env TSDB_S3_PATH_STYLE)")
-	fs.DurationVar(&c.RefreshInterval, "refresh-interval", 0, "how often to read commits and tables of other writers on shared storage; 0: 2s on S3, never on local storage; negative: never (env TSDB_REFRESH_INTERVAL)")
+	fs.DurationVar(&c.RefreshInterval, "refresh-interval", 0, "how often to read commits and tables of other writers on shared storage; 0: 2s; negative: never (env TSDB_REFRESH_INTERVAL)")
 	var pwFile string
 	str(&pwFile, "admin-password-file", "", "file holding the password of the admin user tsdb (or set TSDB_ADMIN_PASSWORD); with a password every client authenticates with SCRAM-SHA-256")
 
