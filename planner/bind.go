@@ -451,11 +451,11 @@ func viewSQL(p *pruned) string {
 	}
 	keys, byLayout, layouts := p.layoutGroups()
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s]%s)", layoutSelectList(snap.Table, layouts[k]), strings.Join(byLayout[k], ", "), readOptions(true)))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", layoutSelectList(snap.Table, layouts[k]), strings.Join(byLayout[k], ", ")))
 	}
 	for _, i := range p.filesWithDeletes() {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true%s) WHERE %s",
-			p.fileSelectList(i), schema.QuoteString(p.files[i]), readOptions(p.layoutOf(i) != nil), keptRows(p.deletesIn(i))))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s",
+			p.fileSelectList(i), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))))
 	}
 	list := selectList(snap.Table, all)
 	// Without buffered batches in range the view is the files alone: a

@@ -36,13 +36,12 @@ func keptRows(deleted delta.RowSet) string {
 }
 
 // fileSource is a query over one data file's rows, all its columns,
-// without the deleted ones; byName: binary columns read as text (see
-// layout.go).
-func fileSource(path string, deleted delta.RowSet, byName bool) string {
+// without the deleted ones.
+func fileSource(path string, deleted delta.RowSet) string {
 	if deleted.Len() == 0 {
-		return fmt.Sprintf("SELECT * FROM read_parquet(%s%s)", schema.QuoteString(path), readOptions(byName))
+		return "SELECT * FROM read_parquet(" + schema.QuoteString(path) + ")"
 	}
-	return fmt.Sprintf("SELECT * EXCLUDE (file_row_number) FROM read_parquet(%s, file_row_number = true%s) WHERE %s", schema.QuoteString(path), readOptions(byName), keptRows(deleted))
+	return fmt.Sprintf("SELECT * EXCLUDE (file_row_number) FROM read_parquet(%s, file_row_number = true) WHERE %s", schema.QuoteString(path), keptRows(deleted))
 }
 
 // deletesIn returns the rows deleted from the i-th file of p.

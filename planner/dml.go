@@ -316,16 +316,11 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string, f delta.File, dele
 	var rec arrow.RecordBatch
 	var changed int64
 	// The view reads the file as the table: by prefix, or by name.
-	list := selectList(p.table, min(f.Columns, len(p.table.Columns)))
-	byName := needsLayout(f, p.table)
-	if byName {
-		l, err := p.e.layouts.layout(ctx, conn, path)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = layoutSelectList(p.table, l)
+	list, err := p.e.layouts.fileList(ctx, conn, p.table, path, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	err = p.withList(ctx, conn, fileSource(path, deleted, byName), list, func() error {
+	err = p.withList(ctx, conn, fileSource(path, deleted), list, func() error {
 		view := schema.QuoteIdent(p.alias)
 		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS TRUE) FROM %s", p.cond(), view)).Scan(&changed); err != nil {
 			return err
@@ -449,14 +444,9 @@ func (e *Engine) ReadFile(ctx context.Context, t schema.Table, path string, f de
 		return nil, err
 	}
 	defer conn.Close()
-	list := selectList(t, min(f.Columns, len(t.Columns)))
-	byName := needsLayout(f, t)
-	if byName {
-		l, err := e.layouts.layout(ctx, conn, path)
-		if err != nil {
-			return nil, err
-		}
-		list = layoutSelectList(t, l)
+	list, err := e.layouts.fileList(ctx, conn, t, path, f)
+	if err != nil {
+		return nil, err
 	}
-	return scanRecord(ctx, conn, t, fmt.Sprintf("SELECT %s FROM (%s)", list, fileSource(path, deleted, byName)))
+	return scanRecord(ctx, conn, t, fmt.Sprintf("SELECT %s FROM (%s)", list, fileSource(path, deleted)))
 }

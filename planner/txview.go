@@ -144,19 +144,19 @@ func (s *Session) txViews(ctx context.Context, p *pruned, tt *txTable, identity 
 	for _, k := range keys {
 		list, files := layoutSelectList(t, layouts[k]), strings.Join(byLayout[k], ", ")
 		if ident {
-			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet([%s], filename = '%s', file_row_number = true%s)",
-				list, srcColumn, rowNumColumn, files, srcColumn, readOptions(true)))
+			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet([%s], filename = '%s', file_row_number = true)",
+				list, srcColumn, rowNumColumn, files, srcColumn))
 		} else {
-			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s]%s)", list, files, readOptions(true)))
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", list, files))
 		}
 	}
 	for _, i := range p.filesWithDeletes() {
-		list, file, keep, opts := p.fileSelectList(i), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i)), readOptions(p.layoutOf(i) != nil)
+		list, file, keep := p.fileSelectList(i), schema.QuoteString(p.files[i]), keptRows(p.deletesIn(i))
 		if ident {
-			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet(%s, filename = '%s', file_row_number = true%s) WHERE %s",
-				list, srcColumn, rowNumColumn, file, srcColumn, opts, keep))
+			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet(%s, filename = '%s', file_row_number = true) WHERE %s",
+				list, srcColumn, rowNumColumn, file, srcColumn, keep))
 		} else {
-			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true%s) WHERE %s", list, file, opts, keep))
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet(%s, file_row_number = true) WHERE %s", list, file, keep))
 		}
 	}
 	idCols := func() string {
