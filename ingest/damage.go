@@ -336,22 +336,15 @@ func (s *Store) RepairTable(ctx context.Context, name string) (RepairReport, err
 }
 
 // checkWALContinuity says loudly what is missing from the WAL at start-up:
-// sequences of a segment deleted or emptied from its middle (wal.Gaps),
-// and a log that ends before the newest sequence a flush recorded in
-// Delta (maxTxn): the entries after it, up to at least maxTxn, are gone,
-// and with them every acknowledged row they held that no flush had taken
-// to Delta. Nothing can bring them back; saying so is all that is left.
+// a log that ends before the newest sequence a flush recorded in Delta
+// (maxTxn) lost the entries after it, up to at least maxTxn, and with them
+// every acknowledged row they held that no flush had taken to Delta.
+// Nothing can bring them back; saying so is all that is left.
 func (s *Store) checkWALContinuity(w *wal.WAL, maxTxn uint64) {
 	var lost uint64
-	for _, g := range w.Gaps() {
-		lost += g.Last - g.First + 1
-		msg := fmt.Sprintf("WAL sequences %d..%d are missing after segment %s (a segment was deleted or emptied): rows acknowledged in them and not flushed to Delta are lost", g.First, g.Last, g.Segment)
-		s.walLoss = append(s.walLoss, msg)
-		s.logger.Error(msg, "first", g.First, "last", g.Last, "segment", g.Segment)
-	}
 	if next := w.NextSeq(); maxTxn >= next {
 		lost += maxTxn - next + 1
-		msg := fmt.Sprintf("the WAL ends before sequence %d, but a Delta commit records a flush of sequence %d: WAL entries from %d on were lost (deleted or emptied segments); rows acknowledged in them and not flushed to Delta are lost", next, maxTxn, next)
+		msg := fmt.Sprintf("the WAL ends before sequence %d, but a Delta commit records a flush of sequence %d: WAL entries from %d on were lost (its files were deleted or replaced); rows acknowledged in them and not flushed to Delta are lost", next, maxTxn, next)
 		s.walLoss = append(s.walLoss, msg)
 		s.logger.Error(msg, "wal_next", next, "delta_max_sequence", maxTxn)
 	}

@@ -57,7 +57,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Tables with a damaged Delta log or data file; statements that need the damaged part fail (see the log and /health)."}),
 		damagedFiles: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_data_files_damaged", Help: "Data files that are missing or do not match their add action."}),
 		walLost: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_lost_sequences",
-			Help: "WAL sequences start-up found missing (segments deleted or emptied); their unflushed rows are lost."}),
+			Help: "WAL sequences start-up found missing (the log ends before a sequence Delta recorded); their unflushed rows are lost."}),
 		heldEntries: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_held_entries",
 			Help: "WAL entries kept unapplied at start-up because their table's log could not be read."}),
 	}

@@ -83,10 +83,9 @@ func (s *Store) replay(ctx context.Context) error {
 	s.metrics.walLag.Set(float64(s.walLag.Load()))
 	s.metrics.heldEntries.Set(float64(held))
 	if held > 0 {
-		// Kept entries keep every WAL segment from the oldest of them
-		// on: the log grows with all writes until the table is fixed or
-		// dropped.
-		s.logger.Error("wal entries of unavailable tables kept, not applied: they are replayed at the start after the tables' logs are fixed; until then the WAL keeps every segment from the oldest of them on, so fix the tables or DROP them soon",
+		// Kept entries keep their disk space, and the value-log files
+		// they lie in, until the table is fixed or dropped.
+		s.logger.Error("wal entries of unavailable tables kept, not applied: they are replayed at the start after the tables' logs are fixed; until then they keep their space in the WAL, so fix the tables or DROP them soon",
 			"entries", held, "tables", len(s.unavailable))
 	}
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,

@@ -271,7 +271,7 @@ func TestDamagedDataFile(t *testing.T) {
 	}
 }
 
-// TestWALLossIsReported: the WAL's segments deleted while Delta records
+// TestWALLossIsReported: the WAL's files deleted while Delta records
 // flushes of later sequences: start-up said "wal replayed entries=0" and
 // nothing else. Now it says what is missing, loudly.
 func TestWALLossIsReported(t *testing.T) {
@@ -285,9 +285,8 @@ func TestWALLossIsReported(t *testing.T) {
 		"INSERT INTO u VALUES ('2026-01-01', 1)", "INSERT INTO w VALUES ('2026-01-01', 1)", "CHECKPOINT",
 		"INSERT INTO u VALUES ('2026-01-02', 2)") // in the WAL only
 	s.kill9()
-	segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
-	for _, p := range segs {
-		os.Remove(p)
+	if err := os.RemoveAll(filepath.Join(dir, "wal")); err != nil {
+		t.Fatal(err)
 	}
 	s = startServer(t, dir, args)
 	if !strings.Contains(s.logs.String(), "WAL entries from") || !strings.Contains(s.logs.String(), "level=ERROR") {

@@ -2,22 +2,22 @@ package wal
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Replay calls fn for every entry in sequence order; the payload is valid
-// until fn returns. Damage found when the
-// WAL was opened is reported to onCorrupt first. An entry that cannot be
-// read back (read error, checksum mismatch) is reported to onCorrupt,
-// copied to the quarantine directory (kept for inspection), deleted from
-// the log and skipped, so that one bad entry does not keep the server from
-// starting. fn may also return a *CorruptionError for an entry it cannot
-// decode; it is quarantined the same way. Any other error from fn stops
-// the replay.
+// until fn returns. Damage found when the WAL was opened is reported to
+// onCorrupt first. An entry that cannot be read back (badger error,
+// checksum mismatch) is reported to onCorrupt, copied to the quarantine
+// directory (kept for inspection), deleted from the log and skipped, so
+// that one bad entry does not keep the server from starting. fn may also
+// return a *CorruptionError for an entry it cannot decode; it is
+// quarantined the same way. Any other error from fn stops the replay.
 func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) error, onCorrupt func(*CorruptionError)) (err error) {
 	w.mu.Lock()
 	damaged := w.damaged
@@ -34,21 +34,8 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 		}
 	}
 	slices.Sort(seqs)
-	// Entries are read one at a time into one buffer: start-up memory is
-	// what the caller keeps, not the size of the log.
-	var (
-		buf  []byte
-		open *segment
-		f    *os.File
-	)
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
 	// Quarantined entries are deleted from the log together when the
-	// replay ends, however it ends: one tombstone write and one sync for
-	// all of them. Their copies are durable by then.
+	// replay ends, however it ends. Their copies are durable by then.
 	var quarantined []uint64
 	defer func() {
 		if len(quarantined) == 0 {
@@ -58,18 +45,25 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			err = fmt.Errorf("wal: delete quarantined entries: %w", derr)
 		}
 	}()
+	// One read transaction for the whole replay; values are read one at a
+	// time, in place (badger's value log is memory-mapped): start-up memory
+	// is what the caller keeps, not the size of the log.
+	txn := w.db.NewTransaction(false)
+	defer txn.Discard()
+	var buf []byte // a chunked entry, put together
 	for _, seq := range seqs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		w.mu.Lock()
-		loc, ok := w.live[seq]
+		l, ok := w.live[seq]
 		w.mu.Unlock()
 		if !ok {
 			continue
 		}
+		key := l.key(seq)
 		corrupt := func(p []byte, cause error) error {
-			ce := &CorruptionError{Dir: w.dir, Seq: seq, Segment: filepath.Base(loc.seg.path), Offset: loc.off - headerSize, Err: cause}
+			ce := &CorruptionError{Dir: w.dir, Seq: seq, Key: keyName(key), Err: cause}
 			w.metrics.corrupt.Inc()
 			if onCorrupt != nil {
 				onCorrupt(ce)
@@ -80,42 +74,89 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			quarantined = append(quarantined, seq)
 			return nil
 		}
-		if loc.seg != open {
-			if f != nil {
-				f.Close()
+		var fnErr error
+		// check verifies the payload's checksum and calls fn.
+		check := func(v []byte) error {
+			if len(v) < crcSize {
+				return fmt.Errorf("value of %d bytes is shorter than its checksum", len(v))
 			}
-			var err error
-			if f, err = os.Open(loc.seg.path); err != nil {
-				f = nil
-				return fmt.Errorf("wal: replay: %w", err)
+			p := v[crcSize:]
+			if got, want := crc32Checksum(p), binary.BigEndian.Uint32(v); got != want {
+				return &checksumError{got: got, want: want, payload: slices.Clone(p)}
 			}
-			open = loc.seg
-		}
-		if cap(buf) < int(loc.n) {
-			buf = make([]byte, loc.n)
-		}
-		p := buf[:loc.n]
-		if _, err := f.ReadAt(p, loc.off); err != nil {
-			if err := corrupt(nil, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if got := crc32Checksum(p); got != loc.crc {
-			if err := corrupt(p, fmt.Errorf("checksum %08x, want %08x", got, loc.crc)); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := fn(seq, p); err != nil {
+			fnErr = fn(seq, p)
 			var ce *CorruptionError
-			if !errors.As(err, &ce) {
+			if errors.As(fnErr, &ce) {
+				fnErr = corrupt(slices.Clone(p), ce.Err)
+			}
+			return nil
+		}
+		var err error
+		if l.chunks <= 1 {
+			// In place: the value log is memory-mapped.
+			var item *badger.Item
+			if item, err = txn.Get(key); err == nil {
+				err = item.Value(check)
+			}
+		} else {
+			if buf, err = readChunks(txn, key, l.chunks, buf[:0]); err == nil {
+				err = check(buf)
+			}
+		}
+		if err != nil {
+			var cs *checksumError
+			if errors.As(err, &cs) {
+				err = corrupt(cs.payload, cs)
+			} else if !errors.Is(err, context.Canceled) {
+				err = corrupt(nil, err)
+			}
+			if err != nil {
 				return err
 			}
-			if err := corrupt(p, ce.Err); err != nil {
-				return err
-			}
+			continue
+		}
+		if fnErr != nil {
+			return fnErr
 		}
 	}
 	return nil
+}
+
+// readChunks appends the n chunks under key to buf.
+func readChunks(txn *badger.Txn, key []byte, n uint32, buf []byte) ([]byte, error) {
+	for i := range n {
+		k := key
+		if i > 0 {
+			k = chunkKey(key, i)
+		}
+		item, err := txn.Get(k)
+		if err != nil {
+			return buf, fmt.Errorf("chunk %d of %d: %w", i, n, err)
+		}
+		if err := item.Value(func(v []byte) error { buf = append(buf, v...); return nil }); err != nil {
+			return buf, fmt.Errorf("chunk %d of %d: %w", i, n, err)
+		}
+	}
+	return buf, nil
+}
+
+// checksumError is a payload that does not match its checksum.
+type checksumError struct {
+	got, want uint32
+	payload   []byte
+}
+
+func (e *checksumError) Error() string {
+	return fmt.Sprintf("checksum %08x, want %08x", e.got, e.want)
+}
+
+// keyName renders a WAL key for messages.
+func keyName(k []byte) string {
+	switch {
+	case len(k) == 9 && k[0] == prefixEntry:
+		return fmt.Sprintf("e/%d", binary.BigEndian.Uint64(k[1:]))
+	case len(k) == 13 && k[0] == prefixPart:
+		return fmt.Sprintf("p/%d/%d", binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint32(k[9:]))
+	}
+	return fmt.Sprintf("%q", k)
 }

@@ -3,7 +3,6 @@ package wal
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -65,6 +64,37 @@ func TestStage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "[1=a]", 2},
+		{"crash after a batch was written", func(t *testing.T, w *WAL) {
+			if _, err := w.Append(ctx, [][]byte{[]byte("a")}); err != nil {
+				t.Fatal(err)
+			}
+			st := w.Stage()
+			big := string(make([]byte, stageBatchBytes/2))
+			if err := st.Write(ctx, frames(big, big, big)); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.wait(); err != nil || len(st.parts) != 3 {
+				t.Fatalf("batch in flight: %d parts written, %v", len(st.parts), err)
+			}
+		}, "[1=a]", 2},
+		{"commit of several batches", func(t *testing.T, w *WAL) {
+			st := w.Stage()
+			big := string(make([]byte, stageBatchBytes/3))
+			for range 4 {
+				if err := st.Write(ctx, frames(big)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Write(ctx, frames("last")); err != nil {
+				t.Fatal(err)
+			}
+			if first, err := st.Commit(ctx); err != nil || first != 1 {
+				t.Fatalf("commit: %d %v", first, err)
+			}
+			if err := w.Delete(ctx, []uint64{1, 2, 3, 4}); err != nil {
+				t.Fatal(err)
+			}
+		}, "[5=last]", 6},
 		{"empty commit", func(t *testing.T, w *WAL) {
 			if first, err := w.Stage().Commit(ctx); err != nil || first != 0 {
 				t.Fatalf("empty commit: %d %v", first, err)
@@ -104,83 +134,5 @@ func TestStage(t *testing.T) {
 				t.Fatalf("after a new stage: %v, want %s", got, want)
 			}
 		})
-	}
-}
-
-// A stage that spans segments keeps them while it is open, even when every
-// entry in them is deleted, and its entries replay from all of them.
-func TestStageAcrossSegments(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	w, err := Open(ctx, dir, Options{SegmentBytes: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := w.Stage()
-	for i := range 5 {
-		if err := st.Write(ctx, frames(fmt.Sprintf("part-%d-%080d", i, 0))); err != nil {
-			t.Fatal(err)
-		}
-		s, err := w.Append(ctx, [][]byte{[]byte(fmt.Sprintf("a%d", i))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Delete(ctx, []uint64{s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix))
-	if len(segs) < 5 {
-		t.Fatalf("%d segments, want one per part at least", len(segs))
-	}
-	first, err := st.Commit(ctx)
-	if err != nil || first != 6 {
-		t.Fatalf("commit: %d %v", first, err)
-	}
-	w = reopen(t, w, Options{SegmentBytes: 100})
-	got, bad := replayAll(t, w)
-	if len(got) != 5 || len(bad) != 0 || got[0][:9] != "6=part-0-" || got[4][:10] != "10=part-4-" {
-		t.Fatalf("replay %v, corrupt %v", got, bad)
-	}
-	// Deleting the first entries frees the segments of their parts; the
-	// commit, in a later segment, then names parts that are gone for a
-	// reason the tombstones give: no damage, and the rest replays.
-	if err := w.Delete(ctx, []uint64{6, 7}); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix)); len(left) >= len(segs) {
-		t.Fatalf("%d segments before deleting, %d after", len(segs), len(left))
-	}
-	w = reopen(t, w, Options{SegmentBytes: 100})
-	got, bad = replayAll(t, w)
-	if len(got) != 3 || len(bad) != 0 || got[0][:9] != "8=part-2-" {
-		t.Fatalf("after deleting two entries: replay %v, corrupt %v", got, bad)
-	}
-	// Deleting the entries frees every segment but the last.
-	if err := w.Delete(ctx, []uint64{8, 9, 10}); err != nil {
-		t.Fatal(err)
-	}
-	if segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentSuffix)); len(segs) != 1 {
-		t.Fatalf("%d segments left after deleting everything", len(segs))
-	}
-}
-
-// A staged write one of whose parts is damaged is dropped whole, and
-// reported once.
-func TestStageWithDamagedPart(t *testing.T) {
-	ctx := context.Background()
-	w := openWithA(t)
-	st := w.Stage()
-	if err := st.Write(ctx, frames("p0", "p1", "p2")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	damage(t, w, 3, 9) // the header of the second part
-	w = reopen(t, w, Options{})
-	got, bad := replayAll(t, w)
-	if fmt.Sprint(got) != "[1=a]" || len(bad) != 2 {
-		t.Fatalf("replay %v, corrupt %v; want only 1=a, the damaged bytes and the dropped stage reported", got, bad)
 	}
 }

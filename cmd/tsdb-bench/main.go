@@ -98,6 +98,18 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 	if err := benchTSDB(ctx, c, logger, filepath.Join(work, "tsdb"), data, qs, rep, results); err != nil {
 		return err
 	}
+	if err := benchReplay(ctx, c, logger, filepath.Join(work, "replay"), data, rep); err != nil {
+		return fmt.Errorf("WAL replay: %w", err)
+	}
+	os.RemoveAll(filepath.Join(work, "replay"))
+	perRow := float64(rep.WALReplay.WALBytes) / float64(rep.WALReplay.Rows)
+	for _, hosts := range []int{c.hosts, 10 * c.hosts} {
+		d, err := benchWALDay(ctx, logger, filepath.Join(work, "walday"), hosts, perRow)
+		if err != nil {
+			return fmt.Errorf("WAL day: %w", err)
+		}
+		rep.WALDays = append(rep.WALDays, d)
+	}
 	if !c.noPG {
 		if err := benchPostgres(ctx, c, logger, filepath.Join(work, "pg"), data, qs, rep, results); err != nil {
 			return err

@@ -54,6 +54,8 @@ type report struct {
 	BufferBytesPerRow float64        `json:"buffer_bytes_per_row"`
 	ArrowBytesPerRow  float64        `json:"arrow_bytes_per_row"`
 	TSDBRSSAfterLoad  int64          `json:"tsdb_rss_after_load_bytes"`
+	WALReplay         *walReplay     `json:"wal_replay,omitempty"`
+	WALDays           []*walDay      `json:"wal_days,omitempty"`
 }
 
 func newReport(c config, d *dataset) *report {
@@ -233,6 +235,14 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%s\t\n", p, t, pg, ratio(t, pg), t1, pg1, ratio(t1, pg1))
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
+	if r := r.WALReplay; r != nil {
+		fmt.Fprintf(w, "WAL replay after SIGKILL: %d rows in %.2f s = %.0f rows/s (WAL on disk %d MiB, %.0f bytes/row)\n", r.Rows, r.Seconds, r.RowsPerSec, r.WALBytes>>20, float64(r.WALBytes)/float64(r.Rows))
+	}
+	for _, d := range r.WALDays {
+		fmt.Fprintf(w, "WAL disk over a simulated day, %d hosts (%d MiB written): peak unflushed %d MiB, peak on disk %d MiB; disk/unflushed max %.2f, mean %.2f; at the end %d MiB for %d MiB unflushed\n",
+			d.Hosts, d.WrittenBytes>>20, d.PeakUnflushed>>20, d.PeakDisk>>20, d.MaxRatio, d.MeanRatio, d.EndDisk>>20, d.EndUnflushed>>20)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "query (ms)\ttsdb compacted\ttsdb as flushed\ttsdb files+buffer\tceiling\tPG\tPG+idx\tcompacted/ceiling\tmixed/ceiling\ttsdb/PG\ttsdb/PG+idx\tsame rows\t")
