@@ -202,8 +202,8 @@ func TestBackgroundCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-s.compactDone:
+	case <-s.bg.done:
 	default:
-		t.Fatal("compactor still running after Close")
+		t.Fatal("a background service (the compactor among them) still runs after Close")
 	}
 }

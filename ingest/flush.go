@@ -23,19 +23,18 @@ const maxBackoff = 30 * time.Second
 // independently, and a slow or failing table does not hold up the others.
 // Failed flushes are logged, counted and retried with backoff; their rows
 // stay in the WAL and the MemBuffer and stay queryable.
-func (s *Store) flushLoop() {
-	defer close(s.done)
+func (s *Store) flushLoop(ctx context.Context) {
 	t := time.NewTicker(s.opts.FlushInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-ctx.Done():
 			s.flushWG.Wait()
 			return
 		case <-t.C:
 		case <-s.kick:
 		}
-		s.scheduleFlushes()
+		s.scheduleFlushes(ctx)
 	}
 }
 
@@ -47,7 +46,7 @@ func (s *Store) kickFlusher() {
 	}
 }
 
-func (s *Store) scheduleFlushes() {
+func (s *Store) scheduleFlushes(ctx context.Context) {
 	now := s.opts.Now()
 	pressured := s.pressurePicks()
 	for _, ts := range s.states() {
@@ -60,7 +59,7 @@ func (s *Store) scheduleFlushes() {
 		}
 		select {
 		case s.flushSem <- struct{}{}:
-		case <-s.stop:
+		case <-ctx.Done():
 			return
 		}
 		if !ts.flushing.CompareAndSwap(false, true) {
@@ -72,9 +71,9 @@ func (s *Store) scheduleFlushes() {
 			defer s.flushWG.Done()
 			defer func() { <-s.flushSem }()
 			defer ts.flushing.Store(false)
-			err := s.flushTable(s.bgCtx, ts, pick, false)
+			err := s.flushTable(ctx, ts, pick, false)
 			ts.recordOutcome(err, s.opts.Now(), s.opts.FlushInterval)
-			if err != nil && s.bgCtx.Err() == nil {
+			if err != nil && ctx.Err() == nil {
 				s.logger.Error("flush failed; rows stay in the WAL and MemBuffer, will retry", "table", ts.sch().Name, "err", err, "retry_in", ts.backoff().String())
 			}
 		}()

@@ -95,9 +95,9 @@ func (s *Store) ownsAppID(id string) bool {
 	return strings.HasPrefix(id, s.appPrefix())
 }
 
-// refreshLoop reads other writers' commits and tables every
-// RefreshInterval until Close.
-func (s *Store) refreshLoop() {
+// refresher is the service that reads other writers' commits and tables
+// every RefreshInterval.
+func (s *Store) refresher() periodic {
 	every := s.opts.RefreshInterval
 	if every == 0 {
 		// Local directories too: another engine (Spark, delta-rs, a
@@ -105,11 +105,11 @@ func (s *Store) refreshLoop() {
 		// costs a directory listing and one read per table.
 		every = 2 * time.Second
 	}
-	s.loop(s.refreshDone, every, func(ctx context.Context) {
+	return periodic{every: every, fn: func(ctx context.Context) {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("reading other writers' commits failed; retrying", "err", err)
 		}
-	})
+	}}
 }
 
 // Refresh makes what other writers committed visible: new commits of known

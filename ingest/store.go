@@ -220,20 +220,13 @@ type Store struct {
 	// runtime zeroes) a fresh quarter MiB per statement.
 	frames sync.Pool
 
-	// Background flushing: the loop, its per-table goroutines and their
-	// context, canceled by Close.
-	bgCtx         context.Context
-	bgCancel      context.CancelFunc
-	kick          chan struct{}
-	flushSem      chan struct{}
-	flushWG       sync.WaitGroup
-	stop          chan struct{}
-	done          chan struct{}
-	compactDone   chan struct{} // closed when the compaction loop has stopped
-	refreshDone   chan struct{} // closed when refreshLoop has stopped
-	retentionDone chan struct{} // closed when the retention loop has stopped
-	scrubDone     chan struct{} // closed when the scrub loop has stopped
-	closeOnce     sync.Once
+	// bg runs the background services (services.go); the flusher's
+	// per-table flushes are counted in flushWG, which it waits for.
+	bg        *services
+	kick      chan struct{}
+	flushSem  chan struct{}
+	flushWG   sync.WaitGroup
+	closeOnce sync.Once
 }
 
 // tableState is one table: its schema, its Delta table and the Delta
@@ -336,27 +329,20 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		opts:          opts,
-		logger:        logger,
-		root:          opts.Root,
-		buf:           membuffer.New(opts.Registerer),
-		tables:        map[string]*tableState{},
-		unavailable:   map[string]*UnavailableError{},
-		locks:         newLockManager(),
-		dropping:      map[string]bool{},
-		metrics:       newMetrics(opts.Registerer),
-		faults:        opts.Faults,
-		kick:          make(chan struct{}, 1),
-		flushSem:      make(chan struct{}, opts.FlushConcurrency),
-		stop:          make(chan struct{}),
-		done:          make(chan struct{}),
-		compactDone:   make(chan struct{}),
-		refreshDone:   make(chan struct{}),
-		retentionDone: make(chan struct{}),
-		scrubDone:     make(chan struct{}),
+		opts:        opts,
+		logger:      logger,
+		root:        opts.Root,
+		buf:         membuffer.New(opts.Registerer),
+		tables:      map[string]*tableState{},
+		unavailable: map[string]*UnavailableError{},
+		locks:       newLockManager(),
+		dropping:    map[string]bool{},
+		metrics:     newMetrics(opts.Registerer),
+		faults:      opts.Faults,
+		kick:        make(chan struct{}, 1),
+		flushSem:    make(chan struct{}, opts.FlushConcurrency),
 	}
 	s.gate.notify()
-	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if s.root == nil {
 		root, err := delta.NewLocalRoot(filepath.Join(opts.DataDir, "tables"))
 		if err != nil {
@@ -398,17 +384,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.seq = newSequencer(w.NextSeq())
-	go s.flushLoop()
-	go s.tableLoop(s.compactDone, s.opts.CompactInterval, "compaction failed; the table is unchanged", func(ctx context.Context, table string) error {
-		_, err := s.Compact(ctx, table)
-		return err
-	})
-	go s.refreshLoop()
-	go s.tableLoop(s.retentionDone, s.opts.RetentionInterval, "enforcing retention failed; retrying next round", func(ctx context.Context, table string) error {
-		_, err := s.EnforceRetention(ctx, table)
-		return err
-	})
-	go s.loop(s.scrubDone, s.opts.ScrubInterval, func(ctx context.Context) { s.Scrub(ctx, scrubBytesPerRound) })
+	s.bg = startServices(
+		flusher{s},
+		s.eachTable(s.opts.CompactInterval, "compaction failed; the table is unchanged", func(ctx context.Context, table string) error {
+			_, err := s.Compact(ctx, table)
+			return err
+		}),
+		s.eachTable(s.opts.RetentionInterval, "enforcing retention failed; retrying next round", func(ctx context.Context, table string) error {
+			_, err := s.EnforceRetention(ctx, table)
+			return err
+		}),
+		s.refresher(),
+		periodic{every: s.opts.ScrubInterval, fn: func(ctx context.Context) { s.Scrub(ctx, scrubBytesPerRound) }},
+	)
 	return s, nil
 }
 
@@ -822,18 +810,12 @@ func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {
 	return snap, ts.delta.Store(), nil
 }
 
-// Close stops the flusher, flushes every buffered row to Delta and closes
-// the WAL. Rows that cannot be flushed stay in the WAL for the next start.
+// Close stops the background services and waits for them, flushes every
+// buffered row to Delta and closes the WAL. Rows that cannot be flushed stay in the WAL for the next start.
 func (s *Store) Close(ctx context.Context) error {
 	var err error
 	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.bgCancel()
-		<-s.done
-		<-s.compactDone
-		<-s.refreshDone
-		<-s.retentionDone
-		<-s.scrubDone
+		s.bg.Stop()
 		if ferr := s.Checkpoint(ctx); ferr != nil {
 			s.logger.Error("flush at shutdown failed; rows stay in the WAL", "err", ferr)
 			err = ferr

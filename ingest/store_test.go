@@ -31,10 +31,7 @@ func openStore(t *testing.T, dir string) *Store {
 // crash stops the store the way kill -9 would leave it: nothing flushed.
 func (s *Store) crash() {
 	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.bgCancel()
-		<-s.done
-		<-s.compactDone
+		s.bg.Stop()
 		s.wal.Close()
 	})
 }
