@@ -136,15 +136,36 @@ func (w *WAL) commitLoop() {
 
 // groupWrite is what the index learns once a transaction is committed.
 type groupWrite struct {
-	reqs    []*request
-	deleted []uint64 // live entries deleted
-	commits []uint64 // commit records deleted with their last part
+	reqs    []*request       // completed in the transaction
+	from    map[*request]int // the first of a request's items in it
+	deleted []uint64         // live entries deleted
+	commits []uint64         // commit records deleted with their last part
+}
+
+func newGroupWrite() *groupWrite { return &groupWrite{from: map[*request]int{}} }
+
+// complete records that r's items from `from` on are in the transaction.
+func (g *groupWrite) complete(r *request, from int) {
+	g.reqs = append(g.reqs, r)
+	g.from[r] = from
+}
+
+// splittable reports whether r may be spread over several transactions:
+// parts, aborts and deletions need no atomicity (a commit record is
+// written, or deleted, with or after the last of its parts).
+func (r *request) splittable() bool {
+	switch r.op {
+	case opPart, opCommit, opAbort, opDelete:
+		return true
+	}
+	return false
 }
 
 // commitGroup writes a group of requests and returns the error that stops
-// all later writes, if any. Each request lands in exactly one badger
-// transaction; a request that does not fit with the others gets a
-// transaction of its own.
+// all later writes, if any. An append lands in exactly one badger
+// transaction (a request that does not fit with the others gets one of
+// its own); parts, aborts and deletions, which need no atomicity, are
+// split across transactions where badger's size limit demands it.
 func (w *WAL) commitGroup(group []*request, broken error) error {
 	start := time.Now()
 	w.writeMu.Lock()
@@ -161,71 +182,102 @@ func (w *WAL) commitGroup(group []*request, broken error) error {
 		w.finish(group, broken)
 		return broken
 	}
-	txn := w.db.NewTransaction(true)
-	g := &groupWrite{}
-	t := newTxnState()
-	commit := func() error {
+	// Every transaction starts with the next sequence and stage id, so
+	// that the requests can never leave them no room. Both are final
+	// here: sequences were assigned above, and every stage of the group
+	// was created before its request was queued.
+	newTxn := func() (*badger.Txn, error) {
+		txn := w.db.NewTransaction(true)
 		err := txn.Set(nextSeqKey, u64(w.next.Load()))
 		if err == nil {
 			err = txn.Set(nextStageKey, u64(w.nextStage.Load()))
 		}
-		if err == nil {
-			err = txn.Commit()
-			w.metrics.fsyncs.Inc()
-		} else {
+		if err != nil {
 			txn.Discard()
+			return nil, err
 		}
+		return txn, nil
+	}
+	txn, err := newTxn()
+	if err != nil {
+		w.finish(group, err)
+		return nil
+	}
+	g := newGroupWrite()
+	t := newTxnState()
+	// commit commits the transaction, applies what it holds to the index,
+	// ends the requests completed in it and starts the next one.
+	commit := func() error {
+		err := txn.Commit()
+		w.metrics.fsyncs.Inc()
 		if err == nil {
 			w.apply(g)
 		}
 		w.finish(g.reqs, err)
-		g = &groupWrite{}
-		t = newTxnState()
-		txn = w.db.NewTransaction(true)
+		g, t = newGroupWrite(), newTxnState()
+		if err != nil {
+			return err
+		}
+		txn, err = newTxn()
 		return err
 	}
-	// redo starts the transaction again with the requests added so far:
-	// the one being added may have left part of itself in it.
+	// redo starts the transaction again with the requests completed in
+	// it so far: the one being added may have left part of itself in it.
 	redo := func() error {
 		txn.Discard()
-		txn = w.db.NewTransaction(true)
-		pending := g.reqs
-		g = &groupWrite{}
-		t = newTxnState()
-		for _, p := range pending {
-			if err := w.add(txn, p, g, t); err != nil {
+		var err error
+		if txn, err = newTxn(); err != nil {
+			return err
+		}
+		done := g
+		g, t = newGroupWrite(), newTxnState()
+		for _, p := range done.reqs {
+			if _, err := w.add(txn, p, done.from[p], g, t); err != nil {
 				return fmt.Errorf("re-adding a request that fitted before: %w", err)
 			}
+			g.complete(p, done.from[p])
 		}
 		return nil
 	}
 	for _, r := range group {
-		err := w.add(txn, r, g, t)
-		if errors.Is(err, badger.ErrTxnTooBig) && len(g.reqs) > 0 {
-			// Commit what fits so far, then try r alone.
-			if err := redo(); err != nil {
-				return w.fail(txn, group, err)
+		from := 0 // r's items before it are committed
+		for {
+			pos, err := w.add(txn, r, from, g, t)
+			if err == nil {
+				g.complete(r, from)
+				break
 			}
-			if err := commit(); err != nil {
-				return w.fail(txn, group, err)
-			}
-			err = w.add(txn, r, g, t)
-		}
-		if err != nil {
-			if errors.Is(err, badger.ErrTxnTooBig) {
+			tooBig := errors.Is(err, badger.ErrTxnTooBig)
+			switch {
+			case tooBig && r.splittable() && pos > from:
+				// Commit what fits, r's first items with it, and go on
+				// with the rest of r in the next transaction.
+				if err := commit(); err != nil {
+					return w.fail(txn, group, err)
+				}
+				from = pos
+				continue
+			case tooBig && len(g.reqs) > 0:
+				// Commit the others without r, then try r again.
+				if err := redo(); err != nil {
+					return w.fail(txn, group, err)
+				}
+				if err := commit(); err != nil {
+					return w.fail(txn, group, err)
+				}
+				continue
+			case tooBig:
 				err = &TooLargeError{Bytes: r.payloadBytes()}
 			}
-			// The transaction may hold part of r: drop it and add the
-			// others again.
+			// r cannot be written: drop what it put in the transaction.
 			if err := redo(); err != nil {
 				return w.fail(txn, group, err)
 			}
 			w.finish([]*request{r}, err)
-			continue
+			break
 		}
-		g.reqs = append(g.reqs, r)
 	}
-	if len(g.reqs) > 0 {
+	if len(g.reqs) > 0 || len(g.deleted) > 0 {
 		if err := commit(); err != nil {
 			return w.fail(txn, group, err)
 		}
@@ -241,7 +293,9 @@ func (w *WAL) commitGroup(group []*request, broken error) error {
 // dropped the dirty pages, and a later sync would report success for data
 // that is not there.
 func (w *WAL) fail(txn *badger.Txn, group []*request, err error) error {
-	txn.Discard()
+	if txn != nil {
+		txn.Discard()
+	}
 	var open []*request
 	for _, r := range group {
 		select {
@@ -290,67 +344,73 @@ func newTxnState() *txnState {
 
 // add puts request r's keys into txn and records in g what the index
 // learns once txn commits.
-func (w *WAL) add(txn *badger.Txn, r *request, g *groupWrite, t *txnState) error {
+func (w *WAL) add(txn *badger.Txn, r *request, from int, g *groupWrite, t *txnState) (int, error) {
 	switch r.op {
 	case opAppend:
 		for i, f := range r.frames {
 			if err := putFrame(txn, entryKey(r.first+uint64(i)), f); err != nil {
-				return err
+				return 0, err
 			}
 		}
-	case opPart:
-		for i, f := range r.frames {
-			if err := putFrame(txn, partKey(r.stage.id, uint32(len(r.stage.parts)+i)), f); err != nil {
-				return err
+		return len(r.frames), nil
+	case opPart, opCommit:
+		for i := from; i < len(r.frames); i++ {
+			if err := putFrame(txn, partKey(r.stage.id, uint32(len(r.stage.parts)+i)), r.frames[i]); err != nil {
+				return i, err
 			}
 		}
-	case opCommit:
-		// The stage's last parts come with its commit record.
-		for i, f := range r.frames {
-			if err := putFrame(txn, partKey(r.stage.id, uint32(len(r.stage.parts)+i)), f); err != nil {
-				return err
+		if r.op == opCommit {
+			// The stage's last parts come with (or before) its commit
+			// record.
+			if err := txn.Set(commitKey(r.stage.id), commitValue(r.first, uint32(len(r.stage.parts)+len(r.frames)))); err != nil {
+				return len(r.frames), err
 			}
+			return len(r.frames) + 1, nil
 		}
-		return txn.Set(commitKey(r.stage.id), commitValue(r.first, uint32(len(r.stage.parts)+len(r.frames))))
+		return len(r.frames), nil
 	case opAbort:
-		for i, p := range r.stage.parts {
-			if err := deleteFrame(txn, partKey(r.stage.id, uint32(i)), p.chunks); err != nil {
-				return err
+		for i := from; i < len(r.stage.parts); i++ {
+			if err := deleteFrame(txn, partKey(r.stage.id, uint32(i)), r.stage.parts[i].chunks); err != nil {
+				return i, err
 			}
 		}
+		return len(r.stage.parts), nil
 	case opDelete:
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		var stages []uint64 // whose parts this request deletes
-		for _, seq := range r.deletes {
+		for i := from; i < len(r.deletes); i++ {
+			seq := r.deletes[i]
 			l, ok := w.live[seq]
 			if !ok || t.deleting[seq] {
 				continue
 			}
+			// An entry's keys and, with the last of its stage's parts,
+			// the stage's commit record are one item: all in this
+			// transaction, or all again in the next.
 			if err := deleteFrame(txn, l.key(seq), l.chunks); err != nil {
-				return err
+				return i, err
+			}
+			last := false
+			if l.stage != 0 {
+				c := w.commits[l.stage]
+				last = c != nil && c.live == t.partsGone[l.stage]+1 && !t.commitGone[l.stage]
+				if last {
+					if err := txn.Delete(commitKey(l.stage)); err != nil {
+						return i, err
+					}
+				}
+				t.partsGone[l.stage]++
+				if last {
+					t.commitGone[l.stage] = true
+					g.commits = append(g.commits, l.stage)
+				}
 			}
 			t.deleting[seq] = true
 			g.deleted = append(g.deleted, seq)
-			if l.stage != 0 {
-				if t.partsGone[l.stage] == 0 {
-					stages = append(stages, l.stage)
-				}
-				t.partsGone[l.stage]++
-			}
 		}
-		// A commit record goes with the last of its parts.
-		for _, stage := range stages {
-			if c := w.commits[stage]; c != nil && c.live == t.partsGone[stage] && !t.commitGone[stage] {
-				if err := txn.Delete(commitKey(stage)); err != nil {
-					return err
-				}
-				t.commitGone[stage] = true
-				g.commits = append(g.commits, stage)
-			}
-		}
+		return len(r.deletes), nil
 	}
-	return nil
+	return 0, nil
 }
 
 // apply updates the index after a committed transaction.

@@ -264,9 +264,12 @@ func (w *WAL) convertSegments(ctx context.Context) error {
 		if err := os.Remove(filepath.Join(w.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("wal: remove converted segment: %w", err)
 		}
-	}
-	if err := fsutil.SyncDir(w.dir); err != nil {
-		return fmt.Errorf("wal: %w", err)
+		// Each removal durable before the next: what a crash leaves must
+		// be a suffix of the log, whatever order the file system would
+		// persist the unlinks in.
+		if err := fsutil.SyncDir(w.dir); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
 	}
 	w.damaged = append(w.damaged, l.damaged...)
 	w.logger.Info("wal: converted the segment log to badger", "segments", len(names), "entries", len(l.entries), "quarantined", len(l.bad), "next_seq", l.next)

@@ -15,7 +15,7 @@ import (
 func TestReclaimFollowsDeletes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	w, err := Open(ctx, dir, Options{ReclaimInterval: -1, ValueLogFileBytes: 4 << 20})
+	w, err := Open(ctx, dir, Options{ReclaimInterval: -1, ValueLogFileBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestReclaimFollowsDeletes(t *testing.T) {
 	liveBytes := int64(live) * int64(len(payload))
 	// The bound: what is live, the value-log file being written, and one
 	// file not yet rewritten (discard ratio below one half), plus the LSM.
-	if d := w.DiskBytes(); d > liveBytes+3*(4<<20) {
+	if d := w.DiskBytes(); d > liveBytes+3*(8<<20) {
 		t.Fatalf("%d MiB on disk for %d MiB live after %d MiB written", d>>20, liveBytes>>20, written>>20)
 	}
 	t.Logf("written %d MiB, live %d MiB, on disk %.1f MiB (peak %.1f)", written>>20, liveBytes>>20, float64(w.DiskBytes())/(1<<20), float64(peak)/(1<<20))
@@ -156,14 +156,14 @@ func TestLargeEntriesAreChunked(t *testing.T) {
 // its next tick.
 func TestLargeDeletionReclaimsPromptly(t *testing.T) {
 	ctx := context.Background()
-	w, err := Open(ctx, t.TempDir(), Options{ReclaimInterval: time.Hour, ValueLogFileBytes: 4 << 20})
+	w, err := Open(ctx, t.TempDir(), Options{ReclaimInterval: time.Hour, ValueLogFileBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	payload := make([]byte, 256<<10)
 	var seqs []uint64
-	for range 64 { // 16 MiB: four files
+	for range 128 { // 32 MiB: four files
 		s, err := w.Append(ctx, [][]byte{payload})
 		if err != nil {
 			t.Fatal(err)

@@ -78,7 +78,7 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 		// check verifies the payload's checksum and calls fn.
 		check := func(v []byte) error {
 			if len(v) < crcSize {
-				return fmt.Errorf("value of %d bytes is shorter than its checksum", len(v))
+				return &shortValueError{n: len(v)}
 			}
 			p := v[crcSize:]
 			if got, want := crc32Checksum(p), binary.BigEndian.Uint32(v); got != want {
@@ -92,6 +92,7 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			return nil
 		}
 		var err error
+		var partial []byte // of a chunked entry, what was read
 		if l.chunks <= 1 {
 			// In place: the value log is memory-mapped.
 			var item *badger.Item
@@ -102,13 +103,25 @@ func (w *WAL) Replay(ctx context.Context, fn func(seq uint64, payload []byte) er
 			if buf, err = readChunks(txn, key, l.chunks, buf[:0]); err == nil {
 				err = check(buf)
 			}
+			partial = buf
 		}
 		if err != nil {
+			// Only what is certainly damaged or gone is quarantined and
+			// deleted: a payload that fails its checksum, a key (or a
+			// chunk) that is missing. Any other read error may pass (an
+			// I/O error, a closing database): the start fails instead,
+			// and the entry stays for the next one.
 			var cs *checksumError
-			if errors.As(err, &cs) {
+			var sv *shortValueError
+			switch {
+			case errors.As(err, &cs):
 				err = corrupt(cs.payload, cs)
-			} else if !errors.Is(err, context.Canceled) {
-				err = corrupt(nil, err)
+			case errors.As(err, &sv):
+				err = corrupt(nil, sv)
+			case errors.Is(err, badger.ErrKeyNotFound):
+				err = corrupt(partial, err)
+			default:
+				return fmt.Errorf("wal: replay: read entry %d (key %s): %w", seq, keyName(key), err)
 			}
 			if err != nil {
 				return err
@@ -138,6 +151,15 @@ func readChunks(txn *badger.Txn, key []byte, n uint32, buf []byte) ([]byte, erro
 		}
 	}
 	return buf, nil
+}
+
+// shortValueError is a value too short to hold a checksum (what badger
+// returns for a value whose bytes it lost, as when it cut a damaged
+// value-log file at open).
+type shortValueError struct{ n int }
+
+func (e *shortValueError) Error() string {
+	return fmt.Sprintf("value of %d bytes is shorter than its checksum", e.n)
 }
 
 // checksumError is a payload that does not match its checksum.

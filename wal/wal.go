@@ -58,7 +58,7 @@ type Options struct {
 	// reclaiming off (tests).
 	ReclaimInterval time.Duration
 	// ValueLogFileBytes is the size of one value-log file: the unit in
-	// which GC gives space back. Zero means 16 MiB.
+	// which GC gives space back. Zero means 16 MiB; at least 8 MiB.
 	ValueLogFileBytes int64
 }
 
@@ -234,6 +234,9 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	if vlogBytes <= 0 {
 		vlogBytes = 16 << 20
 	}
+	// Badger refuses a value larger than a value-log file: a chunk and
+	// its checksum must fit, with room to spare.
+	vlogBytes = max(vlogBytes, 2*chunkBytes)
 	db, err := badger.Open(badgerOptions(dir, logger, vlogBytes))
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
