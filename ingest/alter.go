@@ -8,7 +8,6 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 )
 
 // AddColumns appends nullable columns to a table (ALTER TABLE ADD COLUMN).
@@ -29,13 +28,13 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 	}
 	for _, c := range cols {
 		if c.NotNull {
-			return sqlerr.New(sqlerr.FeatureNotSupported, "column %q: an added column cannot be NOT NULL (the table's rows would have none)", c.Name)
+			return errorf(KindUnsupported, "column %q: an added column cannot be NOT NULL (the table's rows would have none)", c.Name)
 		}
 	}
 	cur := ts.sch()
 	for _, c := range cols {
 		if i := cur.ColumnIndex(c.Name); i >= 0 && cur.Columns[i].Type != c.Type {
-			return sqlerr.New(sqlerr.DuplicateColumn, "column %q of relation %q already exists as %s", c.Name, name, cur.Columns[i].Type)
+			return errorf(KindColumnExists, "column %q of relation %q already exists as %s", c.Name, name, cur.Columns[i].Type)
 		}
 	}
 	if _, err := schema.New(cur.Name, append(append([]schema.Column(nil), cur.Columns...), missingColumns(cur, cols)...)); err != nil {
@@ -43,15 +42,15 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 		var wide *schema.TooManyColumnsError
 		switch {
 		case errors.As(err, &dup):
-			return &sqlerr.Error{Code: sqlerr.DuplicateColumn, Message: err.Error()}
+			return wrapKind(KindColumnExists, err)
 		case errors.As(err, &wide):
-			return &sqlerr.Error{Code: "54011", Message: err.Error()} // too_many_columns
+			return wrapKind(KindTooManyColumns, err)
 		}
-		return &sqlerr.Error{Code: sqlerr.InvalidName, Message: err.Error()}
+		return wrapKind(KindInvalidName, err)
 	}
 	snap, err := ts.delta.AddColumns(ctx, "ADD COLUMNS", cols)
 	if errors.Is(err, delta.ErrConflict) {
-		return sqlerr.Wrap(sqlerr.DuplicateColumn, err)
+		return wrapKind(KindColumnExists, err)
 	}
 	if err != nil {
 		return fmt.Errorf("ingest: add columns to %s: %w", name, err)
@@ -112,10 +111,10 @@ func CheckCluster(t schema.Table, column string) error {
 	}
 	i := t.ColumnIndex(column)
 	if i < 0 {
-		return sqlerr.New(sqlerr.UndefinedColumn, "cluster_by: column %q of relation %q does not exist", column, t.Name)
+		return errorf(KindNoSuchColumn, "cluster_by: column %q of relation %q does not exist", column, t.Name)
 	}
 	if t.Columns[i].Type != schema.Text {
-		return sqlerr.New(sqlerr.DatatypeMismatch, "cluster_by: column %q is %s; the cluster column must be text", column, t.Columns[i].Type)
+		return errorf(KindTypeMismatch, "cluster_by: column %q is %s; the cluster column must be text", column, t.Columns[i].Type)
 	}
 	return nil
 }
@@ -167,7 +166,7 @@ func (s *Store) lockTable(ctx context.Context, name string) (*tableState, error)
 	}
 	if ts.isDropped() {
 		ts.flushMu.Unlock()
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, noSuchTable(name)
 	}
 	return ts, nil
 }

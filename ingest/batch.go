@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/wal"
 )
 
@@ -121,7 +120,7 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 // them written.
 func (b *Batch) tableGone() error {
 	if b.ts.isDropped() {
-		return sqlerr.New(sqlerr.UndefinedTable, "relation %q was dropped during the statement", b.t.Name)
+		return errorf(KindNoSuchTable, "relation %q was dropped during the statement", b.t.Name)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 )
 
 // A Batch's rows are invisible until Commit, all visible after it, and
@@ -86,8 +85,7 @@ func TestBatchOverMemoryLimit(t *testing.T) {
 	}
 	for i := 0; ; i++ {
 		err := b.Add(ctx, []arrow.RecordBatch{rows(tbl, times...)})
-		var se *sqlerr.Error
-		if errors.As(err, &se) && se.Code == "54000" {
+		if KindOf(err) == KindTooLarge {
 			break
 		}
 		if err != nil || i > 100 {
@@ -103,7 +101,7 @@ func TestBatchOverMemoryLimit(t *testing.T) {
 	for i := range many {
 		many[i] = base.Add(time.Duration(i) * time.Millisecond)
 	}
-	if _, err := s.Insert(ctx, "cpu", rows(tbl, many...)); sqlerr.Code(err) != sqlerr.ProgramLimitExceeded {
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, many...)); KindOf(err) != KindTooLarge {
 		t.Fatalf("INSERT over the memory limit: %v, want 54000", err)
 	}
 	if _, n := count(t, s); n != 0 {
@@ -179,7 +177,7 @@ func TestBatchFailures(t *testing.T) {
 		name string
 		// spoil breaks the batch after its first slice was added.
 		spoil func(t *testing.T, s *Store, tbl schema.Table, b *Batch)
-		code  string // of the Commit error; "" for any error
+		kind  Kind // of the Commit error; KindNone for any error
 	}{
 		{"dropped", func(t *testing.T, s *Store, tbl schema.Table, _ *Batch) {
 			if _, err := s.DropTable(ctx, "cpu", false); err != nil {
@@ -188,7 +186,7 @@ func TestBatchFailures(t *testing.T) {
 			if _, err := s.CreateTable(ctx, tbl, false); err != nil {
 				t.Fatal(err)
 			}
-		}, sqlerr.UndefinedTable},
+		}, KindNoSuchTable},
 		{"failed add", func(t *testing.T, _ *Store, _ schema.Table, b *Batch) {
 			other, err := schema.New("other", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Text}})
 			if err != nil {
@@ -200,7 +198,7 @@ func TestBatchFailures(t *testing.T) {
 			if err := b.Add(ctx, []arrow.RecordBatch{bld.NewRecordBatch()}); err == nil {
 				t.Fatal("a record of another shape was taken")
 			}
-		}, ""},
+		}, KindNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openStore(t, t.TempDir())
@@ -211,8 +209,8 @@ func TestBatchFailures(t *testing.T) {
 			}
 			tc.spoil(t, s, tbl, b)
 			_, err := b.Commit(ctx)
-			if err == nil || tc.code != "" && sqlerr.Code(err) != tc.code {
-				t.Fatalf("commit: %v, want an error with code %q", err, tc.code)
+			if err == nil || tc.kind != KindNone && KindOf(err) != tc.kind {
+				t.Fatalf("commit: %v, want an error of kind %d", err, tc.kind)
 			}
 			if _, n := count(t, s); n != 0 {
 				t.Fatalf("%d rows visible", n)

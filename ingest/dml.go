@@ -10,7 +10,6 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
 
@@ -137,7 +136,7 @@ func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
 // are not opened.
 func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, batches []membuffer.Batch, replay bool) (int64, error) {
 	if ts.isDropped() {
-		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.sch().Name)
+		return 0, noSuchTable(ts.sch().Name)
 	}
 	// An ALTER TABLE ADD COLUMN between compiling and now: evaluated with
 	// the old columns, the statement would drop the new ones' values.
@@ -187,7 +186,7 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, te
 				return 0, err
 			}
 			if attempt >= 4 {
-				return 0, sqlerr.Wrap(sqlerr.SerializationFailure, fmt.Errorf("could not serialize %s with another writer's commits: %w", op, err))
+				return 0, wrapKind(KindConflict, fmt.Errorf("could not serialize %s with another writer's commits: %w", op, err))
 			}
 			// Take the other writer's commits (and perhaps its columns).
 			snap = ts.delta.Snapshot()

@@ -3,8 +3,6 @@ package ingest
 import (
 	"context"
 	"sync"
-
-	"tsdb/internal/sqlerr"
 )
 
 // tableLock is a table's write lock (tableState.flushMu): one flush,
@@ -100,7 +98,7 @@ func (s *Store) lockTableState(ctx context.Context, tx TxID, ts *tableState) (he
 		for at := lm.holders[ts]; at != 0; {
 			if at == tx {
 				lm.mu.Unlock()
-				return false, nil, &sqlerr.Error{Code: "40P01", Message: "deadlock detected",
+				return false, nil, &Error{Kind: KindDeadlock, Msg: "deadlock detected",
 					Detail: "Two transactions each wait for a table the other has changed.",
 					Hint:   "Change the tables of a transaction in the same order everywhere."}
 			}
@@ -122,7 +120,7 @@ func (s *Store) lockTableState(ctx context.Context, tx TxID, ts *tableState) (he
 	}
 	if ts.isDropped() {
 		ts.flushMu.Unlock()
-		return false, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", ts.sch().Name)
+		return false, nil, noSuchTable(ts.sch().Name)
 	}
 	lm.mu.Lock()
 	lm.holders[ts] = tx
@@ -141,5 +139,5 @@ func mapCanceled(ctx context.Context, err error) error {
 	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
 		return c
 	}
-	return &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement due to user request", Err: err}
+	return &Error{Kind: KindCanceled, Msg: "canceling statement due to user request", Err: err}
 }

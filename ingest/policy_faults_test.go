@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"tsdb/internal/fault"
-	"tsdb/internal/sqlerr"
 )
 
 // At the hard limit writers wait, then get 53200; the refused statement
@@ -33,7 +32,7 @@ func TestBackpressureRefusesWithoutTrace(t *testing.T) {
 		accepted += n
 		refused = err
 	}
-	if sqlerr.Code(refused) != sqlerr.OutOfMemory {
+	if KindOf(refused) != KindOutOfMemory {
 		t.Fatalf("writes past the limit: %v", refused)
 	}
 	if ok, why := s.AcceptingWrites(); ok || why == "" {

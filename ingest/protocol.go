@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"tsdb/delta"
-	"tsdb/internal/sqlerr"
 )
 
 // Tables shared with other Delta writers may ask for protocol features
@@ -54,8 +53,8 @@ func (ts *tableState) rowChangeBlock() error {
 	snap := ts.published
 	ts.mu.RUnlock()
 	if snap != nil && delta.AppendOnly(snap.Metadata) {
-		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
-			Message: "table \"" + ts.sch().Name + "\" is append-only (delta.appendOnly): rows can be added, not changed or deleted"}
+		return &Error{Kind: KindUnsupported,
+			Msg: "table \"" + ts.sch().Name + "\" is append-only (delta.appendOnly): rows can be added, not changed or deleted"}
 	}
 	return nil
 }
@@ -68,7 +67,7 @@ func readOnlyError(table string, cause error) error {
 	if errors.As(cause, &fe) {
 		msg = fe.Error()
 	}
-	return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: "table \"" + table + "\" is read-only in tsdb: " + msg,
+	return &Error{Kind: KindUnsupported, Msg: "table \"" + table + "\" is read-only in tsdb: " + msg,
 		Hint: "Another Delta writer gave the table this feature; change the table with that writer.", Err: cause}
 }
 

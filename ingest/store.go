@@ -24,7 +24,6 @@ import (
 	"tsdb/delta"
 	"tsdb/internal/fault"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 	"tsdb/wal"
 )
@@ -535,7 +534,7 @@ func (s *Store) state(name string) (*tableState, error) {
 		if ue := s.unavailable[name]; ue != nil {
 			return nil, ue
 		}
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, noSuchTable(name)
 	}
 	return t, nil
 }
@@ -594,7 +593,7 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 		if ifNotExists {
 			return false, nil
 		}
-		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
+		return false, errorf(KindTableExists, "relation %q already exists", t.Name)
 	}
 	if ue := s.unavailable[t.Name]; ue != nil {
 		// The table exists; only its log cannot be read. Creating it anew
@@ -602,7 +601,7 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 		return false, ue
 	}
 	if err := schema.CheckNewTableName(t.Name); err != nil {
-		return false, &sqlerr.Error{Code: "42939", Message: err.Error(), Err: err} // reserved_name
+		return false, wrapKind(KindReservedName, err)
 	}
 	// Leftovers of a crashed create go first (where only this process
 	// writes; see Root.DropIncomplete).
@@ -626,7 +625,7 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 		if ifNotExists {
 			return false, nil
 		}
-		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", t.Name)
+		return false, errorf(KindTableExists, "relation %q already exists", t.Name)
 	}
 	if err != nil {
 		return false, fmt.Errorf("ingest: create table %s: %w", t.Name, err)
@@ -658,7 +657,7 @@ func (s *Store) DropTable(ctx context.Context, name string, ifExists bool) (drop
 		if ifExists {
 			return false, nil
 		}
-		return false, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", name)
+		return false, errorf(KindNoSuchTable, "table %q does not exist", name)
 	}
 	delete(s.tables, name)
 	s.dropping[name] = true
@@ -726,7 +725,7 @@ func (s *Store) Snapshots(ctx context.Context, names []string) (map[string]*Snap
 	for _, name := range names {
 		snap, _, err := s.snapshot(name)
 		if err != nil {
-			if sqlerr.Code(err) == sqlerr.UndefinedTable {
+			if KindOf(err) == KindNoSuchTable {
 				continue
 			}
 			return nil, err
@@ -790,7 +789,7 @@ func (s *Store) snapshot(name string) (*Snapshot, delta.Store, error) {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	if ts.dropped {
-		return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		return nil, nil, noSuchTable(name)
 	}
 	if ts.logDamage != nil {
 		return nil, nil, ts.logDamage

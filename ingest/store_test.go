@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
 
@@ -189,16 +188,16 @@ func TestInsertRejectsNullTimeAndUnknownTable(t *testing.T) {
 	b.Field(0).AppendNull()
 	b.Field(1).(*array.Int64Builder).Append(1)
 	_, err := s.Insert(ctx, "cpu", b.NewRecordBatch())
-	if sqlerr.Code(err) != sqlerr.NotNullViolation {
-		t.Fatalf("null time: %v (code %s)", err, sqlerr.Code(err))
+	if KindOf(err) != KindNotNull {
+		t.Fatalf("null time: %v (kind %d)", err, KindOf(err))
 	}
 	if f, n := count(t, s); f != 0 || n != 0 {
 		t.Fatal("rejected row landed")
 	}
-	if _, err := s.Insert(ctx, "nope", rows(tbl, time.Now())); sqlerr.Code(err) != sqlerr.UndefinedTable {
+	if _, err := s.Insert(ctx, "nope", rows(tbl, time.Now())); KindOf(err) != KindNoSuchTable {
 		t.Fatalf("unknown table: %v", err)
 	}
-	if _, err := s.CreateTable(ctx, tbl, false); sqlerr.Code(err) != sqlerr.DuplicateTable {
+	if _, err := s.CreateTable(ctx, tbl, false); KindOf(err) != KindTableExists {
 		t.Fatalf("duplicate create: %v", err)
 	}
 }
@@ -217,7 +216,7 @@ func TestDropAndRecreateDoesNotResurrectRows(t *testing.T) {
 	if _, err := s.DropTable(ctx, "cpu", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DropTable(ctx, "cpu", false); sqlerr.Code(err) != sqlerr.UndefinedTable {
+	if _, err := s.DropTable(ctx, "cpu", false); KindOf(err) != KindNoSuchTable {
 		t.Fatalf("second drop: %v", err)
 	}
 	if _, err := s.CreateTable(ctx, cpuTable(t), false); err != nil {
@@ -241,13 +240,13 @@ func TestDiskFullIsReported(t *testing.T) {
 		t.Fatal("a new store does not accept writes")
 	}
 	err := s.storageError(fmt.Errorf("write wal/x.wal: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}))
-	if sqlerr.Code(err) != sqlerr.DiskFull {
-		t.Fatalf("ENOSPC: %v (%s), want 53100", err, sqlerr.Code(err))
+	if KindOf(err) != KindDiskFull {
+		t.Fatalf("ENOSPC: %v (kind %d), want disk full", err, KindOf(err))
 	}
 	if ok, why := s.AcceptingWrites(); ok || !strings.Contains(why, "disk is full") {
 		t.Fatalf("after ENOSPC: %v %q", ok, why)
 	}
-	if sqlerr.Code(s.storageError(errors.New("EIO"))) != sqlerr.IOError {
+	if KindOf(s.storageError(errors.New("EIO"))) != KindIO {
 		t.Fatal("other write errors are not 58030")
 	}
 }

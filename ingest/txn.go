@@ -31,7 +31,6 @@ import (
 	"tsdb/delta"
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 	"tsdb/wal"
 )
@@ -219,7 +218,7 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		}
 		t := ts.sch()
 		if part.TableID != "" && part.TableID != t.ID {
-			return sqlerr.New(sqlerr.SerializationFailure, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
+			return errorf(KindConflict, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
 		}
 		block := ts.writeBlock
 		if part.deletes() {
@@ -256,7 +255,7 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 	}
 	first, werr := s.wal.AppendFramed(ctx, payloads)
 	if first == 0 {
-		var se *sqlerr.Error
+		var se *Error
 		if errors.As(werr, &se) {
 			return werr
 		}

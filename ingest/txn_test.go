@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"tsdb/delta"
-	"tsdb/internal/sqlerr"
 )
 
 // values lists the v column of every row of the table, sorted.
@@ -111,7 +109,7 @@ func TestCommitTxRefusesAReplacedTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	part := TxTable{Table: "cpu", TableID: "not-this-one", Inserts: []arrow.RecordBatch{rows(tbl, time.Now())}}
-	if err := s.CommitTx(ctx, 1, []TxTable{part}); sqlerr.Code(err) != sqlerr.SerializationFailure {
+	if err := s.CommitTx(ctx, 1, []TxTable{part}); KindOf(err) != KindConflict {
 		t.Fatalf("commit: %v, want 40001", err)
 	}
 	if got := values(t, s); len(got) != 0 {
@@ -166,8 +164,7 @@ func TestLockTableFindsDeadlocks(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	_, _, err = s.LockTable(ctx, 2, "a")
-	var se *sqlerr.Error
-	if !errors.As(err, &se) || se.Code != "40P01" {
+	if KindOf(err) != KindDeadlock {
 		t.Fatalf("the closing wait: %v, want 40P01", err)
 	}
 	unlockB()
@@ -180,7 +177,7 @@ func TestLockTableFindsDeadlocks(t *testing.T) {
 	defer unlockA()
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, _, err := s.LockTable(cctx, 4, "a"); sqlerr.Code(err) != sqlerr.QueryCanceled {
+	if _, _, err := s.LockTable(cctx, 4, "a"); KindOf(err) != KindCanceled {
 		t.Fatalf("a wait that times out: %v, want 57014", err)
 	}
 }

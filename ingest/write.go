@@ -16,7 +16,6 @@ import (
 
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 	"tsdb/wal"
 )
@@ -77,17 +76,17 @@ func timeBounds(rec arrow.RecordBatch, idx int) (int64, int64) {
 // the rows DELETE/UPDATE produce all pass here.
 func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 	if err := checkSchema(t, rec); err != nil {
-		return sqlerr.Wrap(sqlerr.DatatypeMismatch, err)
+		return wrapKind(KindTypeMismatch, err)
 	}
 	for i, c := range t.Columns[:rec.NumCols()] {
 		if c.NotNull && rec.Column(i).NullN() > 0 {
-			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
-				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
+			return &Error{Kind: KindNotNull,
+				Msg: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name)}
 		}
 		if c.Type == schema.Text {
 			if row, err := checkStrings(rec.Column(i).(*array.String)); err != nil {
-				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire,
-					Message: fmt.Sprintf("column %q, row %d: %v", c.Name, row+1, err), Err: err}
+				return &Error{Kind: KindBadText,
+					Msg: fmt.Sprintf("column %q, row %d: %v", c.Name, row+1, err), Err: err}
 			}
 		}
 	}
@@ -257,8 +256,8 @@ func (s *Store) recycle(e *encoded) {
 func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err error, parts []part, sizes []int64) (int64, error) {
 	if first == 0 {
 		// Nothing was written; an error that already says why (a table
-		// dropped meanwhile) keeps its SQLSTATE.
-		var se *sqlerr.Error
+		// dropped meanwhile) keeps its kind.
+		var se *Error
 		if errors.As(err, &se) {
 			return 0, err
 		}
@@ -269,7 +268,7 @@ func (s *Store) applyAppended(ts *tableState, t schema.Table, first uint64, err 
 		s.seq.run(first, len(parts), func() {})
 		var tl *wal.TooLargeError
 		if errors.As(err, &tl) {
-			return 0, &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: tl.Error(), Err: err}
+			return 0, &Error{Kind: KindTooLarge, Msg: tl.Error(), Err: err}
 		}
 		return 0, s.storageError(err)
 	}
@@ -372,7 +371,7 @@ func (s *Store) tooLarge(need int64) error {
 	if need <= s.opts.MemoryLimit {
 		return nil
 	}
-	return sqlerr.New(sqlerr.ProgramLimitExceeded, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
+	return errorf(KindTooLarge, "this statement needs %s in memory, more than --memory-limit %s: split it into smaller statements", mib(need), mib(s.opts.MemoryLimit))
 }
 
 // admit waits until need bytes fit under the memory and WAL-lag limits and
@@ -424,11 +423,11 @@ func (s *Store) admit(ctx context.Context, need int64) (release func(), err erro
 		case <-ch:
 		case <-timer.C:
 			s.metrics.rejections.Inc()
-			return nil, &sqlerr.Error{Code: sqlerr.OutOfMemory,
-				Message: fmt.Sprintf("write refused after waiting %v: %s and flushes cannot keep up", s.opts.WriteTimeout, why),
-				Hint:    "retry later, write smaller batches, or raise --memory-limit"}
+			return nil, &Error{Kind: KindOutOfMemory,
+				Msg:  fmt.Sprintf("write refused after waiting %v: %s and flushes cannot keep up", s.opts.WriteTimeout, why),
+				Hint: "retry later, write smaller batches, or raise --memory-limit"}
 		case <-ctx.Done():
-			return nil, &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement while it waited for memory", Err: ctx.Err()}
+			return nil, &Error{Kind: KindCanceled, Msg: "canceling statement while it waited for memory", Err: ctx.Err()}
 		}
 	}
 }
@@ -467,7 +466,7 @@ func (s *Store) noteDiskFull(err error) {
 func (s *Store) storageError(err error) error {
 	if errors.Is(err, syscall.ENOSPC) {
 		s.noteDiskFull(err)
-		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the write-ahead log: no space left on device", Hint: "Free space in --data-dir; the statement changed nothing.", Err: err}
+		return &Error{Kind: KindDiskFull, Msg: "could not write to the write-ahead log: no space left on device", Hint: "Free space in --data-dir; the statement changed nothing.", Err: err}
 	}
-	return sqlerr.Wrap(sqlerr.IOError, err)
+	return wrapKind(KindIO, err)
 }

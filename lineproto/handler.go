@@ -101,24 +101,43 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.write(r.Context(), user, points); err != nil {
-		status := http.StatusBadRequest
-		switch sqlerr.Code(err) {
-		case sqlerr.InsufficientPrivilege:
-			status = http.StatusForbidden
-		case sqlerr.OutOfMemory, sqlerr.DiskFull:
-			status = http.StatusServiceUnavailable
+		status := writeStatus(err)
+		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
-		case sqlerr.ProgramLimitExceeded:
-			// More than --memory-limit in one batch: retrying the same
-			// request cannot succeed.
-			status = http.StatusRequestEntityTooLarge
-		case sqlerr.IOError, sqlerr.InternalError:
-			status = http.StatusInternalServerError
 		}
 		writeError(w, status, "write failed", err.Error())
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeStatus is the HTTP status of a failed write: storage errors by
+// their kind, the handler's own by their SQLSTATE.
+func writeStatus(err error) int {
+	switch ingest.KindOf(err) {
+	case ingest.KindOutOfMemory, ingest.KindDiskFull:
+		return http.StatusServiceUnavailable
+	case ingest.KindTooLarge:
+		// More than --memory-limit in one batch: retrying the same
+		// request cannot succeed.
+		return http.StatusRequestEntityTooLarge
+	case ingest.KindIO:
+		return http.StatusInternalServerError
+	case ingest.KindNone:
+	default:
+		return http.StatusBadRequest
+	}
+	switch sqlerr.Code(err) {
+	case sqlerr.InsufficientPrivilege:
+		return http.StatusForbidden
+	case sqlerr.OutOfMemory, sqlerr.DiskFull:
+		return http.StatusServiceUnavailable
+	case sqlerr.ProgramLimitExceeded:
+		return http.StatusRequestEntityTooLarge
+	case sqlerr.IOError, sqlerr.InternalError:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
 }
 
 // maxNewTables bounds the tables one request may create: each is a Delta

@@ -182,6 +182,7 @@ func parseRetention(v string) (time.Duration, error) {
 // wrapStoreErr passes SQL errors through and reports the others as I/O
 // errors (the storage failed, the statement was fine).
 func wrapStoreErr(err error) error {
+	err = storeError(err)
 	var se *sqlerr.Error
 	if errors.As(err, &se) {
 		return err

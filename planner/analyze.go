@@ -287,7 +287,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 	var raw any
 	rows, err := conn.QueryContext(ctx, "SELECT json_serialize_sql($1::VARCHAR)", text)
 	if err != nil {
-		return refs{}, dialect.EngineError(err)
+		return refs{}, engineError(err)
 	}
 	if rows.Next() {
 		err = rows.Scan(&raw)
@@ -296,7 +296,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 	}
 	rows.Close()
 	if err != nil {
-		return refs{}, dialect.EngineError(err)
+		return refs{}, engineError(err)
 	}
 	var tree map[string]any
 	switch v := raw.(type) {

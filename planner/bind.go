@@ -20,7 +20,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/delta"
-	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
 )
@@ -50,7 +49,7 @@ func (s *Session) ensureView(ctx context.Context, name string, v sessionView) er
 		// The old view may still be there, no longer tracked: it must not
 		// outlive the session.
 		s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
-		return dialect.EngineError(err)
+		return engineError(err)
 	}
 	s.views[name] = v
 	return nil
@@ -244,7 +243,7 @@ func (s *Session) dropStaleViews(ctx context.Context) error {
 		}
 		s.dropPlans()
 		if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name)); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		delete(s.views, name)
 	}
@@ -327,7 +326,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		mirrored, err := s.p.mirror.ensure(ctx, s.conn, snap)
 		if err != nil {
 			b.done()
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		mirrors[name] = mirrored
 		snaps = append(snaps, snap)

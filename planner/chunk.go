@@ -387,7 +387,7 @@ func (r *chunkRows) Err() error {
 	if r.err != nil && r.scrub != nil {
 		return r.scrub(r.err)
 	}
-	return dialect.EngineError(r.err)
+	return engineError(r.err)
 }
 
 // Close implements Rows.

@@ -69,7 +69,8 @@ type copyJob struct {
 }
 
 // Write takes one CopyData payload.
-func (c *CopyIn) Write(p []byte) error {
+func (c *CopyIn) Write(p []byte) (err error) {
+	defer func() { err = storeError(err) }()
 	f := &c.feed
 	if f.stageErr != nil {
 		return f.stageErr
@@ -257,7 +258,8 @@ func (c *CopyIn) wait() {
 // Finish decodes what is left, waits for the decoders, stages the rest
 // and commits every row as one write; it returns the row count for the
 // COPY n tag.
-func (c *CopyIn) Finish(ctx context.Context) (int64, error) {
+func (c *CopyIn) Finish(ctx context.Context) (n int64, err error) {
+	defer func() { err = storeError(err) }()
 	defer c.Close()
 	f := &c.feed
 	if f.stageErr != nil {

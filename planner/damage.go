@@ -20,7 +20,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
-	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/backend"
@@ -61,7 +60,10 @@ func (s *Session) clientError(ctx context.Context, err error) error {
 	if e := unavailableError(err); e != err {
 		return e
 	}
-	err = dialect.EngineError(err)
+	if e := storeError(err); e != err {
+		return e
+	}
+	err = engineError(err)
 	var se *sqlerr.Error
 	if !errors.As(err, &se) {
 		return err

@@ -132,7 +132,7 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	}
 	n, err := s.p.store.ExecDML(ctx, name, text, op, compiled)
 	if err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	return &Result{Tag: fmt.Sprintf("%s %d", op, n)}, nil
 }
@@ -240,7 +240,7 @@ func (e *Engine) CompileDML(ctx context.Context, tbl schema.Table, text string) 
 		}
 		return rows.Close()
 	}); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	return p, nil
 }
@@ -333,7 +333,7 @@ func (p *dmlPlan) ApplyFile(ctx context.Context, path string, f delta.File, dele
 		return err
 	})
 	if err != nil {
-		return nil, 0, dialect.EngineError(err)
+		return nil, 0, engineError(err)
 	}
 	return rec, changed, nil
 }
@@ -348,7 +348,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 	defer conn.Close()
 	scratch := &mirrorTable{name: mirrorSchema + "." + schema.QuoteIdent(fmt.Sprintf("dml_%d_%d", time.Now().UnixNano(), p.counter.Add(1)))}
 	if err := createMirrorTable(ctx, conn, p.table, scratch.name); err != nil {
-		return nil, 0, dialect.EngineError(err)
+		return nil, 0, engineError(err)
 	}
 	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+scratch.name)
 	recs := make([]arrow.RecordBatch, len(batches))
@@ -402,7 +402,7 @@ func (p *dmlPlan) ApplyBatches(ctx context.Context, batches []membuffer.Batch) (
 		return nil
 	})
 	if err != nil {
-		return nil, 0, dialect.EngineError(err)
+		return nil, 0, engineError(err)
 	}
 	return out, total, nil
 }

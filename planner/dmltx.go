@@ -237,13 +237,13 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 		return nil, err
 	}
 	if err := s.execGuarded(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", dmlRowsTable, text)); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
 
 	var n int64
 	if err := s.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+dmlRowsTable).Scan(&n); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	if d.op == "UPDATE" {
 		for _, c := range tbl.Columns {
@@ -252,7 +252,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 			}
 			var nulls int64
 			if err := s.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", dmlRowsTable, schema.QuoteIdent(c.Name))).Scan(&nulls); err != nil {
-				return nil, dialect.EngineError(err)
+				return nil, engineError(err)
 			}
 			if nulls > 0 {
 				return nil, &sqlerr.Error{Code: sqlerr.NotNullViolation, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, name)}
@@ -281,14 +281,14 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	var dels []tombstone
 	rows, err := s.conn.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable))
 	if err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	intern := map[string]string{}
 	for rows.Next() {
 		var t tombstone
 		if err := rows.Scan(&t.src, &t.row); err != nil {
 			rows.Close()
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		if v, ok := intern[t.src]; ok {
 			t.src = v
@@ -299,7 +299,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	if d.op == "UPDATE" {
 		rec, err := scanRecord(ctx, s.engineQuerier(), tbl, rowsSQL)
@@ -349,7 +349,7 @@ func checkReturning(list []*pg_query.Node, alias, table string) error {
 // table's columns) as relation alias, into rows held in memory.
 func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.Node, source string) ([]Column, Rows, error) {
 	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", returningView, source)); err != nil {
-		return nil, nil, dialect.EngineError(err)
+		return nil, nil, engineError(err)
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp.main."+returningView)
 	sel := returningSelect(returningView, alias, list)
@@ -362,24 +362,24 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 	}
 	rows, err := s.engineQuerier().QueryContext(ctx, text)
 	if err != nil {
-		return nil, nil, dialect.EngineError(err)
+		return nil, nil, engineError(err)
 	}
 	defer rows.Close()
 	cols, err := sqlColumns(rows)
 	if err != nil {
-		return nil, nil, dialect.EngineError(err)
+		return nil, nil, engineError(err)
 	}
 	nameColumns(cols, asWritten)
 	var out [][]any
 	for rows.Next() {
 		vals, err := scanValues(rows, len(cols))
 		if err != nil {
-			return nil, nil, dialect.EngineError(err)
+			return nil, nil, engineError(err)
 		}
 		out = append(out, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, dialect.EngineError(err)
+		return nil, nil, engineError(err)
 	}
 	return cols, NewStaticRows(out), nil
 }

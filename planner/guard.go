@@ -27,7 +27,6 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -185,7 +184,7 @@ func (s *Session) checkSize(query string) error {
 
 // canceled is the error of a statement whose context ended.
 func canceled(ctx context.Context) error {
-	return dialect.EngineError(context.Cause(ctx))
+	return engineError(context.Cause(ctx))
 }
 
 // engineCall runs call, which makes DuckDB parse or plan on the session's

@@ -193,11 +193,11 @@ func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias stri
 	if len(returning) > 0 {
 		scratch := fmt.Sprintf(`%s."ret_%d"`, mirrorSchema, s.p.txSeq.Add(1))
 		if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
 		if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, []arrow.RecordBatch{rec}, []uint64{0}); err != nil {
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		var err error
 		res.Columns, res.Rows, err = s.returning(ctx, alias, returning, fmt.Sprintf("SELECT %s FROM %s", selectList(tbl, len(tbl.Columns)), scratch))
@@ -258,14 +258,14 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 func (s *Session) describeWidth(ctx context.Context, query string) (int, error) {
 	rows, err := s.engineQuerier().QueryContext(ctx, "DESCRIBE "+query)
 	if err != nil {
-		return 0, dialect.EngineError(err)
+		return 0, engineError(err)
 	}
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
 		n++
 	}
-	return n, dialect.EngineError(rows.Err())
+	return n, engineError(rows.Err())
 }
 
 // evaluate runs q, whose columns are exactly tbl's, and collects the rows
@@ -279,7 +279,7 @@ func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arr
 func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	defer rows.Close()
 	builders := map[uint64]*array.RecordBuilder{}
@@ -290,7 +290,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		id, ok := vals[len(vals)-1].(uint64)
 		if !ok {
@@ -308,7 +308,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	out := make(map[uint64]arrow.RecordBatch, len(builders))
 	for id, b := range builders {
@@ -323,7 +323,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (arrow.RecordBatch, error) {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	defer rows.Close()
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
@@ -335,7 +335,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		for i, v := range vals {
 			if err := appendGo(bld.Field(i), v); err != nil {
@@ -344,7 +344,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	return bld.NewRecordBatch(), nil
 }

@@ -688,7 +688,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, err
 	}
 	rows, cols, err := s.run(ctx, text, b.done)
-	if err != nil && b.hasBuffered() && s.p.engine.opts.TempDir != "" && sqlerr.Code(dialect.EngineError(err)) == sqlerr.OutOfMemory {
+	if err != nil && b.hasBuffered() && s.p.engine.opts.TempDir != "" && sqlerr.Code(engineError(err)) == sqlerr.OutOfMemory {
 		// DuckDB's hash aggregation over a UNION ALL one of whose inputs
 		// is small (the buffered rows beside the files) does not go out
 		// of core: it failed to allocate where the same aggregation over
@@ -707,7 +707,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 	}
 	if err != nil {
 		b.done()
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	nameColumns(cols, sel)
 	if sel != nil {
@@ -770,20 +770,20 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	}
 	rows, err := s.engineQuerier().QueryContext(ctx, "EXPLAIN "+inner)
 	if err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, dialect.EngineError(err)
+			return nil, engineError(err)
 		}
 		for _, l := range strings.Split(strings.TrimRight(v, "\n"), "\n") {
 			lines = append(lines, []any{l})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dialect.EngineError(err)
+		return nil, engineError(err)
 	}
 	return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(lines)}, nil
 }

@@ -197,12 +197,12 @@ func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
 	defer b.done()
 	rows, err := s.engineQuerier().QueryContext(ctx, "SELECT * FROM ("+text+") WHERE false")
 	if err != nil {
-		return dialect.EngineError(err)
+		return engineError(err)
 	}
 	defer rows.Close()
 	cols, err := sqlColumns(rows)
 	if err != nil {
-		return dialect.EngineError(err)
+		return engineError(err)
 	}
 	nameColumns(cols, asWritten)
 	p.Columns = cols
@@ -326,7 +326,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		rows, err = s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
 	}
 	if err != nil {
-		return dialect.EngineError(err)
+		return engineError(err)
 	}
 	defer rows.Close()
 	var names, types []string
@@ -338,13 +338,13 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		}
 		cols, _ := rows.Columns()
 		if err := rows.Scan(ptrs[:len(cols)]...); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		names = append(names, fmt.Sprint(vals[0]))
 		types = append(types, fmt.Sprint(vals[1]))
 	}
 	if err := rows.Err(); err != nil {
-		return dialect.EngineError(err)
+		return engineError(err)
 	}
 	if sel != nil {
 		if pg := pgColumnNames(sel, len(names)); pg != nil {

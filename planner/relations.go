@@ -172,7 +172,7 @@ func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error
 	}
 	for _, q := range stmts {
 		if _, err := s.conn.ExecContext(ctx, q); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 	}
 	return nil

@@ -114,7 +114,7 @@ func (r *sqlRows) Err() error {
 	if err != nil && r.scrub != nil {
 		return r.scrub(err)
 	}
-	return dialect.EngineError(err)
+	return engineError(err)
 }
 
 func (r *sqlRows) Close() error {

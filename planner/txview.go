@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"tsdb/dialect"
 	"tsdb/internal/schema"
 )
 
@@ -52,11 +51,11 @@ func (s *Session) ensureTxCopies(ctx context.Context, tt *txTable) error {
 		tt.pending = fmt.Sprintf(`%s."tx_%d_p"`, mirrorSchema, n)
 		tt.tomb = fmt.Sprintf(`%s."tx_%d_d"`, mirrorSchema, n)
 		if err := createMirrorTable(ctx, s.conn, tt.t, tt.pending); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s (%s VARCHAR, %s BIGINT)", tt.tomb, srcColumn, rowNumColumn)); err != nil {
 			s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+tt.pending)
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		tt.created, tt.createdCols, tt.syncedRecs, tt.syncedDels = true, len(tt.t.Columns), 0, 0
 	}
@@ -68,7 +67,7 @@ func (s *Session) ensureTxCopies(ctx context.Context, tt *txTable) error {
 			ids = append(ids, uint64(i))
 		}
 		if err := appendBatches(ctx, s.conn, tt.t, &mirrorTable{name: tt.pending}, recs, ids); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		tt.syncedRecs = len(tt.recs)
 	}
@@ -86,7 +85,7 @@ func (s *Session) ensureTxCopies(ctx context.Context, tt *txTable) error {
 			return array.NewRecordBatch(tombstoneSchema, []arrow.Array{src.NewArray(), row.NewArray()}, int64(len(dels))), nil
 		})
 		if err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		tt.syncedDels = len(tt.dels)
 	}
@@ -101,14 +100,14 @@ func (s *Session) truncateEngineCopies(ctx context.Context, tt *txTable) error {
 	}
 	if tt.syncedRecs > len(tt.recs) {
 		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s >= %d", tt.pending, batchColumn, len(tt.recs))); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		tt.syncedRecs = len(tt.recs)
 	}
 	if tt.syncedDels > len(tt.dels) {
 		// Tombstones carry no order in the engine: copied again.
 		if _, err := s.conn.ExecContext(ctx, "DELETE FROM "+tt.tomb); err != nil {
-			return dialect.EngineError(err)
+			return engineError(err)
 		}
 		tt.syncedDels = 0
 	}

@@ -1,6 +1,7 @@
 // Package sqlerr carries SQLSTATE codes from where an error is understood
-// (planner, ingest) to where it is reported (pgwire), without either side
-// knowing the other.
+// (planner, dialect, session) to where it is reported (pgwire), without
+// either side knowing the other. Storage (ingest) knows no SQLSTATEs: its
+// errors have a kind, and the planner gives them their code.
 package sqlerr
 
 import (
