@@ -109,14 +109,17 @@ test-e2e: deps build $(BIN_FAULTS)
 ## a temporary directory) by COPY and by 1,000-row INSERTs (each three
 ## times into a fresh table, the median reported), runs the suite's
 ## queries on tsdb, PostgreSQL and DuckDB over tsdb's Parquet files, checks
-## they agree, and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
+## they agree, measures the WAL's replay after a SIGKILL and its disk use
+## over a simulated day of ingest and flushes (at the data set's rate and
+## ten times it), and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
 ## flags (e.g. --hosts 100 --duration 24h --runs 5 --load-runs 1 --profile
 ## DIR). Then the
 ## Go benchmarks: group commit, INSERT latency alone and beside 16
 ## sessions of UPDATE/DELETE, a 10M-row result streamed (rows/s and the
 ## server's peak memory rise), a simulated week of 10-minute flushes under
 ## the background compactor (files per day, query time against a freshly
-## compacted copy), WAL replay, and the peak memory of a compaction merge.
+## compacted copy), WAL replay, the WAL's append and COPY-part rates on
+## badger, and the peak memory of a compaction merge.
 BENCH_FLAGS ?=
 bench: deps build bin/tsdb-bench
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
@@ -129,6 +132,8 @@ bench: deps build bin/tsdb-bench
 	$(GO) test -run '^$$' -bench LargeResult -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench SimulatedWeek -benchtime 1x ./tests/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./ingest/
+	$(GO) test -run '^$$' -bench Append190KB -benchtime 500x ./wal/
+	$(GO) test -run '^$$' -bench Stage1MBParts -benchtime 5x ./wal/
 	$(GO) test -run '^$$' -bench CompactionMemory -benchtime 3x ./delta/
 
 bin/tsdb-bench: $(SOURCES)
