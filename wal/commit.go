@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -210,6 +211,11 @@ func (w *WAL) commitGroup(group []*request, broken error) error {
 	commit := func() error {
 		err := txn.Commit()
 		w.metrics.fsyncs.Inc()
+		if msg := w.syncFailed.Swap(nil); msg != nil && err == nil {
+			// The transaction is in badger but perhaps not on disk:
+			// not acknowledged, and nothing more is written (see fail).
+			err = fmt.Errorf("badger could not sync its value log: %s", strings.TrimSpace(*msg))
+		}
 		if err == nil {
 			w.apply(g)
 		}

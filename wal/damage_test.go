@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -216,5 +217,21 @@ func TestEarlierBadgerLayoutOpens(t *testing.T) {
 	defer w.Close()
 	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[3=three 5=five]" || len(bad) != 0 || w.NextSeq() != 9 {
 		t.Fatalf("replay %v, corrupt %v, next %d", got, bad, w.NextSeq())
+	}
+}
+
+// Badger only logs a failed value-log fsync and reports the write as
+// done. The WAL catches the message: the write is not acknowledged, and
+// nothing more is written until a restart, as after any failed sync.
+func TestValueLogSyncFailureIsNotAcknowledged(t *testing.T) {
+	ctx := context.Background()
+	w := openWithA(t)
+	// What badger's value log does when fsync fails (value.go).
+	badgerLogger{l: w.logger, syncFailed: w.syncFailed}.Errorf("Error while curlf sync: %v\n", errors.New("input/output error"))
+	if _, err := w.Append(ctx, [][]byte{[]byte("b")}); err == nil || !strings.Contains(err.Error(), "could not sync") {
+		t.Fatalf("append after a failed value-log sync: %v", err)
+	}
+	if _, err := w.Append(ctx, [][]byte{[]byte("c")}); err == nil {
+		t.Fatal("the WAL took a write after a failed sync")
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +78,12 @@ type WAL struct {
 	// a part of theirs may be in the log, so that a commit never claims
 	// parts an aborted stage left behind.
 	nextStage atomic.Uint64
+
+	// syncFailed holds badger's message when a value-log fsync failed:
+	// badger only logs that (value.go, "Error while curlf sync") and
+	// reports the write as done, so the commit loop checks it after
+	// every transaction (see badgerLogger).
+	syncFailed *atomic.Pointer[string]
 
 	// writeMu is held by the commit loop while it writes and by the
 	// reclaimer while it flushes the memtable: badger refuses writes
@@ -188,9 +195,9 @@ func quarantineEntry(dir string, seq uint64, p []byte) error {
 
 // badgerOptions are the WAL's badger settings. Each is measured or
 // required; docs/benchmarks.md has the numbers.
-func badgerOptions(dir string, logger *slog.Logger, vlogBytes int64) badger.Options {
+func badgerOptions(dir string, logger badgerLogger, vlogBytes int64) badger.Options {
 	return badger.DefaultOptions(dir).
-		WithLogger(badgerLogger{logger}).
+		WithLogger(logger).
 		// Every write is synced: the value log and the memtable's log,
 		// once per transaction, and the commit loop makes a transaction
 		// of every group.
@@ -237,11 +244,12 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	// Badger refuses a value larger than a value-log file: a chunk and
 	// its checksum must fit, with room to spare.
 	vlogBytes = max(vlogBytes, 2*chunkBytes)
-	db, err := badger.Open(badgerOptions(dir, logger, vlogBytes))
+	syncFailed := new(atomic.Pointer[string])
+	db, err := badger.Open(badgerOptions(dir, badgerLogger{l: logger, syncFailed: syncFailed}, vlogBytes))
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
-	w := &WAL{dir: dir, db: db, logger: logger, metrics: newMetrics(opts.Registerer),
+	w := &WAL{dir: dir, db: db, syncFailed: syncFailed, logger: logger, metrics: newMetrics(opts.Registerer),
 		requests: make(chan *request, 1024), live: map[uint64]loc{}, commits: map[uint64]*commit{},
 		reclaimNow: make(chan struct{}, 1), stop: make(chan struct{}), commitDone: make(chan struct{}), reclaimDone: make(chan struct{})}
 	if err := w.convertSegments(ctx); err != nil {
@@ -402,11 +410,24 @@ func newMetrics(r prometheus.Registerer) *metrics {
 	return m
 }
 
-// badgerLogger routes badger's log lines to slog.
-type badgerLogger struct{ l *slog.Logger }
+// badgerLogger routes badger's log lines to slog, and catches the one
+// error badger logs instead of returning: a failed fsync of the value
+// log, after which the write it was for is reported as done.
+type badgerLogger struct {
+	l          *slog.Logger
+	syncFailed *atomic.Pointer[string]
+}
+
+// vlogSyncFailure starts the format of badger's message for a failed
+// value-log fsync.
+const vlogSyncFailure = "Error while curlf sync"
 
 func (b badgerLogger) Errorf(f string, a ...any) {
-	b.l.Error(fmt.Sprintf(f, a...), "component", "badger")
+	msg := fmt.Sprintf(f, a...)
+	if strings.HasPrefix(f, vlogSyncFailure) && b.syncFailed != nil {
+		b.syncFailed.Store(&msg)
+	}
+	b.l.Error(msg, "component", "badger")
 }
 func (b badgerLogger) Warningf(f string, a ...any) {
 	b.l.Warn(fmt.Sprintf(f, a...), "component", "badger")
