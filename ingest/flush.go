@@ -34,6 +34,12 @@ func (s *Store) flushLoop(ctx context.Context) {
 		case <-t.C:
 		case <-s.kick:
 		}
+		// A kick and the cancellation may be ready at once, and select
+		// picks either: no flush starts once Close has begun.
+		if ctx.Err() != nil {
+			s.flushWG.Wait()
+			return
+		}
 		s.scheduleFlushes(ctx)
 	}
 }
@@ -50,6 +56,9 @@ func (s *Store) scheduleFlushes(ctx context.Context) {
 	now := s.opts.Now()
 	pressured := s.pressurePicks()
 	for _, ts := range s.states() {
+		if ctx.Err() != nil {
+			return
+		}
 		if !ts.readyToFlush(now) {
 			continue
 		}
@@ -60,6 +69,10 @@ func (s *Store) scheduleFlushes(ctx context.Context) {
 		select {
 		case s.flushSem <- struct{}{}:
 		case <-ctx.Done():
+			return
+		}
+		if ctx.Err() != nil {
+			<-s.flushSem
 			return
 		}
 		if !ts.flushing.CompareAndSwap(false, true) {

@@ -60,9 +60,8 @@ func (s *Session) clientError(ctx context.Context, err error) error {
 	if e := unavailableError(err); e != err {
 		return e
 	}
-	if e := storeError(err); e != err {
-		return e
-	}
+	// A storage error gets its SQLSTATE (engineError) and then the same
+	// scrubbing as the engine's: no server path reaches the client.
 	err = engineError(err)
 	var se *sqlerr.Error
 	if !errors.As(err, &se) {
