@@ -82,6 +82,24 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if err != nil {
 		return res, err
 	}
+	// Buffered buckets that end by the cutoff hold only expired rows:
+	// flushed like any bucket (durably, exactly once), they become files
+	// the cut drops whole. Neither step needs the SQL engine.
+	expired := func(b membuffer.BucketInfo) bool { return b.Key.End <= cut }
+	for _, bk := range s.buf.Buckets(name) {
+		if bk.Rows > 0 && expired(bk) {
+			if err := s.flushTable(ctx, ts, expired, true); err != nil {
+				return res, fmt.Errorf("ingest: retention of %s: flush expired buckets: %w", name, err)
+			}
+			files, rows, err := s.dropExpiredFiles(ctx, ts, cut)
+			res.FilesRemoved += files
+			res.Rows += rows
+			if err != nil {
+				return res, err
+			}
+			break
+		}
+	}
 
 	// Anything older left: a file across the cutoff, or buffered rows.
 	ts.mu.RLock()
@@ -99,6 +117,8 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if !older {
 		return res, s.logRetention(name, res)
 	}
+	// What is left is a file across the cutoff, or a bucket of another
+	// width across it: rows are deleted from it as a DELETE would.
 	if s.opts.CompileDML == nil {
 		return res, errors.New("ingest: retention needs a DML compiler")
 	}
