@@ -470,3 +470,23 @@ func (s *Store) storageError(err error) error {
 	}
 	return wrapKind(KindIO, err)
 }
+
+// Validate checks records for table name as every write does (types, NOT
+// NULL, text): a transaction checks its rows when it takes them, long
+// before it commits them.
+func (s *Store) Validate(name string, recs []arrow.RecordBatch) error {
+	ts, err := s.state(name)
+	if err != nil {
+		return err
+	}
+	if err := ts.writeBlock(); err != nil {
+		return err
+	}
+	t := ts.sch()
+	for _, rec := range recs {
+		if err := s.validate(t, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}

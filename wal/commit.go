@@ -459,7 +459,7 @@ func (w *WAL) apply(g *groupWrite) {
 		delete(w.commits, stage)
 	}
 	w.metrics.deletes.Add(float64(len(g.deleted)))
-	if w.deletedBytes >= w.db.Opts().ValueLogFileSize {
+	if w.deletedBytes >= w.vlogBytes {
 		// A file's worth is garbage: give it back now rather than at
 		// the next tick, so that the disk follows a flush closely.
 		select {

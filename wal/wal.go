@@ -65,10 +65,14 @@ type Options struct {
 
 // WAL is an open write-ahead log. It is safe for concurrent use.
 type WAL struct {
-	dir     string
-	db      *badger.DB
-	logger  *slog.Logger
-	metrics *metrics
+	dir string
+	db  *badger.DB
+	// vlogBytes is the size of a value-log file: a file's worth of
+	// deletions wakes the reclaimer (badger's Opts copies its whole
+	// options struct, too much for every deletion).
+	vlogBytes int64
+	logger    *slog.Logger
+	metrics   *metrics
 
 	// requests carries appends, deletions and stage operations to the
 	// commit loop, which alone writes to badger (see writeMu).
@@ -249,7 +253,7 @@ func Open(ctx context.Context, dir string, opts Options) (*WAL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
-	w := &WAL{dir: dir, db: db, syncFailed: syncFailed, logger: logger, metrics: newMetrics(opts.Registerer),
+	w := &WAL{dir: dir, db: db, vlogBytes: vlogBytes, syncFailed: syncFailed, logger: logger, metrics: newMetrics(opts.Registerer),
 		requests: make(chan *request, 1024), live: map[uint64]loc{}, commits: map[uint64]*commit{},
 		reclaimNow: make(chan struct{}, 1), stop: make(chan struct{}), commitDone: make(chan struct{}), reclaimDone: make(chan struct{})}
 	if err := w.convertSegments(ctx); err != nil {
