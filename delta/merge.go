@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
@@ -36,30 +34,32 @@ var ErrUnsorted = errors.New("delta: file rows are not in file order")
 // stay closed until they are reached. Rows with equal keys keep the
 // order of files (by MinTime, then path) and of rows within a file.
 func MergeDataFiles(ctx context.Context, store Store, t schema.Table, files []File) (Add, error) {
-	var buf bytes.Buffer
-	w, err := newFileWriter(t, &buf)
+	out, err := createDataFile(store)
 	if err != nil {
 		return Add{}, err
 	}
+	w := newFileWriter(t, out)
 	m := &merger{t: t, sch: t.ArrowSchema(), w: w}
 	defer m.release()
 	m.pending = slices.Clone(files)
 	slices.SortStableFunc(m.pending, mergeRank)
 	if err := m.run(ctx, store); err != nil {
-		w.Close()
+		out.abort()
 		return Add{}, err
 	}
-	if err := w.Close(); err != nil {
-		return Add{}, fmt.Errorf("delta: finish parquet: %w", err)
+	if err := w.close(); err != nil {
+		out.abort()
+		return Add{}, err
 	}
 	if m.stats == nil {
 		m.stats = &Stats{MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
 	}
 	encoded, err := encodeStats(*m.stats)
 	if err != nil {
+		out.abort()
 		return Add{}, err
 	}
-	return putDataFile(ctx, store, buf.Bytes(), encoded)
+	return out.commit(ctx, store, encoded)
 }
 
 // mergeRank orders a merge's inputs: by MinTime, then path. Rows with
@@ -75,7 +75,7 @@ func mergeRank(a, b File) int {
 type merger struct {
 	t       schema.Table
 	sch     *arrow.Schema
-	w       *pqarrow.FileWriter
+	w       *fileWriter
 	pending []File        // not opened yet, by MinTime
 	opened  int           // files opened so far: each input's tie-break rank
 	open    []*mergeInput // opened, with a current row
@@ -322,8 +322,5 @@ func (m *merger) flush() error {
 		merged := mergeStats(m.t, *m.stats, st)
 		m.stats = &merged
 	}
-	if err := m.w.Write(rec); err != nil {
-		return fmt.Errorf("delta: write parquet: %w", err)
-	}
-	return nil
+	return m.w.writeRowGroup(rec)
 }

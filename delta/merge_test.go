@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"tsdb/internal/schema"
@@ -48,22 +47,15 @@ func testRows(sch schema.Table, rows []testRow) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// fileRows reads a data file's rows, in file order, as "time host v".
+// fileRows reads a data file's rows, in file order, as "time|host|v".
 func fileRows(t *testing.T, store Store, sch schema.Table, path string) []string {
 	t.Helper()
 	recs, err := ReadDataFile(context.Background(), store, sch, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	out := rowsOf(recs...)
 	for _, r := range recs {
-		for i := 0; i < int(r.NumRows()); i++ {
-			row := make([]string, r.NumCols())
-			for c := range row {
-				row[c] = r.Column(c).ValueStr(i)
-			}
-			out = append(out, strings.Join(row, " "))
-		}
 		r.Release()
 	}
 	return out
@@ -94,14 +86,7 @@ func sortedWrite(t *testing.T, store Store, sch schema.Table, files []File) Add 
 // fileMeta reads a data file's Parquet footer.
 func fileMeta(t *testing.T, store Store, path string) *metadata.FileMetaData {
 	t.Helper()
-	data, err := store.Get(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := arrowGoFile(t, store, path)
 	defer pf.Close()
 	return pf.MetaData()
 }
@@ -161,7 +146,7 @@ func TestFileOrder(t *testing.T) {
 		}
 		var vs []string
 		for _, r := range fileRows(t, store, timeOnly, add.Path) {
-			vs = append(vs, r[strings.LastIndex(r, " ")+1:])
+			vs = append(vs, r[strings.LastIndex(r, "|")+1:])
 		}
 		if got := strings.Join(vs, ","); got != "3,1,2,0" {
 			t.Fatalf("values in file order %s, want 3,1,2,0", got)
@@ -173,11 +158,7 @@ func TestFileOrder(t *testing.T) {
 func rowText(sch schema.Table, r testRow) string {
 	rec := testRows(sch, []testRow{r})
 	defer rec.Release()
-	row := make([]string, rec.NumCols())
-	for c := range row {
-		row[c] = rec.Column(c).ValueStr(0)
-	}
-	return strings.Join(row, " ")
+	return rowsOf(rec)[0]
 }
 
 // MergeDataFiles gives the same rows in the same order, and the same stats,
@@ -266,21 +247,14 @@ func TestMergeDataFilesRefusesUnsortedInput(t *testing.T) {
 	ctx := context.Background()
 	raw := func(t *testing.T, store Store, sch schema.Table, rows []testRow) Add {
 		var buf bytes.Buffer
-		w, err := newFileWriter(sch, &buf)
-		if err != nil {
+		w := newFileWriter(sch, &buf)
+		if err := w.writeRowGroup(testRows(sch, rows)); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(testRows(sch, rows)); err != nil {
+		if err := w.close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		add, err := putDataFile(ctx, store, buf.Bytes(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return add
+		return putTestFile(t, store, buf.Bytes())
 	}
 	tests := []struct {
 		name  string
@@ -420,7 +394,7 @@ func TestMergeDataFilesAcrossAddedClusterColumn(t *testing.T) {
 	}
 	var vs []string
 	for _, r := range fileRows(t, store, after, merged.Path) {
-		f := strings.Fields(r)
+		f := strings.Split(r, "|")
 		vs = append(vs, f[len(f)-2]+"/"+f[len(f)-1])
 	}
 	// Hour 0: NULL (old row at 3 s), then a; hour 1: NULL (old 1h+5s),
@@ -469,7 +443,7 @@ func TestClusterColumnPersistsAndOrders(t *testing.T) {
 	}
 	var order []string
 	for _, r := range fileRows(t, store, got, add.Path) {
-		f := strings.Fields(r)
+		f := strings.Split(r, "|")
 		order = append(order, f[len(f)-2]+"/"+f[len(f)-1])
 	}
 	if strings.Join(order, " ") != "cpu1/a cpu0/a cpu0/b" {

@@ -1,25 +1,15 @@
 package delta
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/google/uuid"
 
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
@@ -49,29 +39,30 @@ func WriteDataFile(ctx context.Context, store Store, t schema.Table, batches []a
 		return Add{}, err
 	}
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := newFileWriter(t, &buf)
-	if err != nil {
-		return Add{}, err
-	}
-	if err := writeByHour(w, t, rec); err != nil {
-		w.Close()
-		return Add{}, err
-	}
-	if err := w.Close(); err != nil {
-		return Add{}, fmt.Errorf("delta: finish parquet: %w", err)
-	}
 	stats, err := encodeStats(statsOf(t, rec))
 	if err != nil {
 		return Add{}, err
 	}
-	return putDataFile(ctx, store, buf.Bytes(), stats)
+	out, err := createDataFile(store)
+	if err != nil {
+		return Add{}, err
+	}
+	w := newFileWriter(t, out)
+	if err := writeByHour(w, t, rec); err != nil {
+		out.abort()
+		return Add{}, err
+	}
+	if err := w.close(); err != nil {
+		out.abort()
+		return Add{}, err
+	}
+	return out.commit(ctx, store, stats)
 }
 
 // writeByHour writes a record in file order with row groups of at most
 // rowGroupRows rows that never span two hours: a group spanning the end of
 // one hour and the start of the next would hold every host.
-func writeByHour(w *pqarrow.FileWriter, t schema.Table, rec arrow.RecordBatch) error {
+func writeByHour(w *fileWriter, t schema.Table, rec arrow.RecordBatch) error {
 	keys, err := newRowKeys(t, rec)
 	if err != nil {
 		return err
@@ -80,75 +71,18 @@ func writeByHour(w *pqarrow.FileWriter, t schema.Table, rec arrow.RecordBatch) e
 	for start := 0; start < n; {
 		hour := keys.key(start).hour
 		end := start + 1
-		for end < n && keys.key(end).hour == hour {
+		for end < n && end-start < rowGroupRows && keys.key(end).hour == hour {
 			end++
 		}
 		part := rec.NewSlice(int64(start), int64(end))
-		err := w.Write(part)
+		err := w.writeRowGroup(part)
 		part.Release()
 		if err != nil {
-			return fmt.Errorf("delta: write parquet: %w", err)
+			return err
 		}
 		start = end
 	}
 	return nil
-}
-
-// dataCodec compresses every column chunk of a data file. Snappy, not
-// zstd: the values of metrics (random-walk floats) hardly compress either
-// way, and zstd took a third of the time of a query reading all columns
-// (high-cpu-all: 74 against 45 ms in DuckDB over the same rows). Snappy is
-// also Delta's default codec, which every Delta reader supports. A
-// function, not a variable: the package keeps no mutable state.
-func dataCodec() compress.Compression { return compress.Codecs.Snappy }
-
-// newFileWriter starts a Parquet file of table t: snappy, statistics,
-// row groups of rowGroupRows.
-//
-// Every column starts dictionary-encoded and drops the dictionary in a row
-// group where, judged as the group is written (after every 1,024 rows), it
-// does not make the values smaller (arrow-go's cost fallback, as
-// parquet-mr does it). Tags and repeated values keep theirs; random-walk
-// floats, unique log lines and event times are written plain, where a
-// dictionary of 8,192 distinct floats was stored beside their indices, 20%
-// larger than the values and slower to decode. A time column of metrics
-// keeps its dictionary while its first 1,024 rows hold several series of
-// the hour (in file order, hour then host then time): at one row per 10 s,
-// a host's hour is 360 rows.
-func newFileWriter(t schema.Table, out *bytes.Buffer) (*pqarrow.FileWriter, error) {
-	opts := []parquet.WriterProperty{
-		parquet.WithCompression(dataCodec()),
-		parquet.WithMaxRowGroupLength(rowGroupRows),
-		parquet.WithStats(true),
-		parquet.WithDictionaryDefault(true),
-		parquet.WithVersion(parquet.V2_6),
-	}
-	for _, c := range t.Columns {
-		opts = append(opts, parquet.WithDictionaryCostFallbackFor(c.Name, true))
-	}
-	w, err := pqarrow.NewFileWriter(t.ArrowSchema(), out, parquet.NewWriterProperties(opts...), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		return nil, fmt.Errorf("delta: parquet writer: %w", err)
-	}
-	return w, nil
-}
-
-// putDataFile stores a finished Parquet file under a new unique name and
-// returns its add action.
-func putDataFile(ctx context.Context, store Store, data []byte, stats string) (Add, error) {
-	path := fmt.Sprintf("part-%05d-%s.%s.parquet", 0, uuid.NewString(), strings.ToLower(dataCodec().String()))
-	if err := store.Put(ctx, path, data); err != nil {
-		return Add{}, err
-	}
-	return Add{
-		Path:             path,
-		PartitionValues:  map[string]string{},
-		Size:             int64(len(data)),
-		ModificationTime: time.Now().UnixMilli(),
-		DataChange:       true,
-		Stats:            stats,
-		Tags:             map[string]string{ChecksumTag: checksum(data)},
-	}, nil
 }
 
 // sortedRecord concatenates the batches and orders the rows in file order
@@ -418,91 +352,4 @@ func truncateUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// ReadDataFile reads a data file of table t back as Arrow records with the
-// table's schema (for compaction); a file written before columns were
-// added yields records of the leading columns (WriteDataFile pads them).
-// It fails when the file's columns are not a prefix of the table's.
-func ReadDataFile(ctx context.Context, store Store, t schema.Table, path string) ([]arrow.RecordBatch, error) {
-	r, err := openDataFile(ctx, store, t, path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	var out []arrow.RecordBatch
-	for {
-		rec, err := r.next()
-		if err != nil {
-			arrowutil.ReleaseAll(out)
-			return nil, err
-		}
-		if rec == nil {
-			return out, nil
-		}
-		out = append(out, rec)
-	}
-}
-
-// dataFileReader reads a data file a batch of at most rowGroupRows rows at a
-// time; the file's compressed bytes stay in memory until close.
-type dataFileReader struct {
-	path string
-	pf   *file.Reader
-	rr   pqarrow.RecordReader
-}
-
-// openDataFile opens a data file of table t; it fails when the file's
-// columns are not a prefix of the table's.
-func openDataFile(ctx context.Context, store Store, t schema.Table, path string) (*dataFileReader, error) {
-	data, err := store.Get(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("delta: open %s: %w", path, err)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: rowGroupRows}, memory.DefaultAllocator)
-	if err != nil {
-		pf.Close()
-		return nil, fmt.Errorf("delta: read %s: %w", path, err)
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		pf.Close()
-		return nil, fmt.Errorf("delta: read %s: %w", path, err)
-	}
-	// Field metadata (Parquet field ids) may differ; names, types and
-	// nullability may not.
-	want, got := t.ArrowSchema(), rr.Schema()
-	same := got.NumFields() <= want.NumFields()
-	for i := 0; same && i < got.NumFields(); i++ {
-		g, w := got.Field(i), want.Field(i)
-		same = g.Name == w.Name && g.Nullable == w.Nullable && arrow.TypeEqual(g.Type, w.Type)
-	}
-	if !same {
-		rr.Release()
-		pf.Close()
-		return nil, fmt.Errorf("delta: %s has columns %v, the table has %v", path, got, want)
-	}
-	return &dataFileReader{path: path, pf: pf, rr: rr}, nil
-}
-
-// next returns the next batch (the caller releases it), or nil at the end.
-func (r *dataFileReader) next() (arrow.RecordBatch, error) {
-	if r.rr.Next() {
-		rec := r.rr.RecordBatch()
-		rec.Retain()
-		return rec, nil
-	}
-	if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("delta: read %s: %w", r.path, err)
-	}
-	return nil, nil
-}
-
-func (r *dataFileReader) close() {
-	r.rr.Release()
-	r.pf.Close()
 }

@@ -201,8 +201,9 @@ func dictEncoded(cc *metadata.ColumnChunkMetaData) bool {
 	return false
 }
 
-// writeZstdFile writes rec in file order the way tsdb did before snappy:
-// zstd, and a dictionary on every column however large.
+// writeZstdFile writes rec in file order the way tsdb did before snappy
+// and before parquet-go: with arrow-go, zstd, and a dictionary on every
+// column however large.
 func writeZstdFile(t *testing.T, store Store, sch schema.Table, rec arrow.RecordBatch) Add {
 	t.Helper()
 	sorted, err := sortedRecord(sch, []arrow.RecordBatch{rec})
@@ -217,8 +218,21 @@ func writeZstdFile(t *testing.T, store Store, sch schema.Table, rec arrow.Record
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeByHour(w, sch, sorted); err != nil {
+	keys, err := newRowKeys(sch, sorted)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for start, n := 0, int(sorted.NumRows()); start < n; {
+		end := start + 1
+		for end < n && keys.key(end).hour == keys.key(start).hour {
+			end++
+		}
+		part := sorted.NewSlice(int64(start), int64(end))
+		if err := w.Write(part); err != nil {
+			t.Fatal(err)
+		}
+		part.Release()
+		start = end
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

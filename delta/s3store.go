@@ -242,6 +242,27 @@ func (s *S3Store) Put(ctx context.Context, p string, data []byte) error {
 	return nil
 }
 
+// PutFile implements Store: the file is uploaded from disk, then becomes
+// the mirrored copy.
+func (s *S3Store) PutFile(ctx context.Context, p, tmp string) error {
+	f, err := os.Open(tmp)
+	if err != nil {
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	if _, err := s.root.client.PutObject(ctx, s.root.bucket, s.key(p), f, info.Size(), minio.PutObjectOptions{}); err != nil {
+		return s.wrap("write", p, err)
+	}
+	if err := os.Rename(tmp, s.LocalPath(p)); err != nil {
+		return fmt.Errorf("delta: cache %s: %w", p, err)
+	}
+	return nil
+}
+
 // PutIfAbsent implements Store with a conditional PUT (If-None-Match: *):
 // the store refuses it with 412 when the object exists, which is how two
 // writers racing for one commit version learn who won. A 409 means a

@@ -27,6 +27,11 @@ type Store interface {
 	// Put writes an object durably, replacing nothing: data files have
 	// unique names.
 	Put(ctx context.Context, path string, data []byte) error
+	// PutFile stores a synced local file, made by fsutil.CreateTemp next
+	// to LocalPath(path), as the object path; the local file then is the
+	// object's local copy under LocalPath. Data files are streamed to disk
+	// this way instead of being held in memory whole.
+	PutFile(ctx context.Context, path, tmp string) error
 	// PutIfAbsent writes an object atomically unless it exists (ErrExists).
 	// Readers never see a partially written object.
 	PutIfAbsent(ctx context.Context, path string, data []byte) error
@@ -98,6 +103,18 @@ func (s *LocalStore) Get(_ context.Context, p string) ([]byte, error) {
 func (s *LocalStore) Put(_ context.Context, p string, data []byte) error {
 	if err := fsutil.WriteFile(s.abs(p), data); err != nil {
 		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	return nil
+}
+
+// PutFile implements Store: the synced file is renamed into place.
+func (s *LocalStore) PutFile(_ context.Context, p, tmp string) error {
+	dst := s.abs(p)
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("delta: write %s: %w", p, err)
+	}
+	if err := fsutil.SyncDir(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("delta: sync dir of %s: %w", p, err)
 	}
 	return nil
 }

@@ -19,15 +19,23 @@ func SyncDir(dir string) error {
 	return d.Sync()
 }
 
+// CreateTemp creates a fresh temporary file next to dst (creating dst's
+// directory if needed), named ".<base of dst>.tmp-*" so that a crash's
+// leftovers are recognisable. The caller syncs it before giving it its
+// final name.
+func CreateTemp(dst string) (*os.File, error) {
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp-*")
+}
+
 // WriteTemp writes data to a fresh temporary file next to dst (creating
 // dst's directory if needed), syncs it and returns its name. The caller
 // gives it its final name, by rename or link, or removes it.
 func WriteTemp(dst string, data []byte) (string, error) {
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp-*")
+	f, err := CreateTemp(dst)
 	if err != nil {
 		return "", err
 	}
