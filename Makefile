@@ -119,7 +119,8 @@ test-e2e: deps build $(BIN_FAULTS)
 ## server's peak memory rise), a simulated week of 10-minute flushes under
 ## the background compactor (files per day, query time against a freshly
 ## compacted copy), WAL replay, the WAL's append and COPY-part rates on
-## badger, and the peak memory of a compaction merge.
+## badger, the peak memory of a compaction merge, and the data files'
+## write, merge and read rates (parquet-go beside arrow-go's pqarrow).
 BENCH_FLAGS ?=
 bench: deps build bin/tsdb-bench
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
@@ -135,6 +136,7 @@ bench: deps build bin/tsdb-bench
 	$(GO) test -run '^$$' -bench Append190KB -benchtime 500x ./wal/
 	$(GO) test -run '^$$' -bench Stage1MBParts -benchtime 5x ./wal/
 	$(GO) test -run '^$$' -bench CompactionMemory -benchtime 3x ./delta/
+	$(GO) test -run '^$$' -bench DataFiles -benchtime 20x ./delta/
 
 bin/tsdb-bench: $(SOURCES)
 	@mkdir -p bin

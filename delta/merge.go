@@ -324,3 +324,102 @@ func (m *merger) flush() error {
 	}
 	return m.w.writeRowGroup(rec)
 }
+
+// CutDataFile writes the rows of a data file of tsdb's layout whose time
+// is at or after cut as a new file, and returns its add action and how
+// many rows it kept (no file when it kept none: the add is empty). It is
+// retention's time cut: storage does it without the SQL engine, a row
+// group at a time; what is kept of a row group stays one hour in file
+// order, so the new file is in file order too.
+func CutDataFile(ctx context.Context, store Store, t schema.Table, path string, cut int64) (Add, int64, error) {
+	r, err := openDataFile(ctx, store, t, path)
+	if err != nil {
+		return Add{}, 0, err
+	}
+	defer r.close()
+	out, err := createDataFile(store)
+	if err != nil {
+		return Add{}, 0, err
+	}
+	w := newFileWriter(t, out)
+	sch := t.ArrowSchema()
+	var stats *Stats
+	var kept int64
+	for {
+		if err := ctx.Err(); err != nil {
+			out.abort()
+			return Add{}, 0, err
+		}
+		raw, err := r.next()
+		if err != nil {
+			out.abort()
+			return Add{}, 0, err
+		}
+		if raw == nil {
+			break
+		}
+		rec, err := keepFrom(t, sch, raw, cut)
+		raw.Release()
+		if err != nil {
+			out.abort()
+			return Add{}, 0, err
+		}
+		if rec == nil {
+			continue
+		}
+		st := statsOf(t, rec)
+		if stats == nil {
+			stats = &st
+		} else {
+			merged := mergeStats(t, *stats, st)
+			stats = &merged
+		}
+		kept += rec.NumRows()
+		err = w.writeRowGroup(rec)
+		rec.Release()
+		if err != nil {
+			out.abort()
+			return Add{}, 0, err
+		}
+	}
+	if kept == 0 {
+		out.abort()
+		return Add{}, 0, nil
+	}
+	if err := w.close(); err != nil {
+		out.abort()
+		return Add{}, 0, err
+	}
+	encoded, err := encodeStats(*stats)
+	if err != nil {
+		out.abort()
+		return Add{}, 0, err
+	}
+	add, err := out.commit(ctx, store, encoded)
+	return add, kept, err
+}
+
+// keepFrom returns the rows of rec whose time is at or after cut, padded
+// to the table's columns, or nil if there are none.
+func keepFrom(t schema.Table, sch *arrow.Schema, rec arrow.RecordBatch, cut int64) (arrow.RecordBatch, error) {
+	wide := arrowutil.Pad(sch, rec)
+	defer wide.Release()
+	times, ok := wide.Column(t.TimeIndex).(*array.Timestamp)
+	if !ok {
+		return nil, fmt.Errorf("delta: time column is %s, want timestamp", wide.Column(t.TimeIndex).DataType())
+	}
+	var rows []arrowutil.RowRef
+	for i := range times.Len() {
+		if int64(times.Value(i)) >= cut {
+			rows = append(rows, arrowutil.RowRef{Row: i})
+		}
+	}
+	switch len(rows) {
+	case 0:
+		return nil, nil
+	case times.Len():
+		wide.Retain()
+		return wide, nil
+	}
+	return arrowutil.Take(sch, []arrow.RecordBatch{wide}, rows)
+}

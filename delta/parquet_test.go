@@ -206,21 +206,34 @@ func dictEncoded(cc *metadata.ColumnChunkMetaData) bool {
 // column however large.
 func writeZstdFile(t *testing.T, store Store, sch schema.Table, rec arrow.RecordBatch) Add {
 	t.Helper()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(rowGroupRows),
+		parquet.WithStats(true), parquet.WithDictionaryDefault(true), parquet.WithVersion(parquet.V2_6))
+	data := arrowGoFileByHour(t, sch, rec, props)
+	path := fmt.Sprintf("part-00000-old%d.zstd.parquet", rand.Int())
+	if err := store.Put(context.Background(), path, data); err != nil {
+		t.Fatal(err)
+	}
+	return Add{Path: path, Size: int64(len(data)), DataChange: true}
+}
+
+// arrowGoFileByHour sorts rec in file order and writes it with arrow-go's
+// pqarrow, a row group per hour at most, as tsdb wrote data files before
+// parquet-go.
+func arrowGoFileByHour(tb testing.TB, sch schema.Table, rec arrow.RecordBatch, props *parquet.WriterProperties) []byte {
+	tb.Helper()
 	sorted, err := sortedRecord(sch, []arrow.RecordBatch{rec})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer sorted.Release()
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(rowGroupRows),
-		parquet.WithStats(true), parquet.WithDictionaryDefault(true), parquet.WithVersion(parquet.V2_6))
 	w, err := pqarrow.NewFileWriter(sch.ArrowSchema(), &buf, props, pqarrow.NewArrowWriterProperties())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	keys, err := newRowKeys(sch, sorted)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for start, n := 0, int(sorted.NumRows()); start < n; {
 		end := start + 1
@@ -229,17 +242,13 @@ func writeZstdFile(t *testing.T, store Store, sch schema.Table, rec arrow.Record
 		}
 		part := sorted.NewSlice(int64(start), int64(end))
 		if err := w.Write(part); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		part.Release()
 		start = end
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	path := fmt.Sprintf("part-00000-old%d.zstd.parquet", rand.Int())
-	if err := store.Put(context.Background(), path, buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	return Add{Path: path, Size: int64(buf.Len()), DataChange: true}
+	return buf.Bytes()
 }

@@ -52,8 +52,10 @@ type RetentionResult struct {
 // EnforceRetention drops a table's rows older than its retention. The
 // cutoff is rounded down to the bucket duration: flushed files hold whole
 // buckets, so most old data leaves as whole files, removed in one commit
-// without being read; a file or buffered rows reaching across the cutoff
-// are then handled by a logged DELETE (the same path as a user's, so it is
+// without being read; a file of tsdb's reaching across the cutoff is
+// rewritten without its expired rows (delta.CutDataFile), swapped in one
+// commit. Only another writer's file or buffered rows across the cutoff
+// are handled by a logged DELETE (the same path as a user's, so it is
 // ordered with inserts and survives a crash). Rows are dropped within one
 // bucket duration (plus the enforcement interval) after they expire.
 func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionResult, error) {
@@ -101,7 +103,16 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 		}
 	}
 
-	// Anything older left: a file across the cutoff, or buffered rows.
+	// Files of tsdb's layout across the cutoff are cut by storage too.
+	files, rows, err = s.cutExpiredFiles(ctx, ts, cut)
+	res.FilesRemoved += files
+	res.Rows += rows
+	if err != nil {
+		return res, err
+	}
+
+	// Anything older left: a file of another writer (or with a deletion
+	// vector) across the cutoff, or buffered rows.
 	ts.mu.RLock()
 	snap = ts.published
 	ts.mu.RUnlock()
@@ -117,8 +128,9 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if !older {
 		return res, s.logRetention(name, res)
 	}
-	// What is left is a file across the cutoff, or a bucket of another
-	// width across it: rows are deleted from it as a DELETE would.
+	// What is left is another writer's file across the cutoff, or a
+	// bucket of another width across it: rows are deleted from it as a
+	// DELETE would, through the engine, which reads any layout.
 	if s.opts.CompileDML == nil {
 		return res, errors.New("ingest: retention needs a DML compiler")
 	}
@@ -185,4 +197,75 @@ func (s *Store) dropExpiredFiles(ctx context.Context, ts *tableState, cut int64)
 	ts.publish(next)
 	ts.mu.Unlock()
 	return len(actions), rows, nil
+}
+
+// cutExpiredFiles rewrites each file of tsdb's layout that holds rows on
+// both sides of cut without the rows before it, and swaps them in one
+// commit (a file left empty is only removed). Like a compaction, the swap
+// is dropped when a DELETE, UPDATE or transaction changed one of the files
+// meanwhile: the next round cuts again. It needs no WAL entry: every row
+// it drops is in a file, and the commit is the durable record.
+func (s *Store) cutExpiredFiles(ctx context.Context, ts *tableState, cut int64) (int, int64, error) {
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	store := ts.delta.Store()
+	sch := ts.sch()
+	var actions []delta.Action
+	var written []string
+	var dropped int64
+	now := time.Now().UnixMilli()
+	cleanup := func() {
+		for _, p := range written {
+			store.Delete(context.Background(), p)
+		}
+	}
+	for _, f := range snap.Files {
+		if f.MinTime >= cut || f.MaxTime < cut || f.DeletionVector != nil || !delta.OwnLayout(f) || ts.isDamaged(f.Path) != nil {
+			continue
+		}
+		if err := s.verifyBeforeRewrite(sch.Name, ts, f); err != nil {
+			cleanup()
+			return 0, 0, err
+		}
+		add, kept, err := delta.CutDataFile(ctx, store, sch, f.Path, cut)
+		if err != nil {
+			cleanup()
+			return 0, 0, fmt.Errorf("ingest: retention of %s: cut %s: %w", sch.Name, f.Path, err)
+		}
+		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
+		if kept > 0 {
+			written = append(written, add.Path)
+			actions = append(actions, delta.Action{Add: &add})
+		}
+		dropped += f.NumRecords - kept
+	}
+	if len(actions) == 0 {
+		return 0, 0, nil
+	}
+	// A transaction holding the table's lock names rows by their place in
+	// these files: this round leaves them alone.
+	if !ts.flushMu.TryLock() {
+		cleanup()
+		return 0, 0, nil
+	}
+	defer ts.flushMu.Unlock()
+	if ts.isDropped() {
+		cleanup()
+		return 0, 0, nil
+	}
+	next, err := ts.delta.Commit(ctx, "DELETE", actions)
+	if errors.Is(err, delta.ErrConflict) {
+		cleanup()
+		return 0, 0, nil
+	}
+	if err != nil {
+		// Whether the commit landed is unknown: the new files stay, and
+		// orphan cleanup takes them if no commit names them.
+		return 0, 0, fmt.Errorf("ingest: retention of %s: %w", sch.Name, err)
+	}
+	ts.mu.Lock()
+	ts.publish(next)
+	ts.mu.Unlock()
+	return 0, dropped, nil
 }

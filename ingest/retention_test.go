@@ -42,3 +42,59 @@ func TestRetentionCutsBufferedRowsWithoutTheEngine(t *testing.T) {
 		t.Fatalf("after a crash and replay: %d rows in files, %d buffered; want 0 and 1", files, buffered)
 	}
 }
+
+// A file of tsdb's reaching across the cutoff (a compaction merged hours
+// into one) is cut by storage too: rewritten without its expired rows,
+// swapped in one commit, with no SQL engine and no WAL entry.
+func TestRetentionCutsAFileAcrossTheCutoffWithoutTheEngine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := Options{BucketDuration: 10 * time.Minute, RetentionInterval: -1, CompactInterval: -1}
+	s := openWith(t, dir, opts)
+	tbl := cpuTable(t)
+	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, now.Add(-3*time.Hour), now.Add(-2*time.Hour), now.Add(-30*time.Minute), now.Add(-20*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Compact(ctx, "cpu"); err != nil || res.FilesAfter != 1 {
+		t.Fatalf("compaction: %+v, %v; want one file", res, err)
+	}
+	if err := s.SetRetention(ctx, "cpu", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.EnforceRetention(ctx, "cpu")
+	if err != nil {
+		t.Fatalf("retention without an engine: %v", err)
+	}
+	if res.Rows != 2 {
+		t.Fatalf("retention dropped %d rows, want 2 (%+v)", res.Rows, res)
+	}
+	check := func(when string) {
+		t.Helper()
+		files, buffered := count(t, s)
+		if files != 2 || buffered != 0 {
+			t.Fatalf("%s: %d rows in files, %d buffered; want 2 and 0", when, files, buffered)
+		}
+		snap, err := s.Snapshot(ctx, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := now.Add(-time.Hour).UnixMicro()
+		for _, f := range snap.Files {
+			if f.MinTime < cut-int64(10*time.Minute/time.Microsecond) {
+				t.Fatalf("%s: file %s still starts at %v", when, f.Path, time.UnixMicro(f.MinTime))
+			}
+		}
+	}
+	check("after retention")
+	s.crash()
+	s = openWith(t, dir, opts)
+	defer s.Close(ctx)
+	check("after a crash and replay")
+}

@@ -258,7 +258,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-flushed", qs, c.runs, rep, results); err != nil {
 		return err
 	}
-	rep.ParquetFiles, err = fileCount(ctx, dir)
+	rep.ParquetFiles, rep.ParquetBytes, err = fileStats(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -287,6 +287,9 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	snap := tbl.Snapshot()
 	rep.CompactedFiles = len(snap.Files)
+	for _, f := range snap.Files {
+		rep.CompactedBytes += f.Size
+	}
 	var files []string
 	for _, f := range snap.Files {
 		files = append(files, "'"+store.LocalPath(f.Path)+"'")
@@ -339,16 +342,19 @@ func startProfile(ctx context.Context, c config, s *tsdbServer, name string) (wa
 }
 
 // fileCount is the number of data files of the cpu table.
-func fileCount(ctx context.Context, dir string) (int, error) {
+func fileStats(ctx context.Context, dir string) (files int, bytes int64, err error) {
 	store, err := delta.NewLocalStore(filepath.Join(dir, "tables", "cpu"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tbl, err := delta.Open(ctx, store, "cpu")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return len(tbl.Snapshot().Files), nil
+	for _, f := range tbl.Snapshot().Files {
+		bytes += f.Size
+	}
+	return len(tbl.Snapshot().Files), bytes, nil
 }
 
 // bufferStats reads the MemBuffer's bytes and rows of a table from /metrics.

@@ -51,6 +51,8 @@ type report struct {
 	ParquetFiles      int            `json:"parquet_files_flushed"`
 	CompactedFiles    int            `json:"parquet_files_compacted"`
 	CompactSeconds    float64        `json:"compact_seconds"`
+	ParquetBytes      int64          `json:"parquet_bytes_flushed"`
+	CompactedBytes    int64          `json:"parquet_bytes_compacted"`
 	BufferBytesPerRow float64        `json:"buffer_bytes_per_row"`
 	ArrowBytesPerRow  float64        `json:"arrow_bytes_per_row"`
 	TSDBRSSAfterLoad  int64          `json:"tsdb_rss_after_load_bytes"`
@@ -223,8 +225,9 @@ func ms(v float64) string {
 // print writes the result table.
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\ntsdb bench: %d hosts × %s = %d rows, median of %d loads and of %d query runs, %s\n", r.Hosts, r.Duration, r.Rows, r.LoadRuns, r.Runs, r.Machine)
-	fmt.Fprintf(w, "PostgreSQL %s; tsdb files: %d after flush, %d after VACUUM (%.1f s); buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after the last COPY's first %.0f%% of the rows (earlier loads dropped): %d MiB\n\n",
-		r.PostgresVersion, r.ParquetFiles, r.CompactedFiles, r.CompactSeconds, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20)
+	fmt.Fprintf(w, "PostgreSQL %s; tsdb files: %d after flush (%.1f MiB), %d after VACUUM (%.1f MiB, %.1f s: %.1f MB/s of flushed files merged); buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after the last COPY's first %.0f%% of the rows (earlier loads dropped): %d MiB\n\n",
+		r.PostgresVersion, r.ParquetFiles, float64(r.ParquetBytes)/(1<<20), r.CompactedFiles, float64(r.CompactedBytes)/(1<<20), r.CompactSeconds,
+		float64(r.ParquetBytes)/1e6/r.CompactSeconds, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The first load of each path is shown beside the median: it is the
 	// only one a server makes with memory it has never touched.
