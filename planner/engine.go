@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"tsdb/dialect"
@@ -193,3 +195,36 @@ func driverConnection(ctx context.Context, conn *sql.Conn) (bindings.Connection,
 	})
 	return raw, err
 }
+
+// Engine is the embedded, sandboxed DuckDB. It exists before the store is
+// opened, because replaying the WAL re-applies logged DELETE/UPDATE
+// statements through it (CompileDML).
+type Engine struct {
+	db     *sql.DB
+	opts   EngineOptions
+	logger *slog.Logger
+	// pgVersion is the parse tree version of libpg_query, needed to deparse
+	// trees tsdb builds.
+	pgVersion int32
+	// layouts are the columns of data files read by name (layout.go).
+	layouts layoutCache
+}
+
+// NewEngine opens DuckDB and locks it down.
+func NewEngine(ctx context.Context, opts EngineOptions, logger *slog.Logger) (*Engine, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	tree, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return nil, fmt.Errorf("planner: sql parser: %w", err)
+	}
+	db, err := openEngine(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{db: db, opts: opts, logger: logger, pgVersion: tree.Version}, nil
+}
+
+// Close closes DuckDB; the planner using it must be closed first.
+func (e *Engine) Close() error { return e.db.Close() }

@@ -15,9 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	bindings "github.com/duckdb/duckdb-go-bindings"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/dialect"
@@ -27,39 +25,6 @@ import (
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
-
-// Engine is the embedded, sandboxed DuckDB. It exists before the store is
-// opened, because replaying the WAL re-applies logged DELETE/UPDATE
-// statements through it (CompileDML).
-type Engine struct {
-	db     *sql.DB
-	opts   EngineOptions
-	logger *slog.Logger
-	// pgVersion is the parse tree version of libpg_query, needed to deparse
-	// trees tsdb builds.
-	pgVersion int32
-	// layouts are the columns of data files read by name (layout.go).
-	layouts layoutCache
-}
-
-// NewEngine opens DuckDB and locks it down.
-func NewEngine(ctx context.Context, opts EngineOptions, logger *slog.Logger) (*Engine, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	tree, err := pg_query.Parse("SELECT 1")
-	if err != nil {
-		return nil, fmt.Errorf("planner: sql parser: %w", err)
-	}
-	db, err := openEngine(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Engine{db: db, opts: opts, logger: logger, pgVersion: tree.Version}, nil
-}
-
-// Close closes DuckDB; the planner using it must be closed first.
-func (e *Engine) Close() error { return e.db.Close() }
 
 // Planner plans and runs statements for all sessions.
 type Planner struct {
@@ -151,105 +116,6 @@ func (p *Planner) Close() error {
 
 // Limits returns the limits statements are held to.
 func (p *Planner) Limits() Limits { return p.limits }
-
-// Session is one client's state: its DuckDB connection and settings. A
-// session runs one statement at a time.
-type Session struct {
-	p    *Planner
-	user string
-	conn *sql.Conn
-	// raw is conn's C handle, for results read as chunks; the session
-	// holds conn, so nothing else uses it.
-	raw      bindings.Connection
-	settings *dialect.Settings
-	// engineZone is the TimeZone conn computes in, engineWorkMem its
-	// operator_memory_limit (syncEngine).
-	engineZone    string
-	engineWorkMem int64
-	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
-	// (txn.go).
-	tx *txn
-	// views are the temporary views on conn by name, as last created.
-	// A view is made again only when its definition changes: creating
-	// one binds it (for a table view, every file's Parquet footer), and
-	// that was a third of a short query's time. Dashboards repeat queries
-	// over unchanged files and batches, so most statements find their
-	// views as they need them.
-	views map[string]sessionView
-	// plans are prepared SELECTs by text, kept while every view stays as
-	// it was and the session runs nothing but queries: a repeated short
-	// query then skips DuckDB's parse, bind and optimize, which took
-	// longer than running it.
-	plans map[string]*plan
-	// described are result columns by statement text and the shapes of
-	// the tables it reads: clients that do not keep prepared statements
-	// (the unnamed statement, lib/pq with parameters) send Parse, and so
-	// a DESCRIBE that costs as much as the query, on every execution.
-	described map[string][]Column
-	// cells are the last fast-path INSERT's cell arrays, for the next.
-	cells [][]literal
-	// beforeEngine is called before a statement runs on conn (see
-	// OnEngine).
-	beforeEngine func(context.Context)
-	// slot is the heavy-statement slot the running statement holds, if
-	// it is heavy (see admit).
-	slot *heavySlot
-	// pid is the session's process ID (BackendKeyData, pg_backend_pid).
-	pid uint32
-}
-
-// SetProcessID tells the session the process ID clients know it by.
-func (s *Session) SetProcessID(pid uint32) { s.pid = pid }
-
-// OnEngine sets fn to be called before the session runs a statement on
-// its DuckDB connection: every statement but FETCH, MOVE, CLOSE and
-// transaction control, and every Prepare. DuckDB runs one statement per connection at a time, so a
-// result the wire layer still streams from the connection (a cursor, a
-// portal read with a row limit) must be read into memory then.
-// fn gets the statement's context: its cancel or timeout should stop that
-// reading too.
-func (s *Session) OnEngine(fn func(context.Context)) { s.beforeEngine = fn }
-
-func (s *Session) useEngine(ctx context.Context) error {
-	if s.beforeEngine != nil {
-		s.beforeEngine(ctx)
-	}
-	return s.syncEngine(ctx)
-}
-
-// NewSession opens a session of user with its own DuckDB connection.
-func (p *Planner) NewSession(ctx context.Context, user string) (*Session, error) {
-	conn, err := p.db.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("planner: open engine connection: %w", err)
-	}
-	raw, err := driverConnection(ctx, conn)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	settings := dialect.NewSettings()
-	settings.SetSessionDefault("work_mem", dialect.FormatMemory(p.engine.opts.StatementMemoryLimit))
-	return &Session{p: p, user: user, conn: conn, raw: raw, settings: settings, engineZone: pooledZone, engineWorkMem: p.engine.opts.StatementMemoryLimit, views: map[string]sessionView{}, plans: map[string]*plan{}, described: map[string][]Column{}}, nil
-}
-
-// Close drops the session's views and releases its engine connection,
-// which goes back to the pool: the next user of the connection must not
-// find views of tables that may be gone by then.
-func (s *Session) Close() error {
-	ctx := context.Background()
-	// A connection that ends inside a block discards it.
-	s.rollbackTx(ctx)
-	s.dropPlans()
-	for name := range s.views {
-		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
-	}
-	clear(s.views)
-	return s.p.releaseConn(ctx, s.conn, s.engineZone, s.engineWorkMem)
-}
-
-// Settings returns the session's settings (SET/SHOW).
-func (s *Session) Settings() *dialect.Settings { return s.settings }
 
 // Execute runs every statement of a query string in order and hands each
 // result to emit, which must consume and close its Rows. The first error
@@ -371,79 +237,6 @@ func (s *Session) vacuum(ctx context.Context, st *pg_query.VacuumStmt) (*Result,
 		}
 	}
 	return &Result{Tag: "VACUUM"}, nil
-}
-
-// modifyingCTE reports whether a statement holds an INSERT, UPDATE or
-// DELETE in a WITH clause: it writes, whatever its top level reads.
-func modifyingCTE(n *pg_query.Node) bool {
-	found := false
-	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
-		if c, ok := m.(*pg_query.CommonTableExpr); ok {
-			switch c.Ctequery.GetNode().(type) {
-			case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
-				found = true
-			}
-		}
-		return nil
-	})
-	return found
-}
-
-// privilegeOf is what a statement needs: reading, writing rows, or
-// managing tables, the store and roles.
-func privilegeOf(n *pg_query.Node) auth.Privilege {
-	switch x := n.Node.(type) {
-	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
-		return auth.Write
-	case *pg_query.Node_CopyStmt:
-		if x.CopyStmt.IsFrom {
-			return auth.Write
-		}
-		return auth.Read
-	case *pg_query.Node_SelectStmt:
-		if _, repair, _ := repairCall(n); repair {
-			return auth.Manage
-		}
-		if modifyingCTE(n) {
-			return auth.Write
-		}
-		return auth.Read
-	case *pg_query.Node_CreateStmt, *pg_query.Node_CreateTableAsStmt:
-		return auth.Create
-	case *pg_query.Node_AlterTableStmt:
-		// Adding columns is creating, as the line protocol does; other
-		// changes of a table (its options) are the admin's.
-		for _, c := range x.AlterTableStmt.Cmds {
-			if c.GetAlterTableCmd().GetSubtype() != pg_query.AlterTableType_AT_AddColumn {
-				return auth.Manage
-			}
-		}
-		return auth.Create
-	case *pg_query.Node_ExplainStmt, *pg_query.Node_VariableShowStmt,
-		*pg_query.Node_VariableSetStmt, *pg_query.Node_TransactionStmt, *pg_query.Node_DeclareCursorStmt,
-		*pg_query.Node_FetchStmt, *pg_query.Node_ClosePortalStmt, *pg_query.Node_PrepareStmt, *pg_query.Node_ExecuteStmt,
-		*pg_query.Node_DeallocateStmt, *pg_query.Node_DiscardStmt:
-		// PREPARE and EXECUTE: the statement itself is checked when it
-		// runs.
-		return auth.Read
-	}
-	return auth.Manage
-}
-
-func (s *Session) checkPrivilege(n *pg_query.Node) error {
-	if s.p.roles == nil {
-		return nil
-	}
-	priv := auth.Read
-	if n != nil {
-		priv = privilegeOf(n)
-	}
-	if s.p.roles.Allowed(s.user, priv) {
-		return nil
-	}
-	what := map[auth.Privilege]string{auth.Read: "read tables", auth.Write: "write rows (grant pg_write_all_data)",
-		auth.Create: "create tables or columns (GRANT CREATE ON SCHEMA public)", auth.Manage: "change tables, the store or roles (admin only)"}[priv]
-	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied: role %q may not %s", s.user, what)
 }
 
 // execute runs one statement under the rules of a transaction block.
@@ -653,19 +446,6 @@ func checkQueryText(query string) error {
 		return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: err.Error(), Err: err}
 	}
 	return nil
-}
-
-// nameColumns gives cols the names PostgreSQL gives the result columns of
-// sel, where it can tell them.
-func nameColumns(cols []Column, sel *pg_query.SelectStmt) {
-	if sel == nil {
-		return
-	}
-	for i, n := range pgColumnNames(sel, len(cols)) {
-		if n != "" {
-			cols[i].Name = n
-		}
-	}
 }
 
 // query runs a row-returning statement over bound views.
