@@ -289,3 +289,35 @@ func rewritten(t *testing.T, expr string) string {
 	}
 	return got
 }
+
+// Escape strings with Unicode escapes become standard literals of the text
+// PostgreSQL reads; the escapes it refuses get its errors.
+func TestUnicodeEscapes(t *testing.T) {
+	for _, c := range []struct{ in, want, code string }{
+		{`SELECT E'd\u0061t\U00000061' AS "data"`, `SELECT 'data' AS "data"`, ""},
+		{`SELECT e'\u00e9''x', 'plain \u0061'`, `SELECT 'é''x', 'plain \u0061'`, ""},
+		{`SELECT E'\ud83d\ude00 \t\x41\101\\u'`, "SELECT '😀 \tAA\\u'", ""},
+		{`SELECT E'a\\u0061'`, `SELECT E'a\\u0061'`, ""}, // an escaped backslash, then "u0061"
+		{`SELECT E'no unicode\n', 'U'`, `SELECT E'no unicode\n', 'U'`, ""},
+		{`SELECT E'wrong: \u061'`, "", "22025"},
+		{`SELECT E'wrong: \U0061'`, "", "22025"},
+		{`SELECT E'wrong: \udb99'`, "", "42601"},
+		{`SELECT E'wrong: \udb99xy'`, "", "42601"},
+		{`SELECT E'wrong: \udb99\u0061'`, "", "42601"},
+		{`SELECT E'wrong: \U002FFFFF'`, "", "42601"},
+		{`SELECT E'\u0000'`, "", "42601"},
+		{`SELECT E'\u00e9\xff'`, "", "22021"},
+		{`SELECT E'\xff'`, "", "22021"},
+	} {
+		got, err := UnicodeEscapes(c.in)
+		if c.code != "" {
+			if sqlerr.Code(err) != c.code {
+				t.Errorf("%s: got %q, %v; want SQLSTATE %s", c.in, got, err, c.code)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}

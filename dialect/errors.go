@@ -29,6 +29,7 @@ var (
 	// a number too wide, or not a number.
 	reDecimalText = regexp.MustCompile(`^Could not convert string ["'](.*)["'] to DECIMAL\((\d+),(\d+)\)$`)
 	reNumberText  = regexp.MustCompile(`^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$`)
+	reIntOverflow = regexp.MustCompile(`Overflow in \w+ of (INT16|INT32|INT64)\b`)
 	reOutOfRange  = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
@@ -137,6 +138,11 @@ func EngineError(err error) error {
 		}
 	case duckdb.ErrorTypeOutOfRange:
 		e.Code = sqlerr.NumericOutOfRange
+		if m := reIntOverflow.FindStringSubmatch(msg); m != nil {
+			// "Overflow in addition of INT64 (…)!": PostgreSQL names the
+			// type only.
+			e.Message, e.Detail = PGTypeOfDuckDB(m[1])+" out of range", ""
+		}
 		if strings.Contains(lower, "date") || strings.Contains(lower, "timestamp") {
 			e.Code = sqlerr.DatetimeOverflow
 		}

@@ -55,6 +55,13 @@ var pgFunctions = map[string]string{
 	"pg_get_function_arguments":       "_tsdb_null2",
 	"current_schemas":                 "_tsdb_current_schemas",
 	"to_hex":                          "_tsdb_to_hex",
+	"chr":                             "_tsdb_chr",
+	"power":                           "_tsdb_power",
+	"pow":                             "_tsdb_power",
+	"asin":                            "_tsdb_asin",
+	"acos":                            "_tsdb_acos",
+	"acosh":                           "_tsdb_acosh",
+	"atanh":                           "_tsdb_atanh",
 }
 
 // Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
@@ -78,6 +85,31 @@ var Macros = append([]string{
 	`CREATE MACRO initcap(s) AS list_aggr(list_transform(range(1, length(s) + 1), lambda i:
 			CASE WHEN i = 1 OR NOT regexp_matches(substring(s, i - 1, 1), '[[:alnum:]]') THEN upper(substring(s, i, 1))
 			ELSE lower(substring(s, i, 1)) END), 'string_agg', '')`,
+	// PostgreSQL's chr refuses what text cannot hold; DuckDB's returns a
+	// NUL character or fails with a message of its own.
+	`CREATE MACRO _tsdb_chr(x) AS CASE WHEN x = 0 THEN error('[tsdb 54000] null character not permitted')
+			WHEN x < 0 THEN error('[tsdb 22023] character number must be positive')
+			WHEN x > 1114111 THEN error('[tsdb 54000] requested character too large for encoding: ' || x)
+			WHEN x BETWEEN 55296 AND 57343 THEN error('[tsdb 54000] requested character not valid for encoding: ' || x)
+			ELSE chr(x) END`,
+	// PostgreSQL's power and inverse trigonometric functions refuse what
+	// has no real answer or does not fit a double; the engine's return
+	// NaN or Infinity. (x ^ y is power too.)
+	`CREATE MACRO _tsdb_dpower(x, y) AS CASE
+			WHEN x = 0 AND y < 0 THEN error('[tsdb 2201F] zero raised to a negative power is undefined')
+			WHEN x < 0 AND y <> floor(y) THEN error('[tsdb 2201F] a negative number raised to a non-integer power yields a complex result')
+			WHEN isinf(pow(x, y)) AND NOT isinf(x) AND NOT isinf(y) THEN error('[tsdb 22003] value out of range: overflow')
+			WHEN pow(x, y) = 0 AND x <> 0 AND NOT isinf(x) AND NOT isinf(y) THEN error('[tsdb 22003] value out of range: underflow')
+			ELSE pow(x, y) END`,
+	`CREATE MACRO _tsdb_power(x, y) AS _tsdb_dpower(CAST(x AS DOUBLE), CAST(y AS DOUBLE))`,
+	`CREATE MACRO _tsdb_dasin(x) AS CASE WHEN (x < -1 OR x > 1) AND NOT isnan(x) THEN error('[tsdb 22003] input is out of range') ELSE asin(x) END`,
+	`CREATE MACRO _tsdb_asin(x) AS _tsdb_dasin(CAST(x AS DOUBLE))`,
+	`CREATE MACRO _tsdb_dacos(x) AS CASE WHEN (x < -1 OR x > 1) AND NOT isnan(x) THEN error('[tsdb 22003] input is out of range') ELSE acos(x) END`,
+	`CREATE MACRO _tsdb_acos(x) AS _tsdb_dacos(CAST(x AS DOUBLE))`,
+	`CREATE MACRO _tsdb_dacosh(x) AS CASE WHEN x < 1 THEN error('[tsdb 22003] input is out of range') ELSE acosh(x) END`,
+	`CREATE MACRO _tsdb_acosh(x) AS _tsdb_dacosh(CAST(x AS DOUBLE))`,
+	`CREATE MACRO _tsdb_datanh(x) AS CASE WHEN (x < -1 OR x > 1) AND NOT isnan(x) THEN error('[tsdb 22003] input is out of range') ELSE atanh(x) END`,
+	`CREATE MACRO _tsdb_atanh(x) AS _tsdb_datanh(CAST(x AS DOUBLE))`,
 	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
 	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
 			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,

@@ -152,11 +152,28 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			// # is PostgreSQL's bitwise exclusive or.
 			return call("xor", e.Lexpr, e.Rexpr), true
 		}
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil && sqltree.LastName(e.Name) == "^" {
+			// ^ is power, with power's errors.
+			return call("_tsdb_power", e.Lexpr, e.Rexpr), true
+		}
 		if e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) >= 1 {
 			// PostgreSQL's prefix square and cube root operators.
 			fn := map[string]string{"|/": "_tsdb_sqrt", "||/": "cbrt"}[sqltree.LastName(e.Name)]
 			if fn != "" {
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Rexpr}, e.Location), true
+			}
+			if tc := e.Rexpr.GetTypeCast(); tc != nil && sqltree.LastName(e.Name) == "-" {
+				// The engine folds the negation of a constant integer
+				// into a wider type when it overflows (-(-2^63::int8) was
+				// 2^63, a numeric); PostgreSQL says "bigint out of range".
+				// 0 - x keeps the type and overflows as PostgreSQL does.
+				switch t := sqltree.LastName(tc.TypeName.GetNames()); t {
+				case "int2", "int4", "int8", "smallint", "integer", "bigint":
+					return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
+						Kind: pg_query.A_Expr_Kind_AEXPR_OP, Name: e.Name,
+						Lexpr: sqltree.Cast(pg_query.MakeAConstIntNode(0, e.Location), t), Rexpr: e.Rexpr, Location: e.Location,
+					}}}, true
+				}
 			}
 		}
 		if len(e.Name) == 2 && strings.EqualFold(e.Name[0].GetString_().GetSval(), "pg_catalog") {
@@ -443,6 +460,27 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if _, ok := regexpArgs[name]; ok {
 			if r, ok := regexpFunction(fc); ok {
 				return r, true
+			}
+		}
+		if name == "count" && len(fc.Args) == 0 && !fc.AggStar && len(fc.Funcname) == 1 {
+			// The engine reads count() as count(*); PostgreSQL refuses it.
+			return Raise("42809", "count(*) must be used to call a parameterless aggregate function"), true
+		}
+		if name == "nth_value" && len(fc.Args) == 2 && fc.Over != nil {
+			if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil && c.GetIval().Ival <= 0 {
+				// The engine answers NULL.
+				return Raise("22016", "argument of nth_value must be greater than zero"), true
+			}
+		}
+		if (name == "lead" || name == "lag") && len(fc.Args) == 3 && fc.Over != nil && len(fc.Funcname) == 1 {
+			// PostgreSQL's lead/lag(value, n, default) return the common
+			// type of value and default (lead(int, 1, -1.4) is numeric,
+			// -1.4); DuckDB casts the default to value's type (-1). A
+			// CASE that never takes its first branch has that common type
+			// and value's value.
+			if r, err := sqltree.Template("CASE WHEN false THEN _tsdb_arg1 ELSE _tsdb_arg2 END", fc.Args[2], fc.Args[0]); err == nil {
+				fc.Args[0] = r
+				return nil, true
 			}
 		}
 		if (name == "var_pop" || name == "stddev_pop") && len(fc.Args) == 1 && len(fc.Funcname) == 1 {

@@ -31,6 +31,10 @@ type statement struct {
 // splitStatements splits a query string into statements and parses each with
 // the PostgreSQL grammar. Empty and comment-only pieces are dropped.
 func splitStatements(query string) ([]statement, error) {
+	query, err := dialect.UnicodeEscapes(query)
+	if err != nil {
+		return nil, err
+	}
 	pieces, err := splitSQL(query)
 	if err != nil {
 		return nil, err
