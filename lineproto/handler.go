@@ -38,13 +38,61 @@ type handler struct {
 	maxBody int64
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+// api is the InfluxDB API a request came by, which decides the shape of
+// its error answers: 1.x and 3.x clients (Telegraf's influxdb output,
+// python3-influxdb) read {"error": …}, 2.x clients {"code", "message"}.
+type api int
+
+const (
+	apiV1 api = iota
+	apiV2
+	apiV3
+)
+
+func apiOf(path string) api {
+	switch {
+	case strings.HasPrefix(path, "/api/v2/"):
+		return apiV2
+	case strings.HasPrefix(path, "/api/v3/"):
+		return apiV3
+	}
+	return apiV1
+}
+
+func (a api) writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Influxdb-Error", msg)
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
+	if a == apiV2 {
+		json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// maxReasons bounds the rejected lines an answer names.
+const maxReasons = 20
+
+// partialAnswer is the message of a request some of whose lines were not
+// written, as InfluxDB words it: the reasons, and how many were dropped.
+func partialAnswer(a api, written int, reasons []string) string {
+	shown := reasons
+	if len(shown) > maxReasons {
+		shown = append(shown[:maxReasons:maxReasons], fmt.Sprintf("… and %d more", len(reasons)-maxReasons))
+	}
+	text := strings.Join(shown, "\n")
+	switch {
+	case written == 0:
+		return text
+	case a == apiV2:
+		return fmt.Sprintf("partial write error (%d written): %s", written, text)
+	}
+	return fmt.Sprintf("partial write: %s dropped=%d", text, len(reasons))
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := apiOf(r.URL.Path)
+	writeError := a.writeError
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed", "use POST")
 		return
@@ -95,17 +143,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too large", fmt.Sprintf("request body over %d bytes", h.maxBody))
 		return
 	}
-	points, err := Parse(body, r.URL.Query().Get("precision"), time.Now())
+	points, bad, err := Parse(body, r.URL.Query().Get("precision"), time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", err.Error())
 		return
 	}
-	if err := h.write(r.Context(), user, points); err != nil {
+	written, rejected, err := h.write(r.Context(), user, points)
+	if err != nil {
 		status := writeStatus(err)
 		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
 		writeError(w, status, "write failed", err.Error())
+		return
+	}
+	// As InfluxDB: the lines that could be written are (durably), and the
+	// answer is 400 naming the others.
+	var reasons []string
+	for _, b := range bad {
+		reasons = append(reasons, b.Error())
+	}
+	reasons = append(reasons, rejected...)
+	if len(reasons) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid", partialAnswer(a, written, reasons))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -160,16 +220,20 @@ func columnType(kind byte) schema.Type {
 
 // write groups points by measurement, creates missing tables (time, then
 // tags as text, then fields) and adds missing columns to known ones,
-// checks every value against its column and writes each table's rows in
-// one durable insert. All lines are checked before anything changes,
-// and user's right to make the tables and columns they need.
-func (h *handler) write(ctx context.Context, user string, points []Point) error {
+// checks every point against its table and writes each table's rows in
+// one durable insert. A point that cannot be written (a name tsdb does not
+// take, a value of another type than its column) is left out and named in
+// rejected, as InfluxDB leaves out points of a field type conflict; the
+// tables and columns made are those the written points need. err is a
+// failure of the whole request: nothing of it that err concerns is written.
+func (h *handler) write(ctx context.Context, user string, points []Point) (written int, rejected []string, err error) {
 	byTable := map[string][]Point{}
 	var order []string
 	for _, p := range points {
 		name := p.Measurement
 		if !schema.ValidName(name) {
-			return sqlerr.New(sqlerr.InvalidName, "measurement %q: table names are lower-case letters, digits and underscores", name)
+			rejected = append(rejected, fmt.Sprintf("measurement %q: table names are lower-case letters, digits and underscores (line %d)", name, p.Line))
+			continue
 		}
 		if _, ok := byTable[name]; !ok {
 			order = append(order, name)
@@ -177,44 +241,46 @@ func (h *handler) write(ctx context.Context, user string, points []Point) error 
 		byTable[name] = append(byTable[name], p)
 	}
 	// First every table's rows are built against the schema they need, in
-	// memory: a bad value rejects the batch before any table or column is
-	// created. Then the schema changes, then the inserts.
-	type plan struct {
-		create *schema.Table   // a new table
-		add    []schema.Column // columns a known table gains
-		want   schema.Table    // the schema rec was built for
-		rec    arrow.RecordBatch
-	}
-	plans := make([]plan, len(order))
-	for i, name := range order {
-		pts := byTable[name]
+	// memory, the points that do not fit it left out. Then the schema
+	// changes, then the inserts.
+	plans := make([]tablePlan, 0, len(order))
+	names := make([]string, 0, len(order))
+	for _, name := range order {
 		tbl, ok := h.store.Table(name)
-		cols, err := missingColumns(name, tbl, pts)
-		if err != nil {
-			return err
-		}
-		p := &plans[i]
-		switch {
-		case !ok:
-			t, err := schema.New(name, append([]schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}, cols...))
-			if err != nil {
-				return err
+		pts, out := keyConflicts(name, byTable[name])
+		rejected = append(rejected, out...)
+		// Twice: the columns the first schema adds for points then left
+		// out are not made.
+		var p tablePlan
+		for range 2 {
+			if p, err = planTable(name, tbl, ok, pts); err != nil {
+				return 0, rejected, err
 			}
-			t.Cluster = clusterTag(t)
-			p.create, p.want = &t, t
-		case len(cols) > 0:
-			wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
-			if err != nil {
-				return err
+			var kept []Point
+			var left []string
+			for _, pt := range pts {
+				if err := checkPoint(p.want, pt); err != nil {
+					left = append(left, err.Error())
+					continue
+				}
+				kept = append(kept, pt)
 			}
-			wide.ID, wide.TimeIndex, wide.Cluster = tbl.ID, tbl.TimeIndex, tbl.Cluster
-			p.add, p.want = cols, wide
-		default:
-			p.want = tbl
+			if len(left) == 0 {
+				break
+			}
+			rejected = append(rejected, left...)
+			pts = kept
 		}
+		if len(pts) == 0 {
+			continue
+		}
+		byTable[name] = pts
+		// The store keeps the record Insert is given.
 		if p.rec, err = build(p.want, pts); err != nil {
-			return err
+			return 0, rejected, err
 		}
+		plans = append(plans, p)
+		names = append(names, name)
 	}
 	newTables := 0
 	for _, p := range plans {
@@ -223,45 +289,78 @@ func (h *handler) write(ctx context.Context, user string, points []Point) error 
 		}
 	}
 	if newTables > maxNewTables {
-		return sqlerr.New(sqlerr.ProgramLimitExceeded, "the request would create %d tables; one request creates at most %d (send the points of new measurements in smaller batches)", newTables, maxNewTables)
+		return 0, rejected, sqlerr.New(sqlerr.ProgramLimitExceeded, "the request would create %d tables; one request creates at most %d (send the points of new measurements in smaller batches)", newTables, maxNewTables)
 	}
 	// One policy for every way in: making tables and columns needs
 	// CREATE on schema public, as CREATE TABLE and ADD COLUMN do.
-	for i, name := range order {
+	for i, name := range names {
 		if p := plans[i]; (p.create != nil || len(p.add) > 0) && h.roles != nil && !h.roles.Allowed(user, auth.Create) {
 			what := "table " + name
 			if p.create == nil {
 				what = fmt.Sprintf("columns of table %s (%s…)", name, p.add[0].Name)
 			}
-			return sqlerr.New(sqlerr.InsufficientPrivilege, "role %q may not create %s: GRANT CREATE ON SCHEMA public TO %s, or create it as the admin", user, what, user)
+			return 0, rejected, sqlerr.New(sqlerr.InsufficientPrivilege, "role %q may not create %s: GRANT CREATE ON SCHEMA public TO %s, or create it as the admin", user, what, user)
 		}
 	}
-	for i, name := range order {
+	for i, name := range names {
 		p := plans[i]
 		switch {
 		case p.create != nil:
 			if _, err := h.store.CreateTable(ctx, *p.create, true); err != nil {
-				return err
+				return written, rejected, err
 			}
 		case len(p.add) > 0:
 			if err := h.store.AddColumns(ctx, name, p.add); err != nil {
-				return err
+				return written, rejected, err
 			}
 		}
 		rec := p.rec
 		if tbl, _ := h.store.Table(name); !sameColumns(tbl, p.want) {
 			// Another request changed the table first: build again for
 			// the columns it has now.
-			var err error
 			if rec, err = build(tbl, byTable[name]); err != nil {
-				return err
+				return written, rejected, err
 			}
 		}
 		if _, err := h.store.Insert(ctx, name, rec); err != nil {
-			return err
+			return written, rejected, err
 		}
+		written += int(rec.NumRows())
 	}
-	return nil
+	return written, rejected, nil
+}
+
+// tablePlan is what writing one measurement's points takes.
+type tablePlan struct {
+	create *schema.Table   // a new table
+	add    []schema.Column // columns a known table gains
+	want   schema.Table    // the schema rec was built for
+	rec    arrow.RecordBatch
+}
+
+// planTable is the schema the points of one measurement need: a new
+// table, or the columns a known one lacks.
+func planTable(name string, tbl schema.Table, exists bool, pts []Point) (p tablePlan, err error) {
+	cols := missingColumns(tbl, pts)
+	switch {
+	case !exists:
+		t, err := schema.New(name, append([]schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}, cols...))
+		if err != nil {
+			return p, err
+		}
+		t.Cluster = clusterTag(t)
+		p.create, p.want = &t, t
+	case len(cols) > 0:
+		wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
+		if err != nil {
+			return p, err
+		}
+		wide.ID, wide.TimeIndex, wide.Cluster = tbl.ID, tbl.TimeIndex, tbl.Cluster
+		p.add, p.want = cols, wide
+	default:
+		p.want = tbl
+	}
+	return p, nil
 }
 
 // clusterTag picks the cluster column of a new measurement's table: the
@@ -277,9 +376,43 @@ func clusterTag(t schema.Table) string {
 	return ""
 }
 
+// keyConflicts leaves out the points of a measurement that name a column
+// tsdb cannot make (a name it does not take, a key that is both a tag and
+// a field in the request), each with its reason.
+func keyConflicts(name string, pts []Point) (kept []Point, rejected []string) {
+	tags := map[string]bool{}
+	for _, p := range pts {
+		for k := range p.Tags {
+			tags[k] = true
+		}
+	}
+	for _, p := range pts {
+		reason := ""
+		for k := range p.Tags {
+			if !schema.ValidName(k) {
+				reason = fmt.Sprintf("measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, k)
+			}
+		}
+		for _, f := range p.Fields {
+			switch {
+			case tags[f.Key]:
+				reason = fmt.Sprintf("measurement %s: %q is both a tag and a field", name, f.Key)
+			case !schema.ValidName(f.Key):
+				reason = fmt.Sprintf("measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, f.Key)
+			}
+		}
+		if reason != "" {
+			rejected = append(rejected, fmt.Sprintf("%s (line %d)", reason, p.Line))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, rejected
+}
+
 // missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)
-// first, then fields by their type, each group sorted.
-func missingColumns(name string, tbl schema.Table, pts []Point) ([]schema.Column, error) {
+// first, then fields by the type of their first value, each group sorted.
+func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
 	tags, fields := map[string]bool{}, map[string]byte{}
 	for _, p := range pts {
 		for k := range p.Tags {
@@ -298,19 +431,11 @@ func missingColumns(name string, tbl schema.Table, pts []Point) ([]schema.Column
 		}
 	}
 	for _, k := range sortedKeys(fields) {
-		if tags[k] {
-			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "measurement %s: %q is both a tag and a field", name, k)
-		}
 		if tbl.ColumnIndex(k) < 0 {
 			cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
 		}
 	}
-	for _, c := range cols {
-		if !schema.ValidName(c.Name) {
-			return nil, sqlerr.New(sqlerr.InvalidName, "measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, c.Name)
-		}
-	}
-	return cols, nil
+	return cols
 }
 
 func sameColumns(a, b schema.Table) bool {
@@ -334,46 +459,64 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// build converts points into a record with the table's columns.
+// checkPoint reports why a point cannot be a row of tbl, if it cannot.
+func checkPoint(tbl schema.Table, p Point) error {
+	has := make([]bool, len(tbl.Columns))
+	has[tbl.TimeIndex] = true
+	for k := range p.Tags {
+		i := tbl.ColumnIndex(k)
+		if i < 0 || tbl.Columns[i].Type != schema.Text {
+			return unknownColumn(p.Line, tbl, k, "text")
+		}
+		has[i] = true
+	}
+	for _, f := range p.Fields {
+		i := tbl.ColumnIndex(f.Key)
+		if i < 0 {
+			return unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
+		}
+		if err := fits(tbl.Columns[i], f); err != nil {
+			// The client's fault: InfluxDB answers a field type
+			// conflict with 400.
+			return sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("line %d: %s.%s: %w", p.Line, tbl.Name, tbl.Columns[i].Name, err))
+		}
+		has[i] = true
+	}
+	for i, c := range tbl.Columns {
+		if c.NotNull && !has[i] {
+			return sqlerr.New(sqlerr.NotNullViolation, "line %d: %s: column %q is NOT NULL and the line has no value for it", p.Line, tbl.Name, c.Name)
+		}
+	}
+	return nil
+}
+
+// build converts points that checkPoint accepts into a record with the
+// table's columns.
 func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
 	defer bld.Release()
 	for _, p := range pts {
-		set := make([]bool, len(tbl.Columns))
-		set[tbl.TimeIndex] = true
+		if err := checkPoint(tbl, p); err != nil {
+			return nil, err
+		}
 		bld.Field(tbl.TimeIndex).(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
 		vals := map[int]any{}
 		for k, v := range p.Tags {
-			i := tbl.ColumnIndex(k)
-			if i < 0 || tbl.Columns[i].Type != schema.Text {
-				return nil, unknownColumn(p.Line, tbl, k, "text")
-			}
-			vals[i] = v
+			vals[tbl.ColumnIndex(k)] = v
 		}
 		for _, f := range p.Fields {
-			i := tbl.ColumnIndex(f.Key)
-			if i < 0 {
-				return nil, unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
-			}
-			vals[i] = f
+			vals[tbl.ColumnIndex(f.Key)] = f
 		}
-		for i, c := range tbl.Columns {
+		for i := range tbl.Columns {
 			if i == tbl.TimeIndex {
 				continue
 			}
 			v, ok := vals[i]
 			if !ok {
-				if c.NotNull {
-					return nil, sqlerr.New(sqlerr.NotNullViolation, "line %d: %s: column %q is NOT NULL and the line has no value for it", p.Line, tbl.Name, c.Name)
-				}
 				bld.Field(i).AppendNull()
 				continue
 			}
-			if err := appendValue(bld.Field(i), c, v); err != nil {
-				// The client's fault: InfluxDB answers a field type
-				// conflict with 400.
-				return nil, sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("line %d: %s.%s: %w", p.Line, tbl.Name, c.Name, err))
-			}
+			appendValue(bld.Field(i), v)
 		}
 	}
 	return bld.NewRecordBatch(), nil
@@ -383,54 +526,61 @@ func unknownColumn(line int, tbl schema.Table, name, ty string) error {
 	return sqlerr.New(sqlerr.DatatypeMismatch, "line %d: table %s has a column %q, but not of type %s", line, tbl.Name, name, ty)
 }
 
-func appendValue(b array.Builder, c schema.Column, v any) error {
-	if s, ok := v.(string); ok { // a tag
-		b.(*array.StringBuilder).Append(s)
-		return nil
-	}
-	f := v.(Field)
-	switch bb := b.(type) {
-	case *array.Float64Builder:
-		switch f.Kind {
-		case 'f':
-			bb.Append(f.F)
-		case 'i':
-			bb.Append(float64(f.I))
-		default:
-			return errors.New("expects a number")
-		}
-	case *array.Float32Builder:
+// fits reports why a field's value cannot go into column c, if it cannot.
+func fits(c schema.Column, f Field) error {
+	switch c.Type {
+	case schema.Float64, schema.Float32:
 		if f.Kind != 'f' && f.Kind != 'i' {
 			return errors.New("expects a number")
 		}
-		bb.Append(float32(f.F + float64(f.I)))
-	case *array.Int64Builder:
+	case schema.Int64:
 		if f.Kind != 'i' {
 			return errors.New("expects an integer (write 3i)")
 		}
-		bb.Append(f.I)
-	case *array.Int32Builder:
+	case schema.Int32:
 		if f.Kind != 'i' || f.I != int64(int32(f.I)) {
 			return errors.New("expects an integer within int4")
 		}
-		bb.Append(int32(f.I))
-	case *array.Int16Builder:
+	case schema.Int16:
 		if f.Kind != 'i' || f.I != int64(int16(f.I)) {
 			return errors.New("expects an integer within int2")
 		}
-		bb.Append(int16(f.I))
-	case *array.BooleanBuilder:
+	case schema.Bool:
 		if f.Kind != 'b' {
 			return errors.New("expects a boolean")
 		}
-		bb.Append(f.B)
-	case *array.StringBuilder:
+	case schema.Text:
 		if f.Kind != 's' {
 			return errors.New("expects a string")
 		}
-		bb.Append(f.S)
 	default:
 		return fmt.Errorf("cannot take line-protocol values (type %s)", c.Type)
 	}
 	return nil
+}
+
+// appendValue appends a tag's or a field's value that fits the builder's
+// column.
+func appendValue(b array.Builder, v any) {
+	if s, ok := v.(string); ok { // a tag
+		b.(*array.StringBuilder).Append(s)
+		return
+	}
+	f := v.(Field)
+	switch bb := b.(type) {
+	case *array.Float64Builder:
+		bb.Append(f.F + float64(f.I))
+	case *array.Float32Builder:
+		bb.Append(float32(f.F + float64(f.I)))
+	case *array.Int64Builder:
+		bb.Append(f.I)
+	case *array.Int32Builder:
+		bb.Append(int32(f.I))
+	case *array.Int16Builder:
+		bb.Append(int16(f.I))
+	case *array.BooleanBuilder:
+		bb.Append(f.B)
+	case *array.StringBuilder:
+		bb.Append(f.S)
+	}
 }

@@ -6,6 +6,7 @@ package lineproto
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,24 +36,37 @@ type Point struct {
 	Line        int   // in the body, from 1: for messages
 }
 
-// ParseError names the line that could not be read.
+// ParseError names a line that could not be read.
 type ParseError struct {
 	Line int
+	Text string // the line, as InfluxDB quotes it in its answer
 	Msg  string
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+// Error reads as InfluxDB's parse errors do, with the line number.
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("unable to parse '%s': %s (line %d)", e.Text, e.Msg, e.Line)
+}
 
-// precisions maps the precision parameter to nanoseconds per unit.
-var precisions = map[string]int64{"": 1, "ns": 1, "n": 1, "us": 1000, "u": 1000, "ms": 1_000_000, "s": 1_000_000_000}
+// precisions maps the precision parameter to nanoseconds per unit: the
+// short names of /write and /api/v2/write, and InfluxDB 3's long ones.
+var precisions = map[string]int64{"": 1, "ns": 1, "n": 1, "us": 1000, "u": 1000, "ms": 1_000_000, "s": 1_000_000_000,
+	"m": 60_000_000_000, "h": 3_600_000_000_000,
+	"auto": 1, "nanosecond": 1, "microsecond": 1000, "millisecond": 1_000_000, "second": 1_000_000_000}
 
-// Parse reads a body of lines. Lines without a timestamp get now.
-func Parse(data []byte, precision string, now time.Time) ([]Point, error) {
+// ErrPrecision is returned by Parse for a precision it does not know.
+var ErrPrecision = errors.New("unknown precision (ns, us, ms, s, m or h)")
+
+// Parse reads a body of lines: the points of the lines it could read and,
+// for each line it could not, a ParseError (InfluxDB writes the good lines
+// of a request and reports the others). Lines without a timestamp get now.
+func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError, error) {
 	unit, ok := precisions[precision]
 	if !ok {
-		return nil, fmt.Errorf("unknown precision %q (ns, us, ms, s)", precision)
+		return nil, nil, fmt.Errorf("%w: %q", ErrPrecision, precision)
 	}
 	var out []Point
+	var bad []*ParseError
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimSpace(strings.TrimSuffix(string(raw), "\r"))
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -61,16 +75,18 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, error) {
 		// Not text: refused here with its line, rather than stored where
 		// it would make its table unreadable.
 		if err := schema.CheckText(line); err != nil {
-			return nil, &ParseError{Line: n + 1, Msg: err.Error()}
+			bad = append(bad, &ParseError{Line: n + 1, Text: strings.ToValidUTF8(line, "\uFFFD"), Msg: err.Error()})
+			continue
 		}
 		p, err := parseLine(line, unit, now)
 		if err != nil {
-			return nil, &ParseError{Line: n + 1, Msg: err.Error()}
+			bad = append(bad, &ParseError{Line: n + 1, Text: line, Msg: err.Error()})
+			continue
 		}
 		p.Line = n + 1
 		out = append(out, p)
 	}
-	return out, nil
+	return out, bad, nil
 }
 
 // splitUnescaped splits s at sep outside backslash escapes and (when

@@ -1,6 +1,7 @@
 package lineproto
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -18,9 +19,9 @@ func TestParse(t *testing.T) {
 		{"old v=1 -1", "ns", `old map[] [v f 1] -1`},
 	}
 	for _, tt := range tests {
-		pts, err := Parse([]byte(tt.in), tt.precision, now)
-		if err != nil || len(pts) != 1 {
-			t.Fatalf("%q: %v %v", tt.in, pts, err)
+		pts, bad, err := Parse([]byte(tt.in), tt.precision, now)
+		if err != nil || len(bad) > 0 || len(pts) != 1 {
+			t.Fatalf("%q: %v %v %v", tt.in, pts, bad, err)
 		}
 		p := pts[0]
 		var fs []any
@@ -41,11 +42,21 @@ func TestParse(t *testing.T) {
 			t.Errorf("%q:\n got  %s\n want %s", tt.in, got, tt.want)
 		}
 	}
+	// A bad line is reported with its number and text; the lines around
+	// it are read.
 	for _, bad := range []string{"cpu", "cpu v=", "cpu v=abc", "cpu v=\"open", "cpu,host v=1", "cpu v=1 notanumber", "cpu v=NaN"} {
-		_, err := Parse([]byte("ok v=1\n"+bad), "", now)
-		pe, isPE := err.(*ParseError)
-		if !isPE || pe.Line != 2 {
-			t.Errorf("%q: %v, want an error on line 2", bad, err)
+		pts, errs, err := Parse([]byte("ok v=1\n"+bad+"\nok v=2"), "", now)
+		if err != nil || len(pts) != 2 || len(errs) != 1 || errs[0].Line != 2 || errs[0].Text != bad {
+			t.Errorf("%q: %d points, %v, %v; want the two good lines and an error on line 2", bad, len(pts), errs, err)
+		}
+	}
+	if _, _, err := Parse([]byte("ok v=1"), "d", now); !errors.Is(err, ErrPrecision) {
+		t.Errorf("precision d: %v", err)
+	}
+	for prec, micros := range map[string]int64{"m": 60_000_000, "h": 3_600_000_000, "second": 1_000_000} {
+		pts, _, err := Parse([]byte("ok v=1 2"), prec, now)
+		if err != nil || len(pts) != 1 || pts[0].Micros != 2*micros {
+			t.Errorf("precision %s: %v %v", prec, pts, err)
 		}
 	}
 }

@@ -27,8 +27,8 @@ func post(t *testing.T, url, body string, auth ...string) (int, string) {
 }
 
 // Telegraf-style line-protocol writes: tables are created on first write,
-// values land durably and are queryable with SQL; a bad line rejects the
-// whole request with its line number.
+// values land durably and are queryable with SQL; bad lines are left out
+// and named, as InfluxDB does (partial writes).
 func TestLineProtocolWrites(t *testing.T) {
 	httpAddr := freeAddr(t)
 	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr})
@@ -78,23 +78,54 @@ func TestLineProtocolWrites(t *testing.T) {
 	if code, body := post(t, "http://"+httpAddr+"/query?q=SELECT+*+FROM+cpu", ""); code != http.StatusBadRequest || !strings.Contains(body, "SQL") {
 		t.Fatalf("InfluxQL SELECT: %d %s", code, body)
 	}
-	// A bad second line: 400 naming it, and the first line is not written.
+	// A bad second line: as InfluxDB, the good lines are written and the
+	// answer is 400 naming the bad one, in 1.x's shape.
 	code, body = post(t, url, "cpu,host=c usage_user=1 1767225620\ncpu,host=c usage_user=oops 1767225621\n")
-	if code != http.StatusBadRequest || !strings.Contains(body, "line 2") {
+	if code != http.StatusBadRequest || !strings.Contains(body, `"error":"partial write: unable to parse 'cpu,host=c usage_user=oops 1767225621'`) ||
+		!strings.Contains(body, "line 2") || !strings.Contains(body, "dropped=1") {
 		t.Fatalf("bad line: %d %s", code, body)
 	}
-	// A value of another type than its column: 400, nothing lands, not
-	// even the new column and table the other lines bring.
+	// A value of another type than its column: that point is left out;
+	// the others land, with the table and columns they bring.
 	code, body = post(t, url, "cpu,host=c,zone=z usage_user=1,fresh=2 1767225630\ncpu,host=c usage_system=\"text\" 1767225631\nnewtable v=1 1767225631\n")
-	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") || !strings.Contains(body, "line 2") {
+	if code != http.StatusBadRequest || !strings.Contains(body, "usage_system") || !strings.Contains(body, "line 2") || !strings.Contains(body, "partial write") {
 		t.Fatalf("type conflict: %d %s", code, body)
 	}
-	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('zone', 'fresh') OR table_name = 'newtable'"); n != 0 {
-		t.Fatalf("a rejected batch changed the schema: %d new columns", n)
+	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('zone', 'fresh') OR table_name = 'newtable'"); n != 4 {
+		t.Fatalf("the written points' columns and table: %d of 4 (zone, fresh, newtable's time and v)", n)
 	}
 	var n int64
-	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 2 {
-		t.Fatalf("rejected writes landed: %d %v", n, err)
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("cpu has %d rows, want 4 (the good lines of both requests): %v", n, err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM cpu WHERE host = 'c'"); err != nil {
+		t.Fatal(err)
+	}
+	// Every line bad: nothing written, 400 with the reasons, no "partial".
+	code, body = post(t, url, "cpu usage_user=\n")
+	if code != http.StatusBadRequest || strings.Contains(body, "partial") || !strings.Contains(body, "unable to parse") {
+		t.Fatalf("all lines bad: %d %s", code, body)
+	}
+	// The 2.x endpoint answers in 2.x's shape.
+	code, body = post(t, "http://"+httpAddr+"/api/v2/write?bucket=tsdb&precision=s", "cpu,host=e usage_user=1 1767225660\ncpu,host=e usage_user=oops\n")
+	if code != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid"`) || !strings.Contains(body, "partial write error (1 written)") {
+		t.Fatalf("v2 partial write: %d %s", code, body)
+	}
+	// Precision in minutes and hours (/write), InfluxDB 3's endpoint and
+	// its precision names.
+	if code, body := post(t, "http://"+httpAddr+"/write?db=tsdb&precision=m", "cpu,host=m usage_user=1 29453761\n"); code != http.StatusNoContent {
+		t.Fatalf("precision m: %d %s", code, body)
+	}
+	if code, body := post(t, "http://"+httpAddr+"/api/v3/write_lp?db=tsdb&precision=second", "cpu,host=v3 usage_user=1 1767225720\n"); code != http.StatusNoContent {
+		t.Fatalf("v3 write_lp: %d %s", code, body)
+	}
+	var times string
+	if err := c.QueryRow(ctx, "SELECT string_agg(host || '@' || to_char(time, 'HH24:MI:SS'), ' ' ORDER BY host) FROM cpu WHERE host IN ('e', 'm', 'v3')").Scan(&times); err != nil ||
+		times != "e@00:01:00 m@00:01:00 v3@00:02:00" {
+		t.Fatalf("rows by precision: %q %v", times, err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM cpu WHERE host IN ('e', 'm', 'v3')"); err != nil {
+		t.Fatal(err)
 	}
 	// New tags and fields become new nullable columns (schema evolution):
 	// the old rows read NULL there, also after a flush and a restart.

@@ -286,8 +286,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 }
 
 // httpHandler serves /health, /metrics and InfluxDB line-protocol writes
-// (/write, /api/v2/write). /health is 200 only while the server accepts
-// writes.
+// (/write, /api/v2/write, /api/v3/write_lp). /health is 200 only while the
+// server accepts writes.
 func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], roles *auth.Store, maxBody int64) http.Handler {
 	mux := http.NewServeMux()
 	write := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -301,6 +301,7 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 	})
 	mux.Handle("/write", write)
 	mux.Handle("/api/v2/write", write)
+	mux.Handle("/api/v3/write_lp", write)
 	mux.Handle("/ping", lineproto.PingHandler())
 	mux.Handle("/query", lineproto.QueryHandler())
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
