@@ -67,8 +67,9 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError
 	}
 	var out []Point
 	var bad []*ParseError
-	for n, raw := range bytes.Split(data, []byte("\n")) {
-		line := strings.TrimSpace(strings.TrimSuffix(string(raw), "\r"))
+	for _, raw := range logicalLines(data) {
+		n := raw.line - 1
+		line := strings.TrimSpace(strings.TrimSuffix(raw.text, "\r"))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -87,6 +88,92 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError
 		out = append(out, p)
 	}
 	return out, bad, nil
+}
+
+// rawLine is one line of a body and the number of its first line.
+type rawLine struct {
+	text string
+	line int
+}
+
+// logicalLines cuts a body into lines. A newline inside a string field
+// value belongs to the value, as InfluxDB reads it: Telegraf writes the
+// messages of syslog, tail, docker_log and exec unescaped. A string still
+// open at the end of the body is taken as ended at its line's end, so
+// that the lines after a stray quote are still read.
+func logicalLines(data []byte) []rawLine {
+	var out []rawLine
+	physical := 1 // number of the line at i
+	start, startLine := 0, 1
+	section := 0      // 0 measurement and tags, 1 fields, 2 timestamp
+	seen := false     // a non-space byte in section 0
+	inString := false // inside a string field value
+	openedAt := -1    // where the open string's line ends, for a fallback
+	emit := func(end int) {
+		out = append(out, rawLine{text: string(data[start:end]), line: startLine})
+	}
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				if i+1 < len(data) && data[i+1] == '\n' {
+					physical++
+				}
+				i++
+			case '"':
+				inString = false
+			case '\n':
+				physical++
+			}
+			continue
+		case c == '\n':
+			emit(i)
+			physical++
+			start, startLine = i+1, physical
+			section, seen = 0, false
+			continue
+		case c == '\\':
+			i++
+			seen = true
+			continue
+		case c == ' ':
+			if section == 0 && !seen {
+				continue
+			}
+			if section < 2 {
+				section++
+			}
+			continue
+		case c == '"' && section == 1 && i > 0 && data[i-1] == '=':
+			inString = true
+			openedAt = i
+		}
+		seen = true
+	}
+	if inString {
+		// Unterminated: read the rest as if the string ended at its
+		// line's end (that line then fails to parse on its own).
+		end := openedAt
+		for end < len(data) && data[end] != '\n' {
+			end++
+		}
+		emit(end)
+		if end < len(data) {
+			rest := logicalLines(data[end+1:])
+			line := startLine + bytes.Count(data[start:end+1], []byte("\n"))
+			for _, r := range rest {
+				r.line += line - 1
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	if start < len(data) {
+		emit(len(data))
+	}
+	return out
 }
 
 // splitUnescaped splits s at sep outside backslash escapes and (when
@@ -123,11 +210,15 @@ func unescape(s string) string {
 }
 
 func parseLine(line string, unit int64, now time.Time) (Point, error) {
-	sections := splitUnescaped(line, ' ', true, 0)
-	var kept []string
-	for _, s := range sections {
-		if s != "" {
-			kept = append(kept, s)
+	// Quotes delimit string field values only: in the measurement and
+	// tags they are plain characters.
+	first := splitUnescaped(line, ' ', false, 2)
+	kept := []string{first[0]}
+	if len(first) == 2 {
+		for _, s := range splitUnescaped(first[1], ' ', true, 0) {
+			if s != "" {
+				kept = append(kept, s)
+			}
 		}
 	}
 	if len(kept) < 2 || len(kept) > 3 {

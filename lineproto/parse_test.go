@@ -1,6 +1,7 @@
 package lineproto
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -63,7 +64,59 @@ func TestParse(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("cpu,host=a usage=0.5,n=3i,s=\"x\" 1767225600000000000\nmem free=1u"))
+	f.Add([]byte("log,host=a\"b msg=\"one\ntwo \\\"q\\\"\" 1\nlog msg=\"open\nok v=1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		Parse(data, "", time.Unix(0, 0))
+		pts, bad, err := Parse(data, "", time.Unix(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every point and every bad line names a line of the body, in
+		// increasing order.
+		lines := bytes.Count(data, []byte("\n")) + 1
+		last := 0
+		for _, p := range pts {
+			if p.Line < 1 || p.Line > lines || p.Line <= last {
+				t.Fatalf("point on line %d of %d (after %d)", p.Line, lines, last)
+			}
+			last = p.Line
+		}
+		for _, b := range bad {
+			if b.Line < 1 || b.Line > lines {
+				t.Fatalf("bad line %d of %d", b.Line, lines)
+			}
+		}
 	})
+}
+
+// Newlines inside string field values belong to them; quotes in the
+// measurement and tags are plain characters; a stray quote spoils its own
+// line only.
+func TestLogicalLines(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	body := "log,host=a msg=\"first\nsecond \\\"q\\\"\" 1\n" + // lines 1-2
+		"cpu,host=a\"b,dc=x\\ y v=1 2\n" + // line 3
+		"\n# a comment with \"a quote\n" + // lines 4-5
+		"log,host=c msg=\"a\nb\nc\",n=1i 4\n" + // lines 6-8
+		"log msg=\"open\n" + // line 9: never closed
+		"ok v=1 3" // line 10
+	pts, bad, err := Parse([]byte(body), "ns", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pts {
+		got = append(got, fmt.Sprintf("%d:%s:%v:%q", p.Line, p.Measurement, p.Tags, p.Fields[0].S))
+	}
+	want := []string{
+		`1:log:map[host:a]:"first\nsecond \"q\""`,
+		`3:cpu:map[dc:x y host:a"b]:""`,
+		`6:log:map[host:c]:"a\nb\nc"`,
+		`10:ok:map[]:""`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("points:\n got  %q\n want %q", got, want)
+	}
+	if len(bad) != 1 || bad[0].Line != 9 {
+		t.Errorf("bad lines %v, want line 9", bad)
+	}
 }

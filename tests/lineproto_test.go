@@ -111,6 +111,15 @@ func TestLineProtocolWrites(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid"`) || !strings.Contains(body, "partial write error (1 written)") {
 		t.Fatalf("v2 partial write: %d %s", code, body)
 	}
+	// A newline inside a string field belongs to it (Telegraf writes log
+	// lines unescaped); a quote in a tag value is a character.
+	if code, body := post(t, url, "logs,host=a\"b msg=\"first\nsecond\" 1767225600\nlogs,host=c msg=\"x\" 1767225601\n"); code != http.StatusNoContent {
+		t.Fatalf("newline in a string field: %d %s", code, body)
+	}
+	var msgs string
+	if err := c.QueryRow(ctx, "SELECT string_agg(host || '=' || msg, '|' ORDER BY time) FROM logs").Scan(&msgs); err != nil || msgs != "a\"b=first\nsecond|c=x" {
+		t.Fatalf("logs: %q %v", msgs, err)
+	}
 	// Precision in minutes and hours (/write), InfluxDB 3's endpoint and
 	// its precision names.
 	if code, body := post(t, "http://"+httpAddr+"/write?db=tsdb&precision=m", "cpu,host=m usage_user=1 29453761\n"); code != http.StatusNoContent {
