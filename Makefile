@@ -52,6 +52,7 @@ deps:
 	/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || missing="$$missing python3 python3-psycopg2"; \
 	/usr/bin/python3 -c 'import psycopg' >/dev/null 2>&1 || missing="$$missing python3-psycopg"; \
 	/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || missing="$$missing python3-sqlalchemy"; \
+	/usr/bin/python3 -c 'import influxdb' >/dev/null 2>&1 || missing="$$missing python3-influxdb"; \
 	[ -f /usr/share/java/postgresql.jar ] || missing="$$missing libpostgresql-jdbc-java"; \
 	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \

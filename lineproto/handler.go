@@ -254,7 +254,13 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 		var p tablePlan
 		for range 2 {
 			if p, err = planTable(name, tbl, ok, pts); err != nil {
-				return 0, rejected, err
+				// The table these points need cannot be made (too many
+				// columns, say): they are left out, not the request.
+				for _, pt := range pts {
+					rejected = append(rejected, fmt.Sprintf("measurement %s: %v (line %d)", name, err, pt.Line))
+				}
+				pts = nil
+				break
 			}
 			var kept []Point
 			var left []string
@@ -389,12 +395,18 @@ func keyConflicts(name string, pts []Point) (kept []Point, rejected []string) {
 	for _, p := range pts {
 		reason := ""
 		for k := range p.Tags {
-			if !schema.ValidName(k) {
+			switch {
+			case k == "time":
+				// The time column: InfluxDB refuses the key too.
+				reason = fmt.Sprintf("invalid tag key: input tag \"time\" on measurement %q is invalid", name)
+			case !schema.ValidName(k):
 				reason = fmt.Sprintf("measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, k)
 			}
 		}
 		for _, f := range p.Fields {
 			switch {
+			case f.Key == "time":
+				reason = fmt.Sprintf("invalid field name: input field \"time\" on measurement %q is invalid", name)
 			case tags[f.Key]:
 				reason = fmt.Sprintf("measurement %s: %q is both a tag and a field", name, f.Key)
 			case !schema.ValidName(f.Key):

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,33 @@ func TestPsycopg3(t *testing.T) {
 // RETURNING of server-computed values.
 func TestSQLAlchemy(t *testing.T) {
 	runClient(t, "sqlalchemy session ok", "/usr/bin/python3", "clients/python/orm.py")
+}
+
+// Debian's python3-influxdb (the 1.x client Telegraf-era scripts use)
+// writes JSON points and line protocol; a partial write reaches it as its
+// error; the rows read back over SQL exactly.
+func TestInfluxDBPythonClient(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr})
+	_, port, _ := strings.Cut(httpAddr, ":")
+	cmd := exec.Command("/usr/bin/python3", "clients/python/influx_v1.py", port)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "influxdb-python session ok") {
+		t.Fatalf("influx_v1.py: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	var got string
+	q := `SELECT string_agg(host || '|' || coalesce(city, '-') || '|' || temp || '|' || coalesce(hum::text, '-') || '|' || coalesce(ok::text, '-') || '|' || coalesce(note, '-') || '|' || to_char(time, 'HH24:MI:SS'), ';' ORDER BY time) FROM weather`
+	if err := c.QueryRow(ctx, q).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	// The client writes a newline in a string as \n, which InfluxDB keeps
+	// as written (only \" and \\ are escapes in a string field).
+	want := "a|Paris|20.5|40|true|line one\\nline two|00:00:00;b|Lyon|-3.25|90|false|say \"hi\"|00:00:10;c|Nice|21.5|-|-|-|00:01:00"
+	if got != want {
+		t.Fatalf("weather rows:\n got  %q\n want %q", got, want)
+	}
 }
 
 func TestNodePostgresTransactions(t *testing.T) {

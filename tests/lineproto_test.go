@@ -111,6 +111,17 @@ func TestLineProtocolWrites(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid"`) || !strings.Contains(body, "partial write error (1 written)") {
 		t.Fatalf("v2 partial write: %d %s", code, body)
 	}
+	// time is the time column: a tag or field of that name is refused as
+	// InfluxDB refuses it (it made a request fail with 500 on a new
+	// table, and read as a row of NULLs on an existing one).
+	code, body = post(t, url, "newm,host=a time=5,v=1 1767225600\nnewm,host=a v=2 1767225600\ncpu,time=x usage_user=1 1767225600\n")
+	if code != http.StatusBadRequest || !strings.Contains(body, `invalid field name: input field \"time\" on measurement \"newm\" is invalid`) ||
+		!strings.Contains(body, `invalid tag key: input tag \"time\"`) || !strings.Contains(body, "dropped=2") {
+		t.Fatalf("keys named time: %d %s", code, body)
+	}
+	if n := queryInt(t, c, "SELECT count(*) FROM newm WHERE v = 2"); n != 1 {
+		t.Fatalf("newm's good point: %d rows", n)
+	}
 	// A newline inside a string field belongs to it (Telegraf writes log
 	// lines unescaped); a quote in a tag value is a character.
 	if code, body := post(t, url, "logs,host=a\"b msg=\"first\nsecond\" 1767225600\nlogs,host=c msg=\"x\" 1767225601\n"); code != http.StatusNoContent {
