@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 )
 
 // runClient runs a client program against a fresh server and expects it to
@@ -110,4 +113,40 @@ func TestPgJDBC(t *testing.T) {
 // transaction, generated keys.
 func TestPgJDBCTransactions(t *testing.T) {
 	runClient(t, "pgJDBC transactions ok", "java", "-cp", javaClasses(t), "Transactions")
+}
+
+// InfluxDB's Go client (v2 API): Health() and Ready() read InfluxDB's
+// answers, the blocking write API writes, and a partial write reaches it
+// as its error naming what was written.
+func TestInfluxDBGoClient(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr})
+	ctx := context.Background()
+	client := influxdb2.NewClientWithOptions("http://"+httpAddr, "", influxdb2.DefaultOptions().SetPrecision(time.Second))
+	defer client.Close()
+	h, err := client.Health(ctx)
+	if err != nil || h.Status != "pass" {
+		t.Fatalf("Health: %+v %v", h, err)
+	}
+	r, err := client.Ready(ctx)
+	if err != nil || r.Status == nil || *r.Status != "ready" {
+		t.Fatalf("Ready: %+v %v", r, err)
+	}
+	w := client.WriteAPIBlocking("tsdb", "tsdb")
+	p := influxdb2.NewPoint("sensor", map[string]string{"host": "a"}, map[string]any{"temp": 21.5, "n": int64(3), "ok": true, "note": "x"},
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err := w.WritePoint(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	err = w.WriteRecord(ctx, "sensor,host=b temp=22.5 1767225601", "sensor,host=b temp=oops 1767225602")
+	if err == nil || !strings.Contains(err.Error(), "partial write error (1 written)") {
+		t.Fatalf("partial write: %v", err)
+	}
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	var got string
+	if err := c.QueryRow(ctx, `SELECT string_agg(host || '|' || temp || '|' || coalesce(n::text, '-') || '|' || coalesce(ok::text, '-'), ';' ORDER BY time) FROM sensor`).Scan(&got); err != nil ||
+		got != "a|21.5|3|true;b|22.5|-|-" {
+		t.Fatalf("sensor rows: %q %v", got, err)
+	}
 }

@@ -291,9 +291,36 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	return serveErr
 }
 
+// health is /health's status and text: 503 while the server cannot take
+// writes (starting, stopping, under back-pressure), else 200, saying what
+// is damaged if anything is: damage of one table degrades the server
+// without stopping it.
+func health(store *ingest.Store) (int, string) {
+	if store == nil {
+		return http.StatusServiceUnavailable, "not ready: starting (replaying the WAL) or stopping\n"
+	}
+	if ok, why := store.AcceptingWrites(); !ok {
+		return http.StatusServiceUnavailable, "not accepting writes: " + why + "\n"
+	}
+	damage, loss := store.Damage(), store.WALLoss()
+	if len(damage) == 0 && len(loss) == 0 {
+		return http.StatusOK, "ok\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "degraded: %d tables unavailable, %d WAL losses found at start-up\n", len(damage), len(loss))
+	for _, d := range damage {
+		fmt.Fprintln(&b, d.Error())
+	}
+	for _, l := range loss {
+		fmt.Fprintln(&b, l)
+	}
+	return http.StatusOK, b.String()
+}
+
 // httpHandler serves /health, /metrics and InfluxDB line-protocol writes
-// (/write, /api/v2/write, /api/v3/write_lp). /health is 200 only while the
-// server accepts writes.
+// (/write, /api/v2/write, /api/v3/write_lp, and the /ping, /query, /ready
+// InfluxDB clients call). /health is 200 only while the server accepts
+// writes.
 func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], roles *auth.Store, maxBody int64) http.Handler {
 	mux := http.NewServeMux()
 	write := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -311,33 +338,18 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 	mux.Handle("/ping", lineproto.PingHandler())
 	mux.Handle("/query", lineproto.QueryHandler())
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
+		status, text := health(ready.Load())
+		// InfluxDB's clients (Health()) read InfluxDB's JSON; probes and
+		// people the text.
+		if lineproto.WantsJSON(r) {
+			lineproto.WriteHealth(w, status, strings.TrimSpace(text))
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain")
-		store := ready.Load()
-		if store == nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "not ready: starting (replaying the WAL) or stopping")
-			return
-		}
-		if ok, why := store.AcceptingWrites(); !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "not accepting writes:", why)
-			return
-		}
-		// Damage of one table degrades the server without stopping it:
-		// 200 (the rest serves), and the body says what is wrong.
-		damage, loss := store.Damage(), store.WALLoss()
-		if len(damage) == 0 && len(loss) == 0 {
-			fmt.Fprintln(w, "ok")
-			return
-		}
-		fmt.Fprintf(w, "degraded: %d tables unavailable, %d WAL losses found at start-up\n", len(damage), len(loss))
-		for _, d := range damage {
-			fmt.Fprintln(w, d.Error())
-		}
-		for _, l := range loss {
-			fmt.Fprintln(w, l)
-		}
+		w.WriteHeader(status)
+		fmt.Fprint(w, text)
 	})
+	mux.Handle("/ready", lineproto.ReadyHandler(func() bool { return ready.Load() != nil }, time.Now()))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	// Profiles, as every Go server worth operating has them; for the admin
 	// only once passwords are configured (they cost CPU and reveal code).
