@@ -330,7 +330,10 @@ func (m *merger) flush() error {
 // many rows it kept (no file when it kept none: the add is empty). It is
 // retention's time cut: storage does it without the SQL engine, a row
 // group at a time; what is kept of a row group stays one hour in file
-// order, so the new file is in file order too.
+// order, so the new file is in file order too. A file whose rows are not
+// in file order (written before files were clustered) is refused with
+// ErrUnsorted: its row groups would make the new file's sorting_columns
+// untrue.
 func CutDataFile(ctx context.Context, store Store, t schema.Table, path string, cut int64) (Add, int64, error) {
 	r, err := openDataFile(ctx, store, t, path)
 	if err != nil {
@@ -345,6 +348,7 @@ func CutDataFile(ctx context.Context, store Store, t schema.Table, path string, 
 	sch := t.ArrowSchema()
 	var stats *Stats
 	var kept int64
+	var last *sortKey
 	for {
 		if err := ctx.Err(); err != nil {
 			out.abort()
@@ -366,6 +370,11 @@ func CutDataFile(ctx context.Context, store Store, t schema.Table, path string, 
 		}
 		if rec == nil {
 			continue
+		}
+		if err := checkFileOrder(t, rec, &last); err != nil {
+			rec.Release()
+			out.abort()
+			return Add{}, 0, fmt.Errorf("%w: %s", err, path)
 		}
 		st := statsOf(t, rec)
 		if stats == nil {
@@ -422,4 +431,31 @@ func keepFrom(t schema.Table, sch *arrow.Schema, rec arrow.RecordBatch, cut int6
 		return wide, nil
 	}
 	return arrowutil.Take(sch, []arrow.RecordBatch{wide}, rows)
+}
+
+// checkFileOrder checks that rec's rows are in file order, within one
+// hour, and not before *last (the last key of the record before it),
+// which it moves on.
+func checkFileOrder(t schema.Table, rec arrow.RecordBatch, last **sortKey) error {
+	keys, err := newRowKeys(t, rec)
+	if err != nil {
+		return err
+	}
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	first := keys.key(0)
+	if *last != nil && first.compare(**last) < 0 {
+		return ErrUnsorted
+	}
+	for i := 1; i < n; i++ {
+		if k := keys.key(i); k.hour != first.hour || k.compare(keys.key(i-1)) < 0 {
+			return ErrUnsorted
+		}
+	}
+	end := keys.key(n - 1)
+	end.tag = strings.Clone(end.tag)
+	*last = &end
+	return nil
 }

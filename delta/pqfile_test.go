@@ -3,6 +3,8 @@ package delta
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -357,4 +359,60 @@ func arrowGoFile(t *testing.T, store Store, path string) *file.Reader {
 		t.Fatal(err)
 	}
 	return pf
+}
+
+// CutDataFile keeps the rows at or after the cut, in file order with their
+// statistics, and refuses a file whose rows are not in file order rather
+// than write row groups its sorting_columns would misdescribe.
+func TestCutDataFile(t *testing.T) {
+	ctx := context.Background()
+	store, sch, _ := createTestTable(t)
+	var rows []testRow
+	for i := range 3 * 360 { // three hours, 10 s apart, two hosts
+		rows = append(rows, testRow{int64(i) * 10 * second, []string{"b", "a"}[i%2], float64(i)})
+	}
+	rec := testRows(sch, rows)
+	defer rec.Release()
+	add, err := WriteDataFile(ctx, store, sch, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := int64(90 * 60 * second) // half-way through the second hour
+	cutAdd, kept, err := CutDataFile(ctx, store, sch, add.Path, cut)
+	if err != nil || kept != 3*360-540 {
+		t.Fatalf("cut: kept %d, %v; want %d", kept, err, 3*360-540)
+	}
+	got := fileRows(t, store, sch, cutAdd.Path)
+	all := fileRows(t, store, sch, add.Path)
+	var want []string
+	for _, r := range all {
+		if ts := r[:strings.Index(r, "|")]; ts >= "1970-01-01T01:30:00Z" {
+			want = append(want, r)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("cut file has %d rows, want the %d at or after the cut in file order", len(got), len(want))
+	}
+	var st Stats
+	if err := json.Unmarshal([]byte(cutAdd.Stats), &st); err != nil || st.NumRecords != kept || st.MinValues["time"] != "1970-01-01T01:30:00.000Z" {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+	if _, kept, err := CutDataFile(ctx, store, sch, add.Path, 4*3600*second); err != nil || kept != 0 {
+		t.Fatalf("a cut after every row: kept %d, %v", kept, err)
+	}
+
+	var buf bytes.Buffer
+	w := newFileWriter(sch, &buf)
+	unsorted := testRows(sch, []testRow{{second, "b", 0}, {2 * second, "a", 1}})
+	defer unsorted.Release()
+	if err := w.writeRowGroup(unsorted); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	old := putTestFile(t, store, buf.Bytes())
+	if _, _, err := CutDataFile(ctx, store, sch, old.Path, 0); !errors.Is(err, ErrUnsorted) {
+		t.Fatalf("cutting a file out of file order: %v, want ErrUnsorted", err)
+	}
 }

@@ -229,6 +229,9 @@ func (s *Store) cutExpiredFiles(ctx context.Context, ts *tableState, cut int64) 
 			return 0, 0, err
 		}
 		add, kept, err := delta.CutDataFile(ctx, store, sch, f.Path, cut)
+		if errors.Is(err, delta.ErrUnsorted) {
+			continue // not in file order: the DELETE below takes it
+		}
 		if err != nil {
 			cleanup()
 			return 0, 0, fmt.Errorf("ingest: retention of %s: cut %s: %w", sch.Name, f.Path, err)
