@@ -134,6 +134,10 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 		switch {
 		case n.GetRangeFunction() != nil:
 			rf := n.GetRangeFunction()
+			if r := int4Series(rf); r != nil {
+				changed = true
+				return r
+			}
 			if len(rf.Functions) != 1 || rf.Ordinality || rf.Alias == nil {
 				return nil
 			}
@@ -233,4 +237,80 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 		}
 	}
 	return nil
+}
+
+// int4Series gives FROM generate_series(a, b[, step]) over integer
+// constants PostgreSQL's type, integer; the engine's is bigint, so that
+// date + i failed (no date + bigint) and pg_typeof said bigint. The
+// column keeps PostgreSQL's name: the column alias, else the table alias,
+// else generate_series. nil when the call is not that.
+func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
+	if len(rf.Functions) != 1 || rf.Ordinality || rf.Lateral {
+		return nil
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || len(items) > 1 && items[1].GetNode() != nil { // a column definition list
+		return nil
+	}
+	fc := items[0].GetFuncCall()
+	if fc == nil || sqltree.LastName(fc.Funcname) != "generate_series" || len(fc.Funcname) > 2 || len(fc.Args) < 2 || len(fc.Args) > 3 || fc.Over != nil {
+		return nil
+	}
+	args := make([]*pg_query.Node, len(fc.Args))
+	for i, a := range fc.Args {
+		arg := a
+		if tc := a.GetTypeCast(); tc != nil {
+			switch sqltree.LastName(tc.TypeName.GetNames()) {
+			case "int4", "integer", "int":
+				arg = tc.Arg
+			default:
+				return nil
+			}
+		}
+		neg := false
+		if e := arg.GetAExpr(); e != nil && e.Lexpr == nil && sqltree.LastName(e.Name) == "-" {
+			arg, neg = e.Rexpr, true
+		}
+		c := arg.GetAConst()
+		if c == nil || c.GetIval() == nil {
+			return nil // not an integer constant that fits integer
+		}
+		v := int64(c.GetIval().Ival)
+		if neg {
+			v = -v
+		}
+		if v > 1<<30 || v < -(1<<30) {
+			// Near integer's limits the engine's RANGE frame offsets
+			// (x + 4 FOLLOWING) overflow where PostgreSQL's do not: such
+			// series stay bigint.
+			return nil
+		}
+		args[i] = sqltree.Cast(pg_query.MakeAConstIntNode(v, -1), "int8")
+	}
+	table, col := "generate_series", "generate_series"
+	if rf.Alias != nil {
+		table, col = rf.Alias.Aliasname, rf.Alias.Aliasname
+		if len(rf.Alias.Colnames) > 1 {
+			return nil
+		}
+		if len(rf.Alias.Colnames) == 1 {
+			col = rf.Alias.Colnames[0].GetString_().GetSval()
+		}
+	}
+	// FROM (SELECT CAST(g AS integer) AS col FROM generate_series(a::int8, …) AS g(g)) AS table(col);
+	// the inner call's bigint arguments keep it from being rewritten again.
+	inner := &pg_query.RangeFunction{
+		Functions: []*pg_query.Node{pg_query.MakeListNode([]*pg_query.Node{
+			pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("generate_series")}, args, fc.Location), nil})},
+		Alias: &pg_query.Alias{Aliasname: "g", Colnames: []*pg_query.Node{pg_query.MakeStrNode("g")}},
+	}
+	sub := &pg_query.SelectStmt{
+		TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: col,
+			Val: sqltree.Cast(pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode("g")}, -1), "int4")}}}},
+		FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeFunction{RangeFunction: inner}}},
+	}
+	return &pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+		Subquery: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sub}},
+		Alias:    &pg_query.Alias{Aliasname: table, Colnames: []*pg_query.Node{pg_query.MakeStrNode(col)}},
+	}}}
 }

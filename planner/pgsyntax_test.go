@@ -26,6 +26,12 @@ func TestPostgresSyntax(t *testing.T) {
 		{"SELECT date_trunc('day', time, 'Asia/Tokyo') AS d, count(*) FROM cpu GROUP BY d ORDER BY d", "2025-12-31 15:00:00|4"},
 		// A timestamp is read as a timestamptz (in UTC), as PostgreSQL casts it.
 		{"SELECT date_trunc('day', timestamp '2026-03-01 23:30', 'America/New_York')", "2026-03-01 05:00:00"},
+		// generate_series over integer constants is integer, as in
+		// PostgreSQL: date + i works, and the column keeps its name.
+		{"SELECT (DATE '2026-01-30' + i)::text, pg_typeof(i) FROM generate_series(0, 2) i ORDER BY 1", "2026-01-30|integer;2026-01-31|integer;2026-02-01|integer"},
+		{"SELECT x, pg_typeof(x) FROM generate_series(5, 1, -2) AS t(x)", "5|integer;3|integer;1|integer"},
+		{"SELECT generate_series FROM generate_series(1, 2)", "1;2"},
+		{"SELECT pg_typeof(g) FROM generate_series(1::bigint, 2) g LIMIT 1", "bigint"},
 		// LIKE's escape character is a backslash unless ESCAPE says.
 		{`SELECT 'a_c' LIKE 'a\_c', 'abc' LIKE 'a\_c', 'a%c' LIKE 'a#%c' ESCAPE '#', 'A_C' ILIKE 'a\_c', 'abc' NOT LIKE 'a\_c', 'abc' LIKE 'a_c'`, "true|false|true|true|true|true"},
 		{`SELECT host FROM cpu WHERE host LIKE 'a%' OR host NOT LIKE '\_%' ESCAPE '#' ORDER BY host`, "a;b;c;d"},
