@@ -335,6 +335,18 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		name := sqltree.LastName(fc.Funcname)
+		if name == "extract" && len(fc.Args) == 2 && fc.Funcformat == pg_query.CoercionForm_COERCE_SQL_SYNTAX {
+			// EXTRACT(field FROM date) has no time-of-day fields in
+			// PostgreSQL; the engine answers 0.
+			if tc := fc.Args[1].GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "date" {
+				if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+					switch field := strings.ToLower(f.Sval); field {
+					case "microseconds", "milliseconds", "second", "minute", "hour", "timezone", "timezone_hour", "timezone_minute":
+						return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("unit %q not supported for type date", field)), true
+					}
+				}
+			}
+		}
 		if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
 			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
 				if r, ok := extractField(strings.ToLower(f.Sval), fc.Args[1]); ok {
