@@ -251,8 +251,10 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 		rejected = append(rejected, out...)
 		// Twice: the columns the first schema adds for points then left
 		// out are not made.
+		// Twice at most: the columns the first schema adds for points
+		// then left out are not made.
 		var p tablePlan
-		for range 2 {
+		for attempt := 0; ; attempt++ {
 			if p, err = planTable(name, tbl, ok, pts); err != nil {
 				// The table these points need cannot be made (too many
 				// columns, say): they are left out, not the request.
@@ -262,29 +264,23 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 				pts = nil
 				break
 			}
-			var kept []Point
-			var left []string
-			for _, pt := range pts {
-				if err := checkPoint(p.want, pt); err != nil {
-					left = append(left, err.Error())
-					continue
-				}
-				kept = append(kept, pt)
-			}
-			if len(left) == 0 {
-				break
-			}
+			rec, kept, left := build(p.want, pts)
 			rejected = append(rejected, left...)
 			pts = kept
+			if len(left) == 0 || attempt == 1 {
+				// The store keeps the record Insert is given.
+				p.rec = rec
+				break
+			}
+			rec.Release()
 		}
 		if len(pts) == 0 {
+			if p.rec != nil {
+				p.rec.Release()
+			}
 			continue
 		}
 		byTable[name] = pts
-		// The store keeps the record Insert is given.
-		if p.rec, err = build(p.want, pts); err != nil {
-			return 0, rejected, err
-		}
 		plans = append(plans, p)
 		names = append(names, name)
 	}
@@ -324,9 +320,10 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 		if tbl, _ := h.store.Table(name); !sameColumns(tbl, p.want) {
 			// Another request changed the table first: build again for
 			// the columns it has now.
-			if rec, err = build(tbl, byTable[name]); err != nil {
-				return written, rejected, err
-			}
+			p.rec.Release()
+			var left []string
+			rec, _, left = build(tbl, byTable[name])
+			rejected = append(rejected, left...)
 		}
 		if _, err := h.store.Insert(ctx, name, rec); err != nil {
 			return written, rejected, err
@@ -502,15 +499,17 @@ func checkPoint(tbl schema.Table, p Point) error {
 	return nil
 }
 
-// build converts points that checkPoint accepts into a record with the
-// table's columns.
-func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
+// build converts points into a record with the table's columns; the
+// points that do not fit (checkPoint) are left out, each with its reason.
+func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, rejected []string) {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
 	defer bld.Release()
 	for _, p := range pts {
 		if err := checkPoint(tbl, p); err != nil {
-			return nil, err
+			rejected = append(rejected, err.Error())
+			continue
 		}
+		kept = append(kept, p)
 		bld.Field(tbl.TimeIndex).(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
 		vals := map[int]any{}
 		for k, v := range p.Tags {
@@ -531,7 +530,7 @@ func build(tbl schema.Table, pts []Point) (arrow.RecordBatch, error) {
 			appendValue(bld.Field(i), v)
 		}
 	}
-	return bld.NewRecordBatch(), nil
+	return bld.NewRecordBatch(), kept, rejected
 }
 
 func unknownColumn(line int, tbl schema.Table, name, ty string) error {
