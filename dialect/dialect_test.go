@@ -321,3 +321,45 @@ func TestUnicodeEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowOutputOrder(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT lag(ten) OVER (PARTITION BY four ORDER BY ten), ten, four FROM t",
+			"SELECT lag(ten) OVER (PARTITION BY four ORDER BY ten), ten, four FROM t ORDER BY four, ten"},
+		{"SELECT sum(x) OVER w, rank() OVER w FROM t WINDOW w AS (PARTITION BY d ORDER BY s DESC)",
+			"SELECT sum(x) OVER w, rank() OVER w FROM t WINDOW w AS (PARTITION BY d ORDER BY s DESC) ORDER BY d, s DESC"},
+		// A prefix of the longest window's keys: sorted once, by the longest.
+		{"SELECT count(*) OVER (PARTITION BY a), sum(b) OVER (PARTITION BY a ORDER BY c NULLS FIRST) FROM t",
+			"SELECT count(*) OVER (PARTITION BY a), sum(b) OVER (PARTITION BY a ORDER BY c NULLS FIRST) FROM t ORDER BY a, c NULLS FIRST"},
+		{"SELECT sum(b) OVER (w ORDER BY c) FROM t WINDOW w AS (PARTITION BY a)",
+			"SELECT sum(b) OVER (w ORDER BY c) FROM t WINDOW w AS (PARTITION BY a) ORDER BY a, c"},
+		{"SELECT row_number() OVER (ORDER BY d), sum(s) OVER (ORDER BY d DESC) FROM t", ""},
+		{"SELECT row_number() OVER (ORDER BY a) FROM t ORDER BY b", ""},
+		{"SELECT DISTINCT row_number() OVER (ORDER BY a) FROM t", ""},
+		{"SELECT count(*) OVER () FROM t", ""},
+		{"SELECT b AS a, row_number() OVER (ORDER BY a) FROM t", ""},
+		{"SELECT row_number() OVER (ORDER BY 1) FROM t", ""},
+		{"SELECT (SELECT row_number() OVER (ORDER BY a) FROM u LIMIT 1) FROM t", ""},
+		{"SELECT sum(b) OVER missing FROM t", ""},
+	}
+	for _, tt := range tests {
+		tree, err := pg_query.Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := WindowOutputOrder(tree.Stmts[0].Stmt.GetSelectStmt())
+		want := tt.want
+		if want == "" {
+			want = tt.in
+		}
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || changed != (tt.want != "") {
+			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
+		}
+	}
+}

@@ -70,6 +70,7 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
+	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
 	var used []string
 	var failed error
 	seen := map[string]bool{}

@@ -1,0 +1,173 @@
+package dialect
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"tsdb/internal/sqltree"
+)
+
+// WindowOutputOrder gives a query with window functions and no ORDER BY
+// the row order PostgreSQL gives it: PostgreSQL evaluates the windows
+// over input sorted by their PARTITION BY and ORDER BY keys and returns
+// the rows in that order, and clients (and PostgreSQL's own regression
+// suites) read lag/lead and running sums top to bottom as if the order
+// were promised. The engine returns a window's rows in any order, so the
+// keys are added as the query's ORDER BY.
+//
+// Only the cases whose PostgreSQL order is plain are rewritten: every
+// window of the select list sorts by the same keys, or by a prefix of
+// the longest one's (PostgreSQL then sorts once, by the longest). Two
+// windows sorted differently (ORDER BY a and ORDER BY a DESC) are left
+// alone: which one PostgreSQL sorts last depends on its operators' OIDs.
+// Rows that tie on every key may still come in another order. It
+// reports whether sel changed.
+func WindowOutputOrder(sel *pg_query.SelectStmt) bool {
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.SortClause) > 0 ||
+		len(sel.DistinctClause) > 0 || sel.LockingClause != nil {
+		return false
+	}
+	named := map[string]*pg_query.WindowDef{}
+	for _, w := range sel.WindowClause {
+		if wd := w.GetWindowDef(); wd != nil {
+			named[wd.Name] = wd
+		}
+	}
+	var specs [][]*pg_query.Node
+	ok := true
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			continue
+		}
+		_ = sqltree.Walk(rt.Val.ProtoReflect(), func(m proto.Message) error {
+			switch x := m.(type) {
+			case *pg_query.SubLink:
+				return sqltree.SkipChildren // a subquery's windows sort its own rows
+			case *pg_query.FuncCall:
+				if x.Over == nil {
+					return nil
+				}
+				keys, good := windowKeys(x.Over, named)
+				if !good {
+					ok = false
+				}
+				specs = append(specs, keys)
+			}
+			return nil
+		})
+	}
+	if !ok || len(specs) == 0 {
+		return false
+	}
+	longest := specs[0]
+	for _, s := range specs[1:] {
+		if len(s) > len(longest) {
+			longest = s
+		}
+	}
+	if len(longest) == 0 {
+		return false
+	}
+	for _, s := range specs {
+		for i := range s {
+			if !proto.Equal(s[i], longest[i]) {
+				return false
+			}
+		}
+	}
+	aliases := map[string]bool{}
+	for _, t := range sel.TargetList {
+		if rt := t.GetResTarget(); rt != nil && rt.Name != "" {
+			aliases[rt.Name] = true
+		}
+	}
+	for _, k := range longest {
+		sb := k.GetSortBy()
+		if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
+			return false
+		}
+		switch {
+		case sb.Node.GetAConst() != nil:
+			// A constant key sorts nothing; at the top it would name a
+			// select-list position.
+			return false
+		case refersToAlias(sb.Node, aliases):
+			// A query's ORDER BY takes a bare name for the select
+			// list's column of that name, the window for the input's.
+			return false
+		}
+	}
+	sel.SortClause = longest
+	return true
+}
+
+// windowKeys are the sort keys of a window: its PARTITION BY expressions
+// ascending, then its ORDER BY, following a reference to a named window.
+func windowKeys(w *pg_query.WindowDef, named map[string]*pg_query.WindowDef) ([]*pg_query.Node, bool) {
+	if w.Name != "" { // OVER w
+		base, ok := named[w.Name]
+		if !ok {
+			return nil, false
+		}
+		w = base
+	}
+	part, order := w.PartitionClause, w.OrderClause
+	for depth := 0; w.Refname != ""; depth++ { // OVER (w ORDER BY …)
+		base, ok := named[w.Refname]
+		if !ok || depth > len(named) {
+			return nil, false
+		}
+		if len(part) == 0 {
+			part = base.PartitionClause
+		}
+		if len(order) == 0 {
+			order = base.OrderClause
+		}
+		w = base
+	}
+	var keys []*pg_query.Node
+	for _, p := range part {
+		keys = append(keys, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
+			Node: withoutLocations(p), SortbyDir: pg_query.SortByDir_SORTBY_DEFAULT,
+			SortbyNulls: pg_query.SortByNulls_SORTBY_NULLS_DEFAULT, Location: -1,
+		}}})
+	}
+	for _, o := range order {
+		if o.GetSortBy() == nil {
+			return nil, false
+		}
+		keys = append(keys, withoutLocations(o))
+	}
+	return keys, true
+}
+
+// refersToAlias reports whether expression n holds a bare column name that
+// the select list also gives one of its columns.
+func refersToAlias(n *pg_query.Node, aliases map[string]bool) bool {
+	found := false
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if cr, ok := m.(*pg_query.ColumnRef); ok && len(cr.Fields) == 1 {
+			if aliases[cr.Fields[0].GetString_().GetSval()] {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// withoutLocations is a copy of n with every source position cleared, so
+// that the same key written twice compares equal.
+func withoutLocations(n *pg_query.Node) *pg_query.Node {
+	c := proto.Clone(n).(*pg_query.Node)
+	_ = sqltree.Walk(c.ProtoReflect(), func(m proto.Message) error {
+		r := m.ProtoReflect()
+		if fd := r.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
+			r.Set(fd, protoreflect.ValueOfInt32(-1))
+		}
+		return nil
+	})
+	return c
+}
