@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"math"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -10,22 +11,41 @@ import (
 
 // SQL cursors (DECLARE, FETCH, MOVE, CLOSE) are what psql's FETCH_COUNT
 // sends. The planner runs the cursor's query and says what each statement
-// asks; the wire layer keeps the open results and reads them, as it does
-// for portals executed with a row limit.
+// asks; the session layer keeps the open results, the rows already read
+// (for FETCH BACKWARD, PRIOR, ABSOLUTE and RELATIVE) and the position, as
+// it does for portals executed with a row limit.
 
 // CursorDecl is set on the Result of DECLARE … CURSOR, whose Rows are the
 // cursor's.
 type CursorDecl struct {
-	Name   string
-	Binary bool // DECLARE … BINARY CURSOR: rows in binary format
-	Hold   bool // WITH HOLD: the cursor outlives its transaction
+	Name     string
+	Binary   bool // DECLARE … BINARY CURSOR: rows in binary format
+	Hold     bool // WITH HOLD: the cursor outlives its transaction
+	Scroll   bool // SCROLL: it must be able to go back to any row
+	NoScroll bool // NO SCROLL: it reads forward only
 }
 
-// CursorFetch is set on the Result of FETCH and MOVE (forward only).
+// FetchDirection is where a FETCH or MOVE goes from the cursor's
+// position.
+type FetchDirection int
+
+// The directions of FETCH and MOVE; FIRST is ABSOLUTE 1, LAST ABSOLUTE
+// -1, NEXT FORWARD 1 and PRIOR BACKWARD 1.
+const (
+	FetchForward  FetchDirection = iota // Count rows on; 0: the current row again
+	FetchBackward                       // Count rows back; 0: the current row again
+	FetchAbsolute                       // to row Count, counted from the end when negative
+	FetchRelative                       // to the row Count rows away
+)
+
+// CursorFetch is set on the Result of FETCH and MOVE.
 type CursorFetch struct {
-	Name  string
-	Count int64 // rows to read, at least 1; math.MaxInt64 for ALL
-	Move  bool  // MOVE: skip the rows instead of sending them
+	Name      string
+	Direction FetchDirection
+	// Count is the rows to read forward or backward (at least 0;
+	// math.MaxInt64 for ALL), or the row to go to.
+	Count int64
+	Move  bool // MOVE: skip the rows instead of sending them
 }
 
 // CursorClose is set on the Result of CLOSE.
@@ -35,18 +55,16 @@ type CursorClose struct {
 
 // Option bits of DeclareCursorStmt (PostgreSQL's CURSOR_OPT_*).
 const (
-	cursorBinary = 0x0001
-	cursorScroll = 0x0002
-	cursorHold   = 0x0020
+	cursorBinary   = 0x0001
+	cursorScroll   = 0x0002
+	cursorNoScroll = 0x0004
+	cursorHold     = 0x0020
 )
 
 // declareCursor runs the query of DECLARE … CURSOR.
 func (s *Session) declareCursor(ctx context.Context, d *pg_query.DeclareCursorStmt) (*Result, error) {
 	if d.Query.GetSelectStmt() == nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DECLARE CURSOR supports SELECT only")
-	}
-	if d.Options&cursorScroll != 0 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SCROLL cursors are not supported; cursors read forward only")
 	}
 	hold := d.Options&cursorHold != 0
 	if !hold && s.tx == nil {
@@ -61,7 +79,8 @@ func (s *Session) declareCursor(ctx context.Context, d *pg_query.DeclareCursorSt
 		return nil, err
 	}
 	res.Tag = "DECLARE CURSOR"
-	res.Cursor = &CursorDecl{Name: d.Portalname, Binary: d.Options&cursorBinary != 0, Hold: hold}
+	res.Cursor = &CursorDecl{Name: d.Portalname, Binary: d.Options&cursorBinary != 0, Hold: hold,
+		Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0}
 	return res, nil
 }
 
@@ -71,14 +90,24 @@ func fetchCursor(f *pg_query.FetchStmt) (*Result, error) {
 	if f.Ismove {
 		tag = "MOVE"
 	}
-	// ALL is the largest count; a negative one reads backward.
-	count := f.HowMany
-	switch {
-	case f.Direction != pg_query.FetchDirection_FETCH_FORWARD || count < 0:
-		return nil, &sqlerr.Error{Code: "55000", Message: "cursor can only scan forward",
-			Hint: "tsdb's cursors read forward only: FETCH [FORWARD] n, NEXT or ALL."}
-	case count == 0:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "%s 0 (the current row again) is not supported", tag)
+	fetch := &CursorFetch{Name: f.Portalname, Count: f.HowMany, Move: f.Ismove}
+	switch f.Direction {
+	case pg_query.FetchDirection_FETCH_FORWARD, pg_query.FetchDirection_FETCH_BACKWARD:
+		// ALL is the largest count; a negative one goes the other way.
+		back := f.Direction == pg_query.FetchDirection_FETCH_BACKWARD
+		if fetch.Count < 0 {
+			back, fetch.Count = !back, -max(fetch.Count, -math.MaxInt64)
+		}
+		fetch.Direction = FetchForward
+		if back {
+			fetch.Direction = FetchBackward
+		}
+	case pg_query.FetchDirection_FETCH_ABSOLUTE:
+		fetch.Direction = FetchAbsolute
+	case pg_query.FetchDirection_FETCH_RELATIVE:
+		fetch.Direction = FetchRelative
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "%s direction %v is not supported", tag, f.Direction)
 	}
-	return &Result{Tag: tag, Fetch: &CursorFetch{Name: f.Portalname, Count: count, Move: f.Ismove}}, nil
+	return &Result{Tag: tag, Fetch: fetch}, nil
 }

@@ -258,7 +258,8 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, st tex
 		cur := newCursor(r.Rows, r.Columns, formats, st, &ex.enc, &x.heldBytes)
 		cur.cancel = kept.cancel
 		kept.refs++
-		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, inTx: inTx, ctx: kept}
+		x.cursors[d.Name] = &declared{cur: cur, cols: r.Columns, formats: formats, hold: d.Hold, inTx: inTx, ctx: kept,
+			scroll: newScrollState(d)}
 		x.open = cur
 		return r.Tag, nil
 	case r.CloseCursor != nil:
@@ -286,20 +287,36 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, st tex
 	// through the context they were made with, the DECLARE's.
 	stop := context.AfterFunc(ctx, func() { d.ctx.cancel(context.Cause(ctx)) })
 	defer stop()
-	limit := int(min(f.Count, math.MaxInt))
-	var n int
+	var n int64
 	var err error
 	switch {
 	case f.Move:
-		n, err = d.cur.skip(limit)
-	case pt != nil:
-		if err := d.cur.useFormats(fetchFormats(pt.resultFormats, d)); err != nil {
-			return "", err
-		}
-		n, err = ex.send(d.cur, limit)
+		n, err = d.fetch(f, nil)
 	default:
-		ex.sink.RowDescription(d.cols, d.formats)
-		n, err = ex.send(d.cur, limit)
+		if pt != nil {
+			if err := d.cur.useFormats(fetchFormats(pt.resultFormats, d)); err != nil {
+				return "", err
+			}
+		} else {
+			ex.sink.RowDescription(d.cols, d.formats)
+		}
+		s := &d.scroll
+		if s.forwardOnly && f.Direction == planner.FetchForward && f.Count > 0 && s.pos == s.read {
+			// Straight from the result to the client: nothing to keep.
+			limit := int(min(f.Count, math.MaxInt))
+			var sent int
+			sent, err = ex.send(d.cur, limit)
+			n, s.read = int64(sent), s.read+int64(sent)
+			s.pos = s.read
+			if err == nil && sent < limit {
+				s.ended, s.pos = true, s.read+1
+			}
+			break
+		}
+		n, err = d.fetch(f, func(msg []byte) error { return ex.queued(append(ex.rows, msg...)) })
+		if ferr := ex.flushRows(); err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		x.closeCursor(f.Name)

@@ -65,6 +65,7 @@ type declared struct {
 	hold    bool    // WITH HOLD: outlives its transaction, once that commits
 	inTx    bool    // declared in a transaction block not yet ended
 	ctx     *keptContext
+	scroll  scrollState
 }
 
 // hold frees the session's connection for the statement of ctx: the open
@@ -107,6 +108,7 @@ func (x *extended) closeCursor(name string) {
 	x.forget(d.cur)
 	d.cur.close()
 	d.cur.release()
+	d.forgetRows()
 	d.ctx.unref()
 	delete(x.cursors, name)
 }

@@ -83,17 +83,21 @@ func TestCursors(t *testing.T) {
 		t.Fatalf("COMMIT of a failed block: %s", tag)
 	}
 	// Each refused statement in a block of its own: it fails the block.
+	// A NO SCROLL cursor (psql's FETCH_COUNT) cannot go back.
 	for _, tt := range []struct{ query, code string }{
 		{"DECLARE d CURSOR FOR SELECT 1", "42P03"},
 		{"FETCH BACKWARD 1 FROM d", "55000"},
 		{"FETCH -1 FROM d", "55000"},
-		{"FETCH 0 FROM d", "0A000"},
-		{"MOVE 0 IN d", "0A000"},
+		{"FETCH 0 FROM d", "55000"},
+		{"MOVE ABSOLUTE 1 IN d", "55000"},
+		{"FETCH LAST FROM d", "55000"},
 		{"FETCH 1 FROM nope", "34000"},
-		{"DECLARE s SCROLL CURSOR FOR SELECT 1", "0A000"},
 	} {
 		exec("BEGIN")
-		exec("DECLARE d CURSOR FOR SELECT i FROM range(0, 10) t(i)")
+		exec("DECLARE d NO SCROLL CURSOR FOR SELECT i FROM range(0, 10) t(i)")
+		if got := ints("FETCH 2 FROM d"); got != "[0 1]" {
+			t.Fatalf("NO SCROLL: %s", got)
+		}
 		if got := code(tt.query); got != tt.code {
 			t.Errorf("%s: %s, want %s", tt.query, got, tt.code)
 		}
@@ -109,6 +113,69 @@ func TestCursors(t *testing.T) {
 	if err != nil || len(results) != 3 || results[2].Err != nil || len(results[2].Rows) != 1 || string(results[2].Rows[0][0]) != "2" {
 		t.Fatalf("DECLARE, CLOSE and SELECT in one Query: %v %+v", err, results)
 	}
+	// A SCROLL cursor goes anywhere, as PostgreSQL 15 answers (each
+	// answer checked there over generate_series(1, 5)).
+	exec("DECLARE sc SCROLL CURSOR FOR SELECT i FROM range(1, 6) t(i)")
+	for _, tt := range []struct{ query, want string }{
+		{"FETCH 2 FROM sc", "[1 2]"},
+		{"FETCH BACKWARD 1 FROM sc", "[1]"},
+		{"FETCH 0 FROM sc", "[1]"},
+		{"FETCH PRIOR FROM sc", "[]"},
+		{"FETCH PRIOR FROM sc", "[]"},
+		{"FETCH LAST FROM sc", "[5]"},
+		{"FETCH NEXT FROM sc", "[]"},
+		{"FETCH BACKWARD 2 FROM sc", "[5 4]"},
+		{"FETCH ABSOLUTE 2 FROM sc", "[2]"},
+		{"FETCH ABSOLUTE -2 FROM sc", "[4]"},
+		{"FETCH RELATIVE 1 FROM sc", "[5]"},
+		{"FETCH RELATIVE -3 FROM sc", "[2]"},
+		{"FETCH RELATIVE 0 FROM sc", "[2]"},
+		{"FETCH ABSOLUTE 9 FROM sc", "[]"},
+		{"FETCH BACKWARD ALL FROM sc", "[5 4 3 2 1]"},
+		{"MOVE FORWARD ALL IN sc", "MOVE 5"},
+		{"MOVE ABSOLUTE 3 IN sc", "MOVE 1"},
+		{"FETCH -1 FROM sc", "[2]"},
+		{"FETCH FIRST FROM sc", "[1]"},
+		{"FETCH ABSOLUTE 0 FROM sc", "[]"},
+		{"MOVE RELATIVE -9 IN sc", "MOVE 0"},
+		{"FETCH FORWARD ALL FROM sc", "[1 2 3 4 5]"},
+		{"FETCH RELATIVE -9 FROM sc", "[]"},
+		{"FETCH RELATIVE 2 FROM sc", "[2]"},
+	} {
+		var got string
+		if strings.HasPrefix(tt.query, "MOVE") {
+			got = exec(tt.query)
+		} else {
+			got = ints(tt.query)
+		}
+		if got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.query, got, tt.want)
+		}
+	}
+	// A cursor without SCROLL goes back over what it read, as
+	// PostgreSQL's does over a plan that can.
+	exec("DECLARE plain CURSOR FOR SELECT i FROM range(0, 10) t(i)")
+	if got := ints("FETCH 3 FROM plain"); got != "[0 1 2]" {
+		t.Fatalf("plain: %s", got)
+	}
+	if got := ints("FETCH BACKWARD 2 FROM plain"); got != "[1 0]" {
+		t.Fatalf("plain, backward: %s", got)
+	}
+	// Past 16 MiB of rows read it stops keeping them (a client streaming
+	// a large result reads forward): going back is then refused, never
+	// answered from rows it no longer has.
+	exec("DECLARE big CURSOR FOR SELECT i FROM range(0, 2000000) t(i)")
+	if tag := exec("MOVE 1500000 IN big"); tag != "MOVE 1500000" {
+		t.Fatalf("MOVE over the big cursor: %s", tag)
+	}
+	if got := ints("FETCH 1 FROM big"); got != "[1500000]" {
+		t.Fatalf("after the MOVE: %s", got)
+	}
+	if c := code("FETCH BACKWARD 1 FROM big"); c != "55000" {
+		t.Fatalf("going back past what a cursor without SCROLL keeps: %s", c)
+	}
+	exec("ROLLBACK")
+	exec("BEGIN")
 	// An endless result is streamed, not collected, and statement_timeout
 	// bounds each FETCH.
 	exec("SET statement_timeout = '300ms'")
