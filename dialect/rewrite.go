@@ -232,6 +232,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		return nil, true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
+		if r, ok := CharacterCast(tc, false); ok {
+			return r, true
+		}
 		if tn := sqltree.LastName(tc.TypeName.GetNames()); (tn == "timestamptz" || tn == "timestamp") && len(tc.TypeName.GetTypmods()) == 1 {
 			// timestamp(p): PostgreSQL rounds to p fractional digits;
 			// DuckDB's types take no precision.
@@ -569,10 +572,10 @@ func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	escape := `\`
 	if len(f.Args) == 2 {
 		sv := f.Args[1].GetAConst().GetSval()
-		if sv == nil || len(sv.Sval) != 1 {
+		if sv == nil || len(sv.Sval) > 1 {
 			return nil, false
 		}
-		escape = sv.Sval
+		escape = sv.Sval // ESCAPE '': no escape character at all
 	}
 	if pattern == nil {
 		return nil, false

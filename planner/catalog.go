@@ -71,6 +71,16 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
+	if sel := out.GetSelectStmt(); sel != nil {
+		// A char(n) the result shows is padded to n, as PostgreSQL prints it.
+		for _, t := range sel.TargetList {
+			if rt := t.GetResTarget(); rt != nil && rt.Val.GetTypeCast() != nil {
+				if r, ok := dialect.CharacterCast(rt.Val.GetTypeCast(), true); ok {
+					rt.Val, changed = r, true
+				}
+			}
+		}
+	}
 	var used []string
 	var failed error
 	seen := map[string]bool{}
