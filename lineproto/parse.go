@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"tsdb/internal/schema"
 )
@@ -67,32 +70,30 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError
 	}
 	var out []Point
 	var bad []*ParseError
+	p := parser{unit: unit, now: now, names: map[string]string{}}
 	for _, raw := range logicalLines(data) {
-		n := raw.line - 1
-		line := strings.TrimSpace(strings.TrimSuffix(raw.text, "\r"))
-		if line == "" || strings.HasPrefix(line, "#") {
+		// Blank lines, comments and what may lead a line are the
+		// decoder's to judge, as InfluxDB's is.
+		line := bytes.Trim(raw.text, " \r")
+		if len(line) == 0 {
 			continue
 		}
 		// Not text: refused here with its line, rather than stored where
 		// it would make its table unreadable.
-		if err := schema.CheckText(line); err != nil {
-			bad = append(bad, &ParseError{Line: n + 1, Text: strings.ToValidUTF8(line, "\uFFFD"), Msg: err.Error()})
-			continue
+		if !utf8.Valid(line) || bytes.IndexByte(line, 0) >= 0 {
+			if err := schema.CheckText(string(line)); err != nil && line[0] != '#' {
+				bad = append(bad, &ParseError{Line: raw.line, Text: strings.ToValidUTF8(string(line), "\uFFFD"), Msg: err.Error()})
+				continue
+			}
 		}
-		p, err := parseLine(line, unit, now)
-		if err != nil {
-			bad = append(bad, &ParseError{Line: n + 1, Text: line, Msg: err.Error()})
-			continue
-		}
-		p.Line = n + 1
-		out = append(out, p)
+		out, bad = p.entries(raw, out, bad)
 	}
 	return out, bad, nil
 }
 
 // rawLine is one line of a body and the number of its first line.
 type rawLine struct {
-	text string
+	text []byte // a part of the body, or a copy where it had to change
 	line int
 }
 
@@ -109,8 +110,29 @@ func logicalLines(data []byte) []rawLine {
 	seen := false     // a non-space byte in section 0
 	inString := false // inside a string field value
 	openedAt := -1    // where the open string's line ends, for a fallback
+	// literal holds, for the line being read, the backslashes in string
+	// values that InfluxDB keeps as written (before n, r and t: only \"
+	// and \\ are escapes there) but the decoder would read as escapes;
+	// they are doubled in the text it gets.
+	var literal []int
 	emit := func(end int) {
-		out = append(out, rawLine{text: string(data[start:end]), line: startLine})
+		text := data[start:end:end]
+		if len(literal) > 0 {
+			var b bytes.Buffer
+			prev := start
+			for _, at := range literal {
+				if at >= end {
+					break // past an unterminated string's line
+				}
+				b.Write(data[prev:at])
+				b.WriteByte('\\')
+				prev = at
+			}
+			b.Write(data[prev:end])
+			text = b.Bytes()
+			literal = literal[:0]
+		}
+		out = append(out, rawLine{text: text, line: startLine})
 	}
 	for i := 0; i < len(data); i++ {
 		c := data[i]
@@ -118,8 +140,14 @@ func logicalLines(data []byte) []rawLine {
 		case inString:
 			switch c {
 			case '\\':
-				if i+1 < len(data) && data[i+1] == '\n' {
-					physical++
+				if i+1 < len(data) {
+					switch data[i+1] {
+					case '\n':
+						physical++
+						literal = append(literal, i)
+					case 'n', 'r', 't', '\r':
+						literal = append(literal, i)
+					}
 				}
 				i++
 			case '"':
@@ -176,125 +204,146 @@ func logicalLines(data []byte) []rawLine {
 	return out
 }
 
-// splitUnescaped splits s at sep outside backslash escapes and (when
-// quotes is set) outside double-quoted strings.
-func splitUnescaped(s string, sep byte, quotes bool, max int) []string {
-	var parts []string
-	start, inQuote := 0, false
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\':
-			i++
-		case quotes && s[i] == '"':
-			inQuote = !inQuote
-		case s[i] == sep && !inQuote && (max <= 0 || len(parts) < max-1):
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
+// parser is the state of one Parse: the write's precision and time, and
+// the names and tag values already read, so that the same name in every
+// line is one string.
+type parser struct {
+	unit   int64
+	now    time.Time
+	names  map[string]string
+	fields []Field // the entry being read
 }
 
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
+// maxInterned bounds the strings a parser keeps: tag values can be
+// unique per line (request IDs), and then interning only costs.
+const maxInterned = 4096
+
+// intern returns b as a string, the same string for the same bytes.
+func (ps *parser) intern(b []byte) string {
+	if s, ok := ps.names[string(b)]; ok {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.ContainsRune(`,= "\`, rune(s[i+1])) {
-			i++
-		}
-		b.WriteByte(s[i])
+	s := string(b)
+	if len(ps.names) < maxInterned {
+		ps.names[s] = s
 	}
-	return b.String()
+	return s
 }
 
-func parseLine(line string, unit int64, now time.Time) (Point, error) {
-	// Quotes delimit string field values only: in the measurement and
-	// tags they are plain characters.
-	first := splitUnescaped(line, ' ', false, 2)
-	kept := []string{first[0]}
-	if len(first) == 2 {
-		for _, s := range splitUnescaped(first[1], ' ', true, 0) {
-			if s != "" {
-				kept = append(kept, s)
+// entries reads one logical line with InfluxData's own line-protocol
+// decoder (github.com/influxdata/line-protocol/v2), so that what is
+// accepted and refused, and how escapes read, is InfluxDB's. A logical
+// line holds one entry; should the decoder find more (it ends an entry
+// where logicalLines did not), each is read, an error naming its own
+// line.
+func (ps *parser) entries(raw rawLine, out []Point, bad []*ParseError) ([]Point, []*ParseError) {
+	d := lineprotocol.NewDecoderWithBytes(raw.text)
+	for d.Next() {
+		p, err := ps.entry(d)
+		if err != nil {
+			line, msg := raw.line, err.Error()
+			var de *lineprotocol.DecodeError
+			if errors.As(err, &de) {
+				line += int(de.Line) - 1
+				msg = fmt.Sprintf("%v (column %d)", de.Err, de.Column)
 			}
+			bad = append(bad, &ParseError{Line: line, Text: physicalLine(string(raw.text), line-raw.line), Msg: msg})
+			continue
 		}
+		p.Line = raw.line
+		out = append(out, p)
 	}
-	if len(kept) < 2 || len(kept) > 3 {
-		return Point{}, fmt.Errorf("want measurement[,tags] fields [timestamp]")
-	}
-	head := splitUnescaped(kept[0], ',', false, 0)
-	p := Point{Measurement: unescape(head[0]), Tags: map[string]string{}}
-	if p.Measurement == "" {
-		return p, fmt.Errorf("missing measurement")
-	}
-	for _, t := range head[1:] {
-		kv := splitUnescaped(t, '=', false, 2)
-		if len(kv) != 2 || kv[0] == "" {
-			return p, fmt.Errorf("invalid tag %q", t)
+	return out, bad
+}
+
+// physicalLine is line n (from 0) of text, without its line end.
+func physicalLine(text string, n int) string {
+	for ; n > 0; n-- {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
 		}
-		p.Tags[unescape(kv[0])] = unescape(kv[1])
+		text = text[i+1:]
 	}
-	for _, f := range splitUnescaped(kept[1], ',', true, 0) {
-		kv := splitUnescaped(f, '=', true, 2)
-		if len(kv) != 2 || kv[0] == "" || kv[1] == "" {
-			return p, fmt.Errorf("invalid field %q", f)
-		}
-		fl, err := parseValue(unescape(kv[0]), kv[1])
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	return strings.TrimSuffix(text, "\r")
+}
+
+// entry reads the entry d is at.
+func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
+	unit, now := ps.unit, ps.now
+	m, err := d.Measurement()
+	if err != nil {
+		return Point{}, err
+	}
+	p := Point{Measurement: ps.intern(m), Tags: map[string]string{}}
+	for {
+		k, v, err := d.NextTag()
 		if err != nil {
 			return p, err
 		}
-		p.Fields = append(p.Fields, fl)
+		if k == nil {
+			break
+		}
+		if _, dup := p.Tags[string(k)]; dup {
+			return p, fmt.Errorf("duplicate tag %q", k)
+		}
+		p.Tags[ps.intern(k)] = ps.intern(v)
 	}
-	p.Micros = now.UnixMicro()
-	if len(kept) == 3 {
-		ts, err := strconv.ParseInt(kept[2], 10, 64)
+	ps.fields = ps.fields[:0]
+	for {
+		k, v, err := d.NextField()
 		if err != nil {
-			return p, fmt.Errorf("invalid timestamp %q", kept[2])
+			return p, err
 		}
-		ns := ts * unit
-		if unit > 1 && ns/unit != ts {
-			return p, fmt.Errorf("timestamp %q out of range", kept[2])
+		if k == nil {
+			break
 		}
-		p.Micros = ns / 1000
-		if ns%1000 != 0 && ns < 0 {
-			p.Micros-- // floor, also before 1970
+		f := Field{Key: ps.intern(k)}
+		switch v.Kind() {
+		case lineprotocol.Float:
+			f.Kind, f.F = 'f', v.FloatV()
+		case lineprotocol.Int:
+			f.Kind, f.I = 'i', v.IntV()
+		case lineprotocol.Uint:
+			// Stored as bigint: past its range it would not read back.
+			if v.UintV() > math.MaxInt64 {
+				return p, fmt.Errorf("field %q: unsigned integer %du is above 2^63-1, the largest bigint", k, v.UintV())
+			}
+			f.Kind, f.I = 'i', int64(v.UintV())
+		case lineprotocol.Bool:
+			f.Kind, f.B = 'b', v.BoolV()
+		case lineprotocol.String:
+			f.Kind, f.S = 's', v.StringV()
 		}
+		ps.fields = append(ps.fields, f)
+	}
+	p.Fields = append(make([]Field, 0, len(ps.fields)), ps.fields...)
+	ts, err := d.TimeBytes()
+	if err != nil {
+		return p, err
+	}
+	if ts == nil {
+		// As InfluxDB: the server's time, at the write's precision.
+		ns := now.UnixNano()
+		p.Micros = (ns - ns%unit) / 1000
+		return p, nil
+	}
+	n, err := strconv.ParseInt(string(ts), 10, 64)
+	if err != nil {
+		return p, fmt.Errorf("invalid timestamp %q", ts)
+	}
+	ns := n * unit
+	if unit > 1 && ns/unit != n {
+		return p, fmt.Errorf("timestamp %q out of range", ts)
+	}
+	// Microseconds, PostgreSQL's resolution: the digits below are cut
+	// (toward the past, also before 1970).
+	p.Micros = ns / 1000
+	if ns%1000 != 0 && ns < 0 {
+		p.Micros--
 	}
 	return p, nil
-}
-
-func parseValue(key, v string) (Field, error) {
-	f := Field{Key: key}
-	switch {
-	case strings.HasPrefix(v, `"`):
-		if len(v) < 2 || !strings.HasSuffix(v, `"`) {
-			return f, fmt.Errorf("field %q: unterminated string", key)
-		}
-		f.Kind, f.S = 's', strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(v[1:len(v)-1])
-	case strings.HasSuffix(v, "i"):
-		n, err := strconv.ParseInt(v[:len(v)-1], 10, 64)
-		if err != nil {
-			return f, fmt.Errorf("field %q: invalid integer %q", key, v)
-		}
-		f.Kind, f.I = 'i', n
-	case strings.HasSuffix(v, "u"):
-		n, err := strconv.ParseUint(v[:len(v)-1], 10, 64)
-		if err != nil || n > math.MaxInt64 {
-			return f, fmt.Errorf("field %q: invalid unsigned integer %q (at most 2^63-1)", key, v)
-		}
-		f.Kind, f.I = 'i', int64(n)
-	case v == "t" || v == "T" || v == "true" || v == "True" || v == "TRUE":
-		f.Kind, f.B = 'b', true
-	case v == "f" || v == "F" || v == "false" || v == "False" || v == "FALSE":
-		f.Kind, f.B = 'b', false
-	default:
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return f, fmt.Errorf("field %q: invalid number %q", key, v)
-		}
-		f.Kind, f.F = 'f', x
-	}
-	return f, nil
 }

@@ -120,3 +120,50 @@ func TestLogicalLines(t *testing.T) {
 		t.Errorf("bad lines %v, want line 9", bad)
 	}
 }
+
+// In a string field value only \" and \\ are escapes, as InfluxDB reads
+// them: \n, \t and \r stay as written (clients that escape a newline as
+// \n read back what InfluxDB would give them).
+func TestStringEscapes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for in, want := range map[string]string{
+		`m s="a\nb"`:           `a\nb`,
+		`m s="tab\there\r"`:    `tab\there\r`,
+		`m s="q\"q \\ w\\n"`:   `q"q \ w\n`,
+		"m s=\"raw\nnewline\"": "raw\nnewline",
+		`m s="open\n`:          "",
+	} {
+		pts, bad, err := Parse([]byte(in), "", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			if len(bad) != 1 {
+				t.Errorf("%q: %v %v, want an unterminated string", in, pts, bad)
+			}
+			continue
+		}
+		if len(bad) > 0 || len(pts) != 1 || pts[0].Fields[0].S != want {
+			t.Errorf("%q: %v %v, want %q", in, pts, bad, want)
+		}
+	}
+}
+
+// BenchmarkParse reads Telegraf's cpu input as it sends it: 5,000 lines
+// of 5 tags and 10 float fields with nanosecond timestamps.
+func BenchmarkParse(b *testing.B) {
+	var body bytes.Buffer
+	for i := range 5000 {
+		fmt.Fprintf(&body, "cpu,cpu=cpu%d,host=host_%d,region=eu-west-1,datacenter=eu-west-1a,rack=%d usage_user=%d.25,usage_system=1.5,usage_idle=90.125,usage_nice=0,usage_iowait=0.5,usage_irq=0,usage_softirq=0.25,usage_steal=0,usage_guest=0,usage_guest_nice=0 %d\n",
+			i%8, i%100, i%40, i%97, 1767225600000000000+int64(i)*10_000_000_000)
+	}
+	now := time.Now()
+	b.SetBytes(int64(body.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		pts, bad, err := Parse(body.Bytes(), "ns", now)
+		if err != nil || len(bad) > 0 || len(pts) != 5000 {
+			b.Fatal(len(pts), bad, err)
+		}
+	}
+}
