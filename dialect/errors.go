@@ -27,10 +27,12 @@ var (
 	reDecimalOverflow = regexp.MustCompile(`to type DECIMAL\((\d+),(\d+)\) failed: value is out of range`)
 	// reDecimalText is text the engine could not make a DECIMAL(p,s) of:
 	// a number too wide, or not a number.
-	reDecimalText = regexp.MustCompile(`^Could not convert string ["'](.*)["'] to DECIMAL\((\d+),(\d+)\)$`)
-	reNumberText  = regexp.MustCompile(`^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$`)
-	reIntOverflow = regexp.MustCompile(`Overflow in \w+ of (INT16|INT32|INT64)\b`)
-	reOutOfRange  = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
+	reDecimalText   = regexp.MustCompile(`^Could not convert string ["'](.*)["'] to DECIMAL\((\d+),(\d+)\)$`)
+	reNumberText    = regexp.MustCompile(`^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$`)
+	reIntOverflow   = regexp.MustCompile(`Overflow in \w+ of (INT16|INT32|INT64)\b`)
+	reWindowDefined = regexp.MustCompile(`^window "[^"]*" is already defined$`)
+	reSubqueryWidth = regexp.MustCompile(`^Subquery returns (\d+) columns - expected (\d+)`)
+	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
 // EngineError turns a DuckDB error into a SQL error with PostgreSQL's
@@ -79,6 +81,28 @@ func EngineError(err error) error {
 	if strings.Contains(lower, "more than one row returned by a subquery") {
 		e.Code, e.Message, e.Detail = sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression", ""
 		return e
+	}
+	if m := reSubqueryWidth.FindStringSubmatch(msg); m != nil {
+		got, _ := strconv.Atoi(m[1])
+		want, _ := strconv.Atoi(m[2])
+		e.Code, e.Message, e.Detail = sqlerr.SyntaxError, "subquery has too many columns", ""
+		if got < want {
+			e.Message = "subquery has too few columns"
+		}
+		return e
+	}
+	if reWindowDefined.MatchString(msg) {
+		e.Code, e.Detail = "42P20", ""
+		return e
+	}
+	for _, m := range engineMessages {
+		if strings.Contains(lower, m.contains) {
+			e.Code, e.Detail = m.code, ""
+			if m.message != "" {
+				e.Message = m.message
+			}
+			return e
+		}
 	}
 	switch de.Type {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
@@ -171,6 +195,28 @@ func EngineError(err error) error {
 		e.Code = sqlerr.InternalError
 	}
 	return e
+}
+
+// engineMessages are DuckDB errors whose PostgreSQL counterpart is known
+// from its message: the SQLSTATE PostgreSQL gives, and its wording where
+// DuckDB's would mislead (it names rewritten SQL, or another clause).
+var engineMessages = []struct{ contains, code, message string }{
+	{"set operations can only apply to expressions with the same number of result columns", sqlerr.SyntaxError, ""},
+	{"aggregate function calls cannot be nested", "42803", ""},
+	{"aggregate functions are not allowed in filter", "42803", ""},
+	{"where clause cannot contain window functions", "42P20", "window functions are not allowed in WHERE"},
+	{"range frames must have only one order by expression", "42P20", "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"},
+	{"invalid range preceding value", "22013", "invalid preceding or following size in window function"},
+	{"invalid range following value", "22013", "invalid preceding or following size in window function"},
+	{"interval cannot be 0", "22023", "step size cannot equal zero"},
+	{"time out of range", sqlerr.DatetimeOverflow, ""},
+	{"window functions are not allowed in", "42P20", ""},
+	{"group by clause cannot contain window functions", "42P20", "window functions are not allowed in GROUP BY"},
+	{"negative substring length not allowed", "22011", ""},
+	{"can't bucket using zero", sqlerr.DatetimeOverflow, "stride must be greater than zero"},
+	{"period must be greater than 0", sqlerr.DatetimeOverflow, "stride must be greater than zero"},
+	{"is not an ordered-set aggregate", "42809", ""},
+	{"in in/any/all clause - an explicit cast is required", "42883", ""},
 }
 
 // PGTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.

@@ -156,6 +156,13 @@ func TestErrorsKeepConnectionUsable(t *testing.T) {
 		{"ATTACH '/tmp/x.db' AS x", "42501"},
 		{"INSTALL httpfs", "42501"},
 		{"LOAD 'httpfs'", "42501"},
+		// PostgreSQL's SQLSTATEs for what the engine words its own way.
+		{"SELECT * FROM cpu WHERE row_number() OVER (ORDER BY time) < 10", "42P20"},
+		{"SELECT max(min(usage)) FROM cpu", "42803"},
+		{"SELECT * FROM generate_series(1, 5, 0)", "22023"},
+		{"SELECT 1 UNION SELECT 1, 2", "42601"},
+		{"SELECT * FROM cpu WHERE (host, usage) IN (SELECT host, usage, time FROM cpu)", "42601"},
+		{"SELECT sum(usage) OVER (ORDER BY time, host RANGE BETWEEN '1 hour'::interval PRECEDING AND CURRENT ROW) FROM cpu", "42P20"},
 	}
 	for _, tt := range tests {
 		wantSQLState(t, c, tt.q, tt.code)
