@@ -116,8 +116,9 @@ func endsStatement(text string) bool {
 	res, err := pg_query.Scan(text)
 	if err != nil {
 		// A literal the scanner refuses (E'\u061'): the servers will
-		// refuse it too; psql would end the statement at the line's ';'.
-		return strings.HasSuffix(strings.TrimSpace(text), ";")
+		// refuse it too; psql would end the statement at the line's ';'
+		// — unless a dollar-quoted body (a function's) is still open.
+		return strings.HasSuffix(strings.TrimSpace(text), ";") && !openDollarQuote(text)
 	}
 	if len(res.Tokens) == 0 {
 		return false
@@ -131,6 +132,48 @@ func endsStatement(text string) bool {
 		}
 	}
 	return false
+}
+
+// openDollarQuote reports whether text ends inside a dollar-quoted
+// string ($$…$$ or $tag$…$tag$), as psql tracks it: quotes and comments
+// outside one are skipped.
+func openDollarQuote(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\'':
+			for i++; i < len(text) && text[i] != '\''; i++ {
+			}
+		case c == '-' && strings.HasPrefix(text[i:], "--"):
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(text[i:], "/*"):
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 {
+				return false
+			}
+			i += end + 3
+		case c == '$' && (i == 0 || !isIdentByte(text[i-1])):
+			j := i + 1
+			for j < len(text) && isIdentByte(text[j]) && !(text[j] >= '0' && text[j] <= '9' && j == i+1) {
+				j++
+			}
+			if j >= len(text) || text[j] != '$' {
+				continue
+			}
+			tag := text[i : j+1]
+			end := strings.Index(text[j+1:], tag)
+			if end < 0 {
+				return true
+			}
+			i = j + end + len(tag)
+		}
+	}
+	return false
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 func isCopyFromStdin(sql string) bool {
