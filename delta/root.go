@@ -51,7 +51,8 @@ const droppedPrefix = ".dropped-"
 func (r *LocalRoot) String() string { return r.Dir }
 
 // Tables implements Root. Directories a crashed DROP TABLE left behind are
-// removed on the way.
+// removed on the way; directories whose names TableDir does not make are
+// not tsdb's tables and are left out.
 func (r *LocalRoot) Tables(context.Context) ([]string, error) {
 	ents, err := os.ReadDir(r.Dir)
 	if err != nil {
@@ -66,7 +67,9 @@ func (r *LocalRoot) Tables(context.Context) ([]string, error) {
 				return nil, fmt.Errorf("delta: remove dropped table: %w", err)
 			}
 		default:
-			names = append(names, e.Name())
+			if name, ok := TableName(e.Name()); ok {
+				names = append(names, name)
+			}
 		}
 	}
 	return names, nil
@@ -74,14 +77,14 @@ func (r *LocalRoot) Tables(context.Context) ([]string, error) {
 
 // Table implements Root.
 func (r *LocalRoot) Table(_ context.Context, name string) (Store, error) {
-	return NewLocalStore(filepath.Join(r.Dir, name))
+	return NewLocalStore(filepath.Join(r.Dir, TableDir(name)))
 }
 
 // DropTable implements Root: the directory is renamed first, so a crash
 // mid-removal leaves no half table behind (Tables removes the rest).
 func (r *LocalRoot) DropTable(_ context.Context, name string) error {
-	dir := filepath.Join(r.Dir, name)
-	gone := filepath.Join(r.Dir, fmt.Sprintf("%s%s-%d", droppedPrefix, name, time.Now().UnixNano()))
+	dir := filepath.Join(r.Dir, TableDir(name))
+	gone := filepath.Join(r.Dir, fmt.Sprintf("%s%s-%d", droppedPrefix, TableDir(name), time.Now().UnixNano()))
 	if err := os.Rename(dir, gone); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -99,7 +102,7 @@ func (r *LocalRoot) DropTable(_ context.Context, name string) error {
 // it holds data files: then its log was lost, and the files are all that
 // is left of the table (ErrHasData; nothing is removed).
 func (r *LocalRoot) DropIncomplete(ctx context.Context, name string) error {
-	dir := filepath.Join(r.Dir, name)
+	dir := filepath.Join(r.Dir, TableDir(name))
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

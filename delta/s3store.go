@@ -116,8 +116,8 @@ func (r *S3Root) Tables(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("delta: list %s: %w", r, obj.Err)
 		}
 		// Without Recursive, directories come back as keys ending in "/".
-		name := strings.TrimSuffix(strings.TrimPrefix(obj.Key, r.key("")), "/")
-		if name != "" && strings.HasSuffix(obj.Key, "/") {
+		dir := strings.TrimSuffix(strings.TrimPrefix(obj.Key, r.key("")), "/")
+		if name, ok := TableName(dir); ok && strings.HasSuffix(obj.Key, "/") {
 			names = append(names, name)
 		}
 	}
@@ -127,7 +127,8 @@ func (r *S3Root) Tables(ctx context.Context) ([]string, error) {
 
 // Table implements Root.
 func (r *S3Root) Table(_ context.Context, name string) (Store, error) {
-	return &S3Store{root: r, prefix: r.key(name), cache: filepath.Join(r.cache, name)}, nil
+	dir := TableDir(name)
+	return &S3Store{root: r, prefix: r.key(dir), cache: filepath.Join(r.cache, dir)}, nil
 }
 
 // DropTable implements Root: every object of the table is deleted, then

@@ -17,7 +17,7 @@ import (
 
 var (
 	reMissingTable  = regexp.MustCompile(`Table with name ([^ ]+) does not exist`)
-	reMissingColumn = regexp.MustCompile(`Referenced column "?([^" ]+)"? not found`)
+	reMissingColumn = regexp.MustCompile(`Referenced column (?:"(.+?)"|([^" ]+)) not found`)
 	reErrPrefix     = regexp.MustCompile(`^[A-Za-z ]+ Error: `)
 	reBadText       = regexp.MustCompile(`^Could not convert string '(.*)' to ([A-Z0-9 ]+)$`)
 	reNoColumnNamed = regexp.MustCompile(`"([^"]+)" does not have a column named "([^"]+)"`)
@@ -121,7 +121,8 @@ func EngineError(err error) error {
 		switch {
 		case reMissingColumn.MatchString(msg):
 			e.Code = sqlerr.UndefinedColumn
-			e.Message = `column "` + reMissingColumn.FindStringSubmatch(msg)[1] + `" does not exist`
+			m := reMissingColumn.FindStringSubmatch(msg)
+			e.Message = `column "` + m[1] + m[2] + `" does not exist`
 		case reNoColumnNamed.MatchString(msg):
 			m := reNoColumnNamed.FindStringSubmatch(msg)
 			e.Code, e.Message = sqlerr.UndefinedColumn, fmt.Sprintf("column %s.%s does not exist", m[1], m[2])

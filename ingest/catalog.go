@@ -218,6 +218,16 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 	if err := schema.CheckNewTableName(t.Name); err != nil {
 		return false, wrapKind(KindReservedName, err)
 	}
+	for other := range s.tables {
+		if schema.SameName(other, t.Name) {
+			return false, errorf(KindTableExists, "relation %q differs only in case from table %q: tsdb's engine does not tell such names apart", t.Name, other)
+		}
+	}
+	for other := range s.unavailable {
+		if schema.SameName(other, t.Name) {
+			return false, errorf(KindTableExists, "relation %q differs only in case from table %q, which cannot be read now", t.Name, other)
+		}
+	}
 	// Leftovers of a crashed create go first (where only this process
 	// writes; see Root.DropIncomplete).
 	if err := s.root.DropIncomplete(ctx, t.Name); err != nil {

@@ -205,7 +205,7 @@ func (s *Store) quarantine(table, src string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	dir := filepath.Join(s.opts.DataDir, "quarantine", "tables", table)
+	dir := filepath.Join(s.opts.DataDir, "quarantine", "tables", delta.TableDir(table))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

@@ -232,7 +232,7 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 	for _, p := range points {
 		name := p.Measurement
 		if !schema.ValidName(name) {
-			rejected = append(rejected, fmt.Sprintf("measurement %q: table names are lower-case letters, digits and underscores (line %d)", name, p.Line))
+			rejected = append(rejected, fmt.Sprintf("measurement %q: names are 1 to %d bytes (line %d)", name, schema.MaxNameLen, p.Line))
 			continue
 		}
 		if _, ok := byTable[name]; !ok {
@@ -245,9 +245,27 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 	// changes, then the inserts.
 	plans := make([]tablePlan, 0, len(order))
 	names := make([]string, 0, len(order))
+	var existing []schema.Table
 	for _, name := range order {
 		tbl, ok := h.store.Table(name)
-		pts, out := keyConflicts(name, byTable[name])
+		if !ok {
+			if existing == nil {
+				existing = h.store.Tables()
+			}
+			other, clash := caseClash(name, existing)
+			for _, n := range names {
+				if !clash && n != name && schema.SameName(n, name) {
+					other, clash = n, true // a new table of this request
+				}
+			}
+			if clash {
+				for _, pt := range byTable[name] {
+					rejected = append(rejected, fmt.Sprintf("measurement %q differs only in case from table %q, which tsdb cannot tell apart from it (line %d)", name, other, pt.Line))
+				}
+				continue
+			}
+		}
+		pts, out := keyConflicts(name, tbl, byTable[name])
 		rejected = append(rejected, out...)
 		// Twice: the columns the first schema adds for points then left
 		// out are not made.
@@ -382,12 +400,28 @@ func clusterTag(t schema.Table) string {
 // keyConflicts leaves out the points of a measurement that name a column
 // tsdb cannot make (a name it does not take, a key that is both a tag and
 // a field in the request), each with its reason.
-func keyConflicts(name string, pts []Point) (kept []Point, rejected []string) {
+func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rejected []string) {
 	tags := map[string]bool{}
 	for _, p := range pts {
 		for k := range p.Tags {
 			tags[k] = true
 		}
+	}
+	// A key the engine would take for another column: the time column, a
+	// column of the table, or a key of an earlier point, in another case
+	// (the first spelling is the column's).
+	spelling := map[string]string{}
+	for _, c := range tbl.Columns {
+		spelling[strings.ToLower(c.Name)] = c.Name
+	}
+	clash := func(k string) string {
+		if k != "time" && schema.SameName(k, "time") {
+			return fmt.Sprintf("measurement %s: %q differs only in case from the time column", name, k)
+		}
+		if c, ok := spelling[strings.ToLower(k)]; ok && c != k {
+			return fmt.Sprintf("measurement %s: %q differs only in case from column %q, which tsdb cannot tell apart from it", name, k, c)
+		}
+		return ""
 	}
 	for _, p := range pts {
 		reason := ""
@@ -396,8 +430,10 @@ func keyConflicts(name string, pts []Point) (kept []Point, rejected []string) {
 			case k == "time":
 				// The time column: InfluxDB refuses the key too.
 				reason = fmt.Sprintf("invalid tag key: input tag \"time\" on measurement %q is invalid", name)
-			case !schema.ValidName(k):
-				reason = fmt.Sprintf("measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, k)
+			case schema.CheckColumnName(k) != nil:
+				reason = fmt.Sprintf("measurement %s: %v", name, schema.CheckColumnName(k))
+			case clash(k) != "":
+				reason = clash(k)
 			}
 		}
 		for _, f := range p.Fields {
@@ -406,17 +442,39 @@ func keyConflicts(name string, pts []Point) (kept []Point, rejected []string) {
 				reason = fmt.Sprintf("invalid field name: input field \"time\" on measurement %q is invalid", name)
 			case tags[f.Key]:
 				reason = fmt.Sprintf("measurement %s: %q is both a tag and a field", name, f.Key)
-			case !schema.ValidName(f.Key):
-				reason = fmt.Sprintf("measurement %s: %q cannot be a column name: use lower-case letters, digits and underscores", name, f.Key)
+			case schema.CheckColumnName(f.Key) != nil:
+				reason = fmt.Sprintf("measurement %s: %v", name, schema.CheckColumnName(f.Key))
+			case clash(f.Key) != "":
+				reason = clash(f.Key)
 			}
 		}
 		if reason != "" {
 			rejected = append(rejected, fmt.Sprintf("%s (line %d)", reason, p.Line))
 			continue
 		}
+		for k := range p.Tags {
+			if _, ok := spelling[strings.ToLower(k)]; !ok {
+				spelling[strings.ToLower(k)] = k
+			}
+		}
+		for _, f := range p.Fields {
+			if _, ok := spelling[strings.ToLower(f.Key)]; !ok {
+				spelling[strings.ToLower(f.Key)] = f.Key
+			}
+		}
 		kept = append(kept, p)
 	}
 	return kept, rejected
+}
+
+// caseClash finds a table whose name the engine would take for name.
+func caseClash(name string, tables []schema.Table) (string, bool) {
+	for _, t := range tables {
+		if t.Name != name && schema.SameName(t.Name, name) {
+			return t.Name, true
+		}
+	}
+	return "", false
 }
 
 // missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)

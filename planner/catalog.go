@@ -20,8 +20,8 @@ const catalogPrefix = "_tsdb_catalog_"
 // catalogName returns the catalog relation a RangeVar names, if tsdb
 // answers it: schema-qualified, or a bare pg_catalog name.
 func catalogName(rv *pg_query.RangeVar) string {
-	schemaName := strings.ToLower(rv.Schemaname)
-	rel := strings.ToLower(rv.Relname)
+	// pg_query folded what was unquoted; "PG_CLASS" is no catalog's.
+	schemaName, rel := rv.Schemaname, rv.Relname
 	if schemaName == "" {
 		schemaName = "pg_catalog"
 	}

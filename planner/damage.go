@@ -20,9 +20,11 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
 	"tsdb/internal/backend"
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -40,7 +42,7 @@ func unavailableError(err error) error {
 	if ue.Unsupported() {
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: ue.Error(), Hint: "Another Delta writer gave the table this; read it with that writer. Other tables are not affected.", Err: err}
 	}
-	hint := fmt.Sprintf("Restore the file from a backup, or remove the damaged files from the table with SELECT tsdb_repair_table('%s') (their rows are lost; copies stay in the quarantine directory). Other tables are not affected.", ue.Table)
+	hint := fmt.Sprintf("Restore the file from a backup, or remove the damaged files from the table with SELECT tsdb_repair_table(%s) (their rows are lost; copies stay in the quarantine directory). Other tables are not affected.", schema.QuoteString(schema.QuoteIdent(ue.Table)))
 	if ue.Whole {
 		hint = "Restore or fix the file and restart tsdb (the table's WAL entries are kept), or give the table up with DROP TABLE. Other tables are not affected."
 	}
@@ -75,7 +77,8 @@ func (s *Session) clientError(ctx context.Context, err error) error {
 		// The engine could not read a file: damaged, or not (a cast
 		// failing on its values names no file).
 		rel := strings.TrimPrefix(m[1], tables+"/")
-		if table, _, ok := strings.Cut(rel, "/"); ok {
+		dir, _, ok := strings.Cut(rel, "/")
+		if table, named := delta.TableName(dir); ok && named {
 			if ue := s.p.store.CheckFile(context.WithoutCancel(ctx), table, m[1]); ue != nil {
 				return unavailableError(ue)
 			}
@@ -159,7 +162,15 @@ func repairCall(n *pg_query.Node) (string, bool, error) {
 	if c == nil || c.GetSval() == nil {
 		return "", true, sqlerr.New(sqlerr.FeatureNotSupported, "%s() takes the table's name as a constant: SELECT %s('table')", repairFunction, repairFunction)
 	}
-	return strings.TrimPrefix(strings.ToLower(c.GetSval().GetSval()), "public."), true, nil
+	// A name as regclass reads one: folded unless quoted, public. optional.
+	names, err := parseQualifiedName(c.GetSval().GetSval())
+	if err != nil {
+		return "", true, err
+	}
+	if len(names) == 2 && names[0] != "public" {
+		return "", true, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", c.GetSval().GetSval())
+	}
+	return names[len(names)-1], true, nil
 }
 
 // repairColumns describe the result of SELECT tsdb_repair_table('t').

@@ -113,7 +113,8 @@ func parseQualifiedName(text string) ([]string, error) {
 			if i < 0 {
 				i = len(rest)
 			}
-			part, rest = strings.ToLower(strings.TrimSpace(rest[:i])), rest[i:]
+			// Folded as an unquoted identifier is: A-Z only.
+			part, rest = foldIdent(strings.TrimSpace(rest[:i])), rest[i:]
 		}
 		if part == "" {
 			return nil, sqlerr.New(sqlerr.InvalidName, "invalid name syntax: %q", text)
@@ -176,4 +177,15 @@ func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error
 		}
 	}
 	return nil
+}
+
+// foldIdent folds a name as PostgreSQL folds an unquoted identifier: the
+// ASCII letters A-Z to lower case, nothing else.
+func foldIdent(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, s)
 }

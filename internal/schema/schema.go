@@ -6,8 +6,8 @@ package schema
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -282,35 +282,43 @@ type Table struct {
 	Cluster string
 }
 
-var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+// MaxNameLen is the longest name in bytes, PostgreSQL's NAMEDATALEN-1.
+const MaxNameLen = 63
 
-// ValidName reports whether name can be used for a table or column: tables are
-// directories on disk and in object stores, so names are restricted to
-// lower-case letters, digits and underscores (what unquoted identifiers fold to).
-func ValidName(name string) bool { return len(name) <= 63 && identRe.MatchString(name) }
+// ValidName reports whether name can be used for a table or column: any
+// name PostgreSQL takes as a quoted identifier ("Disk-IO", "cpu.load",
+// "Used %", non-ASCII), up to MaxNameLen bytes of UTF-8 without NUL.
+// (PostgreSQL cuts a longer name to 63 bytes; tsdb refuses it, so that a
+// line-protocol name is never stored under another.) Tables are stored
+// under an encoding of their name (delta.TableDir).
+func ValidName(name string) bool {
+	return name != "" && len(name) <= MaxNameLen && utf8.ValidString(name) && !strings.ContainsRune(name, 0)
+}
+
+// SameName reports whether two names are the same to the engine, which
+// tells names apart without regard to case even when quoted: "CPU" and
+// "cpu" cannot both be tables, nor "Load" and "load" columns of one.
+func SameName(a, b string) bool { return strings.EqualFold(a, b) }
 
 // New builds a table, choosing the time column and checking the rules: at
 // least one timestamp column, unique valid column names.
 func New(name string, cols []Column) (Table, error) {
 	if !ValidName(name) {
-		return Table{}, fmt.Errorf("invalid table name %q: use lower-case letters, digits and underscores", name)
+		return Table{}, fmt.Errorf("invalid table name %q: names are 1 to %d bytes of text", name, MaxNameLen)
 	}
 	if len(cols) > MaxColumns {
 		return Table{}, &TooManyColumnsError{Columns: len(cols)}
 	}
 	t := Table{Name: name, TimeIndex: -1}
-	seen := map[string]bool{}
 	for _, c := range cols {
-		if !ValidName(c.Name) {
-			return Table{}, fmt.Errorf("invalid column name %q: use lower-case letters, digits and underscores", c.Name)
+		if err := CheckColumnName(c.Name); err != nil {
+			return Table{}, err
 		}
-		if c.Name == "_b" || strings.HasPrefix(c.Name, "_tsdb") {
-			return Table{}, fmt.Errorf("column name %q is reserved", c.Name)
+		for _, prev := range t.Columns {
+			if SameName(prev.Name, c.Name) {
+				return Table{}, &DuplicateColumnError{Column: c.Name, Other: prev.Name}
+			}
 		}
-		if seen[c.Name] {
-			return Table{}, &DuplicateColumnError{Column: c.Name}
-		}
-		seen[c.Name] = true
 		if t.TimeIndex < 0 && c.Type.IsTimestamp() {
 			t.TimeIndex = len(t.Columns)
 			c.NotNull = true
@@ -323,6 +331,19 @@ func New(name string, cols []Column) (Table, error) {
 	return t, nil
 }
 
+// CheckColumnName refuses a column name no table may have: not a valid
+// name, or one tsdb's views of a table use (in any case, as the engine
+// reads names).
+func CheckColumnName(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("invalid column name %q: names are 1 to %d bytes of text", name, MaxNameLen)
+	}
+	if SameName(name, "_b") || len(name) >= 5 && SameName(name[:5], "_tsdb") {
+		return fmt.Errorf("column name %q is reserved", name)
+	}
+	return nil
+}
+
 // MaxColumns is how many columns a table may have, as in PostgreSQL.
 const MaxColumns = 1600
 
@@ -330,7 +351,7 @@ const MaxColumns = 1600
 // answers unqualified pg_ names, so a table by such a name (CREATE TABLE
 // pg_class) could never be read.
 func CheckNewTableName(name string) error {
-	if strings.HasPrefix(name, "pg_") {
+	if len(name) >= 3 && SameName(name[:3], "pg_") || len(name) >= 5 && SameName(name[:5], "_tsdb") {
 		return &ReservedNameError{Name: name}
 	}
 	return nil
@@ -340,7 +361,7 @@ func CheckNewTableName(name string) error {
 type ReservedNameError struct{ Name string }
 
 func (e *ReservedNameError) Error() string {
-	return fmt.Sprintf("table name %q is reserved: the prefix \"pg_\" is for the system catalog", e.Name)
+	return fmt.Sprintf("table name %q is reserved: the prefixes \"pg_\" (the system catalog) and \"_tsdb\" (tsdb's own views) are taken", e.Name)
 }
 
 // TooManyColumnsError refuses a table wider than MaxColumns.
@@ -351,9 +372,15 @@ func (e *TooManyColumnsError) Error() string {
 }
 
 // DuplicateColumnError reports a column named twice in CREATE TABLE.
-type DuplicateColumnError struct{ Column string }
+type DuplicateColumnError struct {
+	Column string
+	Other  string // the column it repeats, if it differs in case
+}
 
 func (e *DuplicateColumnError) Error() string {
+	if e.Other != "" && e.Other != e.Column {
+		return fmt.Sprintf("column %q differs only in case from column %q: tsdb's engine does not tell such names apart", e.Column, e.Other)
+	}
 	return fmt.Sprintf("column %q specified more than once", e.Column)
 }
 

@@ -1,6 +1,10 @@
 package schema
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestParseType(t *testing.T) {
 	tests := []struct {
@@ -42,8 +46,46 @@ func TestNewChoosesFirstTimestampAsTimeColumn(t *testing.T) {
 	if _, err := New("cpu", []Column{{Name: "t", Type: Timestamp}, {Name: "t", Type: Text}}); err == nil {
 		t.Fatal("duplicate column accepted")
 	}
-	if _, err := New("Bad-Name", []Column{{Name: "t", Type: Timestamp}}); err == nil {
-		t.Fatal("invalid name accepted")
+}
+
+// Any name PostgreSQL takes quoted, except what the engine cannot tell
+// apart or tsdb's own views use.
+func TestNames(t *testing.T) {
+	ts := Column{Name: "time", Type: Timestamptz}
+	for _, tt := range []struct {
+		table string
+		cols  []string
+		ok    bool
+	}{
+		{"Disk-IO", []string{"Used %", "a\"q", "x.y", "température"}, true},
+		{strings.Repeat("x", 63), []string{strings.Repeat("é", 31)}, true},
+		{"", nil, false},
+		{strings.Repeat("x", 64), nil, false},
+		{"nul\x00", nil, false},
+		{"bad\xff", nil, false},
+		{"cpu", []string{strings.Repeat("é", 32)}, false},
+		{"cpu", []string{"Load", "load"}, false},
+		{"cpu", []string{"TIME"}, false},
+		{"cpu", []string{"_B"}, false},
+		{"cpu", []string{"_TSDB_id"}, false},
+	} {
+		cols := []Column{ts}
+		for _, c := range tt.cols {
+			cols = append(cols, Column{Name: c, Type: Text})
+		}
+		_, err := New(tt.table, cols)
+		if (err == nil) != tt.ok {
+			t.Errorf("New(%q, %q): %v, want ok %v", tt.table, tt.cols, err, tt.ok)
+		}
+	}
+	var dup *DuplicateColumnError
+	if _, err := New("cpu", []Column{ts, {Name: "Load", Type: Text}, {Name: "load", Type: Text}}); !errors.As(err, &dup) || dup.Other != "Load" {
+		t.Errorf("columns differing in case: %v", err)
+	}
+	for name, reserved := range map[string]bool{"pg_x": true, "PG_X": true, "_tsdb_id_cpu": true, "_TSDBx": true, "pgx": false, "cpu_pg_": false} {
+		if err := CheckNewTableName(name); (err != nil) != reserved {
+			t.Errorf("CheckNewTableName(%q): %v", name, err)
+		}
 	}
 }
 
