@@ -142,10 +142,10 @@ func compareCorpus(c corpusCase, pts []Point, bad []*ParseError) string {
 			micros--
 		}
 		if p.Measurement != want.Name || p.Micros != micros || len(p.Tags) != len(want.Tags) || len(p.Fields) != len(want.Fields) {
-			return fmt.Sprintf("point %d: %q %v %d fields at %d, the reference %q %v %d fields at %d", i, p.Measurement, p.Tags, len(p.Fields), p.Micros, want.Name, want.Tags, len(want.Fields), micros)
+			return fmt.Sprintf("point %d: %q %v %d fields at %d, the reference %q %v %d fields at %d", i, p.Measurement, tagMap(p), len(p.Fields), p.Micros, want.Name, want.Tags, len(want.Fields), micros)
 		}
 		for _, tag := range want.Tags {
-			if v, ok := p.Tags[tag.Key]; !ok || v != tag.Value {
+			if v, ok := p.Tag(tag.Key); !ok || v != tag.Value {
 				return fmt.Sprintf("point %d: tag %q is %q, the reference %q", i, tag.Key, v, tag.Value)
 			}
 		}

@@ -1,7 +1,6 @@
 package lineproto
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
 
 	"tsdb/ingest"
 	"tsdb/internal/auth"
@@ -403,64 +403,62 @@ func clusterTag(t schema.Table) string {
 func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rejected []string) {
 	tags := map[string]bool{}
 	for _, p := range pts {
-		for k := range p.Tags {
-			tags[k] = true
+		for _, t := range p.Tags {
+			tags[t.Key] = true
 		}
 	}
-	// A key the engine would take for another column: the time column, a
-	// column of the table, or a key of an earlier point, in another case
-	// (the first spelling is the column's).
+	// Each distinct key is judged once, in the order keys first appear: a
+	// key the engine would take for another column (the time column, a
+	// column of the table or a key seen earlier, in another case; the
+	// first spelling is the column's) or no column may have.
 	spelling := map[string]string{}
 	for _, c := range tbl.Columns {
 		spelling[strings.ToLower(c.Name)] = c.Name
 	}
-	clash := func(k string) string {
-		if k != "time" && schema.SameName(k, "time") {
-			return fmt.Sprintf("measurement %s: %q differs only in case from the time column", name, k)
+	judged := map[string]string{} // key → why it is refused, "" if it is not
+	judge := func(k string, field bool) string {
+		switch {
+		case k == "time" && field:
+			return fmt.Sprintf("invalid field name: input field \"time\" on measurement %q is invalid", name)
+		case k == "time":
+			// The time column: InfluxDB refuses the key too.
+			return fmt.Sprintf("invalid tag key: input tag \"time\" on measurement %q is invalid", name)
 		}
-		if c, ok := spelling[strings.ToLower(k)]; ok && c != k {
-			return fmt.Sprintf("measurement %s: %q differs only in case from column %q, which tsdb cannot tell apart from it", name, k, c)
+		if why, ok := judged[k]; ok {
+			return why
 		}
-		return ""
+		why := ""
+		folded := strings.ToLower(k)
+		switch {
+		case schema.CheckColumnName(k) != nil:
+			why = fmt.Sprintf("measurement %s: %v", name, schema.CheckColumnName(k))
+		case folded == "time":
+			why = fmt.Sprintf("measurement %s: %q differs only in case from the time column", name, k)
+		case spelling[folded] != "" && spelling[folded] != k:
+			why = fmt.Sprintf("measurement %s: %q differs only in case from column %q, which tsdb cannot tell apart from it", name, k, spelling[folded])
+		default:
+			spelling[folded] = k
+		}
+		judged[k] = why
+		return why
 	}
 	for _, p := range pts {
 		reason := ""
-		for k := range p.Tags {
-			switch {
-			case k == "time":
-				// The time column: InfluxDB refuses the key too.
-				reason = fmt.Sprintf("invalid tag key: input tag \"time\" on measurement %q is invalid", name)
-			case schema.CheckColumnName(k) != nil:
-				reason = fmt.Sprintf("measurement %s: %v", name, schema.CheckColumnName(k))
-			case clash(k) != "":
-				reason = clash(k)
+		for _, t := range p.Tags {
+			if why := judge(t.Key, false); why != "" {
+				reason = why
 			}
 		}
 		for _, f := range p.Fields {
-			switch {
-			case f.Key == "time":
-				reason = fmt.Sprintf("invalid field name: input field \"time\" on measurement %q is invalid", name)
-			case tags[f.Key]:
+			if tags[f.Key] {
 				reason = fmt.Sprintf("measurement %s: %q is both a tag and a field", name, f.Key)
-			case schema.CheckColumnName(f.Key) != nil:
-				reason = fmt.Sprintf("measurement %s: %v", name, schema.CheckColumnName(f.Key))
-			case clash(f.Key) != "":
-				reason = clash(f.Key)
+			} else if why := judge(f.Key, true); why != "" {
+				reason = why
 			}
 		}
 		if reason != "" {
 			rejected = append(rejected, fmt.Sprintf("%s (line %d)", reason, p.Line))
 			continue
-		}
-		for k := range p.Tags {
-			if _, ok := spelling[strings.ToLower(k)]; !ok {
-				spelling[strings.ToLower(k)] = k
-			}
-		}
-		for _, f := range p.Fields {
-			if _, ok := spelling[strings.ToLower(f.Key)]; !ok {
-				spelling[strings.ToLower(f.Key)] = f.Key
-			}
 		}
 		kept = append(kept, p)
 	}
@@ -482,8 +480,8 @@ func caseClash(name string, tables []schema.Table) (string, bool) {
 func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
 	tags, fields := map[string]bool{}, map[string]byte{}
 	for _, p := range pts {
-		for k := range p.Tags {
-			tags[k] = true
+		for _, t := range p.Tags {
+			tags[t.Key] = true
 		}
 		for _, f := range p.Fields {
 			if _, seen := fields[f.Key]; !seen {
@@ -526,31 +524,55 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// checkPoint reports why a point cannot be a row of tbl, if it cannot.
-func checkPoint(tbl schema.Table, p Point) error {
-	has := make([]bool, len(tbl.Columns))
-	has[tbl.TimeIndex] = true
-	for k := range p.Tags {
-		i := tbl.ColumnIndex(k)
-		if i < 0 || tbl.Columns[i].Type != schema.Text {
-			return unknownColumn(p.Line, tbl, k, "text")
-		}
-		has[i] = true
+// rowBuilder turns points into rows of one table: the columns are found
+// by name once per table, and one point's values are slotted by column
+// without allocating.
+type rowBuilder struct {
+	tbl   schema.Table
+	index map[string]int // column name → position
+	tag   []string       // a point's tag value by column
+	field []*Field       // a point's field by column
+	set   []bool         // which columns the point has
+}
+
+func newRowBuilder(tbl schema.Table) *rowBuilder {
+	rb := &rowBuilder{tbl: tbl, index: make(map[string]int, len(tbl.Columns)),
+		tag: make([]string, len(tbl.Columns)), field: make([]*Field, len(tbl.Columns)), set: make([]bool, len(tbl.Columns))}
+	for i, c := range tbl.Columns {
+		rb.index[c.Name] = i
 	}
-	for _, f := range p.Fields {
-		i := tbl.ColumnIndex(f.Key)
-		if i < 0 {
+	return rb
+}
+
+// slot places p's values by column, or says why p cannot be a row of the
+// table.
+func (rb *rowBuilder) slot(p *Point) error {
+	tbl := rb.tbl
+	clear(rb.set)
+	clear(rb.field)
+	rb.set[tbl.TimeIndex] = true
+	for _, t := range p.Tags {
+		i, ok := rb.index[t.Key]
+		if !ok || tbl.Columns[i].Type != schema.Text {
+			return unknownColumn(p.Line, tbl, t.Key, "text")
+		}
+		rb.tag[i], rb.set[i] = t.Value, true
+	}
+	for j := range p.Fields {
+		f := &p.Fields[j]
+		i, ok := rb.index[f.Key]
+		if !ok {
 			return unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
 		}
-		if err := fits(tbl.Columns[i], f); err != nil {
+		if err := fits(tbl.Columns[i], *f); err != nil {
 			// The client's fault: InfluxDB answers a field type
 			// conflict with 400.
 			return sqlerr.Wrap(sqlerr.DatatypeMismatch, fmt.Errorf("line %d: %s.%s: %w", p.Line, tbl.Name, tbl.Columns[i].Name, err))
 		}
-		has[i] = true
+		rb.field[i], rb.set[i] = f, true
 	}
 	for i, c := range tbl.Columns {
-		if c.NotNull && !has[i] {
+		if c.NotNull && !rb.set[i] {
 			return sqlerr.New(sqlerr.NotNullViolation, "line %d: %s: column %q is NOT NULL and the line has no value for it", p.Line, tbl.Name, c.Name)
 		}
 	}
@@ -558,34 +580,31 @@ func checkPoint(tbl schema.Table, p Point) error {
 }
 
 // build converts points into a record with the table's columns; the
-// points that do not fit (checkPoint) are left out, each with its reason.
+// points that do not fit are left out, each with its reason.
 func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, rejected []string) {
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
 	defer bld.Release()
-	for _, p := range pts {
-		if err := checkPoint(tbl, p); err != nil {
+	bld.Reserve(len(pts))
+	rb := newRowBuilder(tbl)
+	for j := range pts {
+		p := &pts[j]
+		if err := rb.slot(p); err != nil {
 			rejected = append(rejected, err.Error())
 			continue
 		}
-		kept = append(kept, p)
-		bld.Field(tbl.TimeIndex).(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
-		vals := map[int]any{}
-		for k, v := range p.Tags {
-			vals[tbl.ColumnIndex(k)] = v
-		}
-		for _, f := range p.Fields {
-			vals[tbl.ColumnIndex(f.Key)] = f
-		}
+		kept = append(kept, *p)
 		for i := range tbl.Columns {
-			if i == tbl.TimeIndex {
-				continue
+			b := bld.Field(i)
+			switch {
+			case i == tbl.TimeIndex:
+				b.(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
+			case !rb.set[i]:
+				b.AppendNull()
+			case rb.field[i] == nil:
+				b.(*array.StringBuilder).Append(rb.tag[i])
+			default:
+				appendField(b, rb.field[i])
 			}
-			v, ok := vals[i]
-			if !ok {
-				bld.Field(i).AppendNull()
-				continue
-			}
-			appendValue(bld.Field(i), v)
 		}
 	}
 	return bld.NewRecordBatch(), kept, rejected
@@ -628,14 +647,8 @@ func fits(c schema.Column, f Field) error {
 	return nil
 }
 
-// appendValue appends a tag's or a field's value that fits the builder's
-// column.
-func appendValue(b array.Builder, v any) {
-	if s, ok := v.(string); ok { // a tag
-		b.(*array.StringBuilder).Append(s)
-		return
-	}
-	f := v.(Field)
+// appendField appends a field's value that fits the builder's column.
+func appendField(b array.Builder, f *Field) {
 	switch bb := b.(type) {
 	case *array.Float64Builder:
 		bb.Append(f.F + float64(f.I))

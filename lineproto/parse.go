@@ -30,10 +30,23 @@ type Field struct {
 	S    string
 }
 
+// Tag is one tag of a point.
+type Tag struct{ Key, Value string }
+
+// Tag returns the value of the tag key, if the point has it.
+func (p *Point) Tag(key string) (string, bool) {
+	for _, t := range p.Tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
+}
+
 // Point is one parsed line.
 type Point struct {
 	Measurement string
-	Tags        map[string]string
+	Tags        []Tag // in the line's order, keys unique
 	Fields      []Field
 	Micros      int64 // UTC microseconds
 	Line        int   // in the body, from 1: for messages
@@ -135,6 +148,26 @@ func logicalLines(data []byte) []rawLine {
 		out = append(out, rawLine{text: text, line: startLine})
 	}
 	for i := 0; i < len(data); i++ {
+		if i == start && !inString {
+			// Most lines hold no quote and no backslash: nothing in them
+			// can continue past their newline.
+			end := bytes.IndexByte(data[i:], '\n')
+			if end < 0 {
+				end = len(data)
+			} else {
+				end += i
+			}
+			if bytes.IndexByte(data[i:end], '"') < 0 && bytes.IndexByte(data[i:end], '\\') < 0 {
+				if end == len(data) {
+					break // the last line, emitted below
+				}
+				emit(end)
+				physical++
+				start, startLine = end+1, physical
+				i = end
+				continue
+			}
+		}
 		c := data[i]
 		switch {
 		case inString:
@@ -212,6 +245,7 @@ type parser struct {
 	now    time.Time
 	names  map[string]string
 	fields []Field // the entry being read
+	tags   []Tag
 }
 
 // maxInterned bounds the strings a parser keeps: tag values can be
@@ -278,7 +312,8 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
 	if err != nil {
 		return Point{}, err
 	}
-	p := Point{Measurement: ps.intern(m), Tags: map[string]string{}}
+	p := Point{Measurement: ps.intern(m)}
+	ps.tags = ps.tags[:0]
 	for {
 		k, v, err := d.NextTag()
 		if err != nil {
@@ -287,10 +322,15 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
 		if k == nil {
 			break
 		}
-		if _, dup := p.Tags[string(k)]; dup {
-			return p, fmt.Errorf("duplicate tag %q", k)
+		for _, t := range ps.tags {
+			if t.Key == string(k) {
+				return p, fmt.Errorf("duplicate tag %q", k)
+			}
 		}
-		p.Tags[ps.intern(k)] = ps.intern(v)
+		ps.tags = append(ps.tags, Tag{Key: ps.intern(k), Value: ps.intern(v)})
+	}
+	if len(ps.tags) > 0 {
+		p.Tags = append(make([]Tag, 0, len(ps.tags)), ps.tags...)
 	}
 	ps.fields = ps.fields[:0]
 	for {

@@ -39,7 +39,7 @@ func TestParse(t *testing.T) {
 				fs = append(fs, f.S)
 			}
 		}
-		if got := fmt.Sprintf("%s %v %v %d", p.Measurement, p.Tags, fs, p.Micros); got != tt.want {
+		if got := fmt.Sprintf("%s %v %v %d", p.Measurement, tagMap(p), fs, p.Micros); got != tt.want {
 			t.Errorf("%q:\n got  %s\n want %s", tt.in, got, tt.want)
 		}
 	}
@@ -105,7 +105,7 @@ func TestLogicalLines(t *testing.T) {
 	}
 	var got []string
 	for _, p := range pts {
-		got = append(got, fmt.Sprintf("%d:%s:%v:%q", p.Line, p.Measurement, p.Tags, p.Fields[0].S))
+		got = append(got, fmt.Sprintf("%d:%s:%v:%q", p.Line, p.Measurement, tagMap(p), p.Fields[0].S))
 	}
 	want := []string{
 		`1:log:map[host:a]:"first\nsecond \"q\""`,
@@ -166,4 +166,13 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(len(pts), bad, err)
 		}
 	}
+}
+
+// tagMap is a point's tags as a map, which prints sorted.
+func tagMap(p Point) map[string]string {
+	m := map[string]string{}
+	for _, t := range p.Tags {
+		m[t.Key] = t.Value
+	}
+	return m
 }
