@@ -28,6 +28,9 @@ type loadData struct {
 	rows       int
 	inserts    []string
 	arrowBytes float64 // what the rows take as Arrow arrays
+	// lines and linesGzip are the rows as line-protocol request bodies
+	// (see lineBodies).
+	lines, linesGzip [][]byte
 }
 
 // splitFraction of the rows is flushed before the rest is loaded, so that
@@ -69,6 +72,10 @@ func generate(d *dataset, batch int) *loadData {
 	})
 	if inBatch > 0 {
 		out.inserts = append(out.inserts, string(vals))
+	}
+	var err error
+	if out.lines, out.linesGzip, err = lineBodies(d); err != nil {
+		panic(err) // rendering in memory does not fail
 	}
 	return out
 }
@@ -207,6 +214,28 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	// rows at once.
 	if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "tsdb", data); err != nil {
 		return err
+	}
+
+	// Line protocol, as Telegraf sends it, plain and gzip-compressed, into
+	// a table of its own.
+	for _, lp := range []struct {
+		path   string
+		bodies [][]byte
+		gzip   bool
+	}{{"line protocol", data.lines, false}, {"line protocol (gzip)", data.linesGzip, true}} {
+		runs, err := loadRuns(ctx, conn, c.loadRuns, false, func(bool) string { return lineTable }, func(_ string, last bool) (time.Duration, error) {
+			prof := func() {}
+			if last && lp.gzip {
+				prof = startProfile(ctx, c, s, "lineprotocol")
+			}
+			defer prof()
+			return timed(func() error { return postLines(ctx, s.httpURL, lp.bodies, lp.gzip) })
+		})
+		if err != nil {
+			return fmt.Errorf("tsdb %s load: %w", lp.path, err)
+		}
+		rep.addLoad("tsdb", lp.path, data.rows, runs)
+		logger.Info("tsdb "+lp.path+" load", "rows", data.rows, "seconds", median(runs).Seconds(), "runs", runs)
 	}
 
 	// COPY: the first part, then a flush and compaction (not timed), then

@@ -238,6 +238,12 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%s\t\n", p, t, pg, ratio(t, pg), t1, pg1, ratio(t1, pg1))
 	}
 	tw.Flush()
+	copyRate, _ := r.load("tsdb", "COPY")
+	for _, p := range []string{"line protocol", "line protocol (gzip)"} {
+		if t, t1 := r.load("tsdb", p); t > 0 {
+			fmt.Fprintf(w, "%s (%d-line requests, %d writers): %.0f rows/s, %s× tsdb's COPY (first load %.0f)\n", p, lineBatch, lineWriters, t, ratio(t, copyRate), t1)
+		}
+	}
 	fmt.Fprintln(w)
 	if r := r.WALReplay; r != nil {
 		fmt.Fprintf(w, "WAL replay after SIGKILL: %d rows in %.2f s = %.0f rows/s (WAL on disk %d MiB, %.0f bytes/row)\n", r.Rows, r.Seconds, r.RowsPerSec, r.WALBytes>>20, float64(r.WALBytes)/float64(r.Rows))
