@@ -1,6 +1,7 @@
 package lineproto
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,7 +38,14 @@ type handler struct {
 	store   *ingest.Store
 	roles   *auth.Store
 	maxBody int64
+	// bodies holds request body buffers between requests: a body is read
+	// whole (and points copy what they keep), so its buffer can serve the
+	// next request instead of growing a new one from nothing.
+	bodies sync.Pool
 }
+
+// maxPooledBody is the largest body buffer kept for the next request.
+const maxPooledBody = 64 << 20
 
 // api is the InfluxDB API a request came by, which decides the shape of
 // its error answers: 1.x and 3.x clients (Telegraf's influxdb output,
@@ -134,11 +143,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "invalid", fmt.Sprintf("Content-Encoding %q is not supported (gzip or none)", enc))
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(src, h.maxBody+1))
-	if err != nil {
+	buf, _ := h.bodies.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			h.bodies.Put(buf)
+		}
+	}()
+	if r.ContentLength > 0 && r.ContentLength <= h.maxBody && src == r.Body {
+		buf.Grow(int(r.ContentLength) + 1)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(src, h.maxBody+1)); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", "reading the body: "+err.Error())
 		return
 	}
+	body := buf.Bytes()
 	if int64(len(body)) > h.maxBody {
 		writeError(w, http.StatusRequestEntityTooLarge, "too large", fmt.Sprintf("request body over %d bytes", h.maxBody))
 		return
@@ -442,7 +464,13 @@ func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rej
 		judged[k] = why
 		return why
 	}
-	for _, p := range pts {
+	var prev *Point // the last point kept
+	for j := range pts {
+		p := &pts[j]
+		if prev != nil && sameKeys(p, prev) {
+			kept = append(kept, *p) // keys already judged fine
+			continue
+		}
 		reason := ""
 		for _, t := range p.Tags {
 			if why := judge(t.Key, false); why != "" {
@@ -460,9 +488,31 @@ func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rej
 			rejected = append(rejected, fmt.Sprintf("%s (line %d)", reason, p.Line))
 			continue
 		}
-		kept = append(kept, p)
+		kept = append(kept, *p)
+		prev = p
 	}
 	return kept, rejected
+}
+
+// sameKeys reports whether two points have the same tag keys and the same
+// field keys and kinds, in the same order: the points of one batch mostly
+// do, and what was found about one holds for the other. (Keys are
+// interned by Parse, so equal keys are mostly the same string.)
+func sameKeys(a, b *Point) bool {
+	if len(a.Tags) != len(b.Tags) || len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Tags {
+		if a.Tags[i].Key != b.Tags[i].Key {
+			return false
+		}
+	}
+	for i := range a.Fields {
+		if a.Fields[i].Key != b.Fields[i].Key || a.Fields[i].Kind != b.Fields[i].Kind {
+			return false
+		}
+	}
+	return true
 }
 
 // caseClash finds a table whose name the engine would take for name.
@@ -479,7 +529,11 @@ func caseClash(name string, tables []schema.Table) (string, bool) {
 // first, then fields by the type of their first value, each group sorted.
 func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
 	tags, fields := map[string]bool{}, map[string]byte{}
-	for _, p := range pts {
+	for j := range pts {
+		p := &pts[j]
+		if j > 0 && sameKeys(p, &pts[j-1]) {
+			continue
+		}
 		for _, t := range p.Tags {
 			tags[t.Key] = true
 		}
@@ -533,6 +587,10 @@ type rowBuilder struct {
 	tag   []string       // a point's tag value by column
 	field []*Field       // a point's field by column
 	set   []bool         // which columns the point has
+	// The last point slotted and where its tags and fields went: a
+	// point with the same keys goes to the same columns.
+	last             *Point
+	tagCol, fieldCol []int
 }
 
 func newRowBuilder(tbl schema.Table) *rowBuilder {
@@ -551,18 +609,35 @@ func (rb *rowBuilder) slot(p *Point) error {
 	clear(rb.set)
 	clear(rb.field)
 	rb.set[tbl.TimeIndex] = true
-	for _, t := range p.Tags {
-		i, ok := rb.index[t.Key]
-		if !ok || tbl.Columns[i].Type != schema.Text {
-			return unknownColumn(p.Line, tbl, t.Key, "text")
+	same := rb.last != nil && sameKeys(p, rb.last)
+	if !same {
+		rb.last = nil
+		rb.tagCol, rb.fieldCol = rb.tagCol[:0], rb.fieldCol[:0]
+	}
+	for j, t := range p.Tags {
+		var i int
+		if same {
+			i = rb.tagCol[j]
+		} else {
+			var ok bool
+			if i, ok = rb.index[t.Key]; !ok || tbl.Columns[i].Type != schema.Text {
+				return unknownColumn(p.Line, tbl, t.Key, "text")
+			}
+			rb.tagCol = append(rb.tagCol, i)
 		}
 		rb.tag[i], rb.set[i] = t.Value, true
 	}
 	for j := range p.Fields {
 		f := &p.Fields[j]
-		i, ok := rb.index[f.Key]
-		if !ok {
-			return unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
+		var i int
+		if same {
+			i = rb.fieldCol[j]
+		} else {
+			var ok bool
+			if i, ok = rb.index[f.Key]; !ok {
+				return unknownColumn(p.Line, tbl, f.Key, columnType(f.Kind).String())
+			}
+			rb.fieldCol = append(rb.fieldCol, i)
 		}
 		if err := fits(tbl.Columns[i], *f); err != nil {
 			// The client's fault: InfluxDB answers a field type
@@ -576,6 +651,7 @@ func (rb *rowBuilder) slot(p *Point) error {
 			return sqlerr.New(sqlerr.NotNullViolation, "line %d: %s: column %q is NOT NULL and the line has no value for it", p.Line, tbl.Name, c.Name)
 		}
 	}
+	rb.last = p
 	return nil
 }
 
