@@ -363,3 +363,26 @@ func TestWindowOutputOrder(t *testing.T) {
 		}
 	}
 }
+
+// quote_ident's keywords are the ones PostgreSQL's own grammar (its
+// scanner, in pg_query) marks as other than unreserved.
+func TestQuotedKeywords(t *testing.T) {
+	for _, w := range QuotedKeywords {
+		res, err := pg_query.Scan(w)
+		if err != nil || len(res.Tokens) != 1 {
+			t.Fatalf("%s: %v %v", w, res, err)
+		}
+		if k := res.Tokens[0].KeywordKind; k == pg_query.KeywordKind_NO_KEYWORD || k == pg_query.KeywordKind_UNRESERVED_KEYWORD {
+			t.Errorf("%s is %v, not a keyword quote_ident quotes", w, k)
+		}
+	}
+	for _, w := range []string{"value", "name", "host", "data", "usage_user"} {
+		res, err := pg_query.Scan(w)
+		if err != nil || len(res.Tokens) != 1 {
+			t.Fatalf("%s: %v %v", w, res, err)
+		}
+		if k := res.Tokens[0].KeywordKind; k != pg_query.KeywordKind_NO_KEYWORD && k != pg_query.KeywordKind_UNRESERVED_KEYWORD {
+			t.Errorf("%s is %v but not in QuotedKeywords", w, k)
+		}
+	}
+}

@@ -64,10 +64,44 @@ var pgFunctions = map[string]string{
 	"atanh":                           "_tsdb_atanh",
 }
 
+// QuotedKeywords are PostgreSQL 15's keywords other than the unreserved
+// ones (pg_get_keywords() where catcode <> 'U'): quote_ident quotes them,
+// as an identifier spelled so would not parse bare everywhere.
+var QuotedKeywords = []string{
+	"all", "analyse", "analyze", "and", "any", "array", "as", "asc",
+	"asymmetric", "authorization", "between", "bigint", "binary", "bit",
+	"boolean", "both", "case", "cast", "char", "character", "check",
+	"coalesce", "collate", "collation", "column", "concurrently",
+	"constraint", "create", "cross", "current_catalog", "current_date",
+	"current_role", "current_schema", "current_time", "current_timestamp",
+	"current_user", "dec", "decimal", "default", "deferrable", "desc",
+	"distinct", "do", "else", "end", "except", "exists", "extract", "false",
+	"fetch", "float", "for", "foreign", "freeze", "from", "full", "grant",
+	"greatest", "group", "grouping", "having", "ilike", "in", "initially",
+	"inner", "inout", "int", "integer", "intersect", "interval", "into", "is",
+	"isnull", "join", "lateral", "leading", "least", "left", "like", "limit",
+	"localtime", "localtimestamp", "national", "natural", "nchar", "none",
+	"normalize", "not", "notnull", "null", "nullif", "numeric", "offset",
+	"on", "only", "or", "order", "out", "outer", "overlaps", "overlay",
+	"placing", "position", "precision", "primary", "real", "references",
+	"returning", "right", "row", "select", "session_user", "setof", "similar",
+	"smallint", "some", "substring", "symmetric", "table", "tablesample",
+	"then", "time", "timestamp", "to", "trailing", "treat", "trim", "true",
+	"union", "unique", "user", "using", "values", "varchar", "variadic",
+	"verbose", "when", "where", "window", "with", "xmlattributes",
+	"xmlconcat", "xmlelement", "xmlexists", "xmlforest", "xmlnamespaces",
+	"xmlparse", "xmlpi", "xmlroot", "xmlserialize", "xmltable",
+}
+
+// quotedKeywordList is QuotedKeywords as an engine list literal.
+var quotedKeywordList = "['" + strings.Join(QuotedKeywords, "', '") + "']"
+
 // Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
 var Macros = append([]string{
 	// PostgreSQL functions clients call that DuckDB lacks.
-	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
+	// As PostgreSQL's quote_identifier: bare only lower-case letters,
+	// digits and '_' that are no keyword the grammar reserves in any way.
+	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_]*') AND NOT list_contains(` + quotedKeywordList + `, s) THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
 	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
 	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
 	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,

@@ -29,3 +29,4 @@ SELECT array_lower(ARRAY[1,2,3], 1), array_upper(ARRAY[1,2,3], 1);
 SELECT quote_ident('cpu'), quote_ident('Cpu Load');
 SELECT current_setting('server_version_num')::int / 10000 >= 15;
 SELECT 'abcd'::varchar(2), 'abc'::char(5) || 'x', length('a  '::char(3)), 'a'::char(3) = 'a', 'ab'::char(1), 'x'::char, 'ab'::char(4), 'héllo'::char(7);
+SELECT quote_ident('time'), quote_ident('select'), quote_ident('host'), quote_ident('user'), quote_ident('value'), quote_ident('a$b'), quote_ident('Abc');
