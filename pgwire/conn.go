@@ -188,6 +188,12 @@ func (c *conn) serve() {
 			skipToSync = false
 			ex.Sync()
 			c.ready(ex)
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// Outside a COPY: the rest of a COPY FROM STDIN whose
+			// statement failed before it began. Clients send the data
+			// without waiting for CopyInResponse (pgx does); PostgreSQL
+			// ignores it, as the protocol says, and so does tsdb.
+			continue
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
 			// After an error PostgreSQL ignores everything up to Sync.
 			if skipToSync {

@@ -36,6 +36,18 @@ func TestCopy(t *testing.T) {
 	if err == nil || !strings.Contains(out, "line 2") {
 		t.Fatalf("bad COPY: %v\n%s", err, out)
 	}
+	// pgx sends the data without waiting for the server to accept the
+	// COPY: when the statement fails first, the data that follows is
+	// ignored (as PostgreSQL does) and the connection stays usable.
+	fc := s.connect(ctx)
+	if _, err := fc.PgConn().CopyFrom(ctx, strings.NewReader("1\n2\n"), "COPY nope FROM STDIN"); pgCode(err) != "42P01" {
+		t.Fatalf("COPY into a missing table: %v", err)
+	}
+	var one int
+	if err := fc.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the connection after a failed COPY: %v", err)
+	}
+	fc.Close(ctx)
 	// COPY TO STDOUT as CSV with a header.
 	out = s.psql("COPY (SELECT host, n FROM m WHERE n < 3 ORDER BY n) TO STDOUT WITH (FORMAT csv, HEADER);\n")
 	if !strings.Contains(out, "host,n\na,1\n,2\n") {
