@@ -289,10 +289,7 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, st tex
 	defer stop()
 	var n int64
 	var err error
-	switch {
-	case f.Move:
-		n, err = d.fetch(f, nil)
-	default:
+	if !f.Move {
 		if pt != nil {
 			if err := d.cur.useFormats(fetchFormats(pt.resultFormats, d)); err != nil {
 				return "", err
@@ -300,19 +297,22 @@ func (ex *Executor) cursorCommand(ctx context.Context, r *planner.Result, st tex
 		} else {
 			ex.sink.RowDescription(d.cols, d.formats)
 		}
-		s := &d.scroll
-		if s.forwardOnly && f.Direction == planner.FetchForward && f.Count > 0 && s.pos == s.read {
-			// Straight from the result to the client: nothing to keep.
-			limit := int(min(f.Count, math.MaxInt))
-			var sent int
-			sent, err = ex.send(d.cur, limit)
-			n, s.read = int64(sent), s.read+int64(sent)
-			s.pos = s.read
-			if err == nil && sent < limit {
-				s.ended, s.pos = true, s.read+1
-			}
-			break
+	}
+	switch {
+	case d.streams(f):
+		// Straight from the result (to the client, or skipped by MOVE):
+		// the cursor keeps nothing.
+		limit := int(min(f.Count, math.MaxInt))
+		var done int
+		if f.Move {
+			done, err = d.cur.skip(limit)
+		} else {
+			done, err = ex.send(d.cur, limit)
 		}
+		n = d.streamed(done, limit, err)
+	case f.Move:
+		n, err = d.fetch(f, nil)
+	default:
 		n, err = d.fetch(f, func(msg []byte) error { return ex.queued(append(ex.rows, msg...)) })
 		if ferr := ex.flushRows(); err == nil {
 			err = ferr

@@ -112,6 +112,25 @@ func (d *declared) fetch(f *planner.CursorFetch, emit func([]byte) error) (int64
 	}
 }
 
+// streams reports whether f reads on from the last row the result gave,
+// with nothing kept: FORWARD on a cursor that reads forward only.
+func (d *declared) streams(f *planner.CursorFetch) bool {
+	s := &d.scroll
+	return s.forwardOnly && f.Direction == planner.FetchForward && f.Count > 0 && s.pos == s.read
+}
+
+// streamed moves the position past done rows read straight from the
+// result (see streams), of limit asked for, and returns their count.
+func (d *declared) streamed(done, limit int, err error) int64 {
+	s := &d.scroll
+	s.read += int64(done)
+	s.pos = s.read
+	if err == nil && done < limit {
+		s.ended, s.pos = true, s.read+1
+	}
+	return int64(done)
+}
+
 // goTo moves to row target (0 or less: before the first row) and returns
 // it, if there is one.
 func (d *declared) goTo(target int64) ([]byte, bool, error) {
