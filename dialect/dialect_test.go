@@ -386,3 +386,47 @@ func TestQuotedKeywords(t *testing.T) {
 		}
 	}
 }
+
+func TestExactAggregates(t *testing.T) {
+	// float: columns named d are known to be double.
+	float := func(n *pg_query.Node) bool {
+		cr := n.GetColumnRef()
+		return cr != nil && cr.Fields[len(cr.Fields)-1].GetString_().GetSval() == "d"
+	}
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT avg(i) FROM t", "SELECT _tsdb_exact_avg(avg(i), count(i), sum(i)) FROM t"},
+		{"SELECT g, stddev(i) FILTER (WHERE i > 0) AS s FROM t GROUP BY g ORDER BY s DESC, 1",
+			"SELECT g, _tsdb_exact_stddev_samp(stddev(i) FILTER (WHERE i > 0), count(i) FILTER (WHERE i > 0), sum(i) FILTER (WHERE i > 0), " +
+				"sum(i * (i + 0::hugeint)) FILTER (WHERE i > 0)) AS s FROM t GROUP BY g ORDER BY stddev(i) FILTER (WHERE i > 0) DESC, 1"},
+		{"SELECT var_pop(i) OVER w FROM t WINDOW w AS (ORDER BY x) ORDER BY var_pop",
+			"SELECT _tsdb_exact_var_pop(var_pop(i) OVER w, count(i) OVER w, sum(i) OVER w, sum(i * (i + 0::hugeint)) OVER w) FROM t WINDOW w AS (ORDER BY x) ORDER BY var_pop(i) OVER w"},
+		{"SELECT avg(DISTINCT i) FROM t", "SELECT _tsdb_exact_avg(avg(DISTINCT i), count(DISTINCT i), sum(DISTINCT i)) FROM t"},
+		// The squares of distinct values are not the distinct squares.
+		{"SELECT variance(DISTINCT i) FROM t", ""},
+		{"SELECT avg(d), avg(x::float8) FROM t", ""},
+		{"SELECT avg(i) + 1 FROM t", ""},
+		{"SELECT (SELECT avg(i) FROM u) FROM t", ""},
+		{"SELECT avg(i) FROM t UNION SELECT 1", ""},
+		{"SELECT myschema.avg(i) FROM t", ""},
+	}
+	for _, tt := range tests {
+		tree, err := pg_query.Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := ExactAggregates(tree.Stmts[0].Stmt.GetSelectStmt(), float)
+		want := tt.want
+		if want == "" {
+			want = tt.in
+		}
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || changed != (tt.want != "") {
+			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
+		}
+	}
+}

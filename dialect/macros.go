@@ -102,6 +102,13 @@ var Macros = append([]string{
 	// As PostgreSQL's quote_identifier: bare only lower-case letters,
 	// digits and '_' that are no keyword the grammar reserves in any way.
 	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_]*') AND NOT list_contains(` + quotedKeywordList + `, s) THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
+	// ExactAggregates: the engine's answer a, the count b, the sum c and
+	// the sum of squares d, for the planner to print as PostgreSQL does.
+	`CREATE MACRO _tsdb_exact_avg(a, b, c) AS struct_pack(_tsdb_avg := a, n := b, s := c)`,
+	`CREATE MACRO _tsdb_exact_var_pop(a, b, c, d) AS struct_pack(_tsdb_var_pop := a, n := b, s := c, q := d)`,
+	`CREATE MACRO _tsdb_exact_var_samp(a, b, c, d) AS struct_pack(_tsdb_var_samp := a, n := b, s := c, q := d)`,
+	`CREATE MACRO _tsdb_exact_stddev_pop(a, b, c, d) AS struct_pack(_tsdb_stddev_pop := a, n := b, s := c, q := d)`,
+	`CREATE MACRO _tsdb_exact_stddev_samp(a, b, c, d) AS struct_pack(_tsdb_stddev_samp := a, n := b, s := c, q := d)`,
 	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
 	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
 	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,

@@ -66,11 +66,23 @@ func (s *Session) sessionFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) 
 // current_setting('x'), version(), current_database(), current_schema(),
 // current_user, session_user, user. It returns nil when nothing changed.
 func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string, error) {
+	return s.rewriteSessionExact(node, true)
+}
+
+// rewriteSessionExact is rewriteSession, with the select list's avg,
+// variance and standard deviation answered exactly (ExactAggregates) or
+// not: their rewrite needs sum() of the argument, which the engine does
+// not have for every type avg takes (interval), and a query it fails for
+// runs as written instead (see retryInexact).
+func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_query.Node, []string, error) {
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
+	if sel := out.GetSelectStmt(); sel != nil && exact {
+		changed = dialect.ExactAggregates(sel, s.floatArgument(sel)) || changed
+	}
 	if sel := out.GetSelectStmt(); sel != nil {
 		// A char(n) the result shows is padded to n, as PostgreSQL prints it.
 		for _, t := range sel.TargetList {

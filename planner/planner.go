@@ -376,6 +376,19 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			sel, catalog = rewritten.GetSelectStmt(), used
 		}
 		res, err := s.queryCatalog(ctx, text, r.tables, sel, "SELECT", catalog)
+		if err != nil && retryInexact(err, text) {
+			if rewritten, used, err = s.rewriteSessionExact(st.node, false); err != nil {
+				return nil, err
+			}
+			text, sel, catalog = st.text, n.SelectStmt, nil
+			if rewritten != nil {
+				if text, err = deparse(s.p.pgVersion, rewritten); err != nil {
+					return nil, err
+				}
+				sel, catalog = rewritten.GetSelectStmt(), used
+			}
+			res, err = s.queryCatalog(ctx, text, r.tables, sel, "SELECT", catalog)
+		}
 		if err == nil && sel != n.SelectStmt {
 			// Named as written: the rewrite turns version() into a
 			// constant and format_type() into an engine macro.
@@ -490,6 +503,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, engineError(err)
 	}
 	nameColumns(cols, sel)
+	rows = withExact(rows, cols)
 	if sel != nil {
 		for _, c := range cols {
 			if c.OID == oidRecord {

@@ -245,6 +245,8 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	text := p.stmt.text
 	var tables, catalog []string
 	var sel *pg_query.SelectStmt
+	// inexact is the text without exact aggregates (retryInexact).
+	var inexact func() (string, error)
 	if p.stmt.node != nil {
 		nulls := make([]any, len(p.ParamOIDs))
 		node, err := substituteParams(p.stmt.node, p.ParamOIDs, nulls)
@@ -261,6 +263,14 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		rewritten, used, err := s.rewriteSession(node)
 		if err != nil {
 			return err
+		}
+		asIs := node
+		inexact = func() (string, error) {
+			plain, _, err := s.rewriteSessionExact(asIs, false)
+			if err != nil || plain == nil {
+				return deparse(s.p.pgVersion, asIs)
+			}
+			return deparse(s.p.pgVersion, plain)
 		}
 		if rewritten != nil {
 			node, catalog = rewritten, used
@@ -323,6 +333,12 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 			return berr
 		}
 		defer b.done()
+		rows, err = s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
+	}
+	if err != nil && inexact != nil && retryInexact(err, text) {
+		if text, err = inexact(); err != nil {
+			return err
+		}
 		rows, err = s.engineQuerier().QueryContext(ctx, "DESCRIBE "+text)
 	}
 	if err != nil {

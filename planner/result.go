@@ -15,6 +15,9 @@ type Column struct {
 	OID uint32
 	// Size is pg_type.typlen (-1 for variable length).
 	Size int16
+	// exact marks an aggregate the planner answers from exact sums
+	// (exactagg.go).
+	exact exactKind
 }
 
 // Rows is a stream of result rows. Values are Go values as DuckDB returns
@@ -148,49 +151,52 @@ func columnFor(name, duckType string) Column {
 			// text is also what unknown types fall back to: only VARCHAR
 			// lists are text[].
 			if arr, known := dialect.ArrayOf(elem.OID); known && (elem.OID != 25 || elemType == "VARCHAR") {
-				return Column{name, arr, -1}
+				return Column{Name: name, OID: arr, Size: -1}
 			}
 		}
-		return Column{name, 25, -1}
+		return Column{Name: name, OID: 25, Size: -1}
 	}
 	if i := strings.IndexByte(t, '('); i >= 0 && !strings.Contains(t, "[") {
 		t = t[:i]
 	}
 	switch t {
 	case "BOOLEAN":
-		return Column{name, 16, 1}
+		return Column{Name: name, OID: 16, Size: 1}
 	case "TINYINT", "SMALLINT", "UTINYINT":
-		return Column{name, 21, 2}
+		return Column{Name: name, OID: 21, Size: 2}
 	case "INTEGER", "USMALLINT":
-		return Column{name, 23, 4}
+		return Column{Name: name, OID: 23, Size: 4}
 	case "BIGINT", "UINTEGER":
-		return Column{name, 20, 8}
+		return Column{Name: name, OID: 20, Size: 8}
 	case "HUGEINT", "UBIGINT", "UHUGEINT", "DECIMAL", "BIGNUM", "VARINT":
-		return Column{name, 1700, -1}
+		return Column{Name: name, OID: 1700, Size: -1}
 	case "FLOAT", "REAL":
-		return Column{name, 700, 4}
+		return Column{Name: name, OID: 700, Size: 4}
 	case "DOUBLE":
-		return Column{name, 701, 8}
+		return Column{Name: name, OID: 701, Size: 8}
 	case "DATE":
-		return Column{name, 1082, 4}
+		return Column{Name: name, OID: 1082, Size: 4}
 	case "TIME":
-		return Column{name, 1083, 8}
+		return Column{Name: name, OID: 1083, Size: 8}
 	case "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
-		return Column{name, 1114, 8}
+		return Column{Name: name, OID: 1114, Size: 8}
 	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
-		return Column{name, 1184, 8}
+		return Column{Name: name, OID: 1184, Size: 8}
 	case "INTERVAL":
-		return Column{name, 1186, 16}
+		return Column{Name: name, OID: 1186, Size: 16}
 	case "UUID":
-		return Column{name, 2950, 16}
+		return Column{Name: name, OID: 2950, Size: 16}
 	case "BLOB":
-		return Column{name, 17, -1}
+		return Column{Name: name, OID: 17, Size: -1}
 	case "JSON":
-		return Column{name, 114, -1}
+		return Column{Name: name, OID: 114, Size: -1}
 	case "STRUCT":
-		return Column{name, oidRecord, -1}
+		if c, ok := exactColumn(name, duckType); ok {
+			return c
+		}
+		return Column{Name: name, OID: oidRecord, Size: -1}
 	}
-	return Column{name, 25, -1}
+	return Column{Name: name, OID: 25, Size: -1}
 }
 
 // noColumns are rows without the placeholder column.

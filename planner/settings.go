@@ -168,7 +168,7 @@ func (s *Session) show(name string) (*Result, error) {
 		for _, k := range dialect.Names() {
 			rows = append(rows, []any{dialect.DisplayName(k), s.settings.Get(k), ""})
 		}
-		return &Result{Tag: "SHOW", Columns: []Column{{"name", 25, -1}, {"setting", 25, -1}, {"description", 25, -1}}, Rows: NewStaticRows(rows)}, nil
+		return &Result{Tag: "SHOW", Columns: []Column{{Name: "name", OID: 25, Size: -1}, {Name: "setting", OID: 25, Size: -1}, {Name: "description", OID: 25, Size: -1}}, Rows: NewStaticRows(rows)}, nil
 	}
 	if !dialect.Known(name) {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
@@ -179,7 +179,7 @@ func (s *Session) show(name string) (*Result, error) {
 	} else if name == "datestyle" {
 		col = "DateStyle"
 	}
-	return &Result{Tag: "SHOW", Columns: []Column{{col, 25, -1}}, Rows: NewStaticRows([][]any{{s.settings.Get(name)}})}, nil
+	return &Result{Tag: "SHOW", Columns: []Column{{Name: col, OID: 25, Size: -1}}, Rows: NewStaticRows([][]any{{s.settings.Get(name)}})}, nil
 }
 
 // quoteIdentIfNeeded quotes s as an identifier unless it is a plain

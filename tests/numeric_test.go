@@ -147,3 +147,111 @@ func TestByteaColumns(t *testing.T) {
 		t.Fatalf("chDB: %v, want %v", got, want)
 	}
 }
+
+// avg of integers and numerics, and their variances and standard
+// deviations, are numeric in PostgreSQL, computed exactly and printed
+// with a scale chosen per value; of doubles they stay double. Every
+// expected answer is PostgreSQL 15's, in text (simple protocol) and in
+// binary (pgx's extended protocol, which also describes the columns
+// first).
+func TestExactAggregates(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE ea (time timestamptz NOT NULL, host text, i int, b bigint, n numeric(10,2), d double precision)",
+		"INSERT INTO ea VALUES ('2026-12-01 00:00:01+00', 'a', 1, 7, 1.25, 1.5), ('2026-12-01 00:00:02+00', 'a', 2, -8, 2.50, 2.5), "+
+			"('2026-12-01 00:00:03+00', 'b', 4, 9, 400000.13, 3.25), ('2026-12-01 00:00:04+00', 'b', NULL, NULL, NULL, NULL)")
+	for _, tc := range []struct {
+		query string
+		oids  []uint32
+		want  []string
+	}{
+		{"SELECT avg(i), var_pop(i), var_samp(i), stddev_pop(i), stddev_samp(i), variance(b), stddev(b) FROM ea",
+			[]uint32{1700, 1700, 1700, 1700, 1700, 1700, 1700},
+			[]string{"2.3333333333333333|1.5555555555555556|2.3333333333333333|1.2472191289246471|1.5275252316519467|86.3333333333333333|9.2915732431775693"}},
+		{"SELECT avg(n), var_pop(n), stddev(n), avg(d), stddev(d) FROM ea",
+			[]uint32{1700, 1700, 1700, 701, 701},
+			[]string{"133334.626666666667|35555245334.27042222|230939.10020048|2.4166666666666665|0.8779711460710616"}},
+		// ORDER BY an output column sorts by its value, not by the sums.
+		{"SELECT host, avg(i) AS a, avg(DISTINCT i) FILTER (WHERE i > 1) FROM ea GROUP BY host ORDER BY a DESC",
+			[]uint32{25, 1700, 1700},
+			[]string{"b|4.0000000000000000|4.0000000000000000", "a|1.5000000000000000|2.0000000000000000"}},
+		{"SELECT host, variance(i) FROM ea GROUP BY host ORDER BY 2",
+			[]uint32{25, 1700},
+			[]string{"a|0.50000000000000000000", "b|NULL"}},
+		{"SELECT time, avg(i) OVER (ORDER BY time ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) FROM ea ORDER BY time",
+			[]uint32{1184, 1700},
+			[]string{"2026-12-01 00:00:01+00|2.3333333333333333", "2026-12-01 00:00:02+00|3.0000000000000000", "2026-12-01 00:00:03+00|4.0000000000000000", "2026-12-01 00:00:04+00|NULL"}},
+		{"SELECT avg(i) FROM ea WHERE false", []uint32{1700}, []string{"NULL"}},
+		// The engine has no sum of intervals: avg of one runs as written.
+		{"SELECT avg(x) FROM (VALUES (interval '1 day'), (interval '2 days')) v(x)", []uint32{1186}, []string{"1 day 12:00:00"}},
+	} {
+		// Text, as psql reads it.
+		var got []string
+		res := c.PgConn().Exec(ctx, tc.query)
+		results, err := res.ReadAll()
+		if err != nil {
+			t.Errorf("%s: %v", tc.query, err)
+			continue
+		}
+		var oids []uint32
+		for _, f := range results[0].FieldDescriptions {
+			oids = append(oids, f.DataTypeOID)
+		}
+		for _, row := range results[0].Rows {
+			var vals []string
+			for _, v := range row {
+				if v == nil {
+					vals = append(vals, "NULL")
+				} else {
+					vals = append(vals, string(v))
+				}
+			}
+			got = append(got, strings.Join(vals, "|"))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || fmt.Sprint(oids) != fmt.Sprint(tc.oids) {
+			t.Errorf("%s (text):\n got %q %v\nwant %q %v", tc.query, got, oids, tc.want, tc.oids)
+		}
+		// Binary numeric through pgx, after a Describe.
+		rows, err := c.Query(ctx, tc.query)
+		if err != nil {
+			t.Errorf("%s: %v", tc.query, err)
+			continue
+		}
+		got = nil
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, v := range vals {
+				switch x := v.(type) {
+				case nil:
+					parts = append(parts, "NULL")
+				case pgtype.Numeric:
+					dv, _ := x.Value()
+					parts = append(parts, fmt.Sprint(dv))
+				case time.Time:
+					parts = append(parts, x.UTC().Format("2006-01-02 15:04:05+00"))
+				case pgtype.Interval:
+					parts = append(parts, fmt.Sprintf("%dd%dus", x.Days, x.Microseconds))
+				default:
+					parts = append(parts, fmt.Sprint(x))
+				}
+			}
+			got = append(got, strings.Join(parts, "|"))
+		}
+		if err := rows.Err(); err != nil {
+			t.Errorf("%s (binary): %v", tc.query, err)
+			continue
+		}
+		want := fmt.Sprint(tc.want)
+		if strings.Contains(tc.query, "interval") {
+			want = "[1d43200000000us]"
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("%s (binary):\n got %q\nwant %s", tc.query, got, want)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package planner
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/dialect"
+	"tsdb/internal/pgnumeric"
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// Exact aggregates: dialect.ExactAggregates turns avg and the variance and
+// standard deviation aggregates of the result into a struct of the
+// engine's answer, the count, the sum and the sum of squares. Here the
+// struct becomes what PostgreSQL answers: numeric computed exactly from
+// the sums (pgnumeric), or, where the sums are floating point, the
+// engine's double.
+
+// exactKind says how a result column made by ExactAggregates is answered.
+type exactKind uint8
+
+const (
+	exactNone exactKind = iota
+	// exactFloat: the argument was floating point; the engine's answer.
+	exactFloat
+	exactAvg
+	exactVarPop
+	exactVarSamp
+	exactStddevPop
+	exactStddevSamp
+)
+
+var exactKinds = map[string]exactKind{
+	"_tsdb_avg": exactAvg, "_tsdb_var_pop": exactVarPop, "_tsdb_var_samp": exactVarSamp,
+	"_tsdb_stddev_pop": exactStddevPop, "_tsdb_stddev_samp": exactStddevSamp,
+}
+
+// exactColumn describes a result column of DuckDB type duckType (a
+// STRUCT) made by ExactAggregates; false for any other struct.
+func exactColumn(name, duckType string) (Column, bool) {
+	fields := structFields(duckType)
+	if len(fields) < 3 || !dialect.ExactAggregateField(fields[0][0]) {
+		return Column{}, false
+	}
+	sumType := ""
+	for _, f := range fields {
+		if f[0] == "s" {
+			sumType = strings.ToUpper(f[1])
+		}
+	}
+	if sumType == "DOUBLE" || sumType == "FLOAT" || sumType == "REAL" {
+		c := columnFor(name, fields[0][1])
+		c.exact = exactFloat
+		return c, true
+	}
+	return Column{Name: name, OID: oidNumeric, Size: -1, exact: exactKinds[fields[0][0]]}, true
+}
+
+// structFields splits STRUCT(a T, "b" U, …) into its field names and
+// types.
+func structFields(t string) [][2]string {
+	inner, ok := strings.CutPrefix(t, "STRUCT(")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return nil
+	}
+	inner = inner[:len(inner)-1]
+	var out [][2]string
+	depth, quoted, start := 0, false, 0
+	field := func(s string) {
+		s = strings.TrimSpace(s)
+		name, typ := s, ""
+		if strings.HasPrefix(s, `"`) {
+			if end := strings.Index(s[1:], `"`); end >= 0 {
+				name, typ = s[1:end+1], strings.TrimSpace(s[end+2:])
+			}
+		} else if i := strings.IndexByte(s, ' '); i >= 0 {
+			name, typ = s[:i], strings.TrimSpace(s[i+1:])
+		}
+		out = append(out, [2]string{name, typ})
+	}
+	for i := 0; i < len(inner); i++ {
+		switch c := inner[i]; {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			field(inner[start:i])
+			start = i + 1
+		}
+	}
+	field(inner[start:])
+	return out
+}
+
+// exactRows turns the structs of exact columns into their values.
+type exactRows struct {
+	Rows
+	cols []Column
+	out  []any
+	err  error
+}
+
+// withExact wraps rows whose columns include exact aggregates.
+func withExact(rows Rows, cols []Column) Rows {
+	for _, c := range cols {
+		if c.exact != exactNone {
+			return &exactRows{Rows: rows, cols: cols}
+		}
+	}
+	return rows
+}
+
+func (r *exactRows) Next() bool {
+	if r.err != nil || !r.Rows.Next() {
+		return false
+	}
+	vals := r.Rows.Values()
+	r.out = append(r.out[:0], vals...)
+	for i, c := range r.cols {
+		if c.exact == exactNone || r.out[i] == nil {
+			continue
+		}
+		v, err := exactValue(c.exact, r.out[i])
+		if err != nil {
+			r.err = err
+			return false
+		}
+		r.out[i] = v
+	}
+	return true
+}
+
+func (r *exactRows) Values() []any { return r.out }
+
+func (r *exactRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Rows.Err()
+}
+
+// exactValue is the value of one exact-aggregate struct.
+func exactValue(k exactKind, v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("planner: exact aggregate holds %T", v)
+	}
+	if k == exactFloat {
+		for f, x := range m {
+			if dialect.ExactAggregateField(f) {
+				return x, nil
+			}
+		}
+		return nil, nil
+	}
+	n, ok := m["n"].(int64)
+	if !ok || n == 0 || m["s"] == nil {
+		return nil, nil
+	}
+	sum, err := numericOf(m["s"])
+	if err != nil {
+		return nil, err
+	}
+	if k == exactAvg {
+		return pgnumeric.Avg(sum.Value, n).String(), nil
+	}
+	sq, err := numericOf(m["q"])
+	if err != nil {
+		return nil, err
+	}
+	// The inputs' scale: the sum's, or, for numeric without a typmod
+	// whose declared scale says nothing, the digits the sum and the sum
+	// of squares need (0.5 + 0.5 is 1, but its square needs two places;
+	// Variance raises the scale to that).
+	scale := sum.Scale
+	if sum.unknownScale {
+		scale = 0
+	}
+	kind := map[exactKind]pgnumeric.Kind{exactVarPop: pgnumeric.VarPop, exactVarSamp: pgnumeric.VarSamp,
+		exactStddevPop: pgnumeric.StddevPop, exactStddevSamp: pgnumeric.StddevSamp}[k]
+	res, ok := pgnumeric.Variance(kind, n, sum.Value, sq.Value, scale)
+	if !ok {
+		return nil, nil
+	}
+	return res.String(), nil
+}
+
+// exactNumber is a sum as a pgnumeric value, and whether its scale is
+// the engine's stand-in for numeric without a typmod (DECIMAL(38,10)),
+// which keeps no scale of its inputs.
+type exactNumber struct {
+	pgnumeric.Value
+	unknownScale bool
+}
+
+func numericOf(v any) (exactNumber, error) {
+	switch x := v.(type) {
+	case *big.Int:
+		return exactNumber{Value: pgnumeric.Value{V: x}}, nil
+	case int64:
+		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(x)}}, nil
+	case int32:
+		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(int64(x))}}, nil
+	case duckdb.Decimal:
+		d := exactNumber{Value: pgnumeric.Value{V: x.Value, Scale: int(x.Scale)}}
+		if x.Value == nil {
+			d.V = new(big.Int)
+		}
+		if x.Width == 38 && x.Scale == 10 {
+			d.unknownScale = true
+			d.Value = d.Value.Trimmed()
+		}
+		return d, nil
+	}
+	return exactNumber{}, fmt.Errorf("planner: exact aggregate sum of %T", v)
+}
+
+// floatArgument reports whether an aggregate's argument in sel's select
+// list is known to be floating point: a column that every table of the
+// FROM list having it holds as one.
+// Anything else (subqueries in FROM, expressions) is not known.
+func (s *Session) floatArgument(sel *pg_query.SelectStmt) func(*pg_query.Node) bool {
+	var tables []schema.Table
+	known := true
+	var from func(n *pg_query.Node)
+	from = func(n *pg_query.Node) {
+		switch {
+		case n.GetRangeVar() != nil:
+			name, err := relationName(n.GetRangeVar())
+			if err != nil {
+				known = false
+				return
+			}
+			t, ok := s.p.store.Table(name)
+			if !ok {
+				known = false
+				return
+			}
+			tables = append(tables, t)
+		case n.GetJoinExpr() != nil:
+			from(n.GetJoinExpr().Larg)
+			from(n.GetJoinExpr().Rarg)
+		default:
+			known = false
+		}
+	}
+	for _, n := range sel.FromClause {
+		from(n)
+	}
+	return func(arg *pg_query.Node) bool {
+		cr := arg.GetColumnRef()
+		if !known || cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
+			return false
+		}
+		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
+		found := false
+		for _, t := range tables {
+			i := t.ColumnIndex(col)
+			if i < 0 {
+				continue
+			}
+			if ty := t.Columns[i].Type; ty != schema.Float64 && ty != schema.Float32 {
+				return false
+			}
+			found = true
+		}
+		return found
+	}
+}
+
+// retryInexact reports whether a query failed for a type the exact
+// aggregates' sums cannot take (avg of an interval has no sum in the
+// engine): it then runs without them.
+func retryInexact(err error, text string) bool {
+	if !strings.Contains(text, "_tsdb_exact_") {
+		return false
+	}
+	switch sqlerr.Code(engineError(err)) {
+	case sqlerr.UndefinedFunction, sqlerr.DatatypeMismatch:
+		return true
+	}
+	return false
+}
