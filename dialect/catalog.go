@@ -21,7 +21,11 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 	"information_schema.tables": func(ts []schema.Table) string {
 		var rows []string
 		for _, t := range ts {
-			rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, 'BASE TABLE', 'YES', 'NO')", schema.QuoteString(t.Name)))
+			kind, insertable := "BASE TABLE", "YES"
+			if t.ViewQuery != "" {
+				kind, insertable = "VIEW", "NO"
+			}
+			rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, '%s', '%s', 'NO')", schema.QuoteString(t.Name), kind, insertable))
 		}
 		return ValuesView(rows, "table_catalog, table_schema, table_name, table_type, is_insertable_into, is_typed",
 			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
@@ -38,6 +42,9 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 				numPrecision, numRadix, numScale := "NULL", "NULL", "NULL"
 				switch c.Type {
 				case schema.Decimal:
+					if c.Digits == 0 {
+						break // numeric without a precision (a view's column)
+					}
 					numPrecision, numRadix, numScale = fmt.Sprint(c.Digits), "10", fmt.Sprint(c.Scale)
 				case schema.Int64:
 					numPrecision, numRadix, numScale = "64", "2", "0"
@@ -66,6 +73,16 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 		}
 		return ValuesView(rows, "table_catalog, table_schema, table_name, column_name, ordinal_position, is_nullable, data_type, udt_name, udt_schema, column_default, character_maximum_length, datetime_precision, numeric_precision, numeric_precision_radix, numeric_scale",
 			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
+	},
+	"information_schema.views": func(ts []schema.Table) string {
+		var rows []string
+		for _, t := range ts {
+			if t.ViewQuery != "" {
+				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, 'NONE', 'NO', 'NO', 'NO', 'NO', 'NO')", schema.QuoteString(t.Name), schema.QuoteString(ViewDefinition(t.ViewQuery))))
+			}
+		}
+		return ValuesView(rows, "table_catalog, table_schema, table_name, view_definition, check_option, is_updatable, is_insertable_into, is_trigger_updatable, is_trigger_deletable, is_trigger_insertable_into",
+			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
 	},
 	"information_schema.schemata": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES ('tsdb', 'public', 'tsdb'), ('tsdb', 'information_schema', 'tsdb'), ('tsdb', 'pg_catalog', 'tsdb')) AS t(catalog_name, schema_name, schema_owner)"
@@ -176,8 +193,12 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 			if t.Cluster != "" {
 				options = schema.QuoteString("cluster_by=" + t.Cluster)
 			}
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'r', 10, 2, 0, false, false, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
-				TableOID(t), schema.QuoteString(t.Name), nsPublic, len(t.Columns), options))
+			kind, am, rules := "r", 2, false
+			if t.ViewQuery != "" {
+				kind, am, rules = "v", 0, true // a view is a rule over no storage
+			}
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, '%s', 10, %d, 0, false, %v, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
+				TableOID(t), schema.QuoteString(t.Name), nsPublic, kind, am, rules, len(t.Columns), options))
 		}
 		return ValuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
 			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
@@ -194,7 +215,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				if c.MaxLength > 0 {
 					oid, typmod = 1043, c.MaxLength+4 // varchar, PostgreSQL's VARHDRSZ added
 				}
-				if c.Type == schema.Decimal {
+				if c.Type == schema.Decimal && c.Digits > 0 {
 					typmod = c.Digits<<16 | c.Scale + 4 // numeric(p, s) as PostgreSQL packs it
 				}
 				rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
@@ -254,6 +275,16 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_description":           emptyRelation("objoid", "classoid", "objsubid", "description"),
 	"pg_catalog.pg_proc":                  emptyRelation("oid", "proname", "pronamespace", "prokind", "prorettype", "proargtypes", "proretset:BOOLEAN", "prolang"),
 	"pg_catalog.pg_event_trigger":         emptyRelation("oid", "evtname"),
+	"pg_catalog.pg_views": func(ts []schema.Table) string {
+		var rows []string
+		for _, t := range ts {
+			if t.ViewQuery != "" {
+				rows = append(rows, fmt.Sprintf("('public', %s, 'tsdb', %s)", schema.QuoteString(t.Name), schema.QuoteString(ViewDefinition(t.ViewQuery))))
+			}
+		}
+		return ValuesView(rows, "schemaname, viewname, viewowner, definition",
+			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
+	},
 	"pg_catalog.pg_namespace": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)"
 	},
@@ -311,3 +342,8 @@ func ArrayOf(elem uint32) (uint32, bool) {
 
 // ArrayElement returns the element type of an array type, or 0.
 func ArrayElement(oid uint32) uint32 { return arrayElements[oid] }
+
+// ViewDefinition is a view's query as pg_get_viewdef and the catalogs show
+// it: PostgreSQL's form, a leading space and a closing semicolon (the
+// text is tsdb's deparse of the query, not PostgreSQL's).
+func ViewDefinition(query string) string { return " " + query + ";" }

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -10,6 +11,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -224,6 +226,19 @@ func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel stri
 	case relationSizeFuncs[name] && len(fc.Args) == 1:
 		r, err = s.relationSize(fc.Args[0])
 		rel = sizesRelation
+	case name == "pg_get_viewdef":
+		if len(fc.Args) > 0 {
+			if rel, ok := regclassLiteral(fc.Args[0]); ok {
+				if _, err := s.relationOID(rel); err != nil {
+					return nil, "", false, err // no such relation: 42P01 first, as in PostgreSQL
+				}
+			}
+		}
+		// PostgreSQL's answer is its own deparse of the stored rule
+		// (qualified columns, its line breaks), which tsdb's text of the
+		// same query is not: refused rather than answered differently.
+		err = &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: "pg_get_viewdef is not supported: tsdb does not keep PostgreSQL's text of a view",
+			Hint: "pg_views.definition holds tsdb's text of the view's query."}
 	case name == "pg_backend_pid" && len(fc.Args) == 0:
 		r = sqltree.Cast(pg_query.MakeAConstIntNode(int64(s.pid), -1), "int4")
 	default:
@@ -238,7 +253,8 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	if len(used) == 0 {
 		return nil
 	}
-	tables := s.p.store.Tables()
+	stored := s.p.store.Tables()
+	tables := append(slices.Clip(stored), s.viewTables()...)
 	for _, name := range used {
 		view := catalogView(name)
 		var def string
@@ -248,7 +264,7 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 		case "pg_catalog.pg_auth_members":
 			def = dialect.AuthMembersRelation(s.p.roles)
 		case sizesRelation:
-			if err := s.refreshSizes(ctx, tables); err != nil {
+			if err := s.refreshSizes(ctx, stored); err != nil {
 				return err
 			}
 			continue

@@ -27,6 +27,12 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 	if st.Relation.Relpersistence == "t" {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "temporary tables are not supported")
 	}
+	if _, _, ok := s.view(name); ok {
+		if st.IfNotExists {
+			return &Result{Tag: "CREATE TABLE"}, nil
+		}
+		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
+	}
 	if len(st.InhRelations) > 0 || st.Partspec != nil || st.OfTypename != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "inheritance, partitioning and typed tables are not supported")
 	}
@@ -80,10 +86,10 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 }
 
 func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, error) {
-	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE is supported")
+	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE && st.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE and DROP VIEW are supported")
 	}
-	// CASCADE and RESTRICT are accepted alike: nothing depends on a table.
+	cascade := st.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names []string
 	for _, obj := range st.Objects {
 		var parts []string
@@ -98,13 +104,23 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		}
 		names = append(names, parts[0])
 	}
+	if st.RemoveType == pg_query.ObjectType_OBJECT_VIEW {
+		return s.dropViews(names, st.MissingOk, cascade)
+	}
 	// Check all first, so that a failing DROP of several tables drops none.
-	if !st.MissingOk {
-		for _, n := range names {
-			if !s.known(n) && s.p.store.Unavailable(n) == nil {
-				return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", n)
-			}
+	for _, n := range names {
+		if _, _, isView := s.view(n); isView && !s.known(n) {
+			return nil, &sqlerr.Error{Code: sqlerr.WrongObjectType, Message: fmt.Sprintf("%q is not a table", n), Hint: "Use DROP VIEW to remove a view."}
 		}
+		if !st.MissingOk && !s.known(n) && s.p.store.Unavailable(n) == nil {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", n)
+		}
+	}
+	// Views reading a dropped table go with it (CASCADE) or keep it
+	// (2BP01), as in PostgreSQL.
+	dependents, err := s.viewDependents(names, cascade)
+	if err != nil {
+		return nil, err
 	}
 	for _, n := range names {
 		tbl, ok := s.p.store.Table(n)
@@ -117,6 +133,9 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 				s.p.logger.Warn("cannot drop mirror of dropped table", "table", n, "err", err)
 			}
 		}
+	}
+	if err := s.forgetViews(dependents); err != nil {
+		return nil, err
 	}
 	return &Result{Tag: "DROP TABLE"}, nil
 }
@@ -241,6 +260,9 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 	name, err := relationName(into.Rel)
 	if err != nil {
 		return nil, err
+	}
+	if _, _, ok := s.view(name); ok {
+		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
 	if st.IfNotExists && s.known(name) {
 		return &Result{Tag: "CREATE TABLE AS"}, nil // as CREATE TABLE IF NOT EXISTS: nothing to do

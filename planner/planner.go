@@ -24,12 +24,14 @@ import (
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
+	"tsdb/internal/views"
 )
 
 // Planner plans and runs statements for all sessions.
 type Planner struct {
 	store     *ingest.Store
 	roles     *auth.Store
+	views     *views.Store
 	engine    *Engine
 	db        *sql.DB
 	mirror    *mirror
@@ -55,16 +57,20 @@ type Planner struct {
 
 // New returns a planner that runs statements over store with engine.
 // roles decides what each user may do; nil lets everybody do everything.
-func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.Store, logger *slog.Logger) (*Planner, error) {
+// vs keeps the views; nil keeps them in memory.
+func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.Store, vs *views.Store, logger *slog.Logger) (*Planner, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if vs == nil {
+		vs, _ = views.Open("")
 	}
 	threads := engine.opts.Threads
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
 	limits := engine.opts.Limits.withDefaults(threads)
-	p := &Planner{store: store, roles: roles, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
+	p := &Planner{store: store, roles: roles, views: vs, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
 		limits: limits, metrics: newMetrics(engine.opts.Registerer), heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
@@ -316,6 +322,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if st, err = s.expandViews(st); err != nil {
+		return nil, err
+	}
 	if st.node != nil && st.node.GetSelectStmt() == nil && st.node.GetExecuteStmt() == nil && st.node.GetPrepareStmt() == nil &&
 		st.node.GetDeallocateStmt() == nil {
 		// Whatever else the session runs (SET, DDL, writes) may change
@@ -404,6 +413,8 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.insert(ctx, n.InsertStmt)
 	case *pg_query.Node_CreateStmt:
 		return s.createTable(ctx, n.CreateStmt)
+	case *pg_query.Node_ViewStmt:
+		return s.createView(ctx, n.ViewStmt)
 	case *pg_query.Node_AlterTableStmt:
 		return s.alterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:

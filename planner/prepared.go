@@ -102,6 +102,9 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 	if p.stmt, err = s.unqualified(p.stmt); err != nil {
 		return nil, err
 	}
+	if p.stmt, err = s.expandViews(p.stmt); err != nil {
+		return nil, err
+	}
 	switch n := p.stmt.node.GetNode().(type) {
 	case *pg_query.Node_FetchStmt:
 		if !n.FetchStmt.Ismove {

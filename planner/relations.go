@@ -72,6 +72,9 @@ func (s *Session) relationOID(text string) (int64, error) {
 		if t, ok := s.p.store.Table(rel); ok {
 			return dialect.TableOID(t), nil
 		}
+		if v, _, ok := s.view(rel); ok {
+			return dialect.TableOID(viewTable(v)), nil
+		}
 	}
 	if (schemaName == "pg_catalog" || len(names) == 1) && dialect.CatalogRelation("pg_catalog."+rel) != nil {
 		return catalogOID(rel), nil

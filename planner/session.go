@@ -9,6 +9,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/schema"
+	"tsdb/internal/views"
 )
 
 // Session is one client's state: its DuckDB connection and settings. A
@@ -45,6 +46,8 @@ type Session struct {
 	// (the unnamed statement, lib/pq with parameters) send Parse, and so
 	// a DESCRIBE that costs as much as the query, on every execution.
 	described map[string][]Column
+	// tempViews are the session's CREATE TEMP VIEWs, by name.
+	tempViews map[string]views.View
 	// cells are the last fast-path INSERT's cell arrays, for the next.
 	cells [][]literal
 	// beforeEngine is called before a statement runs on conn (see

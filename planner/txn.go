@@ -384,6 +384,8 @@ func (s *Session) checkInBlock(n *pg_query.Node) error {
 		what = "CREATE TABLE"
 	case *pg_query.Node_CreateTableAsStmt:
 		what = "CREATE TABLE AS"
+	case *pg_query.Node_ViewStmt:
+		what = "CREATE VIEW"
 	case *pg_query.Node_AlterTableStmt:
 		what = "ALTER TABLE"
 	case *pg_query.Node_DropStmt:

@@ -25,7 +25,7 @@ func newSession(t *testing.T) *planner.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := planner.New(ctx, engine, store, nil, nil)
+	p, err := planner.New(ctx, engine, store, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

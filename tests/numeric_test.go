@@ -213,7 +213,7 @@ func TestExactAggregates(t *testing.T) {
 			t.Errorf("%s (text):\n got %q %v\nwant %q %v", tc.query, got, oids, tc.want, tc.oids)
 		}
 		// Binary numeric through pgx, after a Describe.
-		rows, err := c.Query(ctx, tc.query)
+		rows, err := c.Query(ctx, tc.query, pgx.QueryExecModeDescribeExec)
 		if err != nil {
 			t.Errorf("%s: %v", tc.query, err)
 			continue

@@ -55,7 +55,7 @@ func TestHostileStatements(t *testing.T) {
 		"SELECT current_setting('allowed_directories')",
 		"CREATE MACRO evil(x) AS x",
 		"CREATE FUNCTION evil() RETURNS int AS 'SELECT 1' LANGUAGE sql",
-		"CREATE VIEW v AS SELECT 1",
+		"CREATE VIEW v AS SELECT * FROM read_text('/etc/passwd')", // a view's query is checked as any query
 		"CREATE SCHEMA s",
 		"CREATE SEQUENCE sq",
 		"SELECT getenv('HOME')",

@@ -31,6 +31,7 @@ import (
 	"tsdb/internal/auth"
 	"tsdb/internal/backend"
 	"tsdb/internal/fault"
+	"tsdb/internal/views"
 	"tsdb/lineproto"
 	"tsdb/pgwire"
 	"tsdb/planner"
@@ -127,6 +128,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		logger.Warn("fault injection is on: this server will fail on purpose", "faults", cfg.Faults)
 	}
 	roles, err := auth.Open(filepath.Join(dataDir, "auth", "roles.json"), cfg.AdminPassword)
+	if err != nil {
+		return err
+	}
+	// Views: their queries, kept beside the roles (local to this data
+	// directory, also when the tables are on object storage).
+	viewStore, err := views.Open(filepath.Join(dataDir, "catalog", "views.json"))
 	if err != nil {
 		return err
 	}
@@ -252,7 +259,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer cancel()
 		return store.Close(sctx)
 	}
-	pl, err := planner.New(ctx, engine, store, roles, logger.With("component", "planner"))
+	pl, err := planner.New(ctx, engine, store, roles, viewStore, logger.With("component", "planner"))
 	if err != nil {
 		shutdownStore()
 		return err

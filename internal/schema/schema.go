@@ -280,6 +280,9 @@ type Table struct {
 	// data file (CREATE TABLE … WITH (cluster_by = 'host')); empty means
 	// the first TEXT column. See ClusterIndex.
 	Cluster string
+	// ViewQuery is set for a view (CREATE VIEW), which catalogs list
+	// beside the tables: its query as SQL text. A view has no files.
+	ViewQuery string
 }
 
 // MaxNameLen is the longest name in bytes, PostgreSQL's NAMEDATALEN-1.

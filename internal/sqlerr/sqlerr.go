@@ -11,17 +11,20 @@ import (
 
 // SQLSTATE codes tsdb reports.
 const (
-	SyntaxError           = "42601"
-	UndefinedTable        = "42P01"
-	UndefinedColumn       = "42703"
-	UndefinedFunction     = "42883"
-	DuplicateTable        = "42P07"
-	DuplicateColumn       = "42701"
-	InvalidName           = "42602"
-	DatatypeMismatch      = "42804"
-	InsufficientPrivilege = "42501"
-	FeatureNotSupported   = "0A000"
-	InvalidTextRep        = "22P02"
+	SyntaxError                = "42601"
+	UndefinedTable             = "42P01"
+	UndefinedColumn            = "42703"
+	UndefinedFunction          = "42883"
+	DuplicateTable             = "42P07"
+	DuplicateColumn            = "42701"
+	WrongObjectType            = "42809"
+	InvalidTableDefinition     = "42P16"
+	DependentObjectsStillExist = "2BP01"
+	InvalidName                = "42602"
+	DatatypeMismatch           = "42804"
+	InsufficientPrivilege      = "42501"
+	FeatureNotSupported        = "0A000"
+	InvalidTextRep             = "22P02"
 	// CharacterNotInRepertoire is PostgreSQL's code for bytes that are
 	// not text in the database's encoding.
 	CharacterNotInRepertoire = "22021"
