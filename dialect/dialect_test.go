@@ -430,3 +430,34 @@ func TestExactAggregates(t *testing.T) {
 		}
 	}
 }
+
+func TestNameRowValues(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT ROW(1, 'a'), (2, 3)", "SELECT _tsdb_row2(1, 'a'), _tsdb_row2(2, 3)"},
+		{"SELECT ROW(1, ROW(2, 3))", "SELECT _tsdb_row2(1, _tsdb_row2(2, 3))"},
+		{"SELECT x FROM (VALUES (ROW(1, 2))) v(x)", "SELECT x FROM (VALUES (_tsdb_row2(1, 2))) v(x)"},
+		// Compared rows stay the engine's.
+		{"SELECT (1, 2) = (1, 3), (a, b) IN (SELECT 1, 2), ROW(1, NULL) IS NULL FROM t", ""},
+		{"SELECT 1 FROM t WHERE (a, b) IN ((1, 2), (3, 4))", ""},
+	}
+	for _, tt := range tests {
+		tree, err := pg_query.Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := NameRowValues(tree.Stmts[0].Stmt)
+		want := tt.want
+		if want == "" {
+			want = tt.in
+		}
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || changed != (tt.want != "") {
+			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
+		}
+	}
+}

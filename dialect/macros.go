@@ -273,7 +273,7 @@ var Macros = append([]string{
 			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
 			ELSE t END`,
 	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
-}, regexpAllMacros()...)
+}, append(regexpAllMacros(), rowMacros()...)...)
 
 // maxRegexGroups is how many parenthesized groups regexp_matches(…, 'g')
 // takes.

@@ -82,6 +82,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
+	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
 		changed = dialect.ExactAggregates(sel, s.floatArgument(sel)) || changed
 	}

@@ -101,53 +101,6 @@ func structFields(t string) [][2]string {
 	return out
 }
 
-// exactRows turns the structs of exact columns into their values.
-type exactRows struct {
-	Rows
-	cols []Column
-	out  []any
-	err  error
-}
-
-// withExact wraps rows whose columns include exact aggregates.
-func withExact(rows Rows, cols []Column) Rows {
-	for _, c := range cols {
-		if c.exact != exactNone {
-			return &exactRows{Rows: rows, cols: cols}
-		}
-	}
-	return rows
-}
-
-func (r *exactRows) Next() bool {
-	if r.err != nil || !r.Rows.Next() {
-		return false
-	}
-	vals := r.Rows.Values()
-	r.out = append(r.out[:0], vals...)
-	for i, c := range r.cols {
-		if c.exact == exactNone || r.out[i] == nil {
-			continue
-		}
-		v, err := exactValue(c.exact, r.out[i])
-		if err != nil {
-			r.err = err
-			return false
-		}
-		r.out[i] = v
-	}
-	return true
-}
-
-func (r *exactRows) Values() []any { return r.out }
-
-func (r *exactRows) Err() error {
-	if r.err != nil {
-		return r.err
-	}
-	return r.Rows.Err()
-}
-
 // exactValue is the value of one exact-aggregate struct.
 func exactValue(k exactKind, v any) (any, error) {
 	m, ok := v.(map[string]any)

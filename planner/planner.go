@@ -514,18 +514,11 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 		return nil, engineError(err)
 	}
 	nameColumns(cols, sel)
-	rows = withExact(rows, cols)
-	if sel != nil {
-		for _, c := range cols {
-			if c.OID == oidRecord {
-				// The engine's struct reaches the client as JSON, not as
-				// PostgreSQL's "(1,abc,)": refused rather than answered
-				// differently.
-				rows.Close()
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "row values (column %q) are not supported in results; select their columns instead", c.Name)
-			}
-		}
+	if err := checkRecords(cols); err != nil {
+		rows.Close()
+		return nil, err
 	}
+	rows = withStructs(rows, cols)
 	return &Result{Tag: tag, Columns: cols, Rows: rows}, nil
 }
 

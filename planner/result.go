@@ -18,6 +18,8 @@ type Column struct {
 	// exact marks an aggregate the planner answers from exact sums
 	// (exactagg.go).
 	exact exactKind
+	// record is the shape of a row value (records.go).
+	record *recordShape
 }
 
 // Rows is a stream of result rows. Values are Go values as DuckDB returns
@@ -194,7 +196,7 @@ func columnFor(name, duckType string) Column {
 		if c, ok := exactColumn(name, duckType); ok {
 			return c
 		}
-		return Column{Name: name, OID: oidRecord, Size: -1}
+		return Column{Name: name, OID: oidRecord, Size: -1, record: parseRecordShape(duckType)}
 	}
 	return Column{Name: name, OID: 25, Size: -1}
 }

@@ -228,6 +228,10 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		dst = binary.BigEndian.AppendUint64(dst, uint64(iv.Micros))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
 		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months)), false, nil
+	case 2249:
+		if r, ok := v.(planner.Record); ok {
+			return appendBinaryRecord(dst, r)
+		}
 	case 1700:
 		n, err := encodeNumeric(string(encodeText(v, oid, utcStyle())))
 		if err != nil {
@@ -550,4 +554,31 @@ func elementText(v any, oid uint32) string {
 // with backslashes before quotes and backslashes.
 func quoteArrayElement(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// appendBinaryRecord writes a row value as PostgreSQL's record_send does:
+// the field count, then per field its type OID, its length (-1 for NULL)
+// and its binary value.
+func appendBinaryRecord(dst []byte, r planner.Record) ([]byte, bool, error) {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Fields)))
+	for i, f := range r.Fields {
+		dst = binary.BigEndian.AppendUint32(dst, r.OIDs[i])
+		at := len(dst)
+		dst = binary.BigEndian.AppendUint32(dst, 0)
+		if f == nil {
+			binary.BigEndian.PutUint32(dst[at:], math.MaxUint32) // -1
+			continue
+		}
+		var null bool
+		var err error
+		if dst, null, err = appendBinary(dst, f, r.OIDs[i]); err != nil {
+			return nil, false, err
+		}
+		n := uint32(len(dst) - at - 4)
+		if null {
+			n = math.MaxUint32
+		}
+		binary.BigEndian.PutUint32(dst[at:], n)
+	}
+	return dst, false, nil
 }

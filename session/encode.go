@@ -108,6 +108,8 @@ func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null boo
 		return append(dst, formatUUID(x[:])...), false
 	case []any:
 		return append(dst, formatArray(x, planner.ArrayElement(oid), st)...), false
+	case planner.Record:
+		return appendRecord(dst, x, st), false
 	case map[string]any, duckdb.Map:
 		b, err := marshalJSON(x)
 		if err != nil {
@@ -401,4 +403,48 @@ func marshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// appendRecord writes a row value as PostgreSQL's record_out does: its
+// fields in parentheses, separated by commas, NULL as nothing, and a field
+// in double quotes (with " and \ doubled) when it is empty or holds a
+// quote, backslash, parenthesis, comma or white space.
+func appendRecord(dst []byte, r planner.Record, st textStyle) []byte {
+	dst = append(dst, '(')
+	var field []byte
+	for i, f := range r.Fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if f == nil {
+			continue
+		}
+		var null bool
+		field, null = appendText(field[:0], f, r.OIDs[i], st)
+		if null {
+			continue
+		}
+		if len(field) > 0 && !bytes.ContainsAny(field, "\"\\(),") && !bytes.ContainsFunc(field, isRecordSpace) {
+			dst = append(dst, field...)
+			continue
+		}
+		dst = append(dst, '"')
+		for _, c := range field {
+			if c == '"' || c == '\\' {
+				dst = append(dst, c)
+			}
+			dst = append(dst, c)
+		}
+		dst = append(dst, '"')
+	}
+	return append(dst, ')')
+}
+
+// isRecordSpace is C's isspace, which record_out quotes.
+func isRecordSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\v', '\f':
+		return true
+	}
+	return false
 }
