@@ -63,7 +63,9 @@ func EngineError(err error) error {
 		detail = ""
 	}
 	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
-	if m := reRaised.FindStringSubmatch(msg); m != nil {
+	// An error of a Go function the planner registers (its raise, as
+	// Raise's) comes wrapped by the driver's words.
+	if m := reRaised.FindStringSubmatch(strings.TrimPrefix(msg, "database/sql/driver: API error: ")); m != nil {
 		// raised by Raise: the SQLSTATE travels in the message.
 		e.Code, e.Message, e.Detail = m[1], m[2], ""
 		return e

@@ -127,6 +127,9 @@ var unsupportedCharPatterns = []string{
 // does. A format with the digit placeholder 9 outside quotes, or with 0
 // and no time pattern, is a number format, which tsdb does not print.
 func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
+	if numberTemplate(format) {
+		return toCharNumberExpr(arg, format)
+	}
 	var parts []string
 	var run strings.Builder // strftime directives not yet in parts
 	patterns := 0
@@ -196,7 +199,7 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 	}
 	// No time pattern has a 9, and 0 alone is not a time format.
 	if number || patterns == 0 && strings.Contains(format, "0") {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "to_char with a number format is not supported; use format() or printf()")
+		return toCharNumberExpr(arg, format)
 	}
 	flush()
 	if len(parts) == 0 {
@@ -234,4 +237,35 @@ func matchCharPattern(rest string) (charPattern, bool) {
 		}
 	}
 	return charPattern{}, false
+}
+
+// numberTemplate reports whether a to_char format is for numbers: a 9 or
+// RN outside quoted text (no date pattern has either).
+func numberTemplate(format string) bool {
+	for i := 0; i < len(format); i++ {
+		switch c := format[i]; {
+		case c == '"':
+			for i++; i < len(format) && format[i] != '"'; i++ {
+				if format[i] == '\\' {
+					i++
+				}
+			}
+		case c == '\\':
+			i++
+		case c == '9':
+			return true
+		case (c == 'R' || c == 'r') && i+1 < len(format) && (format[i+1] == 'N' || format[i+1] == 'n'):
+			return true
+		}
+	}
+	return false
+}
+
+// toCharNumberExpr is to_char(number, format) by the engine function the
+// planner registers (ToCharNumber), the format checked now.
+func toCharNumberExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
+	if _, err := parseNumTemplate(format); err != nil {
+		return nil, err
+	}
+	return sqltree.Template("_tsdb_to_char_num(CAST(_tsdb_arg1 AS VARCHAR), typeof(_tsdb_arg1), "+schema.QuoteString(format)+")", arg)
 }

@@ -140,6 +140,10 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 			return nil, fmt.Errorf("planner: configure duckdb (%s): %w", q, err)
 		}
 	}
+	if err := registerFunctions(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: register engine functions: %w", err)
+	}
 	// Open the whole pool now, so that a failure to set a connection up
 	// shows at startup.
 	//

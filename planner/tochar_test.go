@@ -74,10 +74,14 @@ func TestToChar(t *testing.T) {
 		{"SELECT to_char(time, 'YYYY') AS y, count(*) FROM cpu GROUP BY y ORDER BY y", "2025|1;2026|3"},
 		// A column named as the translation's placeholder is a column.
 		{"SELECT to_char(_tsdb_arg1 + INTERVAL '1 year', 'YYYY') FROM (SELECT TIMESTAMP '2026-01-01' AS _tsdb_arg1) t", "2027"},
+		// Numbers, by the engine function (every connection has it).
+		{"SELECT to_char(12.5, '999D99'), to_char(-485, '999PR'), to_char(usage, 'FM990.00') FROM cpu WHERE host = 'a'", "  12.50|<485>|0.50"},
 	}
 	e.expectRows("", others)
+	if _, err := e.run("SELECT to_char(1, '9.9.9')"); sqlerr.Code(err) != sqlerr.SyntaxError {
+		t.Errorf("a template with two decimal points: %v, want 42601", err)
+	}
 	for _, q := range []string{
-		"SELECT to_char(12.5, '999D99')",
 		"SELECT to_char(now(), 'DDTH')",
 		"SELECT to_char(now(), 'SP')",
 		"SELECT to_char(time, host) FROM cpu",

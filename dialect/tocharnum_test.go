@@ -1,0 +1,40 @@
+package dialect
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestToCharNumber compares to_char(value::type, format) with PostgreSQL
+// 15's answers, recorded in testdata/to_char_number.tsv (type, value as
+// PostgreSQL prints it, format, answer or ERROR) over a grid of values,
+// types and templates (the int8 suite's among them).
+func TestToCharNumber(t *testing.T) {
+	f, err := os.Open("testdata/to_char_number.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "\t")
+		if len(parts) != 4 {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		n++
+		engineType := map[string]string{"numeric": "DECIMAL(38,10)", "int8": "BIGINT", "float8": "DOUBLE", "float4": "FLOAT"}[parts[0]]
+		got, err := ToCharNumber(parts[1], engineType, parts[2])
+		switch {
+		case parts[3] == "ERROR" && err == nil:
+			t.Errorf("to_char(%s::%s, %q) = %q, PostgreSQL refuses it", parts[1], parts[0], parts[2], got)
+		case parts[3] != "ERROR" && (err != nil || got != parts[3]):
+			t.Errorf("to_char(%s::%s, %q) = %q %v, PostgreSQL %q", parts[1], parts[0], parts[2], got, err, parts[3])
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d cases read", n)
+	}
+}
