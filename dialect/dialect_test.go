@@ -461,3 +461,39 @@ func TestNameRowValues(t *testing.T) {
 		}
 	}
 }
+
+func TestWithTies(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT thousand FROM onek WHERE thousand < 5 ORDER BY thousand FETCH FIRST 2 ROWS WITH TIES",
+			"SELECT _tsdb_c1 FROM (SELECT thousand AS _tsdb_c1, thousand AS _tsdb_k1, rank() OVER (ORDER BY thousand) AS _tsdb_rank, " +
+				"row_number() OVER (ORDER BY thousand) AS _tsdb_rn FROM onek WHERE thousand < 5) _tsdb_ties " +
+				"WHERE _tsdb_rank <= 2 AND _tsdb_rn > 0 ORDER BY _tsdb_k1"},
+		{"SELECT a AS x, b FROM t ORDER BY 1 DESC, x OFFSET 3 FETCH FIRST ROW WITH TIES",
+			"SELECT _tsdb_c1 AS x, _tsdb_c2 FROM (SELECT a AS _tsdb_c1, b AS _tsdb_c2, a AS _tsdb_k1, a AS _tsdb_k2, " +
+				"rank() OVER (ORDER BY a DESC, a) AS _tsdb_rank, row_number() OVER (ORDER BY a DESC, a) AS _tsdb_rn FROM t) _tsdb_ties " +
+				"WHERE _tsdb_rank <= 4 AND _tsdb_rn > 3 ORDER BY _tsdb_k1 DESC, _tsdb_k2"},
+		{"SELECT * FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES", ""},
+		{"SELECT DISTINCT a FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES", ""},
+		{"SELECT a FROM t ORDER BY a LIMIT 2", ""},
+	}
+	for _, tt := range tests {
+		tree, err := pg_query.Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := WithTies(tree.Stmts[0].Stmt)
+		want := tt.want
+		if want == "" {
+			want = tt.in
+		}
+		got, err := pg_query.Deparse(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || changed != (tt.want != "") {
+			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
+		}
+	}
+}

@@ -81,6 +81,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
+	changed = dialect.WithTies(out) || changed
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
