@@ -344,24 +344,7 @@ func TestWindowOutputOrder(t *testing.T) {
 		{"SELECT (SELECT row_number() OVER (ORDER BY a) FROM u LIMIT 1) FROM t", ""},
 		{"SELECT sum(b) OVER missing FROM t", ""},
 	}
-	for _, tt := range tests {
-		tree, err := pg_query.Parse(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		changed := WindowOutputOrder(tree.Stmts[0].Stmt.GetSelectStmt())
-		want := tt.want
-		if want == "" {
-			want = tt.in
-		}
-		got, err := pg_query.Deparse(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want || changed != (tt.want != "") {
-			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
-		}
-	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return WindowOutputOrder(n.GetSelectStmt()) })
 }
 
 // quote_ident's keywords are the ones PostgreSQL's own grammar (its
@@ -411,24 +394,7 @@ func TestExactAggregates(t *testing.T) {
 		{"SELECT avg(i) FROM t UNION SELECT 1", ""},
 		{"SELECT myschema.avg(i) FROM t", ""},
 	}
-	for _, tt := range tests {
-		tree, err := pg_query.Parse(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		changed := ExactAggregates(tree.Stmts[0].Stmt.GetSelectStmt(), float)
-		want := tt.want
-		if want == "" {
-			want = tt.in
-		}
-		got, err := pg_query.Deparse(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want || changed != (tt.want != "") {
-			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
-		}
-	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ExactAggregates(n.GetSelectStmt(), float) })
 }
 
 func TestNameRowValues(t *testing.T) {
@@ -442,24 +408,7 @@ func TestNameRowValues(t *testing.T) {
 		{"SELECT (1, 2) = (1, 3), (a, b) IN (SELECT 1, 2), ROW(1, NULL) IS NULL FROM t", ""},
 		{"SELECT 1 FROM t WHERE (a, b) IN ((1, 2), (3, 4))", ""},
 	}
-	for _, tt := range tests {
-		tree, err := pg_query.Parse(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		changed := NameRowValues(tree.Stmts[0].Stmt)
-		want := tt.want
-		if want == "" {
-			want = tt.in
-		}
-		got, err := pg_query.Deparse(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want || changed != (tt.want != "") {
-			t.Errorf("%s\n got %s (changed %v)\nwant %s", tt.in, got, changed, want)
-		}
-	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return NameRowValues(n) })
 }
 
 func TestWithTies(t *testing.T) {
@@ -478,12 +427,20 @@ func TestWithTies(t *testing.T) {
 		{"SELECT DISTINCT a FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES", ""},
 		{"SELECT a FROM t ORDER BY a LIMIT 2", ""},
 	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return WithTies(n) })
+}
+
+// checkRewrites applies rewrite to the statement of each case and
+// compares the deparsed tree with want ("" when the query stays as it
+// is), and whether rewrite reported a change.
+func checkRewrites(t *testing.T, tests []struct{ in, want string }, rewrite func(*pg_query.Node) bool) {
+	t.Helper()
 	for _, tt := range tests {
 		tree, err := pg_query.Parse(tt.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		changed := WithTies(tree.Stmts[0].Stmt)
+		changed := rewrite(tree.Stmts[0].Stmt)
 		want := tt.want
 		if want == "" {
 			want = tt.in
