@@ -454,3 +454,26 @@ func checkRewrites(t *testing.T, tests []struct{ in, want string }, rewrite func
 		}
 	}
 }
+
+func TestNumericLiteralScales(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT 1.1 AS two UNION SELECT 2 ORDER BY 1", "SELECT _tsdb_num(1.1, 1) AS two UNION SELECT _tsdb_num(2, 0) ORDER BY 1"},
+		{"VALUES (1, 2), (3, 4 + 4), (7, 77.70)", "VALUES (1, _tsdb_num(2, 0)), (3, _tsdb_num(4 + 4, 0)), (7, _tsdb_num(77.70, 2))"},
+		{"SELECT 2.50 UNION ALL SELECT -1", "SELECT _tsdb_num(2.50, 2) UNION ALL SELECT _tsdb_num(-1, 0)"},
+		// 2 and 2.0 are one value to a UNION: which scale it keeps is
+		// PostgreSQL's choice.
+		{"SELECT 2.0 UNION SELECT 2", ""},
+		{"SELECT 1 UNION SELECT 2", ""},
+		{"SELECT 1.5 UNION SELECT x FROM t", ""},
+		{"SELECT 1.5e3 UNION ALL SELECT 2", ""},
+		{"SELECT 1.5 UNION ALL SELECT 2 + 0.5", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return NumericLiteralScales(n.GetSelectStmt()) })
+	// A statement the planner builds leaves Op unset (not SETOP_NONE) and
+	// has no branches: nothing to rewrite, and no crash.
+	if NumericLiteralScales(&pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeAConstIntNode(1, -1)}}) {
+		t.Error("a statement without branches was rewritten")
+	}
+}

@@ -109,6 +109,8 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_exact_var_samp(a, b, c, d) AS struct_pack(_tsdb_var_samp := a, n := b, s := c, q := d)`,
 	`CREATE MACRO _tsdb_exact_stddev_pop(a, b, c, d) AS struct_pack(_tsdb_stddev_pop := a, n := b, s := c, q := d)`,
 	`CREATE MACRO _tsdb_exact_stddev_samp(a, b, c, d) AS struct_pack(_tsdb_stddev_samp := a, n := b, s := c, q := d)`,
+	// NumericLiteralScales: a literal a with the scale b it is printed with.
+	`CREATE MACRO _tsdb_num(a, b) AS struct_pack(_tsdb_numscale := CAST(a AS DECIMAL(38,10)), s := b)`,
 	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
 	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
 	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,

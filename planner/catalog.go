@@ -72,10 +72,12 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 }
 
 // rewriteSessionExact is rewriteSession, with the select list's avg,
-// variance and standard deviation answered exactly (ExactAggregates) or
-// not: their rewrite needs sum() of the argument, which the engine does
-// not have for every type avg takes (interval), and a query it fails for
-// runs as written instead (see retryInexact).
+// variance and standard deviation answered exactly (ExactAggregates) and
+// number literals keeping their scales (NumericLiteralScales), or not:
+// the first needs sum() of the argument, which the engine does not have
+// for every type avg takes (interval), the second makes a struct of a
+// column an ORDER BY expression may not take, and a query either fails
+// for runs as written instead (see retryInexact).
 func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_query.Node, []string, error) {
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
@@ -86,6 +88,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
 		changed = dialect.ExactAggregates(sel, s.floatArgument(sel)) || changed
+		changed = dialect.NumericLiteralScales(sel) || changed
 	}
 	if sel := out.GetSelectStmt(); sel != nil {
 		// A char(n) the result shows is padded to n, as PostgreSQL prints it.

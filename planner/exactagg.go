@@ -33,6 +33,9 @@ const (
 	exactVarSamp
 	exactStddevPop
 	exactStddevSamp
+	// exactScaled: a number literal and the scale it is printed with
+	// (dialect.NumericLiteralScales).
+	exactScaled
 )
 
 var exactKinds = map[string]exactKind{
@@ -44,6 +47,9 @@ var exactKinds = map[string]exactKind{
 // STRUCT) made by ExactAggregates; false for any other struct.
 func exactColumn(name, duckType string) (Column, bool) {
 	fields := structFields(duckType)
+	if len(fields) == 2 && fields[0][0] == dialect.ScaledNumberField {
+		return Column{Name: name, OID: oidNumeric, Size: -1, exact: exactScaled}, true
+	}
 	if len(fields) < 3 || !dialect.ExactAggregateField(fields[0][0]) {
 		return Column{}, false
 	}
@@ -106,6 +112,9 @@ func exactValue(k exactKind, v any) (any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("planner: exact aggregate holds %T", v)
+	}
+	if k == exactScaled {
+		return scaledNumber(m)
 	}
 	if k == exactFloat {
 		for f, x := range m {
@@ -230,11 +239,25 @@ func (s *Session) floatArgument(sel *pg_query.SelectStmt) func(*pg_query.Node) b
 	}
 }
 
+// scaledNumber prints the value of a _tsdb_num struct with its scale.
+func scaledNumber(m map[string]any) (any, error) {
+	d, ok := m[dialect.ScaledNumberField].(duckdb.Decimal)
+	if !ok || d.Value == nil {
+		return nil, nil
+	}
+	s, _ := m["s"].(int32)
+	v := pgnumeric.Value{V: d.Value, Scale: int(d.Scale)}
+	if t := v.Trimmed(); t.Scale <= int(s) {
+		v = t.Rescale(int(s))
+	}
+	return v.String(), nil
+}
+
 // retryInexact reports whether a query failed for a type the exact
 // aggregates' sums cannot take (avg of an interval has no sum in the
 // engine): it then runs without them.
 func retryInexact(err error, text string) bool {
-	if !strings.Contains(text, "_tsdb_exact_") {
+	if !strings.Contains(text, "_tsdb_exact_") && !strings.Contains(text, "_tsdb_num(") {
 		return false
 	}
 	switch sqlerr.Code(engineError(err)) {

@@ -255,3 +255,47 @@ func TestExactAggregates(t *testing.T) {
 		}
 	}
 }
+
+// A column of number literals made by a set operation or VALUES keeps each
+// value's scale, as PostgreSQL's numeric does (answers from PostgreSQL
+// 15), in text and in binary.
+func TestNumericLiteralScales(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	for _, tc := range []struct{ query, want string }{
+		{"SELECT 1.1 AS two UNION SELECT 2 ORDER BY 1", "1.1 2"},
+		{"SELECT 1.1 AS three UNION SELECT 2 UNION ALL SELECT 2 ORDER BY 1", "1.1 2 2"},
+		{"VALUES (1, 2), (3, 4 + 4), (7, 77.7)", "1|2 3|8 7|77.7"},
+		{"SELECT 2.50 UNION ALL SELECT 2 UNION ALL SELECT -0.5 ORDER BY 1 DESC", "2.50 2 -0.5"},
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+			rows, err := c.Query(ctx, tc.query, mode)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.query, err)
+			}
+			var got []string
+			for rows.Next() {
+				vals, err := rows.Values()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var parts []string
+				for _, v := range vals {
+					if n, ok := v.(pgtype.Numeric); ok {
+						dv, _ := n.Value()
+						v = dv
+					}
+					parts = append(parts, fmt.Sprint(v))
+				}
+				got = append(got, strings.Join(parts, "|"))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%s: %v", tc.query, err)
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("%s (mode %v): %s, PostgreSQL %s", tc.query, mode, g, tc.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package dialect
+
+import (
+	"math/big"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// PostgreSQL's numeric keeps each value's scale: SELECT 1.1 UNION SELECT 2
+// prints 1.1 and 2, VALUES (2), (77.7) prints 2 and 77.7. The engine's
+// decimal has one scale per column and prints 2.0. NumericLiteralScales
+// handles the common case, a column of a query's result made only of
+// number literals by a set operation or VALUES: each value travels with
+// its scale in a struct (_tsdb_num), which sorts by value, and the planner
+// prints it with that scale (ScaledNumberField).
+
+// ScaledNumberField is the first field of the struct _tsdb_num makes: the
+// value as DECIMAL(38,10); the second, s, is the scale to print it with.
+const ScaledNumberField = "_tsdb_numscale"
+
+// maxLiteralIntDigits and maxLiteralScale are what DECIMAL(38,10) holds.
+const (
+	maxLiteralIntDigits = 28
+	maxLiteralScale     = 10
+)
+
+// NumericLiteralScales rewrites the columns of a set operation or VALUES
+// list at the top of a query whose items are all number literals (or
+// integer constant expressions), at least one with a decimal point. A set
+// operation that removes duplicates (UNION, INTERSECT, EXCEPT without ALL)
+// is rewritten only when no value appears with two scales (2 and 2.0 are
+// one value to PostgreSQL, two to the struct).
+func NumericLiteralScales(sel *pg_query.SelectStmt) bool {
+	if sel == nil {
+		return false
+	}
+	var rows [][]*pg_query.Node
+	switch {
+	case len(sel.ValuesLists) > 0:
+		rows = valuesRows(sel)
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		var ok bool
+		if rows, ok = setOpRows(sel); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	if len(rows) < 2 {
+		return false
+	}
+	width := len(rows[0])
+	for _, r := range rows {
+		if len(r) != width {
+			return false
+		}
+	}
+	distinct := len(sel.ValuesLists) == 0 && removesDuplicates(sel)
+	changed := false
+	for j := range width {
+		scales := make([]int, len(rows))
+		decimals := false
+		ok := true
+		seen := map[string]int{} // value → scale, for set operations that deduplicate
+		for i, r := range rows {
+			s, isDecimal, literal, good := literalScale(r[j])
+			if !good || distinct && !literal {
+				ok = false
+				break
+			}
+			if literal && distinct {
+				key := numberKey(r[j])
+				if prev, dup := seen[key]; dup && prev != s {
+					ok = false
+					break
+				}
+				seen[key] = s
+			}
+			scales[i] = s
+			decimals = decimals || isDecimal
+		}
+		if !ok || !decimals {
+			continue
+		}
+		for i, r := range rows {
+			r[j].Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_num")},
+				[]*pg_query.Node{{Node: r[j].Node}, pg_query.MakeAConstIntNode(int64(scales[i]), -1)}, -1).Node
+		}
+		changed = true
+	}
+	return changed
+}
+
+// valuesRows are the items of a VALUES list.
+func valuesRows(sel *pg_query.SelectStmt) [][]*pg_query.Node {
+	var rows [][]*pg_query.Node
+	for _, l := range sel.ValuesLists {
+		rows = append(rows, l.GetList().GetItems())
+	}
+	return rows
+}
+
+// setOpRows are the select list values of the branches of a set
+// operation, as rows; false if a branch is not a plain select list.
+func setOpRows(sel *pg_query.SelectStmt) ([][]*pg_query.Node, bool) {
+	if sel == nil {
+		return nil, false
+	}
+	if sel.Op != pg_query.SetOperation_SETOP_NONE {
+		l, ok := setOpRows(sel.Larg)
+		if !ok {
+			return nil, false
+		}
+		r, ok := setOpRows(sel.Rarg)
+		return append(l, r...), ok
+	}
+	if len(sel.ValuesLists) > 0 {
+		return valuesRows(sel), true
+	}
+	if len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+		return nil, false
+	}
+	var row []*pg_query.Node
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return nil, false
+		}
+		row = append(row, rt.Val)
+	}
+	return [][]*pg_query.Node{row}, true
+}
+
+// removesDuplicates reports whether a set operation tree has a UNION,
+// INTERSECT or EXCEPT without ALL.
+func removesDuplicates(sel *pg_query.SelectStmt) bool {
+	if sel == nil || sel.Op == pg_query.SetOperation_SETOP_NONE {
+		return false
+	}
+	return !sel.All || removesDuplicates(sel.Larg) || removesDuplicates(sel.Rarg)
+}
+
+// literalScale is the scale PostgreSQL gives a number literal (the digits
+// written after its point; 0 for an integer or an integer constant
+// expression), whether it has a point, and whether it is a literal; good
+// is false for anything else, or a literal DECIMAL(38,10) cannot hold.
+func literalScale(n *pg_query.Node) (scale int, decimal, literal, good bool) {
+	if c := n.GetAConst(); c != nil {
+		switch {
+		case c.GetIval() != nil:
+			return 0, false, true, true
+		case c.GetFval() != nil:
+			f := strings.TrimPrefix(c.GetFval().Fval, "-")
+			if strings.ContainsAny(f, "eE") {
+				return 0, false, false, false
+			}
+			intPart, frac, hasPoint := strings.Cut(f, ".")
+			if len(strings.TrimLeft(intPart, "0")) > maxLiteralIntDigits || len(frac) > maxLiteralScale {
+				return 0, false, false, false
+			}
+			return len(frac), hasPoint, true, true
+		}
+		return 0, false, false, false
+	}
+	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && len(e.Name) == 1 {
+		switch e.Name[0].GetString_().GetSval() {
+		case "+", "-", "*":
+		default:
+			return 0, false, false, false
+		}
+		for _, side := range []*pg_query.Node{e.Lexpr, e.Rexpr} {
+			if side == nil {
+				continue // unary minus
+			}
+			if s, dec, _, ok := literalScale(side); !ok || dec || s != 0 {
+				return 0, false, false, false
+			}
+		}
+		return 0, false, false, true
+	}
+	return 0, false, false, false
+}
+
+// numberKey is a number literal's value as an exact rational's text.
+func numberKey(n *pg_query.Node) string {
+	c := n.GetAConst()
+	text := ""
+	switch {
+	case c.GetIval() != nil:
+		return big.NewRat(int64(c.GetIval().Ival), 1).String()
+	case c.GetFval() != nil:
+		text = c.GetFval().Fval
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return text
+	}
+	return r.String()
+}
