@@ -155,7 +155,7 @@ func checkLeaf(c schema.Column, f parquet.Field) error {
 		ok = kind == parquet.Float
 	case schema.Bool:
 		ok = kind == parquet.Boolean
-	case schema.Text, schema.Bytea:
+	case schema.Text, schema.Bytea, schema.Interval:
 		ok = kind == parquet.ByteArray
 	case schema.Date:
 		_, isDate := logical.(*format.DateType)
@@ -276,6 +276,12 @@ func appendValues(b array.Builder, c schema.Column, vals []parquet.Value) error 
 			b.BinaryBuilder.Append(v.ByteArray())
 		case *array.BinaryBuilder:
 			b.Append(v.ByteArray())
+		case *array.MonthDayNanoIntervalBuilder:
+			iv, err := schema.ParseIntervalText(string(v.ByteArray()))
+			if err != nil {
+				return err
+			}
+			b.Append(iv)
 		case *array.Decimal128Builder:
 			d, err := decimalOf(v)
 			if err != nil {

@@ -111,6 +111,8 @@ func columnNode(c schema.Column) parquet.Node {
 		return parquet.Decimal(c.Scale, c.Digits, decimalStorage(c.Digits))
 	case schema.Bytea:
 		return parquet.Leaf(parquet.ByteArrayType)
+	case schema.Interval:
+		return parquet.String() // Delta has no interval: schema.IntervalText
 	}
 	panic(fmt.Sprintf("delta: column %s has no Parquet type (%v)", c.Name, c.Type))
 }
@@ -308,6 +310,10 @@ func (fw *fileWriter) values(c schema.Column, col int, a arrow.Array) ([]parquet
 	case *array.Binary:
 		for i := range n {
 			set(i, parquet.ByteArrayValue(arr.Value(i)))
+		}
+	case *array.MonthDayNanoInterval:
+		for i := range n {
+			set(i, parquet.ByteArrayValue([]byte(schema.IntervalText(arr.Value(i)))))
 		}
 	case *array.Decimal128:
 		switch {

@@ -516,6 +516,10 @@ func selectList(t schema.Table, present int) string {
 			// The wall clock in UTC, whatever the connection's TimeZone: a
 			// CAST would show it in the session's zone.
 			cols[i] = fmt.Sprintf("timezone('UTC', %s) AS %s", q, q)
+		case c.Type == schema.Interval:
+			// Files hold intervals as text (schema.IntervalText); buffered
+			// rows already as intervals, which the cast leaves alone.
+			cols[i] = fmt.Sprintf("CAST(%s AS INTERVAL) AS %s", q, q)
 		default:
 			cols[i] = q
 		}

@@ -257,6 +257,18 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			return err
 		}
 		db.Append(v)
+	case schema.Interval:
+		// PostgreSQL's interval input (the session's IntervalStyle only
+		// changes how a leading minus of sql_standard text reads).
+		iv, err := pgdatetime.ParseInterval(s)
+		if err != nil {
+			return err
+		}
+		v, err := schema.IntervalValue(iv.Months, iv.Days, iv.Micros)
+		if err != nil {
+			return err
+		}
+		b.(*array.MonthDayNanoIntervalBuilder).Append(v)
 	case schema.Bytea:
 		// PostgreSQL's bytea input: hex (\x…) or the escape format.
 		v, err := dialect.ParseBytea(s)
@@ -292,7 +304,7 @@ func parseDate(s string, order pgdatetime.Order) (int32, error) {
 }
 
 func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
-	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8, schema.Date: 4}
+	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8, schema.Date: 4, schema.Interval: 16}
 	if n, ok := need[ty]; ok && len(v) != n {
 		return fmt.Errorf("%d bytes for type %s", len(v), ty)
 	}
@@ -336,6 +348,13 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 		db.Append(d)
 	case schema.Bytea:
 		b.(*array.BinaryBuilder).Append(slices.Clone(v))
+	case schema.Interval:
+		// interval_send: microseconds, days, months.
+		iv, err := schema.IntervalValue(int32(binary.BigEndian.Uint32(v[12:])), int32(binary.BigEndian.Uint32(v[8:])), int64(binary.BigEndian.Uint64(v)))
+		if err != nil {
+			return err
+		}
+		b.(*array.MonthDayNanoIntervalBuilder).Append(iv)
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
@@ -233,8 +234,12 @@ func valueErrorCode(err error) string {
 	switch {
 	case errors.As(err, &te):
 		return sqlerr.CharacterNotInRepertoire
-	case errors.Is(err, schema.ErrTimestampRange), errors.Is(err, schema.ErrDateRange):
+	case errors.Is(err, schema.ErrTimestampRange), errors.Is(err, schema.ErrDateRange), errors.Is(err, schema.ErrIntervalRange):
 		return sqlerr.DatetimeOverflow
+	case errors.As(err, new(*pgdatetime.SyntaxError)):
+		return sqlerr.InvalidDatetimeFormat
+	case errors.As(err, new(*pgdatetime.IntervalRangeError)):
+		return "22015" // interval_field_overflow
 	case errors.Is(err, schema.ErrNumericOverflow):
 		return sqlerr.NumericOutOfRange
 	}

@@ -366,8 +366,10 @@ func TestCreateTableAs(t *testing.T) {
 		{0, "CREATE TABLE empty (t, h) AS SELECT time, host FROM m WITH NO DATA", "tag:CREATE TABLE AS"},
 		{0, "SELECT count(*) FROM empty", "0"},
 		{0, "CREATE TABLE no_time AS SELECT 1 AS x", "err:42P16"},
-		{0, "CREATE TABLE iv AS SELECT time, interval '1 day' AS i FROM m", "err:0A000"},
-		{0, "SELECT count(*) FROM iv", "err:42P01"},
+		{0, "CREATE TABLE iv AS SELECT time, interval '1 day' AS i FROM m", "tag:SELECT 4"},
+		{0, "SELECT DISTINCT i = interval '24 hours', i FROM iv", "true|{1 0 0}"},
+		{0, "CREATE TABLE tv AS SELECT time, TIME '12:00' AS t FROM m", "err:0A000"},
+		{0, "SELECT count(*) FROM tv", "err:42P01"},
 		{0, "CREATE MATERIALIZED VIEW mv AS SELECT time FROM m", "err:0A000"},
 	})
 }

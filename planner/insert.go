@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -100,7 +101,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
-				if (col.Type.IsTimestamp() || col.Type == schema.Date) && item.GetAConst().GetSval() != nil {
+				if (col.Type.IsTimestamp() || col.Type == schema.Date || col.Type == schema.Interval) && item.GetAConst().GetSval() != nil {
 					// A time written as PostgreSQL reads it ('Mon Feb 10
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
@@ -303,7 +304,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 		}
 		for i := range tbl.Columns {
 			if err := appendGo(bld.Field(i), vals[i]); err != nil {
-				return nil, sqlerr.New(sqlerr.DatatypeMismatch, "column %q: %v", tbl.Columns[i].Name, err)
+				return nil, columnValueError(tbl.Columns[i].Name, err)
 			}
 		}
 	}
@@ -339,7 +340,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 		}
 		for i, v := range vals {
 			if err := appendGo(bld.Field(i), v); err != nil {
-				return nil, sqlerr.New(sqlerr.DatatypeMismatch, "column %q: %v", tbl.Columns[i].Name, err)
+				return nil, columnValueError(tbl.Columns[i].Name, err)
 			}
 		}
 	}
@@ -395,6 +396,17 @@ func appendGo(b array.Builder, v any) error {
 			return fmt.Errorf("a decimal of scale %d, want %d", d.Scale, dt.Scale)
 		}
 		bb.Append(decimal128.FromBigInt(d.Value))
+		return nil
+	case *array.MonthDayNanoIntervalBuilder:
+		iv, ok := v.(duckdb.Interval)
+		if !ok {
+			return fmt.Errorf("got %T, want an interval", v)
+		}
+		x, err := schema.IntervalValue(iv.Months, iv.Days, iv.Micros)
+		if err != nil {
+			return err
+		}
+		bb.Append(x)
 		return nil
 	case *array.Date32Builder:
 		t, ok := v.(time.Time)
@@ -562,4 +574,14 @@ func selectWidth(sel *pg_query.SelectStmt) int {
 		}
 	}
 	return len(sel.TargetList)
+}
+
+// columnValueError is the error of a value the engine computed that a
+// column cannot hold: an interval too long (22008), else a type mismatch.
+func columnValueError(col string, err error) error {
+	code := sqlerr.DatatypeMismatch
+	if errors.Is(err, schema.ErrIntervalRange) {
+		code = sqlerr.DatetimeOverflow
+	}
+	return &sqlerr.Error{Code: code, Message: fmt.Sprintf("column %q: %v", col, err), Err: err}
 }

@@ -58,6 +58,8 @@ func AppendValue(bld array.Builder, src arrow.Array, r int) error {
 		b.Append(src.(*array.Boolean).Value(r))
 	case *array.StringBuilder:
 		b.Append(src.(*array.String).Value(r))
+	case *array.MonthDayNanoIntervalBuilder:
+		b.Append(src.(*array.MonthDayNanoInterval).Value(r))
 	case *array.Date32Builder:
 		b.Append(src.(*array.Date32).Value(r))
 	case *array.Decimal128Builder:

@@ -5,7 +5,9 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -36,6 +38,11 @@ const (
 	Decimal
 	// Bytea is a byte string (Delta `binary`, Arrow binary).
 	Bytea
+	// Interval is PostgreSQL's interval: months, days and microseconds,
+	// kept apart (Arrow month_day_nano in memory). Delta has no interval
+	// type: files hold it as a `string`, "M months D days U microseconds"
+	// (IntervalText), exact and read back by the engine's cast.
+	Interval
 )
 
 // MaxDecimalDigits is the widest numeric(p, s) a column takes: the
@@ -67,6 +74,7 @@ var typeInfos = map[Type]typeInfo{
 	Date:        {"date", "date", 1082, "DATE", "date"},
 	Decimal:     {"numeric", "numeric", 1700, "DECIMAL", "decimal"},
 	Bytea:       {"bytea", "bytea", 17, "BLOB", "binary"},
+	Interval:    {"interval", "interval", 1186, "INTERVAL", "string"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -79,7 +87,7 @@ var typeAliases = map[string]Type{
 	"double precision": Float64, "float8": Float64, "double": Float64, "float": Float64,
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
-	"date": Date, "numeric": Decimal, "decimal": Decimal, "bytea": Bytea,
+	"date": Date, "numeric": Decimal, "decimal": Decimal, "bytea": Bytea, "interval": Interval,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
 }
 
@@ -94,7 +102,7 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea)", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea, interval)", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
@@ -157,6 +165,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.FixedWidthTypes.Date32
 	case Bytea:
 		return arrow.BinaryTypes.Binary
+	case Interval:
+		return arrow.FixedWidthTypes.MonthDayNanoInterval
 	}
 	return nil
 }
@@ -432,3 +442,33 @@ func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 
 // QuoteString quotes a string literal.
 func QuoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// IntervalText is how an interval is stored in a Parquet file: exact, and
+// what the engine's cast to INTERVAL reads.
+func IntervalText(v arrow.MonthDayNanoInterval) string {
+	return fmt.Sprintf("%d months %d days %d microseconds", v.Months, v.Days, v.Nanoseconds/1000)
+}
+
+// ParseIntervalText reads IntervalText.
+func ParseIntervalText(s string) (arrow.MonthDayNanoInterval, error) {
+	var months, days int32
+	var micros int64
+	if n, err := fmt.Sscanf(s, "%d months %d days %d microseconds", &months, &days, &micros); n != 3 || err != nil {
+		return arrow.MonthDayNanoInterval{}, fmt.Errorf("schema: not a stored interval: %q", s)
+	}
+	return IntervalValue(months, days, micros)
+}
+
+// ErrIntervalRange is an interval whose time part is too long for a
+// column: Arrow's month_day_nano interval counts nanoseconds in 64 bits,
+// about 292 years of hours (PostgreSQL's reaches 2,562,047,788 hours).
+var ErrIntervalRange = errors.New("interval out of range for a column: its hours, minutes and seconds must stay within 292 years")
+
+// IntervalValue is an interval of months, days and microseconds as a
+// column holds it.
+func IntervalValue(months, days int32, micros int64) (arrow.MonthDayNanoInterval, error) {
+	if micros > math.MaxInt64/1000 || micros < math.MinInt64/1000 {
+		return arrow.MonthDayNanoInterval{}, ErrIntervalRange
+	}
+	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: micros * 1000}, nil
+}

@@ -132,7 +132,7 @@ func TestFromDuckDB(t *testing.T) {
 	}{
 		{"DOUBLE", Float64, true}, {"INT64", Int64, true}, {"INTEGER", Int32, true}, {"VARCHAR", Text, true},
 		{"TIMESTAMP WITH TIME ZONE", Timestamptz, true}, {"TIMESTAMPTZ", Timestamptz, true}, {"FLOAT", Float32, true},
-		{"DATE", Date, true}, {"INTERVAL", Invalid, false},
+		{"DATE", Date, true}, {"INTERVAL", Interval, true}, {"TIME", Invalid, false},
 	}
 	for _, tt := range tests {
 		if got, ok := FromDuckDB(tt.name); ok != tt.ok || got != tt.want {
