@@ -477,3 +477,16 @@ func TestNumericLiteralScales(t *testing.T) {
 		t.Error("a statement without branches was rewritten")
 	}
 }
+
+func TestExtractNumeric(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT extract(second FROM '2020-01-01 00:00:07'::timestamp)",
+			"SELECT microsecond('2020-01-01 00:00:07'::timestamp)::numeric(38, 0) * (0.000001)::numeric(7, 6)"},
+		{"SELECT extract ('epoch' FROM 'infinity'::timestamptz)", ""},
+		{"SELECT extract ('hour' FROM '2020-01-01 00:00:07'::timestamp)", ""},
+		{"SELECT extract ('epoch' FROM \"time\") FROM t", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ExtractNumeric(n, nil) })
+}

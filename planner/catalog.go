@@ -84,6 +84,17 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed := nameSubqueryColumns(out)
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WithTies(out) || changed
+	// extract of a timestamp is numeric: of a cast anywhere, of a table's
+	// column in the select list.
+	changed = dialect.ExtractNumeric(out, nil) || changed
+	if sel := out.GetSelectStmt(); sel != nil {
+		typeOf := s.argumentType(sel)
+		for _, t := range sel.TargetList {
+			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
+				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
+			}
+		}
+	}
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {

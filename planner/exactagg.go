@@ -187,10 +187,20 @@ func numericOf(v any) (exactNumber, error) {
 }
 
 // floatArgument reports whether an aggregate's argument in sel's select
-// list is known to be floating point: a column that every table of the
-// FROM list having it holds as one.
-// Anything else (subqueries in FROM, expressions) is not known.
+// list is known to be floating point (argumentType).
 func (s *Session) floatArgument(sel *pg_query.SelectStmt) func(*pg_query.Node) bool {
+	typeOf := s.argumentType(sel)
+	return func(arg *pg_query.Node) bool {
+		ty := typeOf(arg)
+		return ty == schema.Float64 || ty == schema.Float32
+	}
+}
+
+// argumentType returns the type of an expression of sel's select list
+// where it is known without the engine: a column that every table of the
+// FROM list having it holds as the same type. Anything else (subqueries
+// in FROM, expressions) is schema.Invalid.
+func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) schema.Type {
 	var tables []schema.Table
 	known := true
 	var from func(n *pg_query.Node)
@@ -218,22 +228,23 @@ func (s *Session) floatArgument(sel *pg_query.SelectStmt) func(*pg_query.Node) b
 	for _, n := range sel.FromClause {
 		from(n)
 	}
-	return func(arg *pg_query.Node) bool {
+	return func(arg *pg_query.Node) schema.Type {
 		cr := arg.GetColumnRef()
 		if !known || cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
-			return false
+			return schema.Invalid
 		}
 		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
-		found := false
+		found := schema.Invalid
 		for _, t := range tables {
 			i := t.ColumnIndex(col)
 			if i < 0 {
 				continue
 			}
-			if ty := t.Columns[i].Type; ty != schema.Float64 && ty != schema.Float32 {
-				return false
+			if ty := t.Columns[i].Type; found != schema.Invalid && ty != found {
+				return schema.Invalid
+			} else {
+				found = ty
 			}
-			found = true
 		}
 		return found
 	}

@@ -91,3 +91,22 @@ func TestToChar(t *testing.T) {
 		}
 	}
 }
+
+// extract of a timestamp is numeric, as in PostgreSQL 15 (answers from
+// it): of a cast anywhere, of a table's timestamp column in the select
+// list; date_part stays double, and an infinite epoch is refused rather
+// than answered as a number.
+func TestExtractNumeric(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE xe (time timestamptz NOT NULL, t2 timestamp, d date)")
+	e.must("INSERT INTO xe VALUES ('2020-01-01 00:00:07.25+00', '2020-01-01 00:00:07', '2020-01-01')")
+	e.expectRows("", []queryRows{
+		{"SELECT extract(epoch from time)::text, extract(second from time)::text, extract(milliseconds from time)::text, extract(epoch from t2)::text FROM xe",
+			"1577836807.250000|7.250000|7250.000|1577836807.000000"},
+		{"SELECT extract(epoch FROM TIMESTAMPTZ '2026-01-01 00:00:00+00')::text, date_part('epoch', time) FROM xe", "1767225600.000000|1.57783680725e+09"},
+		{"SELECT extract(epoch from timestamptz 'infinity')", "+Inf"},
+	})
+	if _, err := e.run("SELECT extract(epoch from time + (CASE WHEN time > '2000-01-01' THEN interval '0 s' END)) FROM xe"); err != nil {
+		t.Errorf("extract of an expression: %v", err)
+	}
+}
