@@ -206,6 +206,7 @@ func EngineError(err error) error {
 var engineMessages = []struct{ contains, code, message string }{
 	{"set operations can only apply to expressions with the same number of result columns", sqlerr.SyntaxError, ""},
 	{"aggregate function calls cannot be nested", "42803", ""},
+	{"in a distinct aggregate, order by expressions must appear in the argument list", "42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list"},
 	{"aggregate functions are not allowed in filter", "42803", ""},
 	{"where clause cannot contain window functions", "42P20", "window functions are not allowed in WHERE"},
 	{"range frames must have only one order by expression", "42P20", "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"},

@@ -235,6 +235,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := CharacterCast(tc, false); ok {
 			return r, true
 		}
+		if r, ok := intervalTextCast(tc, in); ok {
+			return r, true
+		}
 		if tn := sqltree.LastName(tc.TypeName.GetNames()); (tn == "timestamptz" || tn == "timestamp") && len(tc.TypeName.GetTypmods()) == 1 {
 			// timestamp(p): PostgreSQL rounds to p fractional digits;
 			// DuckDB's types take no precision.
@@ -696,4 +699,22 @@ func specialNumeric(s string) bool {
 		return true
 	}
 	return false
+}
+
+// intervalTextCast writes an interval cast to text as PostgreSQL does, in
+// the session's IntervalStyle ('3 mons 2 days'); the engine's cast writes
+// its own words ('3 months 2 days'). Whether the value is an interval is
+// the engine's to say (typeof is constant for a query), so every cast to
+// text or varchar becomes a CASE on it; the engine's own cast, for every
+// other type, is written as STRING, which this rewrite does not match.
+func intervalTextCast(tc *pg_query.TypeCast, in Input) (*pg_query.Node, bool) {
+	tn := sqltree.LastName(tc.TypeName.GetNames())
+	if (tn != "text" && tn != "varchar") || len(tc.TypeName.GetTypmods()) > 0 || len(tc.TypeName.GetArrayBounds()) > 0 {
+		return nil, false
+	}
+	if c := tc.Arg.GetAConst(); c != nil {
+		return nil, false // a constant is no interval
+	}
+	r, err := sqltree.Template(fmt.Sprintf("CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d) ELSE CAST(_tsdb_arg1 AS STRING) END", int(in.Intervals)), tc.Arg)
+	return r, err == nil
 }

@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/sqlerr"
 )
 
@@ -40,6 +41,40 @@ func (toCharNumber) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
+// intervalText is the engine function _tsdb_interval_text(value, style)
+// that a cast of an interval to text is rewritten to: PostgreSQL's text
+// of the interval in an IntervalStyle (pgdatetime.IntervalStyle's value).
+// Its argument is of any type, since the rewrite names it for casts of
+// every type and only runs it for intervals.
+type intervalText struct{}
+
+func (intervalText) Config() duckdb.ScalarFuncConfig {
+	anyType, err := duckdb.NewTypeInfo(duckdb.TYPE_ANY)
+	if err != nil {
+		panic(err) // a fixed, valid type
+	}
+	style, err := duckdb.NewTypeInfo(duckdb.TYPE_INTEGER)
+	if err != nil {
+		panic(err)
+	}
+	text, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	if err != nil {
+		panic(err)
+	}
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{anyType, style}, ResultTypeInfo: text}
+}
+
+func (intervalText) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+		iv, ok := values[0].(duckdb.Interval)
+		if !ok {
+			return nil, fmt.Errorf("[tsdb %s] _tsdb_interval_text of %T", sqlerr.InternalError, values[0])
+		}
+		style, _ := values[1].(int32)
+		return pgdatetime.Interval{Months: iv.Months, Days: iv.Days, Micros: iv.Micros}.Format(pgdatetime.IntervalStyle(style)), nil
+	}}
+}
+
 // registerFunctions adds tsdb's Go functions to the engine's catalog,
 // where every connection finds them.
 func registerFunctions(ctx context.Context, db *sql.DB) error {
@@ -48,5 +83,8 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer c.Close()
-	return duckdb.RegisterScalarUDF(c, "_tsdb_to_char_num", toCharNumber{})
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_to_char_num", toCharNumber{}); err != nil {
+		return err
+	}
+	return duckdb.RegisterScalarUDF(c, "_tsdb_interval_text", intervalText{})
 }

@@ -72,6 +72,16 @@ func TestIntervalColumns(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT took FROM ev WHERE name = 'param-binary'", pgx.QueryExecModeDescribeExec).Scan(&got); err != nil || got != bin {
 		t.Errorf("binary interval result: %+v %v, want %+v", got, err, bin)
 	}
+	// A cast to text writes PostgreSQL's text in the session's
+	// IntervalStyle (the engine's own cast wrote "3 months").
+	if got := queryStrings(t, c, "SELECT took::text, CAST(took AS varchar) FROM ev WHERE name = 'typed'"); fmt.Sprint(got) != "[3 mons 00:01:00|3 mons 00:01:00]" {
+		t.Errorf("interval as text: %q", got)
+	}
+	execAll(t, c, "SET intervalstyle = 'iso_8601'")
+	if got := queryStrings(t, c, "SELECT took::text FROM ev WHERE name = 'param-binary'"); fmt.Sprint(got) != "[P-1M2DT-3.000001S]" {
+		t.Errorf("interval as text in iso_8601: %q", got)
+	}
+	execAll(t, c, "RESET intervalstyle")
 	if got := queryStrings(t, c, "SELECT data_type FROM information_schema.columns WHERE table_name = 'ev' AND column_name = 'took'"); fmt.Sprint(got) != "[interval]" {
 		t.Errorf("information_schema: %q", got)
 	}
