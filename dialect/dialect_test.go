@@ -8,6 +8,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
@@ -371,10 +372,17 @@ func TestQuotedKeywords(t *testing.T) {
 }
 
 func TestExactAggregates(t *testing.T) {
-	// float: columns named d are known to be double.
-	float := func(n *pg_query.Node) bool {
+	// Columns named d are known to be double, iv interval.
+	typeOf := func(n *pg_query.Node) schema.Type {
 		cr := n.GetColumnRef()
-		return cr != nil && cr.Fields[len(cr.Fields)-1].GetString_().GetSval() == "d"
+		switch {
+		case cr == nil:
+		case cr.Fields[len(cr.Fields)-1].GetString_().GetSval() == "d":
+			return schema.Float64
+		case cr.Fields[len(cr.Fields)-1].GetString_().GetSval() == "iv":
+			return schema.Interval
+		}
+		return schema.Invalid
 	}
 	tests := []struct {
 		in, want string // want "" when the query stays as it is
@@ -393,8 +401,16 @@ func TestExactAggregates(t *testing.T) {
 		{"SELECT (SELECT avg(i) FROM u) FROM t", ""},
 		{"SELECT avg(i) FROM t UNION SELECT 1", ""},
 		{"SELECT myschema.avg(i) FROM t", ""},
+		{"SELECT sum(iv), avg(x::interval) FILTER (WHERE x > 0) FROM t",
+			"SELECT _tsdb_exact_ivsum(count(iv), sum(_tsdb_iv_months(iv)), sum(_tsdb_iv_days(iv)), sum(_tsdb_iv_micros(iv))), " +
+				"_tsdb_exact_ivavg(count(x::interval) FILTER (WHERE x > 0), sum(_tsdb_iv_months(x::interval)) FILTER (WHERE x > 0), " +
+				"sum(_tsdb_iv_days(x::interval)) FILTER (WHERE x > 0), sum(_tsdb_iv_micros(x::interval)) FILTER (WHERE x > 0)) FROM t"},
+		// The distinct parts are not the parts of the distinct intervals.
+		{"SELECT avg(DISTINCT iv) FROM t", ""},
+		// Calls without an argument are no aggregate of one.
+		{"SELECT count(*), now(), sum() FROM t", ""},
 	}
-	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ExactAggregates(n.GetSelectStmt(), float) })
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ExactAggregates(n.GetSelectStmt(), typeOf) })
 }
 
 func TestNameRowValues(t *testing.T) {

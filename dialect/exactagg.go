@@ -4,6 +4,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
 )
 
@@ -25,10 +26,16 @@ import (
 // Only the query's own select list is rewritten, where the value is
 // printed: inside an expression the engine's double stays. An ORDER BY
 // naming such a column by position or name sorts by the engine's answer.
-// Casts to float4 or float8, and the arguments float reports, are known
-// to be floating point and left alone: their result is the engine's anyway, and the plain call is
-// cheaper.
-func ExactAggregates(sel *pg_query.SelectStmt, float func(arg *pg_query.Node) bool) bool {
+// Casts to float4 or float8, and arguments typeOf reports as floating
+// point, are left alone: their result is the engine's anyway, and the
+// plain call is cheaper.
+//
+// sum and avg of an argument known to be an interval (typeOf, or a cast
+// to interval) are answered from the sums of its months, days and
+// microseconds, which the engine's interval has no sum for: sum as
+// PostgreSQL adds intervals, avg as its interval division rounds
+// (ExactIntervalField).
+func ExactAggregates(sel *pg_query.SelectStmt, typeOf func(arg *pg_query.Node) schema.Type) bool {
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
 		return false
 	}
@@ -40,8 +47,17 @@ func ExactAggregates(sel *pg_query.SelectStmt, float func(arg *pg_query.Node) bo
 			continue
 		}
 		fc := rt.Val.GetFuncCall()
-		name, ok := exactAggregate(fc)
-		if !ok || floatCast(fc.Args[0]) || float(fc.Args[0]) {
+		if r := intervalAggregate(fc, typeOf); r != nil {
+			orig[i] = proto.Clone(rt.Val).(*pg_query.Node)
+			rt.Val = r
+			changed = true
+			continue
+		}
+		name, ok := exactAggregate(fc) // one argument when ok
+		if !ok || floatCast(fc.Args[0]) {
+			continue
+		}
+		if ty := typeOf(fc.Args[0]); ty == schema.Float64 || ty == schema.Float32 || ty == schema.Interval {
 			continue
 		}
 		if name != "avg" && fc.AggDistinct {
@@ -176,4 +192,48 @@ func floatCast(n *pg_query.Node) bool {
 		return true
 	}
 	return false
+}
+
+// ExactIntervalField names the first field of the struct of sum or avg of
+// intervals: _tsdb_ivsum or _tsdb_ivavg, holding the count; m, d and u are
+// the sums of the months, days and microseconds.
+func ExactIntervalField(field string) bool { return field == "_tsdb_ivsum" || field == "_tsdb_ivavg" }
+
+// ExactIntervalFieldName is the first field of avg's struct or of sum's.
+func ExactIntervalFieldName(avg bool) string {
+	if avg {
+		return "_tsdb_ivavg"
+	}
+	return "_tsdb_ivsum"
+}
+
+// intervalAggregate is the struct call of sum(x) or avg(x) for an interval
+// x, or nil.
+func intervalAggregate(fc *pg_query.FuncCall, typeOf func(*pg_query.Node) schema.Type) *pg_query.Node {
+	name := sqltree.LastName(fc.Funcname)
+	// DISTINCT stays the engine's: the distinct parts are not the parts of
+	// the distinct intervals.
+	if (name != "sum" && name != "avg") || len(fc.Args) != 1 || fc.AggStar || fc.AggWithinGroup || len(fc.AggOrder) > 0 || len(fc.Funcname) > 1 || fc.AggDistinct {
+		return nil
+	}
+	x := fc.Args[0]
+	isInterval := typeOf(x) == schema.Interval
+	if tc := x.GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "interval" && len(tc.TypeName.GetArrayBounds()) == 0 {
+		isInterval = true
+	}
+	if !isInterval {
+		return nil
+	}
+	agg := func(fn, part string) *pg_query.Node {
+		c := proto.Clone(fc).(*pg_query.FuncCall)
+		c.Funcname = []*pg_query.Node{pg_query.MakeStrNode(fn)}
+		arg := proto.Clone(x).(*pg_query.Node)
+		if part != "" {
+			arg = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(part)}, []*pg_query.Node{arg}, -1)
+		}
+		c.Args = []*pg_query.Node{arg}
+		return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: c}}
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_exact_iv" + name)},
+		[]*pg_query.Node{agg("count", ""), agg("sum", "_tsdb_iv_months"), agg("sum", "_tsdb_iv_days"), agg("sum", "_tsdb_iv_micros")}, -1)
 }

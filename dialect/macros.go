@@ -111,6 +111,13 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_exact_stddev_samp(a, b, c, d) AS struct_pack(_tsdb_stddev_samp := a, n := b, s := c, q := d)`,
 	// NumericLiteralScales: a literal a with the scale b it is printed with.
 	`CREATE MACRO _tsdb_num(a, b) AS struct_pack(_tsdb_numscale := CAST(a AS DECIMAL(38,10)), s := b)`,
+	// ExactAggregates of intervals: the count p1 and the sums of months
+	// p2, days p3 and microseconds p4, and each part of an interval.
+	`CREATE MACRO _tsdb_exact_ivsum(p1, p2, p3, p4) AS struct_pack(_tsdb_ivsum := p1, m := p2, d := p3, u := p4)`,
+	`CREATE MACRO _tsdb_exact_ivavg(p1, p2, p3, p4) AS struct_pack(_tsdb_ivavg := p1, m := p2, d := p3, u := p4)`,
+	`CREATE MACRO _tsdb_iv_months(a) AS datepart('year', a) * 12 + datepart('month', a)`,
+	`CREATE MACRO _tsdb_iv_days(a) AS datepart('day', a)`,
+	`CREATE MACRO _tsdb_iv_micros(a) AS datepart('hour', a) * 3600000000 + datepart('minute', a) * 60000000 + datepart('microseconds', a)`,
 	`CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN 1 END`,
 	`CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 AND d = 1 THEN len(a) END`,
 	`CREATE MACRO parse_ident(s) AS list_transform(string_split(s, '.'), lambda x: trim(x, '"'))`,

@@ -98,7 +98,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
-		changed = dialect.ExactAggregates(sel, s.floatArgument(sel)) || changed
+		changed = dialect.ExactAggregates(sel, s.argumentType(sel)) || changed
 		changed = dialect.NumericLiteralScales(sel) || changed
 	}
 	if sel := out.GetSelectStmt(); sel != nil {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -36,6 +37,9 @@ const (
 	// exactScaled: a number literal and the scale it is printed with
 	// (dialect.NumericLiteralScales).
 	exactScaled
+	// exactIntervalSum and exactIntervalAvg: sum and avg of intervals.
+	exactIntervalSum
+	exactIntervalAvg
 )
 
 var exactKinds = map[string]exactKind{
@@ -49,6 +53,13 @@ func exactColumn(name, duckType string) (Column, bool) {
 	fields := structFields(duckType)
 	if len(fields) == 2 && fields[0][0] == dialect.ScaledNumberField {
 		return Column{Name: name, OID: oidNumeric, Size: -1, exact: exactScaled}, true
+	}
+	if len(fields) == 4 && dialect.ExactIntervalField(fields[0][0]) {
+		k := exactIntervalSum
+		if fields[0][0] == "_tsdb_ivavg" {
+			k = exactIntervalAvg
+		}
+		return Column{Name: name, OID: oidInterval, Size: 16, exact: k}, true
 	}
 	if len(fields) < 3 || !dialect.ExactAggregateField(fields[0][0]) {
 		return Column{}, false
@@ -115,6 +126,9 @@ func exactValue(k exactKind, v any) (any, error) {
 	}
 	if k == exactScaled {
 		return scaledNumber(m)
+	}
+	if k == exactIntervalSum || k == exactIntervalAvg {
+		return intervalAggregateValue(k, m)
 	}
 	if k == exactFloat {
 		for f, x := range m {
@@ -276,4 +290,61 @@ func retryInexact(err error, text string) bool {
 		return true
 	}
 	return false
+}
+
+// intervalAggregateValue is sum or avg of intervals from the count and
+// the sums of their parts: sum as PostgreSQL's interval_pl adds them
+// (each part on its own, out of range 22008), avg as its interval_div
+// divides the sum by the count, in double precision, fractions of months
+// cascading into days and of days into microseconds, rounded as it rounds.
+func intervalAggregateValue(k exactKind, m map[string]any) (any, error) {
+	n, _ := m[dialect.ExactIntervalFieldName(k == exactIntervalAvg)].(int64)
+	if n == 0 {
+		return nil, nil
+	}
+	part := func(key string, bits int) (int64, error) {
+		v, err := numericOf(m[key])
+		if err != nil || v.Scale != 0 || !v.V.IsInt64() {
+			return 0, &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: "interval out of range"}
+		}
+		x := v.V.Int64()
+		if bits == 32 && (x > math.MaxInt32 || x < math.MinInt32) {
+			return 0, &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: "interval out of range"}
+		}
+		return x, nil
+	}
+	months, err := part("m", 32)
+	if err != nil {
+		return nil, err
+	}
+	days, err := part("d", 32)
+	if err != nil {
+		return nil, err
+	}
+	micros, err := part("u", 64)
+	if err != nil {
+		return nil, err
+	}
+	if k == exactIntervalSum {
+		return duckdb.Interval{Months: int32(months), Days: int32(days), Micros: micros}, nil
+	}
+	return intervalDiv(int32(months), int32(days), micros, float64(n)), nil
+}
+
+// intervalDiv divides an interval by factor as PostgreSQL 15's
+// interval_div does: months and days truncated, their fractions cascading
+// down (a month is 30 days), each rounded to microseconds.
+func intervalDiv(months, days int32, micros int64, factor float64) duckdb.Interval {
+	const daysPerMonth, secsPerDay, usecsPerSec = 30.0, 86400.0, 1e6
+	tsRound := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+	rm := int32(float64(months) / factor)
+	rd := int32(float64(days) / factor)
+	monthRemainderDays := tsRound((float64(months)/factor - float64(rm)) * daysPerMonth)
+	secRemainder := tsRound((float64(days)/factor - float64(rd) + monthRemainderDays - float64(int32(monthRemainderDays))) * secsPerDay)
+	if math.Abs(secRemainder) >= secsPerDay {
+		rd += int32(secRemainder / secsPerDay)
+		secRemainder -= float64(int32(secRemainder/secsPerDay)) * secsPerDay
+	}
+	rd += int32(monthRemainderDays)
+	return duckdb.Interval{Months: rm, Days: rd, Micros: int64(math.RoundToEven(float64(micros)/factor + secRemainder*usecsPerSec))}
 }

@@ -82,6 +82,10 @@ func TestIntervalColumns(t *testing.T) {
 		t.Errorf("interval as text in iso_8601: %q", got)
 	}
 	execAll(t, c, "RESET intervalstyle")
+	// sum and avg as PostgreSQL 15 adds and divides intervals (its answers).
+	if got := s.psql("SELECT sum(took), avg(took) FROM ev WHERE name IN ('words', 'ago', 'typed', 'param-text')", "-A", "-t"); got != "1 year 5 mons 4 days 06:08:56.5|4 mons 8 days 13:32:14.125\n" {
+		t.Errorf("sum and avg of intervals: %q", got)
+	}
 	if got := queryStrings(t, c, "SELECT data_type FROM information_schema.columns WHERE table_name = 'ev' AND column_name = 'took'"); fmt.Sprint(got) != "[interval]" {
 		t.Errorf("information_schema: %q", got)
 	}
