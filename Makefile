@@ -89,6 +89,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime $(FUZZTIME) ./session/
 	$(GO) test -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZTIME) ./planner/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./lineproto/
+	$(GO) test -run '^$$' -fuzz '^FuzzToCharNumber$$' -fuzztime $(FUZZTIME) ./dialect/
 	$(GO) test -run '^$$' -fuzz '^FuzzBinaryTimes$$' -fuzztime $(FUZZTIME_SERVER) ./tests/
 
 ## regress-report: run PostgreSQL 15's regression statements on

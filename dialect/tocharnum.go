@@ -185,6 +185,11 @@ func ToCharNumber(value, typeName, format string) (string, error) {
 	neg := strings.HasPrefix(value, "-")
 	digits := strings.TrimPrefix(strings.TrimPrefix(value, "-"), "+")
 	float := typeName == "DOUBLE" || typeName == "FLOAT"
+	if !float && !plainDecimal(digits) {
+		// Not a number the engine printed: to_char of text, a date with
+		// a number template, … PostgreSQL has no such function.
+		return "", sqlerr.New(sqlerr.UndefinedFunction, "function to_char(%s, text) does not exist", strings.ToLower(typeName))
+	}
 	var f float64
 	if float {
 		bits := 64
@@ -564,4 +569,22 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// plainDecimal reports whether s is unsigned decimal digits with at most
+// one point and at least one digit, as the engine prints integers and
+// decimals.
+func plainDecimal(s string) bool {
+	digits, point := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
 }

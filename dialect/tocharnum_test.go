@@ -38,3 +38,17 @@ func TestToCharNumber(t *testing.T) {
 		t.Fatalf("only %d cases read", n)
 	}
 }
+
+// FuzzToCharNumber: any value text and template get an answer or an
+// error, never a panic (the engine calls ToCharNumber inside a query).
+func FuzzToCharNumber(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"485", "DECIMAL(38,10)", "999PR"}, {"-0.5", "DOUBLE", "FM9.99EEEE"}, {"1e300", "DOUBLE", "9G999D99"},
+		{"12", "BIGINT", "RN"}, {"0.000123", "FLOAT", "0.9999V99"}, {"", "DECIMAL(38,10)", "\"x\"\\"},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, value, typeName, format string) {
+		_, _ = ToCharNumber(value, typeName, format)
+	})
+}

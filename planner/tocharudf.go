@@ -27,17 +27,18 @@ func (toCharNumber) Config() duckdb.ScalarFuncConfig {
 }
 
 func (toCharNumber) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
+		defer recoverUDF("_tsdb_to_char_num", &err)
 		value, _ := values[0].(string)
 		typeName, _ := values[1].(string)
 		format, _ := values[2].(string)
-		out, err := dialect.ToCharNumber(value, typeName, format)
-		if err != nil {
+		text, ferr := dialect.ToCharNumber(value, typeName, format)
+		if ferr != nil {
 			// Raised as the dialect raises errors in SQL, so that the
 			// client gets the SQLSTATE (dialect.EngineError).
-			return nil, fmt.Errorf("[tsdb %s] %s", sqlerr.Code(err), err.Error())
+			return nil, fmt.Errorf("[tsdb %s] %s", sqlerr.Code(ferr), ferr.Error())
 		}
-		return out, nil
+		return text, nil
 	}}
 }
 
@@ -65,7 +66,8 @@ func (intervalText) Config() duckdb.ScalarFuncConfig {
 }
 
 func (intervalText) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
+		defer recoverUDF("_tsdb_interval_text", &err)
 		iv, ok := values[0].(duckdb.Interval)
 		if !ok {
 			return nil, fmt.Errorf("[tsdb %s] _tsdb_interval_text of %T", sqlerr.InternalError, values[0])
@@ -87,4 +89,13 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	return duckdb.RegisterScalarUDF(c, "_tsdb_interval_text", intervalText{})
+}
+
+// recoverUDF turns a panic of a Go function the engine calls into the
+// query's error: the engine calls it from C, where a panic would end the
+// server, not the statement.
+func recoverUDF(name string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("[tsdb %s] %s failed: %v", sqlerr.InternalError, name, r)
+	}
 }
