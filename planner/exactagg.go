@@ -7,11 +7,9 @@ import (
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
 	"tsdb/internal/pgnumeric"
-	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
@@ -198,70 +196,6 @@ func numericOf(v any) (exactNumber, error) {
 		return d, nil
 	}
 	return exactNumber{}, fmt.Errorf("planner: exact aggregate sum of %T", v)
-}
-
-// floatArgument reports whether an aggregate's argument in sel's select
-// list is known to be floating point (argumentType).
-func (s *Session) floatArgument(sel *pg_query.SelectStmt) func(*pg_query.Node) bool {
-	typeOf := s.argumentType(sel)
-	return func(arg *pg_query.Node) bool {
-		ty := typeOf(arg)
-		return ty == schema.Float64 || ty == schema.Float32
-	}
-}
-
-// argumentType returns the type of an expression of sel's select list
-// where it is known without the engine: a column that every table of the
-// FROM list having it holds as the same type. Anything else (subqueries
-// in FROM, expressions) is schema.Invalid.
-func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) schema.Type {
-	var tables []schema.Table
-	known := true
-	var from func(n *pg_query.Node)
-	from = func(n *pg_query.Node) {
-		switch {
-		case n.GetRangeVar() != nil:
-			name, err := relationName(n.GetRangeVar())
-			if err != nil {
-				known = false
-				return
-			}
-			t, ok := s.p.store.Table(name)
-			if !ok {
-				known = false
-				return
-			}
-			tables = append(tables, t)
-		case n.GetJoinExpr() != nil:
-			from(n.GetJoinExpr().Larg)
-			from(n.GetJoinExpr().Rarg)
-		default:
-			known = false
-		}
-	}
-	for _, n := range sel.FromClause {
-		from(n)
-	}
-	return func(arg *pg_query.Node) schema.Type {
-		cr := arg.GetColumnRef()
-		if !known || cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
-			return schema.Invalid
-		}
-		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
-		found := schema.Invalid
-		for _, t := range tables {
-			i := t.ColumnIndex(col)
-			if i < 0 {
-				continue
-			}
-			if ty := t.Columns[i].Type; found != schema.Invalid && ty != found {
-				return schema.Invalid
-			} else {
-				found = ty
-			}
-		}
-		return found
-	}
 }
 
 // scaledNumber prints the value of a _tsdb_num struct with its scale.
