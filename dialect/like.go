@@ -1,0 +1,91 @@
+package dialect
+
+// LIKE and SIMILAR TO as PostgreSQL reads their patterns.
+
+import (
+	"regexp"
+	"strings"
+
+	"tsdb/internal/sqltree"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// likeEscape rewrites a LIKE for PostgreSQL's escape character: a
+// backslash escapes the next character unless ESCAPE names another, while
+// DuckDB's LIKE has no escape character unless told. Only a constant
+// pattern without a backslash (and without ESCAPE) means the same to both;
+// it is left alone, so DuckDB keeps its LIKE optimizations for it.
+func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := sqltree.LastName(e.Name)
+	var fn string
+	switch op {
+	case "~~", "!~~":
+		fn = "like_escape"
+	case "~~*", "!~~*":
+		fn = "ilike_escape"
+	default:
+		return nil, false
+	}
+	pattern, escape := e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)
+	if f := e.Rexpr.GetFuncCall(); f != nil && sqltree.LastName(f.Funcname) == "like_escape" && len(f.Args) == 2 {
+		pattern, escape = f.Args[0], f.Args[1]
+	} else if sv := e.Rexpr.GetAConst().GetSval(); sv != nil && !strings.Contains(sv.Sval, `\`) {
+		return nil, false
+	}
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(fn)}, []*pg_query.Node{e.Lexpr, pattern, escape}, e.Location)
+	if strings.HasPrefix(op, "!") {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
+}
+
+// similarTo rewrites a SIMILAR TO with a constant pattern into the
+// regular expression it means: DuckDB reads the pattern as a regular
+// expression as it stands, where % and _ are no wildcards and . is one.
+// Other patterns are left to DuckDB.
+func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	op := sqltree.LastName(e.Name)
+	f := e.Rexpr.GetFuncCall()
+	if (op != "~" && op != "!~") || f == nil || len(f.Args) == 0 {
+		return nil, false
+	}
+	pattern := f.Args[0].GetAConst().GetSval()
+	escape := `\`
+	if len(f.Args) == 2 {
+		sv := f.Args[1].GetAConst().GetSval()
+		if sv == nil || len(sv.Sval) > 1 {
+			return nil, false
+		}
+		escape = sv.Sval // ESCAPE '': no escape character at all
+	}
+	if pattern == nil {
+		return nil, false
+	}
+	var re strings.Builder
+	re.WriteString("^(?:")
+	for i := 0; i < len(pattern.Sval); i++ {
+		c := pattern.Sval[i]
+		switch {
+		case string(c) == escape && i+1 < len(pattern.Sval):
+			i++
+			re.WriteString(regexp.QuoteMeta(pattern.Sval[i : i+1]))
+		case c == '%':
+			re.WriteString("(?s:.*)")
+		case c == '_':
+			re.WriteString("(?s:.)")
+		case c == '.' || c == '^' || c == '$' || c == '\\':
+			re.WriteByte('\\')
+			re.WriteByte(c)
+		default:
+			re.WriteByte(c)
+		}
+	}
+	re.WriteString(")$")
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("regexp_full_match")},
+		[]*pg_query.Node{e.Lexpr, pg_query.MakeAConstStrNode(re.String(), -1)}, e.Location)
+	if op == "!~" {
+		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
+	}
+	return call, true
+}
