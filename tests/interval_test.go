@@ -108,4 +108,13 @@ func TestIntervalColumns(t *testing.T) {
 	if fmt.Sprint(rows) != "[param-binary|-1 months 2 days -3000001 microseconds words|0 months 1 days 7384500000 microseconds]" {
 		t.Errorf("chDB read %q", rows)
 	}
+
+	// An interval only in the write-ahead log survives a kill: replayed,
+	// not flushed.
+	execAll(t, c, "INSERT INTO ev VALUES ('2026-12-03 00:00:00+00', 'logged', '-2 mons 3 days 00:00:00.000007')")
+	s.kill9()
+	s = startServer(t, dir, []string{"--compact-interval", "-1s"})
+	if got := s.psql("SELECT took FROM ev WHERE name = 'logged'", "-A", "-t"); got != "-2 mons +3 days 00:00:00.000007\n" {
+		t.Errorf("an interval replayed from the log: %q", got)
+	}
 }
