@@ -309,6 +309,15 @@ func TestUnicodeEscapes(t *testing.T) {
 		{`SELECT E'\u0000'`, "", "42601"},
 		{`SELECT E'\u00e9\xff'`, "", "22021"},
 		{`SELECT E'\xff'`, "", "22021"},
+		// U&'…' and U&"…", with and without UESCAPE.
+		{`SELECT U&'d\0061t\+000061' AS U&"d\0061t\+000061"`, `SELECT 'data' AS "data"`, ""},
+		{`SELECT U&'d!0061t\+000061' UESCAPE '!' AS U&"d*0061t\+000061" UESCAPE '*', 1`, `SELECT 'dat\+000061' AS "dat\+000061", 1`, ""},
+		{`SELECT u&'it''s \\' AS U&"a""b"`, `SELECT 'it''s \' AS "a""b"`, ""},
+		{`SELECT 1 & 3, 'U&''x'''`, `SELECT 1 & 3, 'U&''x'''`, ""},
+		{`SELECT U&'wrong: \061'`, "", "42601"},
+		{`SELECT U&'wrong: \db99xy'`, "", "42601"},
+		{`SELECT U&'wrong: \+2FFFFF'`, "", "42601"},
+		{`SELECT U&'wrong: +0061' UESCAPE '+'`, "", "42601"},
 	} {
 		got, err := UnicodeEscapes(c.in)
 		if c.code != "" {
@@ -319,6 +328,34 @@ func TestUnicodeEscapes(t *testing.T) {
 		}
 		if err != nil || got != c.want {
 			t.Errorf("%s: got %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// With standard_conforming_strings off, plain literals read backslash
+// escapes: those holding a backslash become E'…'; comments, quoted names,
+// dollar quotes and bit strings stay as written; U&'…' is refused.
+func TestNonstandardStrings(t *testing.T) {
+	for _, c := range []struct{ in, want, code string }{
+		{`SELECT 'a\\bcd', 'a\\b\'cd', 'a\\b\'''cd', 'plain'`, `SELECT E'a\\bcd', E'a\\b\'cd', E'a\\b\'''cd', 'plain'`, ""},
+		{`SELECT E'a\'b', N'x\ty', date'2001\-01-01'`, `SELECT E'a\'b', E'x\ty', date E'2001\-01-01'`, ""},
+		{"SELECT $$a\\b$$, $q$'\\'$q$, \"a\\b\", /* 'c\\' */ x'1F' -- 'd\\'\n, $1", "", ""},
+		{`SELECT 'tricky' AS U&"\" UESCAPE '!'`, "", ""},
+		{`SELECT U&'d\0061'`, "", "0A000"},
+	} {
+		got, err := NonstandardStrings(c.in)
+		if c.code != "" {
+			if sqlerr.Code(err) != c.code {
+				t.Errorf("%s: got %q, %v; want SQLSTATE %s", c.in, got, err, c.code)
+			}
+			continue
+		}
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", c.in, got, err, want)
 		}
 	}
 }

@@ -20,6 +20,10 @@ import (
 // its escape strings as they were. Literals without Unicode escapes mean
 // the same to both.
 func UnicodeEscapes(query string) (string, error) {
+	query, err := unicodeLiterals(query)
+	if err != nil {
+		return "", err
+	}
 	// Every query passes here, large INSERTs too: scan only those that
 	// may hold an escape string with a Unicode or byte escape.
 	if !strings.Contains(query, `\`) || !strings.Contains(query, `\u`) && !strings.Contains(query, `\U`) &&

@@ -158,8 +158,17 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		}
 		sb.UseOp = nil
 		return nil, true
+	case n.GetAConst().GetBsval() != nil:
+		// B'101' and X'1F' are PostgreSQL's bit strings; the engine reads
+		// X'1F' as bytes, and bit strings are not among tsdb's types.
+		return Raise(sqlerr.FeatureNotSupported, "bit string constants are not supported"), true
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
+		if tn := sqltree.LastName(tc.TypeName.GetNames()); tn == "bit" || tn == "varbit" {
+			// PostgreSQL's bit is bit(1) and truncates; the engine's BIT
+			// keeps every digit.
+			return Raise(sqlerr.FeatureNotSupported, "type "+tn+" is not supported"), true
+		}
 		if r, ok := CharacterCast(tc, false); ok {
 			return r, true
 		}

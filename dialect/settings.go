@@ -41,7 +41,7 @@ var settingDefs = map[string]setting{
 	"server_encoding":                     {def: "UTF8", reports: true, fixed: true},
 	"server_version":                      {def: ServerVersion, reports: true, fixed: true},
 	"server_version_num":                  {def: "160006", fixed: true},
-	"standard_conforming_strings":         {def: "on", reports: true},
+	"standard_conforming_strings":         {def: "on", reports: true, check: checkBool},
 	"statement_timeout":                   {def: "0"},
 	"timezone":                            {def: "UTC", reports: true, check: checkTimeZone},
 	"transaction_isolation":               {def: "read committed"},

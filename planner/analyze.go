@@ -30,7 +30,14 @@ type statement struct {
 
 // splitStatements splits a query string into statements and parses each with
 // the PostgreSQL grammar. Empty and comment-only pieces are dropped.
-func splitStatements(query string) ([]statement, error) {
+// standardStrings is standard_conforming_strings when the query arrived.
+func splitStatements(query string, standardStrings bool) ([]statement, error) {
+	if !standardStrings {
+		var err error
+		if query, err = dialect.NonstandardStrings(query); err != nil {
+			return nil, err
+		}
+	}
 	query, err := dialect.UnicodeEscapes(query)
 	if err != nil {
 		return nil, err

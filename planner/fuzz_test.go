@@ -49,7 +49,7 @@ func FuzzSQL(f *testing.F) {
 		// Whatever the INSERT scanner accepts, PostgreSQL's parser must
 		// read the same way.
 		scanAgreesWithParser(t, s)
-		stmts, err := splitStatements(s)
+		stmts, err := splitStatements(s, true)
 		if err != nil {
 			return
 		}

@@ -315,8 +315,9 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 // million-element IN list takes over a second); the parse then finishes
 // in the background, holding the statement's heavy slot.
 func (s *Session) parseCall(ctx context.Context, query string) ([]statement, error) {
+	standard := s.settings.Get("standard_conforming_strings") == "on"
 	if s.slot == nil {
-		return splitStatements(query)
+		return splitStatements(query, standard)
 	}
 	type result struct {
 		stmts []statement
@@ -327,7 +328,7 @@ func (s *Session) parseCall(ctx context.Context, query string) ([]statement, err
 	slot.hold()
 	go func() {
 		defer slot.release()
-		st, err := splitStatements(query)
+		st, err := splitStatements(query, standard)
 		done <- result{st, err}
 	}()
 	select {

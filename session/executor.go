@@ -248,6 +248,9 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 	}()
 	ctx := kept.ctx
 	st := ex.textStyle()
+	// The settings as the client was last told them: emit runs after its
+	// statement ran, so a SET has changed them by then.
+	before := ex.sess.Settings().Reported()
 	var emit func(r *planner.Result) error
 	emit = func(r *planner.Result) error {
 		ex.notice(r.Warning)
@@ -289,7 +292,6 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 		if err := ex.directive(r, ""); err != nil {
 			return err
 		}
-		before := ex.sess.Settings().Reported()
 		tag := r.Tag
 		if r.Columns != nil {
 			sink.RowDescription(r.Columns, nil)
@@ -309,6 +311,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 		}
 		sink.CommandComplete(tag)
 		ex.afterStatement(tag, before)
+		before = ex.sess.Settings().Reported()
 		st = ex.textStyle()
 		return nil
 	}

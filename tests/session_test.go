@@ -58,6 +58,21 @@ COMMIT;
 			t.Errorf("psql output lacks %q:\n%s", want, out)
 		}
 	}
+	// A SET of a reported setting is reported, in a query string of
+	// several statements too: drivers convert timestamps with the zone
+	// they were told, psql lexes backslashes by standard_conforming_strings.
+	if _, err := pc.Exec(ctx, "SELECT 1; SET TimeZone = 'Asia/Kolkata'; SET standard_conforming_strings = off").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"TimeZone": "Asia/Kolkata", "standard_conforming_strings": "off"} {
+		if got := pc.ParameterStatus(name); got != want {
+			t.Errorf("after SET, ParameterStatus %s = %q, want %q", name, got, want)
+		}
+	}
+	res, err := pc.Exec(ctx, `SELECT 'a\\b\'c'`).ReadAll()
+	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || string(res[0].Rows[0][0]) != `a\b'c` {
+		t.Errorf("a nonstandard string literal: %v, %v; want a\\b'c", res, err)
+	}
 	if _, err := c.Exec(ctx, "SET TimeZone = 'Mars/Olympus'"); err == nil {
 		t.Error("invalid time zone accepted")
 	}
