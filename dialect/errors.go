@@ -315,3 +315,13 @@ func numericOverflow(e *sqlerr.Error, precision, scale string) {
 	e.Code, e.Message = sqlerr.NumericOutOfRange, "numeric field overflow"
 	e.Detail = fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)
 }
+
+// raiseError is Raise of an error the dialect made: its SQLSTATE and
+// message, raised where the statement runs.
+func raiseError(err error) *pg_query.Node {
+	var e *sqlerr.Error
+	if errors.As(err, &e) {
+		return Raise(e.Code, e.Message)
+	}
+	return Raise(sqlerr.Code(err), err.Error())
+}

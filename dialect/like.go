@@ -3,8 +3,8 @@ package dialect
 // LIKE and SIMILAR TO as PostgreSQL reads their patterns.
 
 import (
-	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"tsdb/internal/sqltree"
 
@@ -41,9 +41,10 @@ func likeEscape(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 }
 
 // similarTo rewrites a SIMILAR TO with a constant pattern into the
-// regular expression it means: DuckDB reads the pattern as a regular
-// expression as it stands, where % and _ are no wildcards and . is one.
-// Other patterns are left to DuckDB.
+// regular expression it means (SimilarRegex): DuckDB reads the pattern as
+// a regular expression as it stands, where % and _ are no wildcards and .
+// is one. Other patterns are left to DuckDB. A NULL escape makes the
+// result NULL; an escape of more than one character is refused.
 func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	op := sqltree.LastName(e.Name)
 	f := e.Rexpr.GetFuncCall()
@@ -53,37 +54,28 @@ func similarTo(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	pattern := f.Args[0].GetAConst().GetSval()
 	escape := `\`
 	if len(f.Args) == 2 {
+		if c := f.Args[1].GetAConst(); c != nil && c.Isnull {
+			return sqltree.Cast(f.Args[1], "boolean"), true
+		}
 		sv := f.Args[1].GetAConst().GetSval()
-		if sv == nil || len(sv.Sval) > 1 {
+		if sv == nil {
 			return nil, false
 		}
 		escape = sv.Sval // ESCAPE '': no escape character at all
 	}
 	if pattern == nil {
+		if len(f.Args) == 2 && utf8.RuneCountInString(escape) > 1 {
+			_, err := SimilarRegex("", escape)
+			return raiseError(err), true
+		}
 		return nil, false
 	}
-	var re strings.Builder
-	re.WriteString("^(?:")
-	for i := 0; i < len(pattern.Sval); i++ {
-		c := pattern.Sval[i]
-		switch {
-		case string(c) == escape && i+1 < len(pattern.Sval):
-			i++
-			re.WriteString(regexp.QuoteMeta(pattern.Sval[i : i+1]))
-		case c == '%':
-			re.WriteString("(?s:.*)")
-		case c == '_':
-			re.WriteString("(?s:.)")
-		case c == '.' || c == '^' || c == '$' || c == '\\':
-			re.WriteByte('\\')
-			re.WriteByte(c)
-		default:
-			re.WriteByte(c)
-		}
+	re, err := SimilarRegex(pattern.Sval, escape)
+	if err != nil {
+		return raiseError(err), true
 	}
-	re.WriteString(")$")
 	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("regexp_full_match")},
-		[]*pg_query.Node{e.Lexpr, pg_query.MakeAConstStrNode(re.String(), -1)}, e.Location)
+		[]*pg_query.Node{e.Lexpr, pg_query.MakeAConstStrNode(re, -1)}, e.Location)
 	if op == "!~" {
 		return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, e.Location), true
 	}

@@ -35,6 +35,10 @@ var pgFunctions = map[string]string{
 	"pg_sleep":                        "_tsdb_sleep",
 	"split_part":                      "_tsdb_split_part",
 	"sha256":                          "_tsdb_sha256",
+	"sha224":                          "_tsdb_sha224",
+	"sha384":                          "_tsdb_sha384",
+	"sha512":                          "_tsdb_sha512",
+	"unistr":                          "_tsdb_unistr",
 	"decode":                          "_tsdb_decode",
 	"encode":                          "_tsdb_encode",
 	"pg_typeof":                       "_tsdb_typeof",
@@ -210,16 +214,6 @@ var Macros = append([]string{
 	// tsdb has no views: a view named by its name does not exist (psql
 	// asks by OID, and gets NULL as for any relation without a view).
 	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,
-	// The position of the n-th match of p in s from start (1-based; 0 if
-	// none), or of the character after it when e is 1: the text before
-	// the match is the pieces and matches before it.
-	`CREATE MACRO _tsdb_re_instr(s, p, st, n, e) AS CASE
-			WHEN st < 1 THEN error('[tsdb 22023] invalid value for parameter "start": ' || st)
-			WHEN n < 1 THEN error('[tsdb 22023] invalid value for parameter "n": ' || n)
-			WHEN len(regexp_extract_all(substr(s, st), p)) < n THEN 0
-			ELSE st + coalesce(list_sum(list_transform(string_split_regex(substr(s, st), p)[1:n], lambda x: length(x))), 0)
-				+ coalesce(list_sum(list_transform(regexp_extract_all(substr(s, st), p)[1:n - 1], lambda x: length(x))), 0)
-				+ e * length(regexp_extract_all(substr(s, st), p)[n]) END`,
 	// The wall clock's astronomical year (0 is 1 BC; the engine's ICU
 	// gives a timestamptz its era year), and the era's year (1 BC is 1).
 	`CREATE MACRO _tsdb_ayear(t) AS year(CAST(t AS TIMESTAMP))`,

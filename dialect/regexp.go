@@ -3,6 +3,7 @@ package dialect
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -45,16 +46,15 @@ func regexpFlags(fn, flags string) (string, *sqlerr.Error) {
 }
 
 // regexpArgs are the optional arguments of PostgreSQL 15's regexp_count,
-// regexp_instr, regexp_substr and regexp_like, by name.
+// regexp_substr and regexp_like, by name (regexp_instr is goRegexpCall's).
 var regexpArgs = map[string][]string{
 	"regexp_like":   {"flags"},
 	"regexp_count":  {"start", "flags"},
 	"regexp_substr": {"start", "n", "flags", "subexpr"},
-	"regexp_instr":  {"start", "n", "endoption", "flags", "subexpr"},
 }
 
-// regexpFunction answers PostgreSQL 15's regexp_like, regexp_count,
-// regexp_substr and regexp_instr with the engine's regular expression
+// regexpFunction answers PostgreSQL 15's regexp_like, regexp_count and
+// regexp_substr with the engine's regular expression
 // functions. Flags must be constants; other arguments may be expressions.
 func regexpFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 	name := sqltree.LastName(fc.Funcname)
@@ -73,6 +73,14 @@ func regexpFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 			return Raise(sqlerr.FeatureNotSupported, name+"() flags must be a constant"), true
 		}
 		flags = sv.Sval
+	}
+	if p := fc.Args[1].GetAConst().GetSval(); p != nil && strings.ContainsAny(flags, "xt") {
+		// Expanded syntax ('x', until a later 't'): the pattern without
+		// the white space and comments it ignores.
+		if i, j := strings.LastIndexByte(flags, 'x'), strings.LastIndexByte(flags, 't'); i > j {
+			fc.Args[1] = pg_query.MakeAConstStrNode(expandedPattern(p.Sval), -1)
+		}
+		flags = strings.NewReplacer("x", "", "t", "").Replace(flags)
 	}
 	prefix, err := regexpFlags(name, flags)
 	if err != nil {
@@ -102,7 +110,7 @@ func regexpFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 		return call("_tsdb_re_match", fc.Args[0], pattern), true
 	case "regexp_count":
 		return call("length", call("regexp_extract_all", subject, pattern)), true
-	case "regexp_substr":
+	default: // regexp_substr
 		n, bad := positive("n", 1, 1)
 		if bad != nil {
 			return bad, true
@@ -115,29 +123,68 @@ func regexpFunction(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 			return sqltree.Cast(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}, "text"), true // no such group: NULL
 		}
 		return call("list_extract", call("regexp_extract_all", subject, pattern, sub), n), true
-	default: // regexp_instr
-		n, bad := positive("n", 1, 1)
-		if bad != nil {
-			return bad, true
-		}
-		end, bad := positive("endoption", 0, 0)
-		if bad != nil {
-			return bad, true
-		}
-		if iv := end.GetAConst().GetIval(); iv != nil && iv.Ival > 1 {
-			return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid value for parameter \"endoption\": %d", iv.Ival)), true
-		}
-		if sub, ok := arg["subexpr"]; ok {
-			iv := sub.GetAConst().GetIval()
-			switch {
-			case iv != nil && iv.Ival < 0:
-				return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("invalid value for parameter \"subexpr\": %d", iv.Ival)), true
-			case iv == nil || iv.Ival != 0:
-				return Raise(sqlerr.FeatureNotSupported, "regexp_instr() of a parenthesized subexpression is not supported"), true
-			}
-		}
-		return call("_tsdb_re_instr", fc.Args[0], pattern, start, n, end), true
 	}
+}
+
+// goRegexpCall answers regexp_replace and regexp_instr with tsdb's Go
+// functions (RegexpCache.RegexpReplace, RegexpInstr), every optional
+// argument filled in. regexp_replace's fourth argument is its start when
+// it is an integer and its flags otherwise, as PostgreSQL chooses by type.
+func goRegexpCall(name string, fc *pg_query.FuncCall) (*pg_query.Node, bool) {
+	args := fc.Args
+	intConst := func(v int64) *pg_query.Node { return pg_query.MakeAConstIntNode(v, -1) }
+	empty := pg_query.MakeAConstStrNode("", -1)
+	switch name {
+	case "regexp_replace":
+		if len(args) < 3 || len(args) > 6 {
+			return nil, false
+		}
+		start, n, flags, given := intConst(1), intConst(0), empty, boolConst(len(args) >= 5)
+		switch len(args) {
+		case 4:
+			if isIntegerConst(args[3]) {
+				start = args[3]
+			} else {
+				flags = args[3]
+			}
+		case 5:
+			start, n = args[3], args[4]
+		case 6:
+			start, n, flags = args[3], args[4], args[5]
+		}
+		return call("_tsdb_regexp_replace", args[0], args[1], args[2], start, n, given, flags), true
+	default: // regexp_instr
+		if len(args) < 2 || len(args) > 7 {
+			return nil, false
+		}
+		full := []*pg_query.Node{args[0], args[1], intConst(1), intConst(1), intConst(0), empty, intConst(0)}
+		copy(full, args)
+		return call("_tsdb_regexp_instr", full...), true
+	}
+}
+
+// boolConst is a boolean constant.
+func boolConst(v bool) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: v}}}}}
+}
+
+// isIntegerConst reports whether n is an integer constant, or a cast of
+// one to an integer type.
+func isIntegerConst(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		switch sqltree.LastName(tc.TypeName.GetNames()) {
+		case "int2", "int4", "int8", "smallint", "integer", "bigint":
+			return true
+		}
+		return false
+	}
+	return n.GetAConst().GetIval() != nil
+}
+
+// isStringOrNull reports whether n is a string constant or NULL.
+func isStringOrNull(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	return c != nil && (c.Isnull || c.GetSval() != nil)
 }
 
 // call is a function call node.

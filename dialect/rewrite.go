@@ -341,6 +341,12 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
 			return nil, true
 		}
+		if name == "substring" && len(fc.Args) == 3 && (isStringOrNull(fc.Args[1]) && isStringOrNull(fc.Args[2]) &&
+			(fc.Args[1].GetAConst().GetSval() != nil || fc.Args[2].GetAConst().GetSval() != nil)) {
+			// substring(s SIMILAR pattern ESCAPE e), also written
+			// substring(s FROM pattern FOR e): text arguments.
+			return call("_tsdb_substring_similar", fc.Args...), true
+		}
 		if (name == "substring" || name == "substr") && (len(fc.Args) == 2 || len(fc.Args) == 3) && fc.Args[1].GetAConst().GetSval() == nil {
 			// PostgreSQL counts a start before the first character as
 			// positions that hold nothing (substring('hello' from -1 for 3)
@@ -411,6 +417,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		}
 		if (name == "regexp_split_to_array" || name == "regexp_split_to_table") && (len(fc.Args) == 2 || len(fc.Args) == 3) {
 			return regexpSplit(name, fc), true
+		}
+		if name == "regexp_replace" || name == "regexp_instr" {
+			if r, ok := goRegexpCall(name, fc); ok {
+				return r, true
+			}
 		}
 		if _, ok := regexpArgs[name]; ok {
 			if r, ok := regexpFunction(fc); ok {

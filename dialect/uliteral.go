@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -201,4 +202,82 @@ func NonstandardStrings(query string) (string, error) {
 	}
 	out.WriteString(query[last:])
 	return out.String(), nil
+}
+
+// Unistr is PostgreSQL's unistr(text): \XXXX, \+XXXXXX, \uXXXX and
+// \UXXXXXXXX are characters (UTF-16 surrogate pairs combined), \\ is a
+// backslash, anything else is itself.
+func Unistr(s string) (string, error) {
+	var b strings.Builder
+	var pairFirst rune
+	invalidPair := func() error { return sqlerr.New(sqlerr.SyntaxError, "invalid Unicode surrogate pair") }
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			if pairFirst != 0 {
+				return "", invalidPair()
+			}
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\\' {
+			if pairFirst != 0 {
+				return "", invalidPair()
+			}
+			b.WriteByte('\\')
+			i += 2
+			continue
+		}
+		var digits string
+		var skip int
+		switch {
+		case i+5 <= len(s) && isHex(s[i+1:i+5]):
+			digits, skip = s[i+1:i+5], 5
+		case i+6 <= len(s) && s[i+1] == 'u' && isHex(s[i+2:i+6]):
+			digits, skip = s[i+2:i+6], 6
+		case i+8 <= len(s) && s[i+1] == '+' && isHex(s[i+2:i+8]):
+			digits, skip = s[i+2:i+8], 8
+		case i+10 <= len(s) && s[i+1] == 'U' && isHex(s[i+2:i+10]):
+			digits, skip = s[i+2:i+10], 10
+		default:
+			e := sqlerr.New(sqlerr.SyntaxError, "invalid Unicode escape")
+			e.Hint = `Unicode escapes must be \XXXX, \+XXXXXX, \uXXXX, or \UXXXXXXXX.`
+			return "", e
+		}
+		v, _ := strconv.ParseUint(digits, 16, 32)
+		if v == 0 || v > 0x10FFFF {
+			return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid Unicode code point: %04X", v)
+		}
+		r := rune(v)
+		switch {
+		case pairFirst != 0:
+			if r < 0xDC00 || r > 0xDFFF {
+				return "", invalidPair()
+			}
+			b.WriteRune(0x10000 + (pairFirst-0xD800)<<10 + (r - 0xDC00))
+			pairFirst = 0
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return "", invalidPair()
+		case r >= 0xD800 && r <= 0xDBFF:
+			pairFirst = r
+		default:
+			b.WriteRune(r)
+		}
+		i += skip
+	}
+	if pairFirst != 0 {
+		return "", invalidPair()
+	}
+	return b.String(), nil
+}
+
+// isHex reports whether s is all hexadecimal digits.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

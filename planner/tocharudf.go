@@ -88,7 +88,15 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_to_char_num", toCharNumber{}); err != nil {
 		return err
 	}
-	return duckdb.RegisterScalarUDF(c, "_tsdb_interval_text", intervalText{})
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_interval_text", intervalText{}); err != nil {
+		return err
+	}
+	for _, f := range textFunctions() {
+		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
+			return fmt.Errorf("register %s: %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 // recoverUDF turns a panic of a Go function the engine calls into the

@@ -34,11 +34,20 @@ const (
 	DivisionByZero           = "22012"
 	NotNullViolation         = "23502"
 	InvalidParameterValue    = "22023"
-	UndefinedObject          = "42704"
-	QueryCanceled            = "57014"
-	OutOfMemory              = "53200"
-	DiskFull                 = "53100"
-	ProgramLimitExceeded     = "54000"
+	// InvalidRegularExpression is a pattern the regular expression
+	// engine cannot compile.
+	InvalidRegularExpression = "2201B"
+	// InvalidEscapeSequence is an escape string of more than one
+	// character (LIKE, SIMILAR TO).
+	InvalidEscapeSequence = "22025"
+	// InvalidUseOfEscapeCharacter is a SQL regular expression with more
+	// than two escape-double-quote separators.
+	InvalidUseOfEscapeCharacter = "2200C"
+	UndefinedObject             = "42704"
+	QueryCanceled               = "57014"
+	OutOfMemory                 = "53200"
+	DiskFull                    = "53100"
+	ProgramLimitExceeded        = "54000"
 	// StackDepthExceeded is PostgreSQL's answer to a statement nested
 	// deeper than max_stack_depth allows.
 	StackDepthExceeded   = "54001"
