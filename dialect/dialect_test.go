@@ -10,6 +10,7 @@ import (
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // deparsed is an expression node as SQL text.
@@ -542,4 +543,32 @@ func TestExtractNumeric(t *testing.T) {
 		{"SELECT extract ('epoch' FROM \"time\") FROM t", ""},
 	}
 	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ExtractNumeric(n, nil) })
+}
+
+// A quoted integer in arithmetic is the integer; other quoted values, and
+// a quoted integer added to a date or time, stay as written.
+func TestUnknownIntegerOperand(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT f1 * '-1' FROM t", "SELECT f1 * -1 FROM t"},
+		{"SELECT ' 7 ' / f1, f1 % '3'", "SELECT 7 / f1, f1 % 3"},
+		{"SELECT f1 + '9223372036854775807'", "SELECT f1 + '9223372036854775807'::int8"},
+		{"SELECT f1 * '1e200', f1 * '0.5', '1' + '2'", ""},
+		{"SELECT date '2001-01-05' - '1', interval '1 day' * '2'", "SELECT '2001-01-05'::date - '1', '1 day'::interval * 2"},
+		{"SELECT f1 > '0.0', f1 || '1'", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool {
+		changed := false
+		sqltree.ReplaceNodes(n.ProtoReflect(), func(m *pg_query.Node) *pg_query.Node {
+			if e := m.GetAExpr(); e != nil {
+				if r, ok := unknownIntegerOperand(e); ok {
+					changed = true
+					return r
+				}
+			}
+			return nil
+		})
+		return changed
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +76,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		if r, ok := AnyOfArrayText(e); ok {
+			return r, true
+		}
+		if r, ok := unknownIntegerOperand(e); ok {
 			return r, true
 		}
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil && sqltree.LastName(e.Name) == "#" {
@@ -538,4 +543,60 @@ func intervalTextCast(tc *pg_query.TypeCast, in Input) (*pg_query.Node, bool) {
 	}
 	r, err := sqltree.Template(fmt.Sprintf("CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d) ELSE CAST(_tsdb_arg1 AS STRING) END", int(in.Intervals)), tc.Arg)
 	return r, err == nil
+}
+
+// unknownIntegerOperand answers arithmetic with a quoted integer (f1 *
+// '-1'): PostgreSQL reads the literal as the other operand's type, the
+// engine cannot choose an operator for a string. A quoted integer means
+// the same as the integer to every type the operators take (an integer
+// operand keeps an integer result, a float a float). Other quoted numbers
+// are left alone: '1.5' is an error for an integer in PostgreSQL.
+func unknownIntegerOperand(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil {
+		return nil, false
+	}
+	switch sqltree.LastName(e.Name) {
+	case "+", "-", "*", "/", "%":
+	default:
+		return nil, false
+	}
+	integer := func(n *pg_query.Node) (*pg_query.Node, bool) {
+		sv := n.GetAConst().GetSval()
+		if sv == nil {
+			return nil, false
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(sv.Sval), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			return pg_query.MakeAConstIntNode(v, -1), true
+		}
+		return sqltree.Cast(pg_query.MakeAConstStrNode(strconv.FormatInt(v, 10), -1), "int8"), true
+	}
+	l, r := e.Lexpr, e.Rexpr
+	if e.Lexpr.GetAConst().GetSval() != nil && e.Rexpr.GetAConst().GetSval() != nil {
+		return nil, false // unknown with unknown: PostgreSQL refuses most
+	}
+	// A date, time or interval operand of + and - reads the literal as
+	// its own type, where an integer is no valid input.
+	additive := sqltree.LastName(e.Name) == "+" || sqltree.LastName(e.Name) == "-"
+	temporal := func(n *pg_query.Node) bool {
+		if !additive {
+			return false // interval * '2' is interval * float8
+		}
+		switch sqltree.LastName(n.GetTypeCast().GetTypeName().GetNames()) {
+		case "date", "timestamp", "timestamptz", "time", "timetz", "interval":
+			return true
+		}
+		return false
+	}
+	if v, ok := integer(l); ok && !temporal(r) {
+		l = v
+	} else if v, ok := integer(r); ok && !temporal(l) {
+		r = v
+	} else {
+		return nil, false
+	}
+	return pg_query.MakeAExprNode(e.Kind, e.Name, l, r, e.Location), true
 }
