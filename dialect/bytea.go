@@ -36,6 +36,11 @@ func ParseBytea(s string) ([]byte, error) {
 		}
 		return out, nil
 	}
+	return parseByteaEscape(s)
+}
+
+// parseByteaEscape reads bytea's escape format.
+func parseByteaEscape(s string) ([]byte, error) {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' {

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"regexp"
 	"strconv"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 var (
@@ -305,6 +307,80 @@ func conversionCode(lower string) string {
 func Raise(code, msg string) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
 		[]*pg_query.Node{pg_query.MakeAConstStrNode("[tsdb "+code+"] "+msg, -1)}, -1)
+}
+
+// isRaise reports whether n is an expression Raise made.
+func isRaise(n *pg_query.Node) bool {
+	fc := n.GetFuncCall()
+	if fc == nil || len(fc.Args) != 1 || sqltree.LastName(fc.Funcname) != "error" {
+		return false
+	}
+	sv := fc.Args[0].GetAConst().GetSval()
+	return sv != nil && strings.HasPrefix(sv.Sval, "[tsdb ")
+}
+
+// reRaiseCall finds a Raise in statement text.
+var reRaiseCall = regexp.MustCompile(`error\('\[tsdb ([0-9A-Z]{5})\] ((?:[^']|'')*)'\)`)
+
+// RaisedIn is the error of the first Raise in the text of a statement
+// the engine could not bind: a Raise that TypedRaises typed as text may
+// meet an operator that takes no text (1 + error(…)::text), and then the
+// engine's complaint about types stands where PostgreSQL raises the
+// error the Raise holds.
+func RaisedIn(err error, text string) error {
+	switch sqlerr.Code(err) {
+	case sqlerr.UndefinedFunction, sqlerr.DatatypeMismatch, "42000":
+	default:
+		return err
+	}
+	var e *sqlerr.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "VARCHAR") {
+		return err // not the text a Raise was given
+	}
+	m := reRaiseCall.FindStringSubmatch(text)
+	if m == nil {
+		return err
+	}
+	return &sqlerr.Error{Code: m[1], Message: strings.ReplaceAll(m[2], "''", "'"), Err: err}
+}
+
+// TypedRaises gives every Raise under m that is an argument or operand a
+// type (text): the engine types error() as NULL, and a function or
+// operator of its own (length, ||, +) folds a NULL-typed argument into a
+// NULL result without evaluating it, so the error was lost and the
+// statement answered NULL. A Raise that is a column of the result, the
+// argument of a cast, a result of CASE or a sort key is left as it is. (An operator that takes no text
+// then fails to bind: an error still, in the engine's words.)
+func TypedRaises(m protoreflect.Message) bool {
+	changed := false
+	bare := map[*pg_query.Node]bool{}
+	sqltree.ReplaceNodes(m, func(n *pg_query.Node) *pg_query.Node {
+		if rt := n.GetResTarget(); rt != nil && rt.Val != nil {
+			bare[rt.Val] = true
+		}
+		if tc := n.GetTypeCast(); tc != nil && tc.Arg != nil {
+			bare[tc.Arg] = true
+		}
+		// A result of CASE (typed by its other results), a sort key.
+		if cw := n.GetCaseWhen(); cw != nil && cw.Result != nil {
+			bare[cw.Result] = true
+		}
+		if ce := n.GetCaseExpr(); ce != nil && ce.Defresult != nil {
+			bare[ce.Defresult] = true
+		}
+		if sb := n.GetSortBy(); sb != nil && sb.Node != nil {
+			bare[sb.Node] = true
+		}
+		return nil
+	})
+	sqltree.SubstituteNodes(m, func(n *pg_query.Node) *pg_query.Node {
+		if !bare[n] && isRaise(n) {
+			changed = true
+			return sqltree.Cast(n, "text")
+		}
+		return nil
+	})
+	return changed
 }
 
 // numericOverflow gives e PostgreSQL's words for a value too wide for

@@ -39,6 +39,11 @@ var pgFunctions = map[string]string{
 	"sha384":                          "_tsdb_sha384",
 	"sha512":                          "_tsdb_sha512",
 	"unistr":                          "_tsdb_unistr",
+	"get_byte":                        "_tsdb_get_byte",
+	"set_byte":                        "_tsdb_set_byte",
+	"get_bit":                         "_tsdb_get_bit",
+	"set_bit":                         "_tsdb_set_bit",
+	"bit_count":                       "_tsdb_bit_count",
 	"decode":                          "_tsdb_decode",
 	"encode":                          "_tsdb_encode",
 	"pg_typeof":                       "_tsdb_typeof",
@@ -173,8 +178,8 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_true2(a, b := NULL, c := NULL) AS true`,
 	`CREATE MACRO _tsdb_zero(x) AS 0`,
 	`CREATE MACRO _tsdb_substr2(s, st) AS substring(s, greatest(st, 1))`,
-	`CREATE MACRO _tsdb_substr3(s, st, n) AS CASE WHEN n < 0 THEN error('negative substring length not allowed')
-			WHEN st < 1 THEN substring(s, 1, greatest(n + st - 1, 0)) ELSE substring(s, st, n) END`,
+	`CREATE MACRO _tsdb_substr3(s, st, n) AS CASE WHEN n < 0 THEN error('[tsdb 22011] negative substring length not allowed')
+			WHEN st < 1 THEN substring(s, 1, greatest(CAST(n AS BIGINT) + st - 1, 0)) ELSE substring(s, st, n) END`,
 	// PostgreSQL writes hex digits in lower case.
 	`CREATE MACRO _tsdb_to_hex(x) AS lower(to_hex(x))`,
 	`CREATE MACRO _tsdb_false0() AS false`,
@@ -260,13 +265,13 @@ var Macros = append([]string{
 			WHEN 'hex' THEN CASE WHEN regexp_full_match(s, '(\s*[0-9a-fA-F][0-9a-fA-F])*\s*') THEN unhex(regexp_replace(s, '\s', '', 'g'))
 				ELSE error('[tsdb 22023] invalid hexadecimal data: "' || s || '"') END
 			WHEN 'base64' THEN from_base64(regexp_replace(s, '\s', '', 'g'))
-			WHEN 'escape' THEN CASE WHEN contains(s, '\') THEN error('[tsdb 0A000] decode(…, ''escape'') of backslash sequences is not supported') ELSE CAST(s AS BLOB) END
+			WHEN 'escape' THEN _tsdb_decode_escape(s)
 			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
 	// base64 lines end after 76 characters, as PostgreSQL writes them.
 	`CREATE MACRO _tsdb_encode(b, f) AS CASE lower(f)
 			WHEN 'hex' THEN lower(hex(b))
 			WHEN 'base64' THEN rtrim(regexp_replace(to_base64(b), '(.{76})', '\1' || chr(10), 'g'), chr(10))
-			WHEN 'escape' THEN error('[tsdb 0A000] encode(…, ''escape'') is not supported')
+			WHEN 'escape' THEN _tsdb_encode_escape(b)
 			ELSE error('[tsdb 22023] unrecognized encoding: "' || f || '"') END`,
 	// PostgreSQL's type names, not DuckDB's.
 	`CREATE MACRO _tsdb_pgtypename(t) AS CASE

@@ -43,6 +43,7 @@ func RewriteTree(m protoreflect.Message, in Input) {
 		r, _ := RewritePG(n, in)
 		return r
 	})
+	TypedRaises(m)
 }
 
 // RewritePG adapts PostgreSQL-only syntax in a tree for the engine:
@@ -252,7 +253,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 					if c := sqlerr.Code(err); c != sqlerr.InternalError {
 						code = c
 					}
-					return Raise(code, err.Error()), true
+					// Typed, so that a function of it raises it
+					// (TypedRaises); "blob" is not rewritten again.
+					return sqltree.Cast(Raise(code, err.Error()), "blob"), true
 				}
 				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unhex")},
 					[]*pg_query.Node{pg_query.MakeAConstStrNode(hex.EncodeToString(b), -1)}, -1), true

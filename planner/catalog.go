@@ -87,11 +87,15 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// extract of a timestamp is numeric: of a cast anywhere, of a table's
 	// column in the select list.
 	changed = dialect.ExtractNumeric(out, nil) || changed
+	// bytea functions of a bytea cast or function anywhere, of a table's
+	// column in the select list.
+	changed = dialect.ByteaFunctions(out, nil) || changed
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf := s.argumentType(sel)
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
+				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
 			}
 		}
 	}
@@ -224,6 +228,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if failed != nil {
 		return nil, nil, failed
 	}
+	changed = dialect.TypedRaises(out.ProtoReflect()) || changed
 	if !changed {
 		return nil, nil, nil
 	}

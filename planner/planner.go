@@ -511,7 +511,7 @@ func (s *Session) queryCatalog(ctx context.Context, text string, tables []string
 	}
 	if err != nil {
 		b.done()
-		return nil, engineError(err)
+		return nil, dialect.RaisedIn(engineError(err), text)
 	}
 	nameColumns(cols, sel)
 	if err := checkRecords(cols); err != nil {

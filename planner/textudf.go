@@ -39,13 +39,22 @@ type goScalar struct {
 	fn     func(values []driver.Value) (any, error)
 }
 
+// Config declares the function strict as PostgreSQL's are (NULL in, NULL
+// out), but by its own hand: with the engine's NULL handling, an argument
+// the engine types as NULL (the error() that raises a dialect error) was
+// folded to a NULL result instead of raising.
 func (g goScalar) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(g.args...), ResultTypeInfo: udfTypes(g.result)[0]}
+	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(g.args...), ResultTypeInfo: udfTypes(g.result)[0], SpecialNullHandling: true}
 }
 
 func (g goScalar) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
 		defer recoverUDF(g.name, &err)
+		for _, v := range values {
+			if v == nil {
+				return nil, nil
+			}
+		}
 		out, err = g.fn(values)
 		if err != nil {
 			// Raised as the dialect raises errors in SQL, so that the
@@ -85,6 +94,49 @@ func textFunctions() []goScalar {
 		}},
 		{"_tsdb_unistr", []duckdb.Type{text}, text, func(v []driver.Value) (any, error) {
 			return dialect.Unistr(str(v[0]))
+		}},
+		{"_tsdb_get_byte", []duckdb.Type{bytea, int8}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			n, err := dialect.GetByte(bytesOf(v[0]), num(v[1]))
+			return int32(n), err
+		}},
+		{"_tsdb_set_byte", []duckdb.Type{bytea, int8, int8}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.SetByte(bytesOf(v[0]), num(v[1]), num(v[2]))
+		}},
+		{"_tsdb_get_bit", []duckdb.Type{bytea, int8}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			n, err := dialect.GetBit(bytesOf(v[0]), num(v[1]))
+			return int32(n), err
+		}},
+		{"_tsdb_set_bit", []duckdb.Type{bytea, int8, int8}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.SetBit(bytesOf(v[0]), num(v[1]), num(v[2]))
+		}},
+		{"_tsdb_bit_count", []duckdb.Type{bytea}, int8, func(v []driver.Value) (any, error) {
+			return dialect.BitCount(bytesOf(v[0])), nil
+		}},
+		{"_tsdb_bytea_substr", []duckdb.Type{bytea, int8, int8, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
+			has, _ := v[3].(bool)
+			return dialect.ByteaSubstring(bytesOf(v[0]), num(v[1]), num(v[2]), has)
+		}},
+		{"_tsdb_bytea_overlay", []duckdb.Type{bytea, bytea, int8, int8, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
+			has, _ := v[4].(bool)
+			return dialect.ByteaOverlay(bytesOf(v[0]), bytesOf(v[1]), num(v[2]), num(v[3]), has)
+		}},
+		{"_tsdb_bytea_btrim", []duckdb.Type{bytea, bytea}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.ByteaTrim(bytesOf(v[0]), bytesOf(v[1]), true, true), nil
+		}},
+		{"_tsdb_bytea_ltrim", []duckdb.Type{bytea, bytea}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.ByteaTrim(bytesOf(v[0]), bytesOf(v[1]), true, false), nil
+		}},
+		{"_tsdb_bytea_rtrim", []duckdb.Type{bytea, bytea}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.ByteaTrim(bytesOf(v[0]), bytesOf(v[1]), false, true), nil
+		}},
+		{"_tsdb_bytea_like", []duckdb.Type{bytea, bytea, bytea}, duckdb.TYPE_BOOLEAN, func(v []driver.Value) (any, error) {
+			return dialect.ByteaLike(bytesOf(v[0]), bytesOf(v[1]), bytesOf(v[2]))
+		}},
+		{"_tsdb_encode_escape", []duckdb.Type{bytea}, text, func(v []driver.Value) (any, error) {
+			return dialect.EncodeEscape(bytesOf(v[0])), nil
+		}},
+		{"_tsdb_decode_escape", []duckdb.Type{text}, bytea, func(v []driver.Value) (any, error) {
+			return dialect.DecodeEscape(str(v[0]))
 		}},
 		{"_tsdb_sha224", []duckdb.Type{bytea}, bytea, func(v []driver.Value) (any, error) {
 			sum := sha256.Sum224(bytesOf(v[0]))

@@ -13,7 +13,7 @@ import (
 
 // PostgreSQL's regular expression and text functions that tsdb answers in
 // Go (regexp_replace, regexp_instr, substring … SIMILAR, SIMILAR TO,
-// unistr, sha224/384/512): each expression's answer, or its SQLSTATE, as
+// unistr, sha224/384/512, the bytea functions): each expression's answer, or its SQLSTATE, as
 // PostgreSQL 15 gave it (testdata/pg_text_functions.tsv, recorded with
 // psql against Debian's server).
 func TestPostgresTextFunctions(t *testing.T) {
@@ -58,5 +58,25 @@ func TestPostgresTextFunctions(t *testing.T) {
 	}
 	if n < 90 {
 		t.Fatalf("only %d cases read", n)
+	}
+}
+
+// The bytea forms of substring, btrim, LIKE and length apply to a bytea
+// column too, known from the table (not only to a bytea cast).
+func TestByteaColumnFunctions(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE bt (ts timestamptz NOT NULL, b bytea)", `INSERT INTO bt VALUES ('2026-01-01', '\x00616200')`)
+	// PostgreSQL 15's answer to the same statement.
+	want := []string{`\x6162`, `\x6162`, "t", "4", "97", `\000ab\000`}
+	res, err := c.PgConn().Exec(ctx, `SELECT substring(b from 2 for 2), btrim(b, '\x00'::bytea), b LIKE '%ab%'::bytea, length(b), get_byte(b, 1), encode(b, 'escape') FROM bt`).ReadAll()
+	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+		t.Fatalf("%v %v", res, err)
+	}
+	for i, w := range want {
+		if got := string(res[0].Rows[0][i]); got != w {
+			t.Errorf("column %d = %q, PostgreSQL gives %q", i+1, got, w)
+		}
 	}
 }
