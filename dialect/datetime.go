@@ -22,6 +22,8 @@ type Input struct {
 	Order     pgdatetime.Order
 	Intervals pgdatetime.IntervalStyle
 	Now       time.Time
+	// FloatDigits is extra_float_digits, for floats written as text.
+	FloatDigits int
 }
 
 // DateTimeLiteral reads a constant cast to date, timestamp or timestamptz

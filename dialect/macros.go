@@ -71,6 +71,14 @@ var pgFunctions = map[string]string{
 	"acos":                            "_tsdb_acos",
 	"acosh":                           "_tsdb_acosh",
 	"atanh":                           "_tsdb_atanh",
+	"sind":                            "_tsdb_sind",
+	"cosd":                            "_tsdb_cosd",
+	"tand":                            "_tsdb_tand",
+	"cotd":                            "_tsdb_cotd",
+	"asind":                           "_tsdb_asind",
+	"acosd":                           "_tsdb_acosd",
+	"atand":                           "_tsdb_atand",
+	"atan2d":                          "_tsdb_atan2d",
 }
 
 // QuotedKeywords are PostgreSQL 15's keywords other than the unreserved

@@ -82,6 +82,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := unknownIntegerOperand(e); ok {
 			return r, true
 		}
+		if r, ok := concatText(e, in); ok {
+			return r, true
+		}
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil && sqltree.LastName(e.Name) == "#" {
 			// # is PostgreSQL's bitwise exclusive or.
 			return call("xor", e.Lexpr, e.Rexpr), true
@@ -530,12 +533,14 @@ func specialNumeric(s string) bool {
 	return false
 }
 
-// intervalTextCast writes an interval cast to text as PostgreSQL does, in
-// the session's IntervalStyle ('3 mons 2 days'); the engine's cast writes
-// its own words ('3 months 2 days'). Whether the value is an interval is
-// the engine's to say (typeof is constant for a query), so every cast to
-// text or varchar becomes a CASE on it; the engine's own cast, for every
-// other type, is written as STRING, which this rewrite does not match.
+// intervalTextCast writes an interval or a float cast to text as
+// PostgreSQL does: an interval in the session's IntervalStyle ('3 mons 2
+// days'; the engine's cast writes '3 months 2 days'), a float as its
+// output does (1, not the engine's 1.0; 1e+20, not 1e20). Whether the
+// value is one is the engine's to say (typeof is constant for a query), so
+// every cast to text or varchar becomes a CASE on it; the engine's own
+// cast, for every other type, is written as STRING, which this rewrite
+// does not match.
 func intervalTextCast(tc *pg_query.TypeCast, in Input) (*pg_query.Node, bool) {
 	tn := sqltree.LastName(tc.TypeName.GetNames())
 	if (tn != "text" && tn != "varchar") || len(tc.TypeName.GetTypmods()) > 0 || len(tc.TypeName.GetArrayBounds()) > 0 {
@@ -544,8 +549,69 @@ func intervalTextCast(tc *pg_query.TypeCast, in Input) (*pg_query.Node, bool) {
 	if c := tc.Arg.GetAConst(); c != nil {
 		return nil, false // a constant is no interval
 	}
-	r, err := sqltree.Template(fmt.Sprintf("CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d) ELSE CAST(_tsdb_arg1 AS STRING) END", int(in.Intervals)), tc.Arg)
+	return textOf(tc.Arg, in)
+}
+
+// textOf is x as text, written as PostgreSQL writes it (intervalTextCast).
+func textOf(x *pg_query.Node, in Input) (*pg_query.Node, bool) {
+	r, err := sqltree.Template(fmt.Sprintf(`CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d)
+		WHEN typeof(_tsdb_arg1) IN ('DOUBLE', 'FLOAT') THEN _tsdb_float_text(_tsdb_arg1, %d)
+		ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits), x)
 	return r, err == nil
+}
+
+// concatText makes the operands of a text || (one side a string
+// constant or a text ||) text as PostgreSQL writes them (textOf): the engine's || casts
+// a float or an interval to its own text.
+func concatText(e *pg_query.A_Expr, in Input) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || sqltree.LastName(e.Name) != "||" || e.Lexpr == nil || e.Rexpr == nil {
+		return nil, false
+	}
+	// Text: a string constant, or a text || (one with a string constant
+	// somewhere down its chain).
+	var textual func(n *pg_query.Node) bool
+	textual = func(n *pg_query.Node) bool {
+		if n.GetAConst().GetSval() != nil {
+			return true
+		}
+		if c := n.GetAExpr(); c != nil && c.Kind == pg_query.A_Expr_Kind_AEXPR_OP && sqltree.LastName(c.Name) == "||" && c.Lexpr != nil {
+			return textual(c.Lexpr) || textual(c.Rexpr)
+		}
+		return false
+	}
+	convertible := func(n *pg_query.Node) bool {
+		switch {
+		case n.GetAConst() != nil, n.GetAArrayExpr() != nil, n.GetCaseExpr() != nil:
+			return false // text already; an array; a CASE (textOf's own)
+		case n.GetTypeCast() != nil:
+			tn := n.GetTypeCast().GetTypeName()
+			switch sqltree.LastName(tn.GetNames()) {
+			case "text", "varchar", "bpchar", "char":
+				return false
+			}
+			return len(tn.GetArrayBounds()) == 0
+		case n.GetFuncCall() != nil:
+			name := sqltree.LastName(n.GetFuncCall().Funcname)
+			return !strings.HasPrefix(name, "array") && !strings.HasPrefix(name, "_tsdb_") && !strings.HasSuffix(name, "_array") && name != "regexp_matches"
+		}
+		return true
+	}
+	l, r := e.Lexpr, e.Rexpr
+	switch {
+	case textual(l) && convertible(r):
+		var ok bool
+		if r, ok = textOf(r, in); !ok {
+			return nil, false
+		}
+	case textual(r) && convertible(l):
+		var ok bool
+		if l, ok = textOf(l, in); !ok {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	return pg_query.MakeAExprNode(e.Kind, e.Name, l, r, e.Location), true
 }
 
 // unknownIntegerOperand answers arithmetic with a quoted integer (f1 *

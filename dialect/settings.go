@@ -647,5 +647,5 @@ func checkByteaOutput(v string) (string, error) {
 
 // Input is how the session reads date and time literals, now meaning now.
 func (s *Settings) Input(now time.Time) Input {
-	return Input{Loc: s.Location(), Order: s.DateOrder(), Intervals: s.IntervalStyle(), Now: now}
+	return Input{Loc: s.Location(), Order: s.DateOrder(), Intervals: s.IntervalStyle(), Now: now, FloatDigits: s.ExtraFloatDigits()}
 }

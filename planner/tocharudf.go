@@ -77,6 +77,30 @@ func (intervalText) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
+// floatText is the engine function _tsdb_float_text(value, extra digits)
+// that a cast of a float to text is rewritten to: PostgreSQL's output of
+// a float8 or float4 under extra_float_digits. Its argument is of any type
+// (see intervalText).
+type floatText struct{}
+
+func (floatText) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(duckdb.TYPE_ANY, duckdb.TYPE_INTEGER), ResultTypeInfo: udfTypes(duckdb.TYPE_VARCHAR)[0]}
+}
+
+func (floatText) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
+		defer recoverUDF("_tsdb_float_text", &err)
+		extra, _ := values[1].(int32)
+		switch f := values[0].(type) {
+		case float64:
+			return string(dialect.AppendFloat(nil, f, 64, int(extra))), nil
+		case float32:
+			return string(dialect.AppendFloat(nil, float64(f), 32, int(extra))), nil
+		}
+		return nil, fmt.Errorf("[tsdb %s] _tsdb_float_text of %T", sqlerr.InternalError, values[0])
+	}}
+}
+
 // registerFunctions adds tsdb's Go functions to the engine's catalog,
 // where every connection finds them.
 func registerFunctions(ctx context.Context, db *sql.DB) error {
@@ -91,7 +115,10 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_interval_text", intervalText{}); err != nil {
 		return err
 	}
-	for _, f := range textFunctions() {
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_text", floatText{}); err != nil {
+		return err
+	}
+	for _, f := range append(textFunctions(), degreeFunctions()...) {
 		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
 			return fmt.Errorf("register %s: %w", f.name, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
@@ -537,7 +538,7 @@ func elementText(v any, oid uint32) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
-		return string(appendFloat(nil, x, 64, 1))
+		return string(dialect.AppendFloat(nil, x, 64, 1))
 	case time.Time:
 		switch oid {
 		case 1082:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
@@ -45,7 +46,7 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 			bits = 32
 		}
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendFloat(dst, v.Float64(row), bits, st.extraDigits), nil
+			return dialect.AppendFloat(dst, v.Float64(row), bits, st.extraDigits), nil
 		}
 	case planner.KindString:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {

@@ -13,6 +13,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
 	"tsdb/planner"
 )
@@ -78,9 +79,9 @@ func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null boo
 	case uint64:
 		return strconv.AppendUint(dst, x, 10), false
 	case float32:
-		return appendFloat(dst, float64(x), 32, st.extraDigits), false
+		return dialect.AppendFloat(dst, float64(x), 32, st.extraDigits), false
 	case float64:
-		return appendFloat(dst, x, 64, st.extraDigits), false
+		return dialect.AppendFloat(dst, x, 64, st.extraDigits), false
 	case string:
 		return append(dst, x...), false
 	case []byte:
@@ -209,41 +210,6 @@ func appendByteaEscape(dst, b []byte) []byte {
 		}
 	}
 	return dst
-}
-
-// appendFloat follows PostgreSQL 12+ (extra_float_digits = 1): the
-// shortest text that reads back to the same value, NaN, Infinity,
-// -Infinity. PostgreSQL writes a float8 in fixed notation when its decimal
-// exponent is in [-4, 15) (1709251201, not 1.709251201e+09), a float4 when
-// it is in [-4, 6), which is Go's %g. The float8 test on the magnitude is
-// exact: 1e15 is a double, so no double below it has a shortest form of
-// 1e+15, and the double nearest 1e-4 is the least one printed as 0.0001.
-//
-// With extra_float_digits at 0 or below, PostgreSQL writes 15 (float4: 6)
-// significant digits plus that setting, as C's %g does.
-func appendFloat(dst []byte, f float64, bits, extraDigits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Infinity"...)
-	}
-	if extraDigits <= 0 {
-		digits := 15
-		if bits == 32 {
-			digits = 6
-		}
-		return strconv.AppendFloat(dst, f, 'g', max(digits+extraDigits, 1), bits)
-	}
-	if bits == 64 {
-		if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
-			return strconv.AppendFloat(dst, f, 'f', -1, 64)
-		}
-		return strconv.AppendFloat(dst, f, 'e', -1, 64)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }
 
 // infinite tells DuckDB's infinite timestamps and dates (the largest

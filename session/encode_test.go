@@ -11,6 +11,8 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tsdb/dialect"
 )
 
 func TestEncodeText(t *testing.T) {
@@ -348,7 +350,7 @@ func TestAppendFloatDigits(t *testing.T) {
 		{float64(float32(3.14159265)), 32, -3, "3.14"},
 		{0.30000000000000004, 64, 1, "0.30000000000000004"},
 	} {
-		if got := string(appendFloat(nil, c.f, c.bits, c.extra)); got != c.want {
+		if got := string(dialect.AppendFloat(nil, c.f, c.bits, c.extra)); got != c.want {
 			t.Errorf("%v (float%d, extra_float_digits %d): got %s, want %s", c.f, c.bits, c.extra, got, c.want)
 		}
 	}
