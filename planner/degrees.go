@@ -95,13 +95,13 @@ func (d *degrees) acosQ1(x float64) float64 {
 	return float64(cAcos(x)/d.acos05) * 60.0
 }
 
-// sind is float.c's dsind.
-func (d *degrees) sind(x float64) (float64, error) {
-	if math.IsNaN(x) {
-		return x, nil
-	}
+// firstQuadrant reduces an angle to [0, 90] as float.c's dsind and dtand
+// do, with the sign the function's value takes: odd about 0 and 180, and
+// about 90 odd too when odd90 (tangent) or even (sine). NaN passes;
+// ±Infinity is out of range.
+func firstQuadrant(x float64, odd90 bool) (float64, float64, error) {
 	if math.IsInf(x, 0) {
-		return 0, degreeRange()
+		return 0, 0, degreeRange()
 	}
 	x, sign := reduce(x), 1.0
 	if x < 0 {
@@ -112,6 +112,21 @@ func (d *degrees) sind(x float64) (float64, error) {
 	}
 	if x > 90 {
 		x = 180 - x
+		if odd90 {
+			sign = -sign
+		}
+	}
+	return x, sign, nil
+}
+
+// sind is float.c's dsind.
+func (d *degrees) sind(x float64) (float64, error) {
+	if math.IsNaN(x) {
+		return x, nil
+	}
+	x, sign, err := firstQuadrant(x, false)
+	if err != nil {
+		return 0, err
 	}
 	return sign * d.sinQ1(x), nil
 }
@@ -142,18 +157,9 @@ func (d *degrees) tand(x float64, cot bool) (float64, error) {
 	if math.IsNaN(x) {
 		return x, nil
 	}
-	if math.IsInf(x, 0) {
-		return 0, degreeRange()
-	}
-	x, sign := reduce(x), 1.0
-	if x < 0 {
-		x, sign = -x, -sign
-	}
-	if x > 180 {
-		x, sign = 360-x, -sign
-	}
-	if x > 90 {
-		x, sign = 180-x, -sign
+	x, sign, err := firstQuadrant(x, true)
+	if err != nil {
+		return 0, err
 	}
 	if cot {
 		return plainZero(sign * ((d.cosQ1(x) / d.sinQ1(x)) / d.cot45)), nil
