@@ -191,8 +191,13 @@ func EngineError(err error) error {
 		e.Code = sqlerr.DatatypeMismatch
 	case duckdb.ErrorTypeConstraint:
 		e.Code = "23000"
-		if strings.Contains(lower, "not null") {
+		switch {
+		case strings.Contains(lower, "not null"):
 			e.Code = sqlerr.NotNullViolation
+		case strings.Contains(lower, "duplicate key"):
+			e.Code = "23505"
+		case strings.Contains(lower, "check constraint"):
+			e.Code = "23514"
 		}
 	case duckdb.ErrorTypeIO:
 		e.Code = sqlerr.IOError

@@ -24,6 +24,9 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER %s is not supported", strings.TrimPrefix(st.Objtype.String(), "OBJECT_"))
 	}
+	if _, ok := isTempRelation(st.Relation); ok {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE of a temporary table is not supported")
+	}
 	name, err := relationName(st.Relation)
 	if err != nil {
 		return nil, err

@@ -174,6 +174,11 @@ func (r *refs) addRangeVar(catalog, schemaName, rel string, ctes map[string]bool
 	if catalogName(&pg_query.RangeVar{Schemaname: schemaName, Relname: rel}) != "" {
 		return nil // answered by tsdb's catalog views
 	}
+	if name, ok := isTempRelation(&pg_query.RangeVar{Catalogname: catalog, Schemaname: schemaName, Relname: rel}); ok {
+		if t, ok := tables.(interface{ isTemp(string) bool }); ok && t.isTemp(name) {
+			return nil // the engine's own table (temptables.go)
+		}
+	}
 	switch strings.ToLower(schemaName) {
 	case "", "public", "main":
 	case "information_schema", "pg_catalog":

@@ -44,6 +44,7 @@ type CopyIn struct {
 	opts    copyOptions
 	in      textInput // the session's TimeZone and DateStyle, as COPY began
 	feed    copyFeed
+	temp    bool // tbl is a temporary table (temptables.go)
 }
 
 // CopyOut describes COPY … TO STDOUT: rows and how to render them.
@@ -132,6 +133,24 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	}
 	if st.WhereClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY … WHERE is not supported")
+	}
+	if tempName, ok := isTempRelation(st.Relation); ok {
+		if !st.IsFrom {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY of a temporary table TO STDOUT is not supported; use COPY (SELECT …) TO STDOUT")
+		}
+		tbl, err := s.tempInsertTarget(tempName, nil)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, a := range st.Attlist {
+			names = append(names, a.GetString_().GetSval())
+		}
+		targets, err := targetColumns(tbl, names)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput(), temp: true}}, nil
 	}
 	if !st.IsFrom {
 		var text string

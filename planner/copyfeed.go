@@ -171,6 +171,11 @@ func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error
 			return err
 		}
 	}
+	if c.temp {
+		// A temporary table's rows go to the engine at the end.
+		f.txRecs = append(f.txRecs, recs...)
+		return nil
+	}
 	if c.s.tx != nil {
 		if err := c.s.p.store.Validate(c.tbl.Name, recs); err != nil {
 			return err
@@ -278,6 +283,22 @@ func (c *CopyIn) Finish(ctx context.Context) (n int64, err error) {
 	c.wait()
 	if err := c.stage(ctx, true); err != nil {
 		return 0, err
+	}
+	if c.temp {
+		recs := f.txRecs
+		f.txRecs = nil
+		var n int64
+		for i, rec := range recs {
+			k, err := c.s.insertTempRows(ctx, c.tbl, c.targets, rec)
+			if err != nil {
+				for _, r := range recs[i+1:] {
+					r.Release()
+				}
+				return 0, err
+			}
+			n += k
+		}
+		return n, nil
 	}
 	if c.s.tx != nil {
 		recs := f.txRecs

@@ -430,7 +430,7 @@ func (d *chunkDecoder) appendFields() error {
 	ti := c.tbl.TimeIndex
 	var us int64
 	haveTime := false
-	if p := d.pos[ti]; p >= 0 && !fields[p].null {
+	if p := timePos(d.pos, ti); p >= 0 && !fields[p].null {
 		v, hasZone, ok := parseTimestamp(unsafe.String(unsafe.SliceData(fields[p].b), len(fields[p].b)))
 		if ok && c.tbl.Columns[ti].Type == schema.Timestamptz {
 			v = c.in.instant(v, hasZone)
@@ -516,7 +516,7 @@ func (d *chunkDecoder) consumeBinary(data []byte) error {
 		}
 		var us int64
 		haveTime := false
-		if fp := d.pos[c.tbl.TimeIndex]; fp >= 0 && len(d.fields[fp].b) == 8 && !d.fields[fp].null {
+		if fp := timePos(d.pos, c.tbl.TimeIndex); fp >= 0 && len(d.fields[fp].b) == 8 && !d.fields[fp].null {
 			// A value out of range fails below, as the column's.
 			if v, _, err := schema.FromPGMicros(int64(binary.BigEndian.Uint64(d.fields[fp].b))); err == nil {
 				us, haveTime = v, true
@@ -537,4 +537,14 @@ func (d *chunkDecoder) consumeBinary(data []byte) error {
 		p = q
 	}
 	return nil
+}
+
+// timePos is where a row's fields hold the table's time column, or -1:
+// not given, or a table without one (a temporary table, whose rows all go
+// to one bucket).
+func timePos(pos []int, ti int) int {
+	if ti < 0 {
+		return -1
+	}
+	return pos[ti]
 }

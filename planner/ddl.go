@@ -25,7 +25,7 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 		return nil, err
 	}
 	if st.Relation.Relpersistence == "t" {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "temporary tables are not supported")
+		return s.createTempTable(ctx, st)
 	}
 	if _, _, ok := s.view(name); ok {
 		if st.IfNotExists {
@@ -90,11 +90,21 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE and DROP VIEW are supported")
 	}
 	cascade := st.Behavior == pg_query.DropBehavior_DROP_CASCADE
-	var names []string
+	var names, temps []string
 	for _, obj := range st.Objects {
 		var parts []string
 		for _, it := range obj.GetList().GetItems() {
 			parts = append(parts, it.GetString_().GetSval())
+		}
+		if len(parts) == 2 && strings.EqualFold(parts[0], "pg_temp") && st.RemoveType == pg_query.ObjectType_OBJECT_TABLE {
+			if !s.isTemp(parts[1]) {
+				if st.MissingOk {
+					continue
+				}
+				return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", parts[1])
+			}
+			temps = append(temps, parts[1])
+			continue
 		}
 		if len(parts) == 2 && strings.EqualFold(parts[0], "public") {
 			parts = parts[1:]
@@ -102,7 +112,19 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		if len(parts) != 1 {
 			return nil, sqlerr.New(sqlerr.InvalidName, "tsdb tables live in schema public: %s", strings.Join(parts, "."))
 		}
+		if st.RemoveType == pg_query.ObjectType_OBJECT_TABLE && s.isTemp(parts[0]) {
+			temps = append(temps, parts[0]) // pg_temp comes first
+			continue
+		}
 		names = append(names, parts[0])
+	}
+	if len(temps) > 0 {
+		if err := s.dropTemps(ctx, temps); err != nil {
+			return nil, err
+		}
+		if len(names) == 0 {
+			return &Result{Tag: "DROP TABLE"}, nil
+		}
 	}
 	if st.RemoveType == pg_query.ObjectType_OBJECT_VIEW {
 		return s.dropViews(names, st.MissingOk, cascade)
@@ -259,7 +281,7 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE … AS takes a SELECT")
 	}
 	if into.Rel.Relpersistence == "t" {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "temporary tables are not supported")
+		return s.createTempTableAs(ctx, st)
 	}
 	name, err := relationName(into.Rel)
 	if err != nil {

@@ -42,6 +42,16 @@ var timeFunctions = map[string]bool{"now": true, "transaction_timestamp": true, 
 // compiled once to validate it, and handed to ingest, which logs it and
 // applies it to both layers.
 func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error) {
+	switch n := node.Node.(type) {
+	case *pg_query.Node_DeleteStmt:
+		if _, ok := isTempRelation(n.DeleteStmt.Relation); ok {
+			return s.tempDML(ctx, node, "DELETE")
+		}
+	case *pg_query.Node_UpdateStmt:
+		if _, ok := isTempRelation(n.UpdateStmt.Relation); ok {
+			return s.tempDML(ctx, node, "UPDATE")
+		}
+	}
 	// A logged statement is replayed on a connection in UTC: one that a
 	// session in another zone runs is applied once and its effect logged,
 	// since its casts, date_trunc and zone-less literals mean the

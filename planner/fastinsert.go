@@ -497,6 +497,9 @@ func (s *Session) fastInsert(ctx context.Context, query string) (*Result, bool, 
 	if s.p.roles != nil && !s.p.roles.Allowed(s.user, auth.Write) {
 		return nil, false, nil // the general path words the refusal
 	}
+	if s.isTemp(ins.table) {
+		return nil, false, nil // a temporary table hides the store's
+	}
 	tbl, ok := s.p.store.Table(ins.table)
 	if !ok {
 		return nil, false, nil

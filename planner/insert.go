@@ -27,6 +27,10 @@ import (
 // builds one Arrow record with the table's schema and hands it to ingest.
 // Nothing lands unless every row converts.
 func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result, error) {
+	if _, ok := isTempRelation(st.Relation); ok && st.OnConflictClause != nil {
+		// The engine's own INSERT … ON CONFLICT, for the engine's table.
+		return s.tempDML(ctx, &pg_query.Node{Node: &pg_query.Node_InsertStmt{InsertStmt: st}}, "INSERT")
+	}
 	if st.OnConflictClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT is not supported")
 	}
@@ -38,12 +42,29 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		}
 		inner.WithClause, st.WithClause = st.WithClause, nil
 	}
-	tbl, alias, err := s.targetTable(st.Relation, st.ReturningList)
-	if err != nil {
-		return nil, err
+	tempName, temp := isTempRelation(st.Relation)
+	var tbl schema.Table
+	var alias string
+	var err error
+	if temp {
+		// The values read as for a table of the store, then handed to
+		// the engine's table (insertTemp).
+		if tbl, err = s.tempInsertTarget(tempName, st.ReturningList); err != nil {
+			return nil, err
+		}
+	} else {
+		if tbl, alias, err = s.targetTable(st.Relation, st.ReturningList); err != nil {
+			return nil, err
+		}
+		if err := s.writableTx("INSERT"); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.writableTx("INSERT"); err != nil {
-		return nil, err
+	write := func(rec arrow.RecordBatch, targets []int) (*Result, error) {
+		if temp {
+			return s.insertTemp(ctx, tbl, targets, rec)
+		}
+		return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.
 	var names []string
@@ -87,7 +108,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 		}
 		if rec, ok := literalValues(tbl, targets, sel.ValuesLists, s.textInput()); ok {
-			return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
+			return write(rec, targets)
 		}
 		for _, row := range sel.ValuesLists {
 			items := row.GetList().GetItems()
@@ -183,7 +204,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
+	return write(rec, targets)
 }
 
 // insertRecord writes an INSERT's rows and, for RETURNING, evaluates its

@@ -318,8 +318,11 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
-	st, err := s.unqualified(st)
+	st, err := s.expandTemps(st)
 	if err != nil {
+		return nil, err
+	}
+	if st, err = s.unqualified(st); err != nil {
 		return nil, err
 	}
 	if st, err = s.expandViews(st); err != nil {

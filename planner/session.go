@@ -17,7 +17,9 @@ import (
 type Session struct {
 	p    *Planner
 	user string
-	conn *sql.Conn
+	// temps are the session's temporary tables (temptables.go).
+	temps map[string][]schema.Column
+	conn  *sql.Conn
 	// raw is conn's C handle, for results read as chunks; the session
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection
@@ -103,6 +105,7 @@ func (s *Session) Close() error {
 	// A connection that ends inside a block discards it.
 	s.rollbackTx(ctx)
 	s.dropPlans()
+	s.closeTemps(ctx)
 	for name := range s.views {
 		s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp.main."+schema.QuoteIdent(name))
 	}

@@ -145,6 +145,12 @@ func (s *Session) viewReads(query *pg_query.Node) ([]string, bool) {
 		if !ok || ctes[rv.Relname] || catalogName(rv) != "" && rv.Schemaname != "" {
 			return nil
 		}
+		if _, ok := s.tempName(rv, ctes); ok {
+			// A view of a temporary table is temporary, as in
+			// PostgreSQL.
+			temp = true
+			return nil
+		}
 		name, err := relationName(rv)
 		if err != nil {
 			return nil
@@ -368,6 +374,7 @@ func (s *Session) expandViews(st statement) (statement, error) {
 			failed = err
 			return nil
 		}
+		s.renameTemps(r) // a temporary view may read a temporary table
 		return r
 	})
 	if failed != nil {

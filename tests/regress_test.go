@@ -27,9 +27,9 @@ import (
 // adaptation, the least that lets tsdb hold the suites' tables:
 //
 //   - every CREATE TABLE gets a trailing time column
-//     `ts timestamptz NOT NULL` (tsdb tables have one), TEMP tables become
-//     ordinary ones (tsdb has none; the test drops each suite's tables when
-//     it ends), and columns of type `name` become `text`;
+//     `ts timestamptz NOT NULL` (tsdb tables have one; the test drops each
+//     suite's tables when it ends), and columns of type `name` become
+//     `text`; TEMP tables stay as they are (they need no time column);
 //   - INSERT and COPY into such a table give ts the constant
 //     regressTime, naming the columns they fill when the statement does not;
 //   - the setup's `CREATE TABLE x AS SELECT * FROM y` becomes a CREATE
@@ -214,7 +214,8 @@ func (a *regressAdapter) adapt(st regressStmt) (adapted, error) {
 	switch {
 	case node.GetCreateStmt() != nil:
 		cs := node.GetCreateStmt()
-		if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.OfTypename != nil {
+		if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.OfTypename != nil || cs.Relation.Relpersistence == "t" {
+			// A TEMP table is tsdb's as PostgreSQL's: no time column.
 			return adapted{SQL: []string{st.SQL}}, nil
 		}
 		name := strings.ToLower(cs.Relation.Relname)
@@ -296,7 +297,17 @@ func (a *regressAdapter) adapt(st regressStmt) (adapted, error) {
 			}
 		}
 	}
-	return adapted{SQL: []string{st.SQL}}, nil
+	out := adapted{SQL: []string{st.SQL}}
+	if len(st.Data) > 0 {
+		// COPY FROM STDIN into a table left as it is (a TEMP table):
+		// its data as written.
+		var b bytes.Buffer
+		for _, l := range st.Data {
+			b.WriteString(l + "\n")
+		}
+		out.Data = b.Bytes()
+	}
+	return out, nil
 }
 
 // copyFromFile adapts the setup's `COPY t FROM :'filename'` (a psql

@@ -1,0 +1,99 @@
+package tests
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Temporary tables: the session's own, without a time column, with
+// PostgreSQL's constraints and input rules, hiding a table of the store
+// by their name, gone when the session ends.
+func TestTemporaryTables(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c,
+		"CREATE TABLE f (ts timestamptz NOT NULL, f1 float8)",
+		"INSERT INTO f VALUES ('2026-01-01', 42)",
+		"CREATE TEMP TABLE f (f1 float8 PRIMARY KEY, n int DEFAULT 7 CHECK (n > 0), s varchar(3))",
+		// PostgreSQL's float input (spaces around the number), defaults
+		// for the columns not given, varchar(n)'s trailing spaces cut.
+		"INSERT INTO f (f1) VALUES (' 0.0 '), ('1004.30 ')",
+		"INSERT INTO f VALUES (-34.84, 2, 'ab  ')",
+	)
+	check := func(q string, want ...string) {
+		t.Helper()
+		if got := queryStrings(t, c, q); !slices.Equal(got, want) {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+	check("SELECT f1, n, s FROM f ORDER BY f1", "-34.84|2|ab ", "0|7|<nil>", "1004.3|7|<nil>")
+	// The store's f is still there, by its schema's name.
+	check("SELECT f1 FROM public.f", "42")
+	for _, tc := range []struct{ stmt, code string }{
+		{"INSERT INTO f VALUES (0)", "23505"},
+		{"INSERT INTO f VALUES (5, -1)", "23514"},
+		{"INSERT INTO f VALUES (6, 1, 'abcd')", "22001"},
+		{"UPDATE f SET s = 'wxyz'", "22001"},
+		{"INSERT INTO f VALUES ('x')", "22P02"},
+		{"CREATE TEMP TABLE f (a int)", "42P07"},
+		{"CREATE TEMP TABLE g (a int REFERENCES f (f1))", "0A000"},
+	} {
+		if _, err := c.Exec(ctx, tc.stmt); pgCode(err) != tc.code {
+			t.Errorf("%s: %v, want SQLSTATE %s", tc.stmt, err, tc.code)
+		}
+	}
+	execAll(t, c,
+		"UPDATE f SET n = n + 1 WHERE f1 > 0",
+		"DELETE FROM f WHERE f1 < 0",
+		"CREATE TEMP TABLE g AS SELECT f1 * 2 AS d FROM f",
+		"CREATE VIEW gv AS SELECT sum(d) AS total FROM g",
+		"INSERT INTO f VALUES (7, 1) ON CONFLICT (f1) DO NOTHING",
+		"INSERT INTO f VALUES (0, 1) ON CONFLICT (f1) DO UPDATE SET n = 100",
+	)
+	check("SELECT f1, n FROM f ORDER BY f1", "0|100", "7|1", "1004.3|8")
+	check("SELECT total FROM gv", "2008.6")
+	// A view of a temporary table is temporary too.
+	check("SELECT count(*) FROM pg_views WHERE viewname = 'gv'", "1")
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader("8\t3\n9\t\\N\n"), "COPY f (f1, n) FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
+	check("SELECT count(*), sum(n)::text FROM f", "5|112")
+	// A transaction block may not write one: ROLLBACK could not undo it.
+	execAll(t, c, "BEGIN")
+	if _, err := c.Exec(ctx, "INSERT INTO f VALUES (10, 1)"); pgCode(err) != "0A000" {
+		t.Errorf("INSERT in a block: %v, want 0A000", err)
+	}
+	execAll(t, c, "ROLLBACK")
+
+	// Another session sees neither the table nor the view.
+	other := s.connect(ctx)
+	check2 := func(q string, want ...string) {
+		t.Helper()
+		if got := queryStrings(t, other, q); !slices.Equal(got, want) {
+			t.Errorf("other session: %s = %q, want %q", q, got, want)
+		}
+	}
+	check2("SELECT f1 FROM f", "42")
+	if _, err := other.Exec(ctx, "SELECT * FROM g"); pgCode(err) != "42P01" {
+		t.Errorf("other session reads g: %v", err)
+	}
+	execAll(t, c, "DROP TABLE g CASCADE")
+	if _, err := c.Exec(ctx, "SELECT * FROM g"); pgCode(err) != "42P01" {
+		t.Errorf("dropped g: %v", err)
+	}
+	// The session's end drops them: a new session on the pooled engine
+	// connection finds the store's f.
+	c.Close(ctx)
+	other.Close(ctx)
+	for range 3 {
+		n := s.connect(ctx)
+		rows := queryStrings(t, n, "SELECT f1 FROM f")
+		if !slices.Equal(rows, []string{"42"}) {
+			t.Errorf("a new session reads f as %q", rows)
+		}
+		n.Close(ctx)
+	}
+}
