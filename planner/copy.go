@@ -134,23 +134,9 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	if st.WhereClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY … WHERE is not supported")
 	}
-	if tempName, ok := isTempRelation(st.Relation); ok {
-		if !st.IsFrom {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY of a temporary table TO STDOUT is not supported; use COPY (SELECT …) TO STDOUT")
-		}
-		tbl, err := s.tempInsertTarget(tempName, nil)
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for _, a := range st.Attlist {
-			names = append(names, a.GetString_().GetSval())
-		}
-		targets, err := targetColumns(tbl, names)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput(), temp: true}}, nil
+	tempName, temp := isTempRelation(st.Relation)
+	if temp && !st.IsFrom {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY of a temporary table TO STDOUT is not supported; use COPY (SELECT …) TO STDOUT")
 	}
 	if !st.IsFrom {
 		var text string
@@ -188,13 +174,20 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 		}
 		return &Result{Tag: "COPY", CopyOut: &CopyOut{Format: o.format, Header: o.header, Delim: o.delim, Null: o.null, Result: res}}, nil
 	}
-	name, err := relationName(st.Relation)
-	if err != nil {
-		return nil, err
-	}
-	tbl, ok := s.p.store.Table(name)
-	if !ok {
-		return nil, s.missing(name)
+	var tbl schema.Table
+	if temp {
+		if tbl, err = s.tempInsertTarget(tempName, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		name, err := relationName(st.Relation)
+		if err != nil {
+			return nil, err
+		}
+		var ok bool
+		if tbl, ok = s.p.store.Table(name); !ok {
+			return nil, s.missing(name)
+		}
 	}
 	var names []string
 	for _, a := range st.Attlist {
@@ -204,7 +197,7 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput()}}, nil
+	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput(), temp: temp}}, nil
 }
 
 // appendText converts one field the way PostgreSQL's input functions do for
