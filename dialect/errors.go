@@ -99,6 +99,9 @@ func EngineError(err error) error {
 		e.Code, e.Detail = "42P20", ""
 		return e
 	}
+	if engineMessageError(e, msg) {
+		return e
+	}
 	for _, m := range engineMessages {
 		if strings.Contains(lower, m.contains) {
 			e.Code, e.Detail = m.code, ""
@@ -228,6 +231,68 @@ var engineMessages = []struct{ contains, code, message string }{
 	{"period must be greater than 0", sqlerr.DatetimeOverflow, "stride must be greater than zero"},
 	{"is not an ordered-set aggregate", "42809", ""},
 	{"in in/any/all clause - an explicit cast is required", "42883", ""},
+	{"argument for ntile must be greater than zero", "22014", "argument of ntile must be greater than zero"},
+	{"is not an aggregate function", "42809", ""},
+}
+
+// reExtractUnit is DuckDB's error for an extract() field it does not know.
+var reExtractUnit = regexp.MustCompile(`^extract specifier "([^"]*)" not recognized`)
+
+// re2Errors begin the messages of the engine's regular expression library
+// (RE2) for a pattern it cannot compile: PostgreSQL's 2201B.
+var re2Errors = []string{"missing )", "missing ]", "unexpected )", "invalid repetition size", "bad repetition operator",
+	"invalid escape sequence", "invalid character class", "invalid named capture group", "trailing \\",
+	"invalid perl operator", "no argument for repetition operator", "invalid UTF-8", "bad named capture group"}
+
+// reOrderedAggregate is DuckDB's error for WITHIN GROUP of a function
+// that is no ordered-set aggregate, reScalarMissing for a function it
+// does not have.
+var (
+	reOrderedAggregate = regexp.MustCompile(`^Unknown ordered aggregate "([^"]*)"`)
+	reScalarMissing    = regexp.MustCompile(`^Scalar Function with name ([a-z_]+) does not exist`)
+)
+
+// plainAggregates are PostgreSQL's aggregates that take no WITHIN GROUP;
+// orderedSetAggregates those that need it.
+var (
+	plainAggregates = map[string]bool{"sum": true, "avg": true, "count": true, "min": true, "max": true, "string_agg": true,
+		"array_agg": true, "bool_and": true, "bool_or": true, "every": true, "stddev": true, "variance": true}
+	orderedSetAggregates = map[string]bool{"percentile_cont": true, "percentile_disc": true, "mode": true}
+)
+
+// engineMessageError gives e PostgreSQL's SQLSTATE and words for DuckDB
+// messages known by their form rather than a fixed text.
+func engineMessageError(e *sqlerr.Error, msg string) bool {
+	if m := reOrderedAggregate.FindStringSubmatch(msg); m != nil {
+		if plainAggregates[m[1]] {
+			e.Code, e.Message = "42809", m[1]+" is not an ordered-set aggregate, so it cannot have WITHIN GROUP"
+		} else {
+			e.Code, e.Message = sqlerr.UndefinedFunction, "function "+m[1]+" does not exist"
+		}
+		e.Detail = ""
+		return true
+	}
+	if m := reScalarMissing.FindStringSubmatch(msg); m != nil && orderedSetAggregates[m[1]] {
+		e.Code, e.Message, e.Detail = "42809", "WITHIN GROUP is required for ordered-set aggregate "+m[1], ""
+		return true
+	}
+	if m := reExtractUnit.FindStringSubmatch(msg); m != nil {
+		unit := strings.ToLower(m[1])
+		if strings.HasPrefix(unit, "timezone") {
+			// A unit of time zones, of a value that has none.
+			e.Code, e.Message, e.Detail = sqlerr.FeatureNotSupported, fmt.Sprintf("unit %q not supported for this type", unit), ""
+		} else {
+			e.Code, e.Message, e.Detail = sqlerr.InvalidParameterValue, fmt.Sprintf("unit %q not recognized", unit), ""
+		}
+		return true
+	}
+	for _, p := range re2Errors {
+		if strings.HasPrefix(msg, p) {
+			e.Code, e.Message, e.Detail = sqlerr.InvalidRegularExpression, "invalid regular expression: "+msg, ""
+			return true
+		}
+	}
+	return false
 }
 
 // PGTypeOfDuckDB names a DuckDB type as PostgreSQL does, in messages.

@@ -220,6 +220,15 @@ func TestErrorTypeOfMessage(t *testing.T) {
 		{`INTERRUPT Error: Interrupted!`, sqlerr.QueryCanceled},
 		{`Out of Memory Error: could not allocate block`, sqlerr.OutOfMemory},
 		{`Something unheard of`, sqlerr.InternalError},
+		// Known by their form: PostgreSQL's codes.
+		{`Conversion Error: extract specifier "microsec" not recognized`, sqlerr.InvalidParameterValue},
+		{`Conversion Error: extract specifier "timezone_m" not recognized`, sqlerr.FeatureNotSupported},
+		{`Invalid Input Error: missing ): (?s)(barbeque`, sqlerr.InvalidRegularExpression},
+		{`Invalid Input Error: invalid repetition size: {2,1}`, sqlerr.InvalidRegularExpression},
+		{`Parser Error: Unknown ordered aggregate "sum".`, "42809"},
+		{`Parser Error: Unknown ordered aggregate "test_rank".`, sqlerr.UndefinedFunction},
+		{`Catalog Error: Scalar Function with name percentile_cont does not exist!`, "42809"},
+		{`Invalid Input Error: Argument for ntile must be greater than zero`, "22014"},
 	} {
 		var se *sqlerr.Error
 		if err := dialect.EngineError(duckError(tc.msg, dialect.ErrorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code {

@@ -376,6 +376,11 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		if n.SelectStmt.IntoClause != nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
 		}
+		if hasLockingClause(st.node) {
+			// The engine has no row locks to take; answering without
+			// them would let a caller believe its rows are held.
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT … FOR UPDATE and FOR SHARE are not supported: tsdb has no row locks")
+		}
 		text, sel, catalog := st.text, n.SelectStmt, []string(nil)
 		rewritten, used, err := s.rewriteSession(st.node)
 		if err != nil {
@@ -587,4 +592,17 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 		return nil, engineError(err)
 	}
 	return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(lines)}, nil
+}
+
+// hasLockingClause reports whether a statement asks for row locks
+// anywhere (FOR UPDATE, FOR SHARE and their variants).
+func hasLockingClause(n *pg_query.Node) bool {
+	found := false
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if sel, ok := m.(*pg_query.SelectStmt); ok && len(sel.LockingClause) > 0 {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
