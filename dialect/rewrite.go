@@ -278,7 +278,14 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places
 				// (1.23456::numeric was 1.235). 38 digits, 10 after the
 				// point, keep what metrics and round(x::numeric, n) need.
-				tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(10, -1)}
+				// A number literal keeps its own scale, as PostgreSQL's
+				// value does (1.50::numeric is 1.50, 0.0::numeric 0.0),
+				// where 10 places would print trimmed (1.5, 0).
+				scale := int64(10)
+				if s, ok := literalOwnScale(tc.Arg); ok {
+					scale = int64(s)
+				}
+				tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(scale, -1)}
 				return nil, true
 			}
 		}
@@ -668,4 +675,28 @@ func unknownIntegerOperand(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		return nil, false
 	}
 	return pg_query.MakeAExprNode(e.Kind, e.Name, l, r, e.Location), true
+}
+
+// literalOwnScale is the scale a number literal is written with (1.50:
+// 2, 7: 0), when DECIMAL(38, that scale) holds it: at most 10 places,
+// no exponent.
+func literalOwnScale(n *pg_query.Node) (int, bool) {
+	c := n.GetAConst()
+	switch {
+	case c == nil:
+		return 0, false
+	case c.GetIval() != nil:
+		return 0, true
+	case c.GetFval() != nil:
+		text := strings.TrimLeft(c.GetFval().Fval, "+-")
+		if strings.ContainsAny(text, "eE") {
+			return 0, false
+		}
+		whole, frac, _ := strings.Cut(text, ".")
+		if len(frac) > 10 || len(strings.TrimLeft(whole, "0"))+len(frac) > 38 {
+			return 0, false
+		}
+		return len(frac), true
+	}
+	return 0, false
 }
