@@ -572,3 +572,46 @@ func TestUnknownIntegerOperand(t *testing.T) {
 		return changed
 	})
 }
+
+// A quoted constant in a set operation or VALUES column is read as the
+// type the column's other values have, as PostgreSQL resolves it.
+func TestUnknownSetOpLiterals(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT 3.4::numeric UNION SELECT 'foo'", "SELECT (3.4)::numeric UNION SELECT 'foo'::numeric"},
+		{"SELECT 1 UNION ALL SELECT '2' UNION ALL SELECT 2.5", "(SELECT 1 UNION ALL SELECT '2'::numeric) UNION ALL SELECT 2.5"},
+		{"VALUES (true), ('f')", "VALUES (true), (false)"},
+		{"SELECT x FROM (VALUES (1), ('2')) t(x)", "SELECT x FROM (VALUES (1), ('2'::int)) t(x)"},
+		{"SELECT 1, 'a' UNION SELECT 2, date '2001-01-01'", "SELECT 1, 'a'::date UNION SELECT 2, '2001-01-01'::date"},
+		// Unknown with unknown is text; a column's type is the engine's.
+		{"SELECT 'a' UNION SELECT 'b'", ""},
+		{"SELECT q1 FROM t UNION SELECT 'foo'", ""},
+		{"SELECT 1::text UNION SELECT 'b'", ""},
+	}
+	checkRewrites(t, tests, UnknownSetOpLiterals)
+}
+
+// ORDER BY of a set operation names the result's columns.
+func TestCheckSetOpOrder(t *testing.T) {
+	for _, tc := range []struct {
+		sql string
+		ok  bool
+	}{
+		{"SELECT q1 FROM a EXCEPT SELECT q2 FROM b ORDER BY q2", false},
+		{"SELECT q1 FROM a EXCEPT SELECT q2 FROM b ORDER BY q1", true},
+		{"SELECT q1 AS x FROM a UNION SELECT q2 FROM b ORDER BY x", true},
+		{"SELECT q1 FROM a UNION SELECT q2 FROM b ORDER BY 1", true},
+		{"SELECT * FROM a UNION SELECT * FROM b ORDER BY z", true},
+		{"SELECT q1 FROM a ORDER BY q2", true},
+	} {
+		tree, err := pg_query.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckSetOpOrder(tree.Stmts[0].Stmt.GetSelectStmt())
+		if (err == nil) != tc.ok || err != nil && sqlerr.Code(err) != sqlerr.UndefinedColumn {
+			t.Errorf("%s: %v", tc.sql, err)
+		}
+	}
+}

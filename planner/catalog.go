@@ -82,6 +82,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
+	changed = dialect.UnknownSetOpLiterals(out) || changed
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WithTies(out) || changed
 	// extract of a timestamp is numeric: of a cast anywhere, of a table's

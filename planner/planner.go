@@ -373,6 +373,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		if err := dialect.CheckOuterAggregates(n.SelectStmt); err != nil {
 			return nil, err
 		}
+		if err := dialect.CheckSetOpOrder(n.SelectStmt); err != nil {
+			return nil, err
+		}
 		if n.SelectStmt.IntoClause != nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
 		}
