@@ -376,9 +376,13 @@ func tempConstraint(c *pg_query.Constraint) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "%s constraints are not supported in temporary tables",
 			strings.TrimPrefix(c.Contype.String(), "CONSTR_"))
 	}
-	if c.Deferrable || c.Initdeferred || len(c.Options) > 0 || c.Indexname != "" || c.Indexspace != "" || len(c.Including) > 0 {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "DEFERRABLE, INCLUDE and index options of constraints are not supported in temporary tables")
+	if c.Initdeferred || len(c.Options) > 0 || c.Indexname != "" || c.Indexspace != "" || len(c.Including) > 0 {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "INITIALLY DEFERRED, INCLUDE and index options of constraints are not supported in temporary tables")
 	}
+	// DEFERRABLE INITIALLY IMMEDIATE checks each statement as a plain
+	// constraint does, since SET CONSTRAINTS … DEFERRED is not supported:
+	// the engine's constraint is that.
+	c.Deferrable = false
 	return nil
 }
 
