@@ -615,3 +615,22 @@ func TestCheckSetOpOrder(t *testing.T) {
 		}
 	}
 }
+
+// Names the engine reads as keywords are quoted in deparsed text;
+// keywords (upper case there) and literals are left alone.
+func TestQuoteEngineKeywords(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT at, map FROM t ORDER BY by", `SELECT "at", "map" FROM t ORDER BY "by"`},
+		{"SELECT ts AT TIME ZONE 'at' FROM t GROUP BY x", ""},
+		{`SELECT "at", k.struct AS qualify FROM t k`, `SELECT "at", k."struct" AS "qualify" FROM t k`},
+		{"SELECT atom, mapping FROM t", ""},
+	} {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := QuoteEngineKeywords(c.in); got != want {
+			t.Errorf("%s: got %s, want %s", c.in, got, want)
+		}
+	}
+}

@@ -64,7 +64,15 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 			continue
 		}
 		for _, rs := range tree.GetStmts() {
-			out = append(out, statement{text: p, offset: off, node: rs.GetStmt()})
+			text := p
+			if dialect.NamesEngineKeyword(p, rs.GetStmt()) {
+				// A name the engine reads as a keyword: deparsed, which
+				// quotes it.
+				if d, err := deparse(tree.Version, rs.GetStmt()); err == nil {
+					text = d
+				}
+			}
+			out = append(out, statement{text: text, offset: off, node: rs.GetStmt()})
 		}
 	}
 	return out, nil
@@ -454,7 +462,7 @@ func deparse(version int32, n *pg_query.Node) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("planner: deparse: %w", err)
 	}
-	return out, nil
+	return dialect.QuoteEngineKeywords(out), nil
 }
 
 // parseError is PostgreSQL's syntax error for text, with its position

@@ -412,7 +412,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 	cols := map[string]schema.Type{}
 	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if rv, ok := m.(*pg_query.RangeVar); ok {
-			if t, ok := s.p.store.Table(rv.Relname); ok {
+			if t, ok := s.paramTable(rv); ok {
 				alias := rv.Relname
 				if rv.Alias != nil && rv.Alias.Aliasname != "" {
 					alias = rv.Alias.Aliasname
@@ -488,7 +488,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 			set(x.LimitCount, oidInt8)
 			set(x.LimitOffset, oidInt8)
 		case *pg_query.InsertStmt:
-			tbl, ok := s.p.store.Table(x.Relation.GetRelname())
+			tbl, ok := s.paramTable(x.Relation)
 			if !ok {
 				return nil
 			}
@@ -501,7 +501,7 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 				}
 			}
 		case *pg_query.UpdateStmt:
-			tbl, ok := s.p.store.Table(x.Relation.GetRelname())
+			tbl, ok := s.paramTable(x.Relation)
 			if !ok {
 				return nil
 			}

@@ -250,6 +250,15 @@ func engineColumn(name, ty string) schema.Column {
 	return col
 }
 
+// paramTable is the table a relation names, a temporary table's columns
+// too, for the types of a statement's parameters.
+func (s *Session) paramTable(rv *pg_query.RangeVar) (schema.Table, bool) {
+	if name, ok := isTempRelation(rv); ok && s.isTemp(name) {
+		return schema.Table{Name: name, TimeIndex: -1, Columns: s.temps[name]}, true
+	}
+	return s.p.store.Table(rv.GetRelname())
+}
+
 // tempInsertTarget is temporary table name as INSERT reads values for
 // it: a table of its columns, without a time column.
 func (s *Session) tempInsertTarget(name string, returning []*pg_query.Node) (schema.Table, error) {

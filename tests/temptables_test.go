@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Temporary tables: the session's own, without a time column, with
@@ -95,5 +97,50 @@ func TestTemporaryTables(t *testing.T) {
 			t.Errorf("a new session reads f as %q", rows)
 		}
 		n.Close(ctx)
+	}
+}
+
+// Temporary tables through the extended protocol: parameters in INSERT,
+// UPDATE and SELECT, prepared and described as for any table.
+func TestTemporaryTablesExtended(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	x := pgx.QueryExecModeDescribeExec // the extended protocol, binary results
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE k (id int PRIMARY KEY, v text, at timestamptz)"); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []string{"a", "b", "c"} {
+		if _, err := c.Exec(ctx, "INSERT INTO k VALUES ($1, $2, $3)", x, i, v, "2026-01-0"+string(rune('1'+i))+" 00:00:00+00"); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	if _, err := c.Exec(ctx, "UPDATE k SET v = $1 WHERE id = $2", x, "z", 2); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var v string
+	if err := c.QueryRow(ctx, "SELECT count(*), max(v) FROM k WHERE id >= $1", x, 1).Scan(&n, &v); err != nil || n != 2 || v != "z" {
+		t.Errorf("count, max = %d, %q, %v; want 2, z", n, v, err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO k VALUES ($1, $2, now())", x, 1, "dup"); pgCode(err) != "23505" {
+		t.Errorf("duplicate key through a parameter: %v", err)
+	}
+}
+
+// Columns named with words the engine reserves (at, by, map) work in
+// queries as written, simple or prepared.
+func TestEngineKeywordNames(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE kk (ts timestamptz NOT NULL, at int, map text, by int)",
+		"INSERT INTO kk VALUES ('2026-01-01', 1, 'm', 2)", "UPDATE kk SET map = 'q' WHERE by = 2")
+	for _, mode := range []any{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+		var at, by int
+		var m string
+		if err := c.QueryRow(ctx, "SELECT at, map, by FROM kk WHERE at = 1 ORDER BY by", mode).Scan(&at, &m, &by); err != nil || at != 1 || m != "q" || by != 2 {
+			t.Errorf("%v: %d %q %d %v", mode, at, m, by, err)
+		}
 	}
 }
