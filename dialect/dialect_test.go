@@ -634,3 +634,31 @@ func TestQuoteEngineKeywords(t *testing.T) {
 		}
 	}
 }
+
+// sum() of an integer or smallint column is bigint, as in PostgreSQL.
+func TestIntegerSums(t *testing.T) {
+	typeOf := func(n *pg_query.Node) schema.Type {
+		switch sqltree.LastName(n.GetColumnRef().GetFields()) {
+		case "i":
+			return schema.Int32
+		case "s":
+			return schema.Int16
+		case "b":
+			return schema.Int64
+		}
+		return schema.Invalid
+	}
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT sum(i), sum(s) + 1, sum(i) OVER () FROM t", "SELECT sum(i)::int8, sum(s)::int8 + 1, sum(i) OVER ()::int8 FROM t"},
+		{"SELECT sum(b), sum(x), count(i), (SELECT sum(i) FROM u) FROM t", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool {
+		changed := false
+		for _, rt := range n.GetSelectStmt().GetTargetList() {
+			changed = IntegerSums(rt.GetResTarget().Val, typeOf) || changed
+		}
+		return changed
+	})
+}

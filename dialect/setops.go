@@ -4,6 +4,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -197,4 +198,38 @@ func CheckSetOpOrder(sel *pg_query.SelectStmt) error {
 // decide: a statement built in code may leave Op unset.)
 func isSetOp(sel *pg_query.SelectStmt) bool {
 	return sel != nil && sel.Larg != nil && sel.Rarg != nil
+}
+
+// IntegerSums types sum() of a smallint or integer column (typeOf) as
+// PostgreSQL does, bigint: the engine's sum of them is a 128-bit integer,
+// which tsdb sends as numeric (a driver then returns a Decimal, not an
+// int). The cast overflows where PostgreSQL's bigint sum does. Calls in a
+// subquery are their own scope and left alone.
+func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	if typeOf == nil {
+		return false
+	}
+	changed := false
+	rewrite := func(n *pg_query.Node) *pg_query.Node {
+		if n.GetSubLink() != nil {
+			return n // its own scope: left as it is (and not walked)
+		}
+		fc := n.GetFuncCall()
+		if fc == nil || sqltree.LastName(fc.Funcname) != "sum" || len(fc.Args) != 1 || fc.AggStar {
+			return nil
+		}
+		if t := typeOf(fc.Args[0]); t != schema.Int32 && t != schema.Int16 {
+			return nil
+		}
+		changed = true
+		return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "int8")
+	}
+	if r := rewrite(root); r == root {
+		return false
+	} else if r != nil {
+		root.Node = r.Node
+		return true
+	}
+	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
+	return changed
 }

@@ -97,6 +97,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
 				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
+				changed = dialect.IntegerSums(rt.Val, typeOf) || changed
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,5 +86,26 @@ func TestByteaColumnFunctions(t *testing.T) {
 		if got := string(res[0].Rows[0][i]); got != w {
 			t.Errorf("column %d = %q, PostgreSQL gives %q", i+1, got, w)
 		}
+	}
+}
+
+// sum() of integer and smallint columns is bigint (OID 20), as in
+// PostgreSQL; of bigint, numeric (1700).
+func TestIntegerSumTypes(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	execAll(t, c, "CREATE TABLE si (ts timestamptz NOT NULL, a int, b bigint, c smallint)", "INSERT INTO si VALUES ('2026-01-01', 1, 2, 3)")
+	rows, err := c.Query(ctx, "SELECT sum(a), sum(b), sum(c) FROM si")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint32
+	for _, f := range rows.FieldDescriptions() {
+		got = append(got, f.DataTypeOID)
+	}
+	rows.Close()
+	if want := []uint32{20, 1700, 20}; !slices.Equal(got, want) {
+		t.Errorf("sum types %v, want %v", got, want)
 	}
 }
