@@ -144,6 +144,7 @@ func (s *Session) discard(ctx context.Context, st *pg_query.DiscardStmt) (*Resul
 		}
 		s.dropPlans()
 		clear(s.described)
+		s.discardTemps(ctx)
 		return &Result{Tag: "DISCARD ALL", Deallocate: &DeallocateRequest{All: true}, Discard: true}, nil
 	case pg_query.DiscardMode_DISCARD_PLANS:
 		s.dropPlans()
@@ -152,5 +153,10 @@ func (s *Session) discard(ctx context.Context, st *pg_query.DiscardStmt) (*Resul
 	case pg_query.DiscardMode_DISCARD_SEQUENCES:
 		return &Result{Tag: "DISCARD SEQUENCES"}, nil
 	}
+	if s.tx != nil && len(s.temps) > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DISCARD TEMP of temporary tables inside a transaction block is not supported: its effect could not be rolled back")
+	}
+	s.dropPlans()
+	s.discardTemps(ctx)
 	return &Result{Tag: "DISCARD TEMP"}, nil
 }

@@ -556,6 +556,14 @@ func (s *Session) truncateTemps(ctx context.Context, names []string) error {
 	return nil
 }
 
+// discardTemps is DISCARD TEMP (and part of DISCARD ALL, which a
+// connection pooler sends between its clients): the session's temporary
+// tables and views go.
+func (s *Session) discardTemps(ctx context.Context) {
+	s.closeTemps(ctx)
+	clear(s.tempViews)
+}
+
 // closeTemps drops every temporary table: the session's connection goes
 // back to the pool, whose next user must not find them.
 func (s *Session) closeTemps(ctx context.Context) {

@@ -86,6 +86,13 @@ func TestTemporaryTables(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT * FROM g"); pgCode(err) != "42P01" {
 		t.Errorf("dropped g: %v", err)
 	}
+	// DISCARD TEMP (and DISCARD ALL, a pooler's reset) drops them.
+	execAll(t, c, "CREATE TEMP TABLE d (x int)", "CREATE TEMP VIEW dv AS SELECT 1 AS one", "DISCARD TEMP")
+	for _, q := range []string{"SELECT * FROM d", "SELECT * FROM dv"} {
+		if _, err := c.Exec(ctx, q); pgCode(err) != "42P01" {
+			t.Errorf("after DISCARD TEMP, %s: %v", q, err)
+		}
+	}
 	// The session's end drops them: a new session on the pooled engine
 	// connection finds the store's f.
 	c.Close(ctx)
