@@ -430,6 +430,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				return r, true
 			}
 		}
+		if (name == "concat" || name == "concat_ws") && fc.Over == nil && concatArgs(fc, in) {
+			return nil, true
+		}
 		if strings.HasPrefix(name, "justify_") && len(fc.Args) == 1 {
 			return justify(name, fc.Args[0], in), true
 		}
@@ -561,9 +564,19 @@ func intervalTextCast(tc *pg_query.TypeCast, in Input) (*pg_query.Node, bool) {
 
 // textOf is x as text, written as PostgreSQL writes it (intervalTextCast).
 func textOf(x *pg_query.Node, in Input) (*pg_query.Node, bool) {
+	return textOfValue(x, in, false)
+}
+
+// textOfValue is textOf; output says the text is the type's output
+// (concat), where a boolean is t or f, not a cast's true or false.
+func textOfValue(x *pg_query.Node, in Input, output bool) (*pg_query.Node, bool) {
+	boolean := ""
+	if output {
+		boolean = `WHEN typeof(_tsdb_arg1) = 'BOOLEAN' THEN CASE CAST(_tsdb_arg1 AS STRING) WHEN 'true' THEN 't' WHEN 'false' THEN 'f' END`
+	}
 	r, err := sqltree.Template(fmt.Sprintf(`CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d)
 		WHEN typeof(_tsdb_arg1) IN ('DOUBLE', 'FLOAT') THEN _tsdb_float_text(_tsdb_arg1, %d)
-		ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits), x)
+		%s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, boolean), x)
 	return r, err == nil
 }
 
@@ -586,23 +599,7 @@ func concatText(e *pg_query.A_Expr, in Input) (*pg_query.Node, bool) {
 		}
 		return false
 	}
-	convertible := func(n *pg_query.Node) bool {
-		switch {
-		case n.GetAConst() != nil, n.GetAArrayExpr() != nil, n.GetCaseExpr() != nil:
-			return false // text already; an array; a CASE (textOf's own)
-		case n.GetTypeCast() != nil:
-			tn := n.GetTypeCast().GetTypeName()
-			switch sqltree.LastName(tn.GetNames()) {
-			case "text", "varchar", "bpchar", "char":
-				return false
-			}
-			return len(tn.GetArrayBounds()) == 0
-		case n.GetFuncCall() != nil:
-			name := sqltree.LastName(n.GetFuncCall().Funcname)
-			return !strings.HasPrefix(name, "array") && !strings.HasPrefix(name, "_tsdb_") && !strings.HasSuffix(name, "_array") && name != "regexp_matches"
-		}
-		return true
-	}
+	convertible := textConvertible
 	l, r := e.Lexpr, e.Rexpr
 	switch {
 	case textual(l) && convertible(r):
@@ -699,4 +696,46 @@ func literalOwnScale(n *pg_query.Node) (int, bool) {
 		return len(frac), true
 	}
 	return 0, false
+}
+
+// textConvertible reports whether an expression made text should be
+// written by textOf: not a constant (text already, or a number the engine
+// writes as PostgreSQL does), not an array, not textOf's own CASE.
+func textConvertible(n *pg_query.Node) bool {
+	switch {
+	case n.GetAConst() != nil, n.GetAArrayExpr() != nil, n.GetCaseExpr() != nil:
+		return false
+	case n.GetTypeCast() != nil:
+		tn := n.GetTypeCast().GetTypeName()
+		switch sqltree.LastName(tn.GetNames()) {
+		case "text", "varchar", "bpchar", "char":
+			return false
+		}
+		return len(tn.GetArrayBounds()) == 0
+	case n.GetFuncCall() != nil:
+		name := sqltree.LastName(n.GetFuncCall().Funcname)
+		return !strings.HasPrefix(name, "array") && !strings.HasPrefix(name, "_tsdb_") && !strings.HasSuffix(name, "_array") && name != "regexp_matches"
+	}
+	return true
+}
+
+// concatArgs writes the arguments of concat and concat_ws as PostgreSQL
+// makes them text (textOf): the engine's concat wrote a float 1 as 1.0.
+func concatArgs(fc *pg_query.FuncCall, in Input) bool {
+	changed := false
+	for i, a := range fc.Args {
+		if c := a.GetAConst(); c != nil && c.GetBoolval() != nil {
+			fc.Args[i] = pg_query.MakeAConstStrNode(map[bool]string{true: "t", false: "f"}[c.GetBoolval().Boolval], -1)
+			changed = true
+			continue
+		}
+		if !textConvertible(a) {
+			continue
+		}
+		if r, ok := textOfValue(a, in, true); ok {
+			fc.Args[i] = r
+			changed = true
+		}
+	}
+	return changed
 }
