@@ -662,3 +662,29 @@ func TestIntegerSums(t *testing.T) {
 		return changed
 	})
 }
+
+// Variances of values known to be double precision go to the Go function
+// over a list of the values.
+func TestFloatVariances(t *testing.T) {
+	typeOf := func(n *pg_query.Node) schema.Type {
+		if sqltree.LastName(n.GetColumnRef().GetFields()) == "d" {
+			return schema.Float64
+		}
+		return schema.Invalid
+	}
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT stddev(d), var_pop(sin(i) * 2) FILTER (WHERE i > 0) FROM t",
+			"SELECT _tsdb_float_var(list(d::float8), 3), _tsdb_float_var(list((sin(i) * 2)::float8) FILTER (WHERE i > 0), 0) FROM t"},
+		{"SELECT stddev(i), var_pop(n::numeric), stddev(d) OVER (), variance(DISTINCT d) FROM t",
+			"SELECT stddev(i), var_pop(n::numeric), stddev(d) OVER (), _tsdb_float_var(list(DISTINCT d::float8), 1) FROM t"},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool {
+		changed := false
+		for _, rt := range n.GetSelectStmt().GetTargetList() {
+			changed = FloatVariances(rt.GetResTarget().Val, typeOf) || changed
+		}
+		return changed
+	})
+}

@@ -233,3 +233,81 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
 	return changed
 }
+
+// floatVarianceKinds are the variance functions FloatVariances answers,
+// by the kind number _tsdb_float_var takes.
+var floatVarianceKinds = map[string]int{"var_pop": 0, "var_samp": 1, "variance": 1, "stddev_pop": 2, "stddev_samp": 3, "stddev": 3}
+
+// floatFunctions return double precision.
+var floatFunctions = map[string]bool{"sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true, "atan2": true,
+	"sqrt": true, "cbrt": true, "exp": true, "ln": true, "log10": true, "power": true, "pow": true, "random": true, "degrees": true,
+	"radians": true, "pi": true, "sind": true, "cosd": true, "tand": true, "cotd": true, "asind": true, "acosd": true, "atand": true,
+	"atan2d": true, "sinh": true, "cosh": true, "tanh": true, "float8": true}
+
+// floatExpr reports whether an expression is double precision or real
+// by what is known here: a cast, a column (typeOf), a float function, or
+// arithmetic with one of those.
+func floatExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	switch {
+	case n.GetTypeCast() != nil:
+		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
+		case "float8", "float4", "float", "double", "real":
+			return len(n.GetTypeCast().TypeName.GetArrayBounds()) == 0
+		}
+	case n.GetColumnRef() != nil:
+		t := typeOf(n)
+		return t == schema.Float64 || t == schema.Float32
+	case n.GetFuncCall() != nil:
+		return floatFunctions[sqltree.LastName(n.GetFuncCall().Funcname)] && n.GetFuncCall().Over == nil
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		switch sqltree.LastName(e.Name) {
+		case "+", "-", "*", "/":
+		default:
+			return false
+		}
+		return e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (e.Lexpr != nil && floatExpr(e.Lexpr, typeOf) || floatExpr(e.Rexpr, typeOf))
+	}
+	return false
+}
+
+// FloatVariances answers var_pop, var_samp, variance, stddev_pop,
+// stddev_samp and stddev of double precision values as PostgreSQL
+// computes them (the Youngs-Cramer sums of float.c's float8_accum, in the
+// order the rows come), where the engine's algorithm differed in the last
+// digits (stddev_samp 70.75963553242767 for PostgreSQL's
+// 70.75963553242771). The values go to a Go function as a list: aggregate
+// calls of the select list only, not window ones. typeOf gives the FROM
+// list's column types.
+func FloatVariances(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	if typeOf == nil {
+		return false
+	}
+	changed := false
+	rewrite := func(n *pg_query.Node) *pg_query.Node {
+		if n.GetSubLink() != nil {
+			return n
+		}
+		fc := n.GetFuncCall()
+		if fc == nil || len(fc.Args) != 1 || fc.Over != nil || fc.AggStar || len(fc.AggOrder) > 0 || len(fc.Funcname) > 1 {
+			return nil
+		}
+		kind, ok := floatVarianceKinds[sqltree.LastName(fc.Funcname)]
+		if !ok || !floatExpr(fc.Args[0], typeOf) {
+			return nil
+		}
+		list := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("list")},
+			Args: []*pg_query.Node{sqltree.Cast(fc.Args[0], "float8")}, AggFilter: fc.AggFilter, AggDistinct: fc.AggDistinct,
+			Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL}
+		changed = true
+		return call("_tsdb_float_var", &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: list}}, pg_query.MakeAConstIntNode(int64(kind), -1))
+	}
+	if r := rewrite(root); r == root {
+		return false
+	} else if r != nil {
+		root.Node = r.Node
+		return true
+	}
+	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
+	return changed
+}

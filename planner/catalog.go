@@ -98,6 +98,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
 				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
 				changed = dialect.IntegerSums(rt.Val, typeOf) || changed
+				changed = dialect.FloatVariances(rt.Val, typeOf) || changed
 			}
 		}
 	}

@@ -118,6 +118,9 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_text", floatText{}); err != nil {
 		return err
 	}
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_var", floatVariance{}); err != nil {
+		return err
+	}
 	for _, f := range append(textFunctions(), degreeFunctions()...) {
 		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
 			return fmt.Errorf("register %s: %w", f.name, err)
