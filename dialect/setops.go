@@ -224,13 +224,7 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 		changed = true
 		return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "int8")
 	}
-	if r := rewrite(root); r == root {
-		return false
-	} else if r != nil {
-		root.Node = r.Node
-		return true
-	}
-	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
+	substituteScope(root, rewrite)
 	return changed
 }
 
@@ -302,12 +296,19 @@ func FloatVariances(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 		changed = true
 		return call("_tsdb_float_var", &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: list}}, pg_query.MakeAConstIntNode(int64(kind), -1))
 	}
+	substituteScope(root, rewrite)
+	return changed
+}
+
+// substituteScope applies rewrite to root and, unless rewrite keeps root
+// as it is (a subquery, its own scope), to the nodes under it, without
+// walking into what it puts in place (sqltree.SubstituteNodes).
+func substituteScope(root *pg_query.Node, rewrite func(*pg_query.Node) *pg_query.Node) {
 	if r := rewrite(root); r == root {
-		return false
+		return
 	} else if r != nil {
 		root.Node = r.Node
-		return true
+		return
 	}
 	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
-	return changed
 }
