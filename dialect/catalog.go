@@ -25,7 +25,10 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 			if t.ViewQuery != "" {
 				kind, insertable = "VIEW", "NO"
 			}
-			rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, '%s', '%s', 'NO')", schema.QuoteString(t.Name), kind, insertable))
+			if IsTempTable(t) {
+				kind = "LOCAL TEMPORARY"
+			}
+			rows = append(rows, fmt.Sprintf("('tsdb', %s, %s, '%s', '%s', 'NO')", schema.QuoteString(schemaOf(t)), schema.QuoteString(t.Name), kind, insertable))
 		}
 		return ValuesView(rows, "table_catalog, table_schema, table_name, table_type, is_insertable_into, is_typed",
 			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
@@ -66,8 +69,8 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 						precision = fmt.Sprint(p)
 					}
 				}
-				rows = append(rows, fmt.Sprintf("('tsdb', 'public', %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s, %s, %s, %s)",
-					schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision,
+				rows = append(rows, fmt.Sprintf("('tsdb', %s, %s, %s, %d, %s, %s, %s, 'pg_catalog', NULL, %s, %s, %s, %s, %s)",
+					schema.QuoteString(schemaOf(t)), schema.QuoteString(t.Name), schema.QuoteString(c.Name), i+1, schema.QuoteString(nullable), schema.QuoteString(dataType), schema.QuoteString(udt), maxLen, precision,
 					numPrecision, numRadix, numScale))
 			}
 		}
@@ -181,6 +184,28 @@ func emptyRelation(cols ...string) func([]schema.Table) string {
 
 const nsPublic = 2200
 
+// nsTemp is the namespace of the session's temporary tables, which
+// PostgreSQL calls pg_temp_N; tempSchema is its name.
+const (
+	nsTemp     = 16300
+	tempSchema = "pg_temp_1"
+)
+
+// TempTableID marks the ID of a temporary table as the catalogs list it.
+const TempTableID = "temp:"
+
+// IsTempTable reports whether a catalog's table is a session's temporary
+// table.
+func IsTempTable(t schema.Table) bool { return strings.HasPrefix(t.ID, TempTableID) }
+
+// schemaOf is the schema a catalog shows a table in.
+func schemaOf(t schema.Table) string {
+	if IsTempTable(t) {
+		return tempSchema
+	}
+	return "public"
+}
+
 // pgCatalogRelations are the pg_catalog relations psql's \dt, \d, \d+, \dn
 // and \l read (information_schema and the few Grafana reads are in
 // catalogRelations).
@@ -197,8 +222,12 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 			if t.ViewQuery != "" {
 				kind, am, rules = "v", 0, true // a view is a rule over no storage
 			}
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d, '%s', 10, %d, 0, false, %v, false, false, false, false, 0, 0, 'p', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
-				TableOID(t), schema.QuoteString(t.Name), nsPublic, kind, am, rules, len(t.Columns), options))
+			ns, persistence := nsPublic, "p"
+			if IsTempTable(t) {
+				ns, persistence = nsTemp, "t"
+			}
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, '%s', 10, %d, 0, false, %v, false, false, false, false, 0, 0, '%s', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
+				TableOID(t), schema.QuoteString(t.Name), ns, kind, am, rules, persistence, len(t.Columns), options))
 		}
 		return ValuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
 			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
@@ -286,7 +315,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 			"CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)")
 	},
 	"pg_catalog.pg_namespace": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)"
+		return fmt.Sprintf("SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL), (%d, '%s', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)", nsTemp, tempSchema)
 	},
 	"pg_catalog.pg_database": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"

@@ -278,7 +278,7 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 		return nil
 	}
 	stored := s.p.store.Tables()
-	tables := append(slices.Clip(stored), s.viewTables()...)
+	tables := append(append(slices.Clip(stored), s.viewTables()...), s.tempTables()...)
 	for _, name := range used {
 		view := catalogView(name)
 		var def string

@@ -68,6 +68,9 @@ func (s *Session) relationOID(text string) (int64, error) {
 	if len(names) == 2 {
 		schemaName = names[0]
 	}
+	if len(names) == 1 && s.isTemp(rel) || schemaName == "pg_temp" && s.isTemp(rel) {
+		return dialect.TableOID(schema.Table{Name: rel, ID: dialect.TempTableID + rel}), nil
+	}
 	if schemaName == "public" {
 		if t, ok := s.p.store.Table(rel); ok {
 			return dialect.TableOID(t), nil

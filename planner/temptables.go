@@ -168,6 +168,17 @@ func (s *Session) createTempTable(ctx context.Context, st *pg_query.CreateStmt) 
 			return nil, err
 		}
 	}
+	for _, elt := range def.TableElts {
+		if c := elt.GetConstraint(); c != nil && c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+			for _, k := range c.Keys {
+				for i := range cols {
+					if cols[i].Name == k.GetString_().GetSval() {
+						cols[i].NotNull = true
+					}
+				}
+			}
+		}
+	}
 	def.Relation = tempRelation(name, nil)
 	def.Relation.Relpersistence = "t"
 	def.Oncommit = pg_query.OnCommitAction_ONCOMMIT_NOOP
@@ -248,6 +259,21 @@ func engineColumn(name, ty string) schema.Column {
 	}
 	col.NTZ = col.Type == schema.Timestamp
 	return col
+}
+
+// tempTables are the session's temporary tables as the catalogs list
+// them (in pg_temp_1, relpersistence t).
+func (s *Session) tempTables() []schema.Table {
+	names := make([]string, 0, len(s.temps))
+	for n := range s.temps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]schema.Table, 0, len(names))
+	for _, n := range names {
+		out = append(out, schema.Table{Name: n, ID: dialect.TempTableID + n, TimeIndex: -1, Columns: s.temps[n]})
+	}
+	return out
 }
 
 // paramTable is the table a relation names, a temporary table's columns
@@ -356,6 +382,11 @@ func tempColumn(cd *pg_query.ColumnDef) (schema.Column, error) {
 	for _, c := range cd.Constraints {
 		if err := tempConstraint(c.GetConstraint()); err != nil {
 			return col, err
+		}
+		// For the catalogs: a key column is NOT NULL, as in PostgreSQL.
+		switch c.GetConstraint().GetContype() {
+		case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_PRIMARY:
+			col.NotNull = true
 		}
 	}
 	if col.MaxLength > 0 {

@@ -57,6 +57,10 @@ func TestTemporaryTables(t *testing.T) {
 	)
 	check("SELECT f1, n FROM f ORDER BY f1", "0|100", "7|1", "1004.3|8")
 	check("SELECT total FROM gv", "2008.6")
+	// The catalogs list them in pg_temp_1, as psql's \d reads them.
+	check("SELECT table_schema, table_type FROM information_schema.tables WHERE table_name = 'g'", "pg_temp_1|LOCAL TEMPORARY")
+	check("SELECT c.relpersistence, n.nspname, a.attname, a.attnotnull FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.oid = 'f'::regclass AND a.attnum = 1",
+		"t|pg_temp_1|f1|true")
 	// A view of a temporary table is temporary too.
 	check("SELECT count(*) FROM pg_views WHERE viewname = 'gv'", "1")
 	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader("8\t3\n9\t\\N\n"), "COPY f (f1, n) FROM STDIN"); err != nil {
