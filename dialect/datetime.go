@@ -56,7 +56,7 @@ func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool
 		if err != nil {
 			var re *pgdatetime.IntervalRangeError
 			if errors.As(err, &re) {
-				return nil, false, &sqlerr.Error{Code: "22015", Message: err.Error(), Err: err}
+				return nil, false, &sqlerr.Error{Code: re.SQLState(), Message: err.Error(), Err: err}
 			}
 			return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: err.Error(), Err: err}
 		}
@@ -194,7 +194,7 @@ func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.Interv
 	if err != nil {
 		var re *pgdatetime.IntervalRangeError
 		if errors.As(err, &re) {
-			return nil, false, &sqlerr.Error{Code: "22015", Message: err.Error(), Err: err}
+			return nil, false, &sqlerr.Error{Code: re.SQLState(), Message: err.Error(), Err: err}
 		}
 		return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: fmt.Sprintf("invalid input syntax for type interval: %q", text), Err: err}
 	}

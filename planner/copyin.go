@@ -239,7 +239,9 @@ func valueErrorCode(err error) string {
 	case errors.As(err, new(*pgdatetime.SyntaxError)):
 		return sqlerr.InvalidDatetimeFormat
 	case errors.As(err, new(*pgdatetime.IntervalRangeError)):
-		return "22015" // interval_field_overflow
+		var re *pgdatetime.IntervalRangeError
+		errors.As(err, &re)
+		return re.SQLState() // interval_field_overflow, or the months' total
 	case errors.Is(err, schema.ErrNumericOverflow):
 		return sqlerr.NumericOutOfRange
 	}

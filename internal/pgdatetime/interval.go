@@ -15,11 +15,28 @@ type Interval struct {
 	Micros int64
 }
 
-// IntervalRangeError is an interval field out of range (SQLSTATE 22015).
-type IntervalRangeError struct{ Input string }
+// IntervalRangeError is an interval field out of range (SQLSTATE 22015),
+// or, with Total, fields that each fit but whose months together do not
+// (22008, "interval out of range": years and months are added up last,
+// as PostgreSQL's tm2interval does).
+type IntervalRangeError struct {
+	Input string
+	Total bool
+}
 
 func (e *IntervalRangeError) Error() string {
+	if e.Total {
+		return "interval out of range"
+	}
 	return fmt.Sprintf("interval field value out of range: %q", e.Input)
+}
+
+// SQLState is the error's SQLSTATE.
+func (e *IntervalRangeError) SQLState() string {
+	if e.Total {
+		return "22008"
+	}
+	return "22015"
 }
 
 // String writes the interval in the one form the engine reads exactly. The
@@ -78,8 +95,8 @@ var ivUnits = func() map[string]ivUnit {
 // field, fractions cascading down (a fraction of a month is 30 days, of a
 // day 24 hours), as PostgreSQL does; overflow is a range error.
 type ivAcc struct {
-	months, days, micros big.Rat
-	mask                 int
+	years, months, days, micros big.Rat
+	mask                        int
 }
 
 func ratInt(n int64) *big.Rat { return new(big.Rat).SetInt64(n) }
@@ -166,8 +183,9 @@ func (a *ivAcc) add(u ivUnit, v *big.Rat) bool {
 	whole, frac := split(v)
 	switch {
 	case u.months >= 12:
-		// Years and longer: a fraction counts in whole months.
-		a.months.Add(&a.months, new(big.Rat).Mul(whole, ratInt(u.months)))
+		// Years and longer: whole years in the year field, a fraction
+		// in whole months.
+		a.years.Add(&a.years, new(big.Rat).Mul(whole, ratInt(u.months/12)))
 		a.months.Add(&a.months, new(big.Rat).SetInt(roundEven(new(big.Rat).Mul(frac, ratInt(u.months)))))
 	case u.months > 0:
 		a.months.Add(&a.months, whole)
@@ -188,13 +206,16 @@ func (a *ivAcc) fracDays(d *big.Rat) {
 }
 
 func (a *ivAcc) result(input string) (Interval, error) {
-	months, days, micros := roundEven(&a.months), roundEven(&a.days), roundEven(&a.micros)
-	if !months.IsInt64() || !days.IsInt64() || !micros.IsInt64() ||
-		months.Int64() < math.MinInt32 || months.Int64() > math.MaxInt32 ||
-		days.Int64() < math.MinInt32 || days.Int64() > math.MaxInt32 {
+	years, months, days, micros := roundEven(&a.years), roundEven(&a.months), roundEven(&a.days), roundEven(&a.micros)
+	fits32 := func(v *big.Int) bool { return v.IsInt64() && v.Int64() >= math.MinInt32 && v.Int64() <= math.MaxInt32 }
+	if !fits32(years) || !fits32(months) || !fits32(days) || !micros.IsInt64() {
 		return Interval{}, &IntervalRangeError{Input: input}
 	}
-	return Interval{Months: int32(months.Int64()), Days: int32(days.Int64()), Micros: micros.Int64()}, nil
+	total := years.Int64()*12 + months.Int64()
+	if total < math.MinInt32 || total > math.MaxInt32 {
+		return Interval{}, &IntervalRangeError{Input: input, Total: true}
+	}
+	return Interval{Months: int32(total), Days: int32(days.Int64()), Micros: micros.Int64()}, nil
 }
 
 // parseRat reads a decimal number (with an optional exponent).
@@ -240,6 +261,8 @@ func (a *ivAcc) words(t string) bool {
 			if neg {
 				total.Neg(total)
 			}
+			// One field: PostgreSQL checks years*12 + months as it reads
+			// it (an overflow is 22015, not 22008).
 			a.mask |= ivYear | ivMonth
 			a.months.Add(&a.months, total)
 		default:
@@ -275,6 +298,7 @@ func (a *ivAcc) words(t string) bool {
 		}
 	}
 	if ago {
+		a.years.Neg(&a.years)
 		a.months.Neg(&a.months)
 		a.days.Neg(&a.days)
 		a.micros.Neg(&a.micros)
