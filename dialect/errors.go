@@ -233,6 +233,9 @@ var engineMessages = []struct{ contains, code, message string }{
 	{"in in/any/all clause - an explicit cast is required", "42883", ""},
 	{"argument for ntile must be greater than zero", "22014", "argument of ntile must be greater than zero"},
 	{"is not an aggregate function", "42809", ""},
+	{"overflow in multiplication of interval", sqlerr.DatetimeOverflow, "interval out of range"},
+	{"overflow in addition of interval", sqlerr.DatetimeOverflow, "interval out of range"},
+	{"overflow in subtraction of interval", sqlerr.DatetimeOverflow, "interval out of range"},
 }
 
 // reExtractUnit is DuckDB's error for an extract() field it does not know.

@@ -229,6 +229,7 @@ func TestErrorTypeOfMessage(t *testing.T) {
 		{`Parser Error: Unknown ordered aggregate "test_rank".`, sqlerr.UndefinedFunction},
 		{`Catalog Error: Scalar Function with name percentile_cont does not exist!`, "42809"},
 		{`Invalid Input Error: Argument for ntile must be greater than zero`, "22014"},
+		{`Out of Range Error: Overflow in multiplication of INTERVAL.`, sqlerr.DatetimeOverflow},
 	} {
 		var se *sqlerr.Error
 		if err := dialect.EngineError(duckError(tc.msg, dialect.ErrorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code {
