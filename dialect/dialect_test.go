@@ -688,3 +688,29 @@ func TestFloatVariances(t *testing.T) {
 		return changed
 	})
 }
+
+// An interval times or divided by a number goes to interval_mul's and
+// interval_div's Go function where the interval is known here.
+func TestIntervalArithmetic(t *testing.T) {
+	typeOf := func(n *pg_query.Node) schema.Type {
+		if sqltree.LastName(n.GetColumnRef().GetFields()) == "iv" {
+			return schema.Interval
+		}
+		return schema.Invalid
+	}
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT iv / 2, 3 * iv, iv * x FROM t",
+			"SELECT _tsdb_interval_scale(iv, 2::float8, true), _tsdb_interval_scale(iv, 3::float8, false), _tsdb_interval_scale(iv, x::float8, false) FROM t"},
+		{"SELECT (interval '1 day' * 2) / 3", "SELECT _tsdb_interval_scale(_tsdb_interval_scale('1 day'::interval, 2::float8, false), 3::float8, true)"},
+		{"SELECT x / 2, iv + iv, 2 / iv FROM t", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool {
+		changed := false
+		for _, rt := range n.GetSelectStmt().GetTargetList() {
+			changed = IntervalArithmetic(rt.GetResTarget().Val, typeOf) || changed
+		}
+		return changed
+	})
+}

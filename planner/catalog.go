@@ -91,6 +91,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// bytea functions of a bytea cast or function anywhere, of a table's
 	// column in the select list.
 	changed = dialect.ByteaFunctions(out, nil) || changed
+	changed = dialect.IntervalArithmetic(out, nil) || changed
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf := s.argumentType(sel)
 		for _, t := range sel.TargetList {
@@ -99,6 +100,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
 				changed = dialect.IntegerSums(rt.Val, typeOf) || changed
 				changed = dialect.FloatVariances(rt.Val, typeOf) || changed
+				changed = dialect.IntervalArithmetic(rt.Val, typeOf) || changed
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/pgnumeric"
 	"tsdb/internal/sqlerr"
 )
@@ -262,23 +263,9 @@ func intervalAggregateValue(k exactKind, m map[string]any) (any, error) {
 	if k == exactIntervalSum {
 		return duckdb.Interval{Months: int32(months), Days: int32(days), Micros: micros}, nil
 	}
-	return intervalDiv(int32(months), int32(days), micros, float64(n)), nil
-}
-
-// intervalDiv divides an interval by factor as PostgreSQL 15's
-// interval_div does: months and days truncated, their fractions cascading
-// down (a month is 30 days), each rounded to microseconds.
-func intervalDiv(months, days int32, micros int64, factor float64) duckdb.Interval {
-	const daysPerMonth, secsPerDay, usecsPerSec = 30.0, 86400.0, 1e6
-	tsRound := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
-	rm := int32(float64(months) / factor)
-	rd := int32(float64(days) / factor)
-	monthRemainderDays := tsRound((float64(months)/factor - float64(rm)) * daysPerMonth)
-	secRemainder := tsRound((float64(days)/factor - float64(rd) + monthRemainderDays - float64(int32(monthRemainderDays))) * secsPerDay)
-	if math.Abs(secRemainder) >= secsPerDay {
-		rd += int32(secRemainder / secsPerDay)
-		secRemainder -= float64(int32(secRemainder/secsPerDay)) * secsPerDay
+	iv, err := pgdatetime.Interval{Months: int32(months), Days: int32(days), Micros: micros}.Scale(float64(n), true)
+	if err != nil {
+		return nil, err
 	}
-	rd += int32(monthRemainderDays)
-	return duckdb.Interval{Months: rm, Days: rd, Micros: int64(math.RoundToEven(float64(micros)/factor + secRemainder*usecsPerSec))}
+	return duckdb.Interval{Months: iv.Months, Days: iv.Days, Micros: iv.Micros}, nil
 }

@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/sqlerr"
 )
 
@@ -137,6 +138,19 @@ func textFunctions() []goScalar {
 		}},
 		{"_tsdb_decode_escape", []duckdb.Type{text}, bytea, func(v []driver.Value) (any, error) {
 			return dialect.DecodeEscape(str(v[0]))
+		}},
+		{"_tsdb_interval_scale", []duckdb.Type{duckdb.TYPE_INTERVAL, duckdb.TYPE_DOUBLE, duckdb.TYPE_BOOLEAN}, duckdb.TYPE_INTERVAL, func(v []driver.Value) (any, error) {
+			iv, _ := v[0].(duckdb.Interval)
+			factor, _ := v[1].(float64)
+			div, _ := v[2].(bool)
+			if div && factor == 0 {
+				return nil, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+			}
+			out, err := pgdatetime.Interval{Months: iv.Months, Days: iv.Days, Micros: iv.Micros}.Scale(factor, div)
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.DatetimeOverflow, "interval out of range")
+			}
+			return duckdb.Interval{Months: out.Months, Days: out.Days, Micros: out.Micros}, nil
 		}},
 		{"_tsdb_sha224", []duckdb.Type{bytea}, bytea, func(v []driver.Value) (any, error) {
 			sum := sha256.Sum224(bytesOf(v[0]))

@@ -1,6 +1,7 @@
 package pgdatetime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -533,4 +534,49 @@ func (iv Interval) JustifyInterval() (Interval, bool) {
 		t, days = t-usPerDay, days+1
 	}
 	return justified(months, days, t)
+}
+
+// ErrIntervalOverflow is interval arithmetic out of range (SQLSTATE
+// 22008, "interval out of range").
+var ErrIntervalOverflow = errors.New("interval out of range")
+
+// Scale is PostgreSQL's interval_mul (div false) and interval_div (div
+// true) of iv by factor: months and days scaled and truncated, their
+// fractions cascaded down (a month is 30 days, a day 86,400 seconds) and
+// rounded to microseconds, as float.c's arithmetic does it.
+func (iv Interval) Scale(factor float64, div bool) (Interval, error) {
+	const daysPerMonth, secsPerDay, usecsPerSec = 30.0, 86400.0, 1e6
+	tsRound := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+	op := func(x float64) float64 {
+		if div {
+			return x / factor
+		}
+		return x * factor
+	}
+	fits32 := func(x float64) bool { return !math.IsNaN(x) && x <= math.MaxInt32 && x >= math.MinInt32 }
+	m, d := op(float64(iv.Months)), op(float64(iv.Days))
+	if !fits32(m) || !fits32(d) {
+		return Interval{}, ErrIntervalOverflow
+	}
+	out := Interval{Months: int32(m), Days: int32(d)}
+	monthRemainderDays := tsRound((m - float64(out.Months)) * daysPerMonth)
+	secRemainder := tsRound((d - float64(out.Days) + monthRemainderDays - float64(int32(monthRemainderDays))) * secsPerDay)
+	// The days cascaded down are added with overflow checks, as
+	// PostgreSQL 15 adds them.
+	days := int64(out.Days)
+	if math.Abs(secRemainder) >= secsPerDay {
+		days += int64(int32(secRemainder / secsPerDay))
+		secRemainder -= float64(int32(secRemainder/secsPerDay)) * secsPerDay
+	}
+	days += int64(int32(monthRemainderDays))
+	if days > math.MaxInt32 || days < math.MinInt32 {
+		return Interval{}, ErrIntervalOverflow
+	}
+	out.Days = int32(days)
+	micros := math.RoundToEven(op(float64(iv.Micros)) + secRemainder*usecsPerSec)
+	if math.IsNaN(micros) || micros >= 9223372036854775807 || micros < -9223372036854775808 {
+		return Interval{}, ErrIntervalOverflow
+	}
+	out.Micros = int64(micros)
+	return out, nil
 }
