@@ -120,9 +120,12 @@ func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool
 func dateTimeError(err error) error {
 	var re *pgdatetime.RangeError
 	var ze *pgdatetime.ZoneError
+	var de *pgdatetime.DisplacementError
 	switch {
 	case errors.As(err, &re):
 		return &sqlerr.Error{Code: sqlerr.DatetimeOverflow, Message: err.Error(), Err: err}
+	case errors.As(err, &de):
+		return &sqlerr.Error{Code: "22009", Message: err.Error(), Err: err}
 	case errors.As(err, &ze):
 		return &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: err.Error(), Err: err}
 	}

@@ -238,6 +238,8 @@ func valueErrorCode(err error) string {
 		return sqlerr.DatetimeOverflow
 	case errors.As(err, new(*pgdatetime.SyntaxError)):
 		return sqlerr.InvalidDatetimeFormat
+	case errors.As(err, new(*pgdatetime.DisplacementError)):
+		return "22009" // invalid_time_zone_displacement_value
 	case errors.As(err, new(*pgdatetime.IntervalRangeError)):
 		var re *pgdatetime.IntervalRangeError
 		errors.As(err, &re)

@@ -61,6 +61,14 @@ func (e *RangeError) Error() string {
 	return fmt.Sprintf("date/time field value out of range: %q", e.Input)
 }
 
+// DisplacementError is a numeric zone offset out of range, such as
+// -0097 (SQLSTATE 22009).
+type DisplacementError struct{ Input string }
+
+func (e *DisplacementError) Error() string {
+	return fmt.Sprintf("time zone displacement out of range: %q", e.Input)
+}
+
 // ZoneError names a time zone PostgreSQL does not know (SQLSTATE 22023).
 type ZoneError struct{ Zone string }
 
@@ -214,6 +222,9 @@ func Parse(s, typ string, order Order) (Value, error) {
 				return Value{}, syntax
 			}
 			off, ok := parseOffset(f.text)
+			if !ok && !v.HasZone && offsetOverflows(f.text) {
+				return Value{}, &DisplacementError{Input: s}
+			}
 			if !ok || v.HasZone {
 				return Value{}, syntax
 			}

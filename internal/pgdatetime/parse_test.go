@@ -210,3 +210,20 @@ func TestZoneChangesAndCarries(t *testing.T) {
 		t.Errorf("a carried second: %s %v", v.Timestamp(), err)
 	}
 }
+
+// A numeric zone offset out of range is PostgreSQL's displacement error
+// (22009), not bad syntax.
+func TestZoneDisplacementOutOfRange(t *testing.T) {
+	for _, in := range []string{"Feb 16 17:32:01 -0097", "Feb 16 17:32:01 +16", "2001-02-16 17:32:01-08:61"} {
+		_, err := Parse(in, "timestamp with time zone", MDY)
+		var de *DisplacementError
+		if !errors.As(err, &de) {
+			t.Errorf("%q: %v, want a displacement error", in, err)
+		}
+	}
+	for _, in := range []string{"2001-02-16 17:32:01 +15:59", "2001-02-16 17:32:01 -08"} {
+		if _, err := Parse(in, "timestamp with time zone", MDY); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

@@ -97,6 +97,26 @@ func parseOffset(s string) (int, bool) {
 	return sign * (h*3600 + m*60 + sec), true
 }
 
+// offsetOverflows reports whether s is a numeric offset well formed but
+// out of range (an hour past 15, a minute or second past 59), which
+// PostgreSQL refuses as a displacement out of range, not as bad syntax.
+func offsetOverflows(s string) bool {
+	if _, ok := parseOffset(s); ok || len(s) < 2 {
+		return false
+	}
+	digits := strings.ReplaceAll(s[1:], ":", "")
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	switch n := len(digits); {
+	case strings.Contains(s, ":"), n <= 2, n == 4, n == 6:
+		return true
+	}
+	return false
+}
+
 // WallInstant is the instant a wall clock (given as UTC fields) shows in
 // zone z, as PostgreSQL picks it where the zone's offset changes: in the
 // hour a fall change repeats, and in the hour a spring change skips, the
