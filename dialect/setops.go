@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -379,4 +381,69 @@ func IntervalArithmetic(root *pg_query.Node, typeOf func(*pg_query.Node) schema.
 	}
 	substituteScope(root, rewrite)
 	return changed
+}
+
+// HasVariance reports whether a select list calls one of the variance
+// functions FloatVariances answers.
+func HasVariance(targets []*pg_query.Node) bool {
+	found := false
+	for _, t := range targets {
+		_ = sqltree.Walk(t.ProtoReflect(), func(m proto.Message) error {
+			if fc, ok := m.(*pg_query.FuncCall); ok {
+				if _, ok := floatVarianceKinds[sqltree.LastName(fc.Funcname)]; ok {
+					found = true
+				}
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// Features are what a statement holds that the whole-tree rewrites look
+// for, found in one walk: a statement of 20,000 terms must not be walked
+// once per rewrite.
+type Features struct {
+	SetOps   bool // a set operation or a VALUES list
+	Bytea    bool // a bytea cast or a bytea function
+	Interval bool // an interval cast or function
+}
+
+// FeaturesOf walks n once.
+func FeaturesOf(n *pg_query.Node) Features {
+	var f Features
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		switch x := m.(type) {
+		case *pg_query.SelectStmt:
+			f.SetOps = f.SetOps || isSetOp(x) || len(x.ValuesLists) > 0
+		case *pg_query.TypeName:
+			switch sqltree.LastName(x.Names) {
+			case "bytea":
+				f.Bytea = true
+			case "interval":
+				f.Interval = true
+			}
+		case *pg_query.FuncCall:
+			name := sqltree.LastName(x.Funcname)
+			f.Bytea = f.Bytea || byteaResults[name]
+			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
+		}
+		return nil
+	})
+	return f
+}
+
+// HasRaise reports whether n is or holds an expression Raise made.
+func HasRaise(n *pg_query.Node) bool {
+	found := false
+	if isRaise(n) {
+		return true
+	}
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if fc, ok := m.(*pg_query.FuncCall); ok && sqltree.LastName(fc.Funcname) == "error" {
+			found = true
+		}
+		return nil
+	})
+	return found
 }

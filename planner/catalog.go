@@ -82,7 +82,10 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
-	changed = dialect.UnknownSetOpLiterals(out) || changed
+	features := dialect.FeaturesOf(out)
+	if features.SetOps {
+		changed = dialect.UnknownSetOpLiterals(out) || changed
+	}
 	changed = fillEmptySelectLists(out) || changed
 	changed = dialect.WithTies(out) || changed
 	// extract of a timestamp is numeric: of a cast anywhere, of a table's
@@ -90,8 +93,12 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed = dialect.ExtractNumeric(out, nil) || changed
 	// bytea functions of a bytea cast or function anywhere, of a table's
 	// column in the select list.
-	changed = dialect.ByteaFunctions(out, nil) || changed
-	changed = dialect.IntervalArithmetic(out, nil) || changed
+	if features.Bytea {
+		changed = dialect.ByteaFunctions(out, nil) || changed
+	}
+	if features.Interval {
+		changed = dialect.IntervalArithmetic(out, nil) || changed
+	}
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf := s.argumentType(sel)
 		// The float variances' Go function takes every value as a list:
@@ -100,9 +107,13 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		// PostgreSQL's order is the one the rows come in. Over a store
 		// table, which may hold billions of rows, the engine's own
 		// algorithm answers (its last digits may differ).
+		// (The tables are looked up only for a select list that has a
+		// variance: a WHERE of 20,000 terms must not be walked again.)
 		smallInput := false
-		if r, err := collectRefs(sel, s); err == nil && len(r.tables) == 0 {
-			smallInput = true
+		if dialect.HasVariance(sel.TargetList) {
+			if r, err := collectRefs(sel, s); err == nil && len(r.tables) == 0 {
+				smallInput = true
+			}
 		}
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
@@ -134,6 +145,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	}
 	var used []string
 	var failed error
+	raised := false // a rewrite put a Raise in (TypedRaises)
 	seen := map[string]bool{}
 	in := s.settings.Input(s.statementTime())
 	use := func(name string) {
@@ -191,6 +203,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		}
 		if r, ok := dialect.RewritePG(n, in); ok {
 			changed = true
+			raised = raised || r != nil && dialect.HasRaise(r)
 			return r
 		}
 		switch {
@@ -245,7 +258,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if failed != nil {
 		return nil, nil, failed
 	}
-	changed = dialect.TypedRaises(out.ProtoReflect()) || changed
+	if raised {
+		changed = dialect.TypedRaises(out.ProtoReflect()) || changed
+	}
 	if !changed {
 		return nil, nil, nil
 	}

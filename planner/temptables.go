@@ -574,19 +574,6 @@ func (s *Session) dropTemps(ctx context.Context, names []string) error {
 	return nil
 }
 
-// truncateTemps empties the temporary tables named (TRUNCATE).
-func (s *Session) truncateTemps(ctx context.Context, names []string) error {
-	if err := s.tempWritable("TRUNCATE"); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if _, err := s.conn.ExecContext(ctx, "DELETE FROM temp.main."+schema.QuoteIdent(tempPrefix+n)); err != nil {
-			return engineError(err)
-		}
-	}
-	return nil
-}
-
 // discardTemps is DISCARD TEMP (and part of DISCARD ALL, which a
 // connection pooler sends between its clients): the session's temporary
 // tables and views go.

@@ -74,16 +74,16 @@ func textFunctions() []goScalar {
 	num := func(v driver.Value) int64 { n, _ := v.(int64); return n }
 	bytesOf := func(v driver.Value) []byte { b, _ := v.([]byte); return b }
 	const (
-		text  = duckdb.TYPE_VARCHAR
-		int8  = duckdb.TYPE_BIGINT
-		bytea = duckdb.TYPE_BLOB
+		text   = duckdb.TYPE_VARCHAR
+		bigint = duckdb.TYPE_BIGINT
+		bytea  = duckdb.TYPE_BLOB
 	)
 	return []goScalar{
-		{"_tsdb_regexp_replace", []duckdb.Type{text, text, text, int8, int8, duckdb.TYPE_BOOLEAN, text}, text, func(v []driver.Value) (any, error) {
+		{"_tsdb_regexp_replace", []duckdb.Type{text, text, text, bigint, bigint, duckdb.TYPE_BOOLEAN, text}, text, func(v []driver.Value) (any, error) {
 			given, _ := v[5].(bool)
 			return re.RegexpReplace(str(v[0]), str(v[1]), str(v[2]), num(v[3]), num(v[4]), given, str(v[6]))
 		}},
-		{"_tsdb_regexp_instr", []duckdb.Type{text, text, int8, int8, int8, text, int8}, int8, func(v []driver.Value) (any, error) {
+		{"_tsdb_regexp_instr", []duckdb.Type{text, text, bigint, bigint, bigint, text, bigint}, bigint, func(v []driver.Value) (any, error) {
 			return re.RegexpInstr(str(v[0]), str(v[1]), num(v[2]), num(v[3]), num(v[4]), str(v[5]), num(v[6]))
 		}},
 		{"_tsdb_substring_similar", []duckdb.Type{text, text, text}, text, func(v []driver.Value) (any, error) {
@@ -96,28 +96,28 @@ func textFunctions() []goScalar {
 		{"_tsdb_unistr", []duckdb.Type{text}, text, func(v []driver.Value) (any, error) {
 			return dialect.Unistr(str(v[0]))
 		}},
-		{"_tsdb_get_byte", []duckdb.Type{bytea, int8}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+		{"_tsdb_get_byte", []duckdb.Type{bytea, bigint}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
 			n, err := dialect.GetByte(bytesOf(v[0]), num(v[1]))
 			return int32(n), err
 		}},
-		{"_tsdb_set_byte", []duckdb.Type{bytea, int8, int8}, bytea, func(v []driver.Value) (any, error) {
+		{"_tsdb_set_byte", []duckdb.Type{bytea, bigint, bigint}, bytea, func(v []driver.Value) (any, error) {
 			return dialect.SetByte(bytesOf(v[0]), num(v[1]), num(v[2]))
 		}},
-		{"_tsdb_get_bit", []duckdb.Type{bytea, int8}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+		{"_tsdb_get_bit", []duckdb.Type{bytea, bigint}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
 			n, err := dialect.GetBit(bytesOf(v[0]), num(v[1]))
 			return int32(n), err
 		}},
-		{"_tsdb_set_bit", []duckdb.Type{bytea, int8, int8}, bytea, func(v []driver.Value) (any, error) {
+		{"_tsdb_set_bit", []duckdb.Type{bytea, bigint, bigint}, bytea, func(v []driver.Value) (any, error) {
 			return dialect.SetBit(bytesOf(v[0]), num(v[1]), num(v[2]))
 		}},
-		{"_tsdb_bit_count", []duckdb.Type{bytea}, int8, func(v []driver.Value) (any, error) {
+		{"_tsdb_bit_count", []duckdb.Type{bytea}, bigint, func(v []driver.Value) (any, error) {
 			return dialect.BitCount(bytesOf(v[0])), nil
 		}},
-		{"_tsdb_bytea_substr", []duckdb.Type{bytea, int8, int8, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
+		{"_tsdb_bytea_substr", []duckdb.Type{bytea, bigint, bigint, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
 			has, _ := v[3].(bool)
 			return dialect.ByteaSubstring(bytesOf(v[0]), num(v[1]), num(v[2]), has)
 		}},
-		{"_tsdb_bytea_overlay", []duckdb.Type{bytea, bytea, int8, int8, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
+		{"_tsdb_bytea_overlay", []duckdb.Type{bytea, bytea, bigint, bigint, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {
 			has, _ := v[4].(bool)
 			return dialect.ByteaOverlay(bytesOf(v[0]), bytesOf(v[1]), num(v[2]), num(v[3]), has)
 		}},
