@@ -10,6 +10,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
@@ -473,4 +474,19 @@ func raiseError(err error) *pg_query.Node {
 		return Raise(e.Code, e.Message)
 	}
 	return Raise(sqlerr.Code(err), err.Error())
+}
+
+// HasRaise reports whether n is or holds an expression Raise made.
+func HasRaise(n *pg_query.Node) bool {
+	found := false
+	if isRaise(n) {
+		return true
+	}
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if fc, ok := m.(*pg_query.FuncCall); ok && sqltree.LastName(fc.Funcname) == "error" {
+			found = true
+		}
+		return nil
+	})
+	return found
 }

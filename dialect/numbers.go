@@ -2,10 +2,14 @@ package dialect
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // NonZeroMantissa reports whether decimal text has a nonzero digit
@@ -41,4 +45,84 @@ func FloatInputError(s string, bits int) error {
 		return sqlerr.New(sqlerr.NumericOutOfRange, "%q is out of range for type %s", s, typ)
 	}
 	return nil
+}
+
+// unknownIntegerOperand answers arithmetic with a quoted integer (f1 *
+// '-1'): PostgreSQL reads the literal as the other operand's type, the
+// engine cannot choose an operator for a string. A quoted integer means
+// the same as the integer to every type the operators take (an integer
+// operand keeps an integer result, a float a float). Other quoted numbers
+// are left alone: '1.5' is an error for an integer in PostgreSQL.
+func unknownIntegerOperand(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil {
+		return nil, false
+	}
+	switch sqltree.LastName(e.Name) {
+	case "+", "-", "*", "/", "%":
+	default:
+		return nil, false
+	}
+	integer := func(n *pg_query.Node) (*pg_query.Node, bool) {
+		sv := n.GetAConst().GetSval()
+		if sv == nil {
+			return nil, false
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(sv.Sval), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			return pg_query.MakeAConstIntNode(v, -1), true
+		}
+		return sqltree.Cast(pg_query.MakeAConstStrNode(strconv.FormatInt(v, 10), -1), "int8"), true
+	}
+	l, r := e.Lexpr, e.Rexpr
+	if e.Lexpr.GetAConst().GetSval() != nil && e.Rexpr.GetAConst().GetSval() != nil {
+		return nil, false // unknown with unknown: PostgreSQL refuses most
+	}
+	// A date, time or interval operand of + and - reads the literal as
+	// its own type, where an integer is no valid input.
+	additive := sqltree.LastName(e.Name) == "+" || sqltree.LastName(e.Name) == "-"
+	temporal := func(n *pg_query.Node) bool {
+		if !additive {
+			return false // interval * '2' is interval * float8
+		}
+		switch sqltree.LastName(n.GetTypeCast().GetTypeName().GetNames()) {
+		case "date", "timestamp", "timestamptz", "time", "timetz", "interval":
+			return true
+		}
+		return false
+	}
+	if v, ok := integer(l); ok && !temporal(r) {
+		l = v
+	} else if v, ok := integer(r); ok && !temporal(l) {
+		r = v
+	} else {
+		return nil, false
+	}
+	return pg_query.MakeAExprNode(e.Kind, e.Name, l, r, e.Location), true
+}
+
+// literalOwnScale is the scale a number literal is written with (1.50:
+// 2, 7: 0), when DECIMAL(38, that scale) holds it: at most 10 places,
+// no exponent.
+func literalOwnScale(n *pg_query.Node) (int, bool) {
+	c := n.GetAConst()
+	switch {
+	case c == nil:
+		return 0, false
+	case c.GetIval() != nil:
+		return 0, true
+	case c.GetFval() != nil:
+		text := strings.TrimLeft(c.GetFval().Fval, "+-")
+		if strings.ContainsAny(text, "eE") {
+			return 0, false
+		}
+		whole, frac, _ := strings.Cut(text, ".")
+		if len(frac) > 10 || len(strings.TrimLeft(whole, "0"))+len(frac) > 38 {
+			return 0, false
+		}
+		return len(frac), true
+	}
+	return 0, false
 }

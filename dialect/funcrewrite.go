@@ -1,0 +1,250 @@
+package dialect
+
+import (
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
+)
+
+// rewriteFuncCall is RewritePG of a function call: PostgreSQL's
+// functions where the engine lacks them, names them otherwise or answers
+// differently.
+func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
+	fc := n.GetFuncCall()
+	name := sqltree.LastName(fc.Funcname)
+	if name == "extract" && len(fc.Args) == 2 && fc.Funcformat == pg_query.CoercionForm_COERCE_SQL_SYNTAX {
+		// EXTRACT(field FROM date) has no time-of-day fields in
+		// PostgreSQL; the engine answers 0.
+		if tc := fc.Args[1].GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "date" {
+			if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+				switch field := strings.ToLower(f.Sval); field {
+				case "microseconds", "milliseconds", "second", "minute", "hour", "timezone", "timezone_hour", "timezone_minute":
+					return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("unit %q not supported for type date", field)), true
+				}
+			}
+		}
+	}
+	if (name == "extract" || name == "date_part") && len(fc.Args) == 2 {
+		if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+			if r, ok := extractField(strings.ToLower(f.Sval), fc.Args[1]); ok {
+				return r, true
+			}
+		}
+	}
+	if name == "string_agg" && len(fc.Args) == 2 && sqltree.LastName(fc.Args[0].GetFuncCall().GetFuncname()) != "_tsdb_not_bytea" && fc.Args[1].GetCoalesceExpr() == nil {
+		// PostgreSQL's string_agg of bytea returns bytea; the engine
+		// casts the bytes to text and returns that (\xFF for 0xff):
+		// refused. A NULL delimiter is no delimiter.
+		if !fc.AggDistinct {
+			// (DISTINCT needs its ORDER BY among the arguments as
+			// written.)
+			fc.Args[0] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_not_bytea")}, []*pg_query.Node{fc.Args[0]}, -1)
+		}
+		if fc.Args[1].GetAConst() == nil || fc.Args[1].GetAConst().Isnull {
+			fc.Args[1] = &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{Args: []*pg_query.Node{fc.Args[1], pg_query.MakeAConstStrNode("", -1)}}}}
+		}
+		return n, true
+	}
+	if name == "encode" && len(fc.Args) == 2 && fc.Args[0].GetAConst().GetSval() != nil {
+		// A string given for encode's bytea is bytea input.
+		fc.Args[0] = sqltree.Cast(fc.Args[0], "bytea")
+	}
+	if name == "regexp_matches" {
+		// DuckDB's function of that name tests for a match; PostgreSQL's
+		// returns the groups, a row per match. Only its select-list
+		// form without flags is translated (above).
+		return Raise(sqlerr.FeatureNotSupported, "regexp_matches is supported only in a select list and without flags; use regexp_extract or ~"), true
+	}
+	if name == "substring" && len(fc.Args) == 2 && fc.Args[1].GetAConst().GetSval() != nil {
+		// substring(s FROM 'pattern') is PostgreSQL's regular
+		// expression form: the first parenthesized group's match, or
+		// the whole match.
+		group := 0
+		if RegexGroups(fc.Args[1].GetAConst().GetSval().Sval) > 0 {
+			group = 1
+		}
+		// The engine gives '' for a group that took no part in the
+		// match, where PostgreSQL gives NULL: an empty group is NULL.
+		r, err := sqltree.Template(fmt.Sprintf("CASE WHEN _tsdb_re_match(_tsdb_arg1, _tsdb_arg2) THEN nullif(regexp_extract(_tsdb_arg1, _tsdb_arg2, %d), '') END", group), fc.Args...)
+		if err == nil {
+			return r, true
+		}
+	}
+	if (name == "lpad" || name == "rpad") && len(fc.Args) == 2 {
+		// PostgreSQL pads with spaces when no fill is given.
+		fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
+		return nil, true
+	}
+	if name == "substring" && len(fc.Args) == 3 && (isStringOrNull(fc.Args[1]) && isStringOrNull(fc.Args[2]) &&
+		(fc.Args[1].GetAConst().GetSval() != nil || fc.Args[2].GetAConst().GetSval() != nil)) {
+		// substring(s SIMILAR pattern ESCAPE e), also written
+		// substring(s FROM pattern FOR e): text arguments.
+		return call("_tsdb_substring_similar", fc.Args...), true
+	}
+	if (name == "substring" || name == "substr") && (len(fc.Args) == 2 || len(fc.Args) == 3) && fc.Args[1].GetAConst().GetSval() == nil {
+		// PostgreSQL counts a start before the first character as
+		// positions that hold nothing (substring('hello' from -1 for 3)
+		// is h); DuckDB counts a negative start from the end.
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(fmt.Sprintf("_tsdb_substr%d", len(fc.Args)))}
+		fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return nil, true
+	}
+	if name == "date_trunc" && len(fc.Args) == 2 {
+		if tc := fc.Args[1].GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "date" {
+			// PostgreSQL truncates a date as the timestamptz it
+			// converts to (midnight in the session's zone), which is
+			// the date's truncation as a wall clock there; DuckDB
+			// returns a timestamp without zone. (Truncated as a
+			// timestamptz, a BC year would meet ICU's era years.)
+			fc.Args[1] = sqltree.Cast(fc.Args[1], "timestamp")
+			return sqltree.Cast(n, "timestamptz"), true
+		}
+		if f := fc.Args[0].GetAConst().GetSval(); f != nil {
+			if t, ok := truncTemplates[strings.ToLower(f.Sval)]; ok {
+				if r, err := sqltree.Template(t, fc.Args[1]); err == nil {
+					return r, true
+				}
+			}
+		}
+	}
+	if name == "date_bin" && len(fc.Args) >= 2 {
+		// PostgreSQL refuses to bin into months or years; DuckDB bins.
+		arg := fc.Args[0]
+		if tc := arg.GetTypeCast(); tc != nil {
+			arg = tc.Arg
+		}
+		if sv := arg.GetAConst().GetSval(); sv != nil {
+			iv := strings.ToLower(sv.Sval)
+			for _, u := range []string{"mon", "year", "decade", "centur", "millen", "y"} {
+				if strings.Contains(iv, u) && (u != "y" || strings.HasPrefix(iv, "p")) {
+					return Raise(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
+				}
+			}
+		}
+	}
+	if name == "date_trunc" && len(fc.Args) == 3 {
+		// date_trunc(field, t, zone) truncates t as a wall clock
+		// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
+		// AT TIME ZONE zone, which is how PostgreSQL defines it.
+		zone := fc.Args[2]
+		timezone := func(arg *pg_query.Node) *pg_query.Node {
+			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("timezone")},
+				[]*pg_query.Node{proto.Clone(zone).(*pg_query.Node), arg}, fc.Location)
+		}
+		// The value is a timestamptz, as PostgreSQL's signature casts
+		// it: a timestamp given to timezone() would be read as the
+		// zone's wall clock instead.
+		value := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg: fc.Args[1], TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1},
+		}}}
+		trunc := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("date_trunc")},
+			[]*pg_query.Node{fc.Args[0], timezone(value)}, fc.Location)
+		return timezone(trunc), true
+	}
+	if fc.AggWithinGroup {
+		if r, ok := hypothetical(fc); ok {
+			return r, true
+		}
+	}
+	if (name == "concat" || name == "concat_ws") && fc.Over == nil && concatArgs(fc, in) {
+		return nil, true
+	}
+	if strings.HasPrefix(name, "justify_") && len(fc.Args) == 1 {
+		return justify(name, fc.Args[0], in), true
+	}
+	if (name == "regexp_split_to_array" || name == "regexp_split_to_table") && (len(fc.Args) == 2 || len(fc.Args) == 3) {
+		return regexpSplit(name, fc), true
+	}
+	if name == "regexp_replace" || name == "regexp_instr" {
+		if r, ok := goRegexpCall(name, fc); ok {
+			return r, true
+		}
+	}
+	if _, ok := regexpArgs[name]; ok {
+		if r, ok := regexpFunction(fc); ok {
+			return r, true
+		}
+	}
+	if name == "count" && len(fc.Args) == 0 && !fc.AggStar && len(fc.Funcname) == 1 {
+		// The engine reads count() as count(*); PostgreSQL refuses it.
+		return Raise("42809", "count(*) must be used to call a parameterless aggregate function"), true
+	}
+	if name == "nth_value" && len(fc.Args) == 2 && fc.Over != nil {
+		if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil && c.GetIval().Ival <= 0 {
+			// The engine answers NULL.
+			return Raise("22016", "argument of nth_value must be greater than zero"), true
+		}
+	}
+	if (name == "lead" || name == "lag") && len(fc.Args) == 3 && fc.Over != nil && len(fc.Funcname) == 1 {
+		// PostgreSQL's lead/lag(value, n, default) return the common
+		// type of value and default (lead(int, 1, -1.4) is numeric,
+		// -1.4); DuckDB casts the default to value's type (-1). A
+		// CASE that never takes its first branch has that common type
+		// and value's value.
+		if r, err := sqltree.Template("CASE WHEN false THEN _tsdb_arg1 ELSE _tsdb_arg2 END", fc.Args[2], fc.Args[0]); err == nil {
+			fc.Args[0] = r
+			return nil, true
+		}
+	}
+	if (name == "var_pop" || name == "stddev_pop") && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
+		return popVariance(fc), true
+	}
+	if name == "make_timestamptz" && len(fc.Args) == 7 {
+		if r, changed := makeTimestamptzZone(fc); changed {
+			return r, true
+		}
+	}
+	if name == "timezone" && len(fc.Args) == 2 {
+		if r, changed := atTimeZone(fc); changed {
+			return r, true
+		}
+	}
+	if name == "log" && len(fc.Args) == 1 {
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_log10")}
+		return nil, true
+	}
+	if to, ok := pgFunctions[name]; ok {
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(to)}
+		return nil, true
+	}
+	// Functions written in SQL syntax (TRIM(…), EXTRACT(…), …) are
+	// pg_catalog functions the deparser prints back as syntax.
+	if len(fc.Funcname) == 2 && strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog") && fc.Funcformat != pg_query.CoercionForm_COERCE_SQL_SYNTAX {
+		fc.Funcname = fc.Funcname[1:]
+		return nil, true
+	}
+	return nil, false
+}
+
+// popVariance answers var_pop(x) and stddev_pop(x) of a single infinite
+// or NaN value with NaN, as PostgreSQL's does; the engine answers 0. The
+// engine's own function is called as main.var_pop, which this rewrite
+// leaves alone. The count and max share the call's FILTER, DISTINCT and
+// window.
+func popVariance(fc *pg_query.FuncCall) *pg_query.Node {
+	name := sqltree.LastName(fc.Funcname)
+	agg := func(fn string, arg *pg_query.Node) *pg_query.Node {
+		c := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode(fn)}, Args: []*pg_query.Node{arg},
+			AggFilter: fc.AggFilter, AggDistinct: fc.AggDistinct, Over: fc.Over, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL, Location: fc.Location}
+		return proto.Clone(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: c}}).(*pg_query.Node)
+	}
+	x := fc.Args[0]
+	engine := proto.Clone(fc).(*pg_query.FuncCall)
+	engine.Funcname = []*pg_query.Node{pg_query.MakeStrNode("main"), pg_query.MakeStrNode(name)}
+	cond := pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{
+		pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("=")}, agg("count", proto.Clone(x).(*pg_query.Node)), pg_query.MakeAConstIntNode(1, -1), -1),
+		pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{
+			pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("isfinite")}, []*pg_query.Node{agg("max", sqltree.Cast(proto.Clone(x).(*pg_query.Node), "float8"))}, -1),
+		}, -1),
+	}, -1)
+	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+		Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+			Expr: cond, Result: sqltree.Cast(pg_query.MakeAConstStrNode("NaN", -1), "float8")}}}},
+		Defresult: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: engine}},
+	}}}
+}

@@ -1,0 +1,59 @@
+package dialect
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"tsdb/internal/sqltree"
+)
+
+// What the rewrites of a statement share: the scope one rewrites, and
+// the one walk that finds what the whole-tree rewrites look for.
+
+// substituteScope applies rewrite to root and, unless rewrite keeps root
+// as it is (a subquery, its own scope), to the nodes under it, without
+// walking into what it puts in place (sqltree.SubstituteNodes).
+func substituteScope(root *pg_query.Node, rewrite func(*pg_query.Node) *pg_query.Node) {
+	if r := rewrite(root); r == root {
+		return
+	} else if r != nil {
+		root.Node = r.Node
+		return
+	}
+	sqltree.SubstituteNodes(root.ProtoReflect(), rewrite)
+}
+
+// Features are what a statement holds that the whole-tree rewrites look
+// for, found in one walk: a statement of 20,000 terms must not be walked
+// once per rewrite.
+type Features struct {
+	SetOps   bool // a set operation or a VALUES list
+	Bytea    bool // a bytea cast or a bytea function
+	Interval bool // an interval cast or function
+}
+
+// FeaturesOf walks n once.
+func FeaturesOf(n *pg_query.Node) Features {
+	var f Features
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		switch x := m.(type) {
+		case *pg_query.SelectStmt:
+			f.SetOps = f.SetOps || isSetOp(x) || len(x.ValuesLists) > 0
+		case *pg_query.TypeName:
+			switch sqltree.LastName(x.Names) {
+			case "bytea":
+				f.Bytea = true
+			case "interval":
+				f.Interval = true
+			}
+		case *pg_query.FuncCall:
+			name := sqltree.LastName(x.Funcname)
+			f.Bytea = f.Bytea || byteaResults[name]
+			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
+		}
+		return nil
+	})
+	return f
+}
