@@ -167,30 +167,22 @@ func (d *degrees) tand(x float64, cot bool) (float64, error) {
 	return plainZero(sign * ((d.sinQ1(x) / d.cosQ1(x)) / d.tan45)), nil
 }
 
-// asind is float.c's dasind.
-func (d *degrees) asind(x float64) (float64, error) {
+// asind is float.c's dasind, and acosd (cos) its dacosd: both read an
+// argument in [-1, 1], a negative one through asin's first quadrant.
+func (d *degrees) asind(x float64, cos bool) (float64, error) {
 	switch {
 	case math.IsNaN(x):
 		return x, nil
 	case x < -1 || x > 1:
 		return 0, degreeRange()
+	case x >= 0 && cos:
+		return d.acosQ1(x), nil
 	case x >= 0:
 		return d.asinQ1(x), nil
+	case cos:
+		return 90.0 + d.asinQ1(-x), nil
 	}
 	return -d.asinQ1(-x), nil
-}
-
-// acosd is float.c's dacosd.
-func (d *degrees) acosd(x float64) (float64, error) {
-	switch {
-	case math.IsNaN(x):
-		return x, nil
-	case x < -1 || x > 1:
-		return 0, degreeRange()
-	case x >= 0:
-		return d.acosQ1(x), nil
-	}
-	return 90.0 + d.asinQ1(-x), nil
 }
 
 // atand is float.c's datand.
@@ -222,8 +214,8 @@ func degreeFunctions() []goScalar {
 		unary("_tsdb_cosd", d.cosd),
 		unary("_tsdb_tand", func(x float64) (float64, error) { return d.tand(x, false) }),
 		unary("_tsdb_cotd", func(x float64) (float64, error) { return d.tand(x, true) }),
-		unary("_tsdb_asind", d.asind),
-		unary("_tsdb_acosd", d.acosd),
+		unary("_tsdb_asind", func(x float64) (float64, error) { return d.asind(x, false) }),
+		unary("_tsdb_acosd", func(x float64) (float64, error) { return d.asind(x, true) }),
 		unary("_tsdb_atand", func(x float64) (float64, error) { return d.atand(x), nil }),
 		{"_tsdb_atan2d", []duckdb.Type{f8, f8}, f8, func(v []driver.Value) (any, error) { return d.atan2d(num(v[0]), num(v[1])), nil }},
 	}
