@@ -65,7 +65,10 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 		}
 		for _, rs := range tree.GetStmts() {
 			text := p
-			if dialect.NamesEngineKeyword(p, rs.GetStmt()) {
+			// (An INSERT's text never reaches the engine as written:
+			// its rows are read here, its SELECT deparsed; a large one
+			// is not scanned again.)
+			if rs.GetStmt().GetInsertStmt() == nil && dialect.NamesEngineKeyword(p, rs.GetStmt()) {
 				// A name the engine reads as a keyword: deparsed, which
 				// quotes it.
 				if d, err := deparse(tree.Version, rs.GetStmt()); err == nil {
