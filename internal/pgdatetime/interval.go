@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -98,6 +99,7 @@ var ivUnits = func() map[string]ivUnit {
 type ivAcc struct {
 	years, months, days, micros big.Rat
 	mask                        int
+	overflow                    bool // a field out of range, not a bad format
 }
 
 func ratInt(n int64) *big.Rat { return new(big.Rat).SetInt64(n) }
@@ -163,14 +165,16 @@ func parseInterval(s string) (Interval, error) {
 	if t == "" {
 		return Interval{}, syntax
 	}
-	var acc ivAcc
-	var ok bool
-	if t[0] == 'P' || t[0] == 'p' {
-		ok = acc.iso(t[1:])
-	} else {
-		ok = acc.words(t)
+	if s[0] == 'P' {
+		// ISO 8601, which PostgreSQL reads from the input as it is
+		// (' P1D' and 'p1d' are errors).
+		return decodeISO8601Interval(s)
 	}
-	if !ok {
+	var acc ivAcc
+	if ok := acc.words(t); !ok {
+		if acc.overflow {
+			return Interval{}, &IntervalRangeError{Input: s}
+		}
 		return Interval{}, syntax
 	}
 	return acc.result(s)
@@ -349,6 +353,20 @@ func splitNumber(f string) (string, string) {
 func (a *ivAcc) clock(f string) bool {
 	neg := strings.HasPrefix(f, "-")
 	parts := strings.Split(strings.TrimLeft(f, "+-"), ":")
+	// PostgreSQL reads the hours as a 64-bit count of hours and the
+	// minutes as a C int before it checks the form: too many of them are
+	// out of range, whatever follows.
+	for i, p := range parts[:min(2, len(parts))] {
+		digits := p[:len(p)-len(strings.TrimLeft(p, "0123456789"))]
+		limit := int64(math.MaxInt64 / 3_600_000_000)
+		if i == 1 {
+			limit = math.MaxInt32
+		}
+		if v, err := strconv.ParseInt(digits, 10, 64); len(digits) > 0 && (err != nil || v > limit) {
+			a.overflow = true
+			return false
+		}
+	}
 	if len(parts) < 2 || len(parts) > 3 {
 		return false
 	}

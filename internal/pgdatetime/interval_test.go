@@ -37,16 +37,6 @@ func TestIntervalOverflowCodes(t *testing.T) {
 }
 
 func TestIntervalInputLikePostgres(t *testing.T) {
-	// PostgreSQL multiplies these fractions in double precision and is
-	// off in the last digits (…429); tsdb's exact sum differs there.
-	skip := map[string]bool{"PT-2562047788.0152155022222": true, "PT2562047788.0152155019444": true}
-	// Mixed forms, an alternative date with designated time, are refused.
-	for _, in := range []string{"P0002-10-15T1S", "P0002-10T1S", "P0002T1S"} {
-		if _, err := ParseInterval(in); err == nil {
-			t.Errorf("%q: accepted", in)
-		}
-		skip[in] = true
-	}
 	raw, err := os.ReadFile("testdata/intervals.tsv")
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +57,6 @@ func TestIntervalInputLikePostgres(t *testing.T) {
 			got = "ERROR 22015"
 		default:
 			got = "ERROR 22007"
-		}
-		if skip[in] {
-			continue
 		}
 		if strings.HasPrefix(want, "ERROR") && strings.HasPrefix(got, "ERROR") {
 			continue // both refuse; PostgreSQL's codes vary by where it noticed
