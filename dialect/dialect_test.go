@@ -477,11 +477,26 @@ func TestWithTies(t *testing.T) {
 			"SELECT _tsdb_c1 AS x, _tsdb_c2 FROM (SELECT a AS _tsdb_c1, b AS _tsdb_c2, a AS _tsdb_k1, a AS _tsdb_k2, " +
 				"rank() OVER (ORDER BY a DESC, a) AS _tsdb_rank, row_number() OVER (ORDER BY a DESC, a) AS _tsdb_rn FROM t) _tsdb_ties " +
 				"WHERE _tsdb_rank <= 4 AND _tsdb_rn > 3 ORDER BY _tsdb_k1 DESC, _tsdb_k2"},
-		{"SELECT * FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES", ""},
+		{"SELECT * FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES",
+			"SELECT _tsdb_columns('(?s)^(.{0,5}$|[^_]|_[^t]|_t[^s]|_ts[^d]|_tsd[^b]|_tsdb[^_])') FROM (SELECT *, a AS _tsdb_k1, " +
+				"rank() OVER (ORDER BY a) AS _tsdb_rank, row_number() OVER (ORDER BY a) AS _tsdb_rn FROM t) _tsdb_ties " +
+				"WHERE _tsdb_rank <= 2 AND _tsdb_rn > 0 ORDER BY _tsdb_k1"},
+		{"SELECT a FROM t ORDER BY a OFFSET $1 FETCH FIRST (NULL+1) ROWS WITH TIES",
+			"SELECT _tsdb_c1 FROM (SELECT a AS _tsdb_c1, a AS _tsdb_k1, rank() OVER (ORDER BY a) AS _tsdb_rank, " +
+				"row_number() OVER (ORDER BY a) AS _tsdb_rn FROM t) _tsdb_ties " +
+				"WHERE _tsdb_rank <= (COALESCE($1, 0) + (NULL + 1)) IS NOT FALSE AND _tsdb_rn > COALESCE($1, 0) ORDER BY _tsdb_k1"},
 		{"SELECT DISTINCT a FROM t ORDER BY a FETCH FIRST 2 ROWS WITH TIES", ""},
 		{"SELECT a FROM t ORDER BY a LIMIT 2", ""},
 	}
-	checkRewrites(t, tests, func(n *pg_query.Node) bool { return WithTies(n) })
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { c, _ := WithTies(n); return c })
+	// A NULL count as written is PostgreSQL's error 2201W.
+	tree, err := pg_query.Parse("SELECT a FROM t ORDER BY a FETCH FIRST NULL ROWS WITH TIES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WithTies(tree.Stmts[0].Stmt); sqlerr.Code(err) != "2201W" {
+		t.Errorf("FETCH FIRST NULL ROWS WITH TIES: got %v, want 2201W", err)
+	}
 }
 
 // checkRewrites applies rewrite to the statement of each case and

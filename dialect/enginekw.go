@@ -17,12 +17,20 @@ import (
 // comparing duckdb_keywords() with PostgreSQL's keyword list).
 var engineKeywords = regexp.MustCompile(`\b(anti|asof|at|by|columns|describe|generated|glob|lambda|map|pivot|pivot_longer|pivot_wider|positional|qualify|semi|show|struct|summarize|try_cast|tuple|unpack|unpivot)\b`)
 
+// EngineColumns is the function name a rewrite gives the engine's
+// COLUMNS(pattern) expression, the columns of the FROM list whose names
+// match: QuoteEngineKeywords writes it as the keyword.
+const EngineColumns = "_tsdb_columns"
+
 // QuoteEngineKeywords quotes, in SQL text as PostgreSQL's deparser writes
 // it, the names that are keywords to the engine. The deparser writes
 // keywords in upper case and names as they are (lower case unless
 // quoted), so a lower-case word of engineKeywords outside a literal is a
 // name.
 func QuoteEngineKeywords(sql string) string {
+	// The engine's COLUMNS(pattern) star (see WithTies) is written as a
+	// function the deparser prints as a name.
+	sql = strings.ReplaceAll(sql, EngineColumns+"(", "COLUMNS(")
 	if !engineKeywords.MatchString(sql) {
 		return sql
 	}

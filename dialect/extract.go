@@ -25,12 +25,14 @@ var extractTemplates = map[string]string{
 	// PostgreSQL has no year 0: 1 BC is year -1. DuckDB counts
 	// astronomically (1 BC is 0). An interval's years are a count.
 	// (typeof is constant; both branches bind for dates, timestamps and
-	// intervals alike.)
-	"year":    "(CASE WHEN typeof(_tsdb_arg1) <> 'INTERVAL' AND year(_tsdb_arg1) <= 0 THEN year(_tsdb_arg1) - 1 ELSE year(_tsdb_arg1) END)",
+	// intervals alike.) A timestamptz's year is its calendar's, counted in
+	// eras (97 BC is 97): made a timestamp (the session's wall clock),
+	// it is astronomical too (_tsdb_ayear); an interval made one is NULL.
+	"year":    "(CASE WHEN typeof(_tsdb_arg1) <> 'INTERVAL' AND _tsdb_ayear(_tsdb_arg1) <= 0 THEN _tsdb_ayear(_tsdb_arg1) - 1 ELSE year(_tsdb_arg1) END)",
 	"isoyear": "(CASE WHEN isoyear(_tsdb_arg1) <= 0 THEN isoyear(_tsdb_arg1) - 1 ELSE isoyear(_tsdb_arg1) END)",
 	// A BC decade counts down from the year before 1 BC as PostgreSQL's
 	// timestamp_part does (2 BC is decade -1, 12 BC is -2).
-	"decade": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' OR year(_tsdb_arg1) > 0 THEN decade(_tsdb_arg1) ELSE -((8 - (year(_tsdb_arg1) - 1)) // 10) END)",
+	"decade": "(CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' OR _tsdb_ayear(_tsdb_arg1) > 0 THEN decade(_tsdb_arg1) ELSE -((8 - (_tsdb_ayear(_tsdb_arg1) - 1)) // 10) END)",
 	// The rest only for infinite values (infiniteFields).
 	"epoch":      "epoch(_tsdb_arg1)",
 	"julian":     "julian(_tsdb_arg1)",
@@ -99,6 +101,12 @@ var extractScales = map[string]string{
 	"millisecond": "ms", "milliseconds": "ms", "ms": "ms", "msec": "ms", "msecs": "ms", "msecond": "ms", "mseconds": "ms",
 }
 
+// intervalEpochTemplate is extract(epoch FROM interval) exactly: PostgreSQL
+// computes (4 × 365.25 × years + 4 × 30 × months + 4 × days) × 21600
+// seconds, plus the time.
+const intervalEpochTemplate = "((1461 * CAST(year(_tsdb_arg1) AS DECIMAL(38,0)) + 120 * CAST(month(_tsdb_arg1) AS DECIMAL(38,0)) + 4 * CAST(day(_tsdb_arg1) AS DECIMAL(38,0))) * 21600000000" +
+	" + CAST(hour(_tsdb_arg1) AS DECIMAL(38,0)) * 3600000000 + CAST(minute(_tsdb_arg1) AS DECIMAL(38,0)) * 60000000 + CAST(microsecond(_tsdb_arg1) AS DECIMAL(38,0))) * CAST(0.000001 AS DECIMAL(7,6))"
+
 var extractNumericTemplates = map[string]string{
 	// An infinite timestamp's epoch is numeric ±Infinity in PostgreSQL,
 	// which the engine's decimal has not: refused rather than answered.
@@ -145,10 +153,21 @@ func ExtractNumeric(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 			return nil
 		}
 		field, ok := extractScales[strings.ToLower(f.Sval)]
-		if !ok || !argType(fc.Args[1]).IsTimestamp() {
+		if !ok {
 			return nil
 		}
-		r, err := sqltree.Template(extractNumericTemplates[field], proto.Clone(fc.Args[1]).(*pg_query.Node))
+		template := extractNumericTemplates[field]
+		if intervalExpr(fc.Args[1], typeOf) {
+			// An interval's seconds and milliseconds are a timestamp's
+			// (of the minute); its epoch counts a year as 365.25 days
+			// and a month as 30, as PostgreSQL's interval_part does.
+			if field == "epoch" {
+				template = intervalEpochTemplate
+			}
+		} else if !argType(fc.Args[1]).IsTimestamp() {
+			return nil
+		}
+		r, err := sqltree.Template(template, proto.Clone(fc.Args[1]).(*pg_query.Node))
 		if err != nil {
 			return nil
 		}

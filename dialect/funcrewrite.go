@@ -17,6 +17,21 @@ import (
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)
+	if castFunctions[name] && len(fc.Args) == 1 && fc.Over == nil && !fc.AggStar && !fc.AggDistinct && fc.AggFilter == nil &&
+		len(fc.AggOrder) == 0 && !fc.FuncVariadic && (len(fc.Funcname) == 1 || strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog")) {
+		// PostgreSQL's cast functions carry their type's name
+		// (float8(x), int4(x), text(x)); the engine has none of them.
+		return sqltree.Cast(fc.Args[0], name), true
+	}
+	if name == "to_timestamp" && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_to_timestamp1")}
+		return nil, true
+	}
+	if name == "every" && len(fc.Funcname) == 1 {
+		// every is the SQL standard's name of bool_and.
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
+		return nil, true
+	}
 	if name == "extract" && len(fc.Args) == 2 && fc.Funcformat == pg_query.CoercionForm_COERCE_SQL_SYNTAX {
 		// EXTRACT(field FROM date) has no time-of-day fields in
 		// PostgreSQL; the engine answers 0.
@@ -79,6 +94,13 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		// PostgreSQL pads with spaces when no fill is given.
 		fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(" ", -1))
 		return nil, true
+	}
+	if (name == "lpad" || name == "rpad") && len(fc.Args) == 3 && fc.Args[2].GetAConst().GetSval() != nil && fc.Args[2].GetAConst().GetSval().Sval == "" {
+		// With an empty fill PostgreSQL only truncates (to the left
+		// part, both ways); the engine refuses to pad with nothing.
+		if r, err := sqltree.Template("left(_tsdb_arg1, greatest(_tsdb_arg2, 0))", fc.Args[0], fc.Args[1]); err == nil {
+			return r, true
+		}
 	}
 	if name == "substring" && len(fc.Args) == 3 && (isStringOrNull(fc.Args[1]) && isStringOrNull(fc.Args[2]) &&
 		(fc.Args[1].GetAConst().GetSval() != nil || fc.Args[2].GetAConst().GetSval() != nil)) {
@@ -219,6 +241,13 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// castFunctions are the types whose names PostgreSQL also calls as
+// functions of one argument, a cast to the type.
+var castFunctions = map[string]bool{
+	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "numeric": true, "text": true,
+	"bool": true, "date": true, "timestamp": true, "timestamptz": true, "interval": true, "varchar": true,
 }
 
 // popVariance answers var_pop(x) and stddev_pop(x) of a single infinite

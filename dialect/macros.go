@@ -79,6 +79,12 @@ var pgFunctions = map[string]string{
 	"acosd":                           "_tsdb_acosd",
 	"atand":                           "_tsdb_atand",
 	"atan2d":                          "_tsdb_atan2d",
+	"float8_accum":                    "_tsdb_float8_accum",
+	"float8_combine":                  "_tsdb_float8_combine",
+	"float8_regr_accum":               "_tsdb_float8_regr_accum",
+	"float8_regr_combine":             "_tsdb_float8_regr_combine",
+	"booland_statefunc":               "_tsdb_booland",
+	"boolor_statefunc":                "_tsdb_boolor",
 }
 
 // QuotedKeywords are PostgreSQL 15's keywords other than the unreserved
@@ -206,7 +212,16 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_size_pretty(x) AS _tsdb_size_pretty_b(CAST(x AS BIGINT))`,
 	`CREATE MACRO date_bin(stride, source, origin) AS time_bucket(stride, source, origin)`,
 	`CREATE MACRO make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0, mins := 0, secs := 0) AS
-			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + to_microseconds(CAST(secs * 1000000 AS BIGINT))`,
+			to_months(CAST(years * 12 + months AS INTEGER)) + to_days(CAST(weeks * 7 + days AS INTEGER)) + to_hours(CAST(hours AS BIGINT)) + to_minutes(CAST(mins AS BIGINT)) + _tsdb_interval_secs(CAST(secs AS DOUBLE))`,
+	// make_interval's seconds are a double, rounded to microseconds (rint).
+	`CREATE MACRO _tsdb_interval_secs(s) AS CASE WHEN isnan(s) OR isinf(s) OR abs(s) >= 9223372036854.775807
+			THEN error('[tsdb 22008] interval out of range') ELSE to_microseconds(CAST(round_even(s * 1000000, 0) AS BIGINT)) END`,
+	// to_timestamp(double): infinities are the infinite timestamps, NaN
+	// and what lies beyond the timestamps errors, as PostgreSQL's.
+	`CREATE MACRO _tsdb_to_timestamp1(x) AS CASE WHEN CAST(x AS DOUBLE) = 'Infinity'::DOUBLE THEN 'infinity'::TIMESTAMPTZ
+			WHEN CAST(x AS DOUBLE) = '-Infinity'::DOUBLE THEN '-infinity'::TIMESTAMPTZ
+			WHEN isnan(CAST(x AS DOUBLE)) THEN error('[tsdb 22008] timestamp cannot be NaN')
+			ELSE to_timestamp(CAST(x AS DOUBLE)) END`,
 	`CREATE MACRO _tsdb_format_type(t, m) AS CASE
 			WHEN t = 1184 AND m >= 0 THEN 'timestamp(' || m || ') with time zone' WHEN t = 1114 AND m >= 0 THEN 'timestamp(' || m || ') without time zone'
 			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')'
@@ -229,7 +244,8 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,
 	// The wall clock's astronomical year (0 is 1 BC; the engine's ICU
 	// gives a timestamptz its era year), and the era's year (1 BC is 1).
-	`CREATE MACRO _tsdb_ayear(t) AS year(CAST(t AS TIMESTAMP))`,
+	// (NULL for an interval: extractTemplates bind it for intervals too.)
+	`CREATE MACRO _tsdb_ayear(t) AS year(TRY_CAST(t AS TIMESTAMP))`,
 	`CREATE MACRO _tsdb_eyear(t) AS CASE WHEN _tsdb_ayear(t) <= 0 THEN 1 - _tsdb_ayear(t) ELSE _tsdb_ayear(t) END`,
 	`CREATE MACRO _tsdb_eisoyear(t) AS CASE WHEN isoyear(CAST(t AS TIMESTAMP)) <= 0 THEN 1 - isoyear(CAST(t AS TIMESTAMP)) ELSE isoyear(CAST(t AS TIMESTAMP)) END`,
 	// A non-negative number with at least w digits (lpad alone would cut
@@ -264,6 +280,50 @@ var Macros = append([]string{
 				ELSE error('[tsdb 22P02] invalid input syntax for type bytea') END
 			WHEN contains(CAST(s AS VARCHAR), '\') THEN error('[tsdb 0A000] bytea escape sequences are read in literals only')
 			ELSE CAST(CAST(s AS VARCHAR) AS BLOB) END`,
+	// The transition and combine functions of PostgreSQL's float
+	// aggregates (float.c): the state {N, Sx, Sxx} of Youngs-Cramer
+	// sums, {N, Sx, Sxx, Sy, Syy, Sxy} for the regressions. An input
+	// that makes a sum infinite makes Sxx NaN (an infinite input) or is
+	// an overflow (finite inputs).
+	`CREATE MACRO _tsdb_float8_state(s, n) AS CASE WHEN len(s) = n AND list_position(s, NULL) IS NULL THEN CAST(s AS DOUBLE[])
+			ELSE error('[tsdb XX000] expected ' || n || '-element float8 array') END`,
+	`CREATE MACRO _tsdb_float8_sxx(n, sx, sxx, x, newsx, newsxx) AS CASE
+			WHEN n = 0 THEN CASE WHEN isnan(x) OR isinf(x) THEN 'NaN'::DOUBLE ELSE sxx END
+			WHEN isinf(newsx) OR isinf(newsxx) THEN CASE WHEN NOT isinf(sx) AND NOT isinf(x)
+				THEN error('[tsdb 22003] value out of range: overflow') ELSE 'NaN'::DOUBLE END
+			ELSE newsxx END`,
+	`CREATE MACRO _tsdb_float8_accum(s, x) AS list_transform([_tsdb_float8_state(s, 3)], lambda t: [t[1] + 1, t[2] + x,
+			_tsdb_float8_sxx(t[1], t[2], t[3], x, t[2] + x, t[3] + pow(x * (t[1] + 1) - (t[2] + x), 2) / ((t[1] + 1) * t[1]))])[1]`,
+	`CREATE MACRO _tsdb_float8_combine(a, b) AS list_transform([[_tsdb_float8_state(a, 3), _tsdb_float8_state(b, 3)]], lambda p:
+			CASE WHEN p[1][1] = 0 THEN p[2] WHEN p[2][1] = 0 THEN p[1]
+				ELSE [p[1][1] + p[2][1], p[1][2] + p[2][2],
+					p[1][3] + p[2][3] + p[1][1] * p[2][1] * pow(p[1][2] / p[1][1] - p[2][2] / p[2][1], 2) / (p[1][1] + p[2][1])] END)[1]`,
+	`CREATE MACRO _tsdb_float8_regr_accum(s, y, x) AS list_transform([_tsdb_float8_state(s, 6)], lambda t: CASE WHEN t[1] = 0
+			THEN [1, x, CASE WHEN isnan(x) OR isinf(x) THEN 'NaN'::DOUBLE ELSE t[3] END, y,
+				CASE WHEN isnan(y) OR isinf(y) THEN 'NaN'::DOUBLE ELSE t[5] END,
+				CASE WHEN isnan(x) OR isinf(x) OR isnan(y) OR isinf(y) THEN 'NaN'::DOUBLE ELSE t[6] END]
+			ELSE [t[1] + 1, t[2] + x,
+				t[3] + pow(x * (t[1] + 1) - (t[2] + x), 2) / ((t[1] + 1) * t[1]),
+				t[4] + y,
+				t[5] + pow(y * (t[1] + 1) - (t[4] + y), 2) / ((t[1] + 1) * t[1]),
+				t[6] + (x * (t[1] + 1) - (t[2] + x)) * (y * (t[1] + 1) - (t[4] + y)) / ((t[1] + 1) * t[1])] END)[1]`,
+	`CREATE MACRO _tsdb_float8_regr_combine(a, b) AS list_transform([[_tsdb_float8_state(a, 6), _tsdb_float8_state(b, 6)]], lambda p:
+			CASE WHEN p[1][1] = 0 THEN p[2] WHEN p[2][1] = 0 THEN p[1]
+				ELSE [p[1][1] + p[2][1], p[1][2] + p[2][2],
+					p[1][3] + p[2][3] + p[1][1] * p[2][1] * pow(p[1][2] / p[1][1] - p[2][2] / p[2][1], 2) / (p[1][1] + p[2][1]),
+					p[1][4] + p[2][4],
+					p[1][5] + p[2][5] + p[1][1] * p[2][1] * pow(p[1][4] / p[1][1] - p[2][4] / p[2][1], 2) / (p[1][1] + p[2][1]),
+					p[1][6] + p[2][6] + p[1][1] * p[2][1] * (p[1][2] / p[1][1] - p[2][2] / p[2][1]) * (p[1][4] / p[1][1] - p[2][4] / p[2][1]) / (p[1][1] + p[2][1])] END)[1]`,
+	// timestamptz - timestamptz (TimestamptzDifference): the
+	// microseconds between, as whole days and a time of the same sign.
+	`CREATE MACRO _tsdb_timestamptz_mi(a, b) AS CASE
+			WHEN isinf(CAST(a AS TIMESTAMPTZ)) OR isinf(CAST(b AS TIMESTAMPTZ)) THEN error('[tsdb 22008] cannot subtract infinite timestamps')
+			ELSE to_days(CAST((epoch_us(CAST(a AS TIMESTAMPTZ)) - epoch_us(CAST(b AS TIMESTAMPTZ))) // 86400000000 AS INTEGER))
+				+ to_microseconds((epoch_us(CAST(a AS TIMESTAMPTZ)) - epoch_us(CAST(b AS TIMESTAMPTZ))) % 86400000000) END`,
+	// bool_and's and bool_or's transition functions, strict: NULL state
+	// or input is NULL.
+	`CREATE MACRO _tsdb_booland(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE CAST(a AS BOOLEAN) AND CAST(b AS BOOLEAN) END`,
+	`CREATE MACRO _tsdb_boolor(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE CAST(a AS BOOLEAN) OR CAST(b AS BOOLEAN) END`,
 	// string_agg's first argument (rewritePG): bytea refused.
 	`CREATE MACRO _tsdb_not_bytea(x) AS CASE WHEN typeof(x) = 'BLOB' THEN error('[tsdb 0A000] string_agg of bytea is not supported') ELSE x END`,
 	// PostgreSQL's sha256 returns bytea; DuckDB's returns the hex text.

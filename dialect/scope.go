@@ -32,6 +32,7 @@ type Features struct {
 	SetOps   bool // a set operation or a VALUES list
 	Bytea    bool // a bytea cast or a bytea function
 	Interval bool // an interval cast or function
+	Minus    bool // a binary -
 }
 
 // FeaturesOf walks n once.
@@ -52,6 +53,8 @@ func FeaturesOf(n *pg_query.Node) Features {
 			name := sqltree.LastName(x.Funcname)
 			f.Bytea = f.Bytea || byteaResults[name]
 			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
+		case *pg_query.A_Expr:
+			f.Minus = f.Minus || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP && x.Lexpr != nil && sqltree.LastName(x.Name) == "-"
 		}
 		return nil
 	})

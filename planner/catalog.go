@@ -87,7 +87,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		changed = dialect.UnknownSetOpLiterals(out) || changed
 	}
 	changed = fillEmptySelectLists(out) || changed
-	changed = dialect.WithTies(out) || changed
+	ties, err := dialect.WithTies(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	changed = ties || changed
 	// extract of a timestamp is numeric: of a cast anywhere, of a table's
 	// column in the select list.
 	changed = dialect.ExtractNumeric(out, nil) || changed
@@ -98,6 +102,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	}
 	if features.Interval {
 		changed = dialect.IntervalArithmetic(out, nil) || changed
+	}
+	if features.Minus {
+		changed = dialect.TimestamptzDifference(out, nil) || changed
 	}
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf := s.argumentType(sel)
@@ -124,6 +131,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 					changed = dialect.FloatVariances(rt.Val, typeOf) || changed
 				}
 				changed = dialect.IntervalArithmetic(rt.Val, typeOf) || changed
+				if features.Minus {
+					changed = dialect.TimestamptzDifference(rt.Val, typeOf) || changed
+				}
 			}
 		}
 	}

@@ -145,7 +145,7 @@ func isTimeColumn(n *pg_query.Node, alias, col string, unqualifiedOK bool) bool 
 // stableFunctions may appear in a bound: their value does not change within
 // a statement (DuckDB's now() is the transaction's start).
 var stableFunctions = map[string]bool{
-	"now": true, "to_timestamp": true, "date_trunc": true, "time_bucket": true, "make_timestamp": true,
+	"now": true, "to_timestamp": true, "_tsdb_to_timestamp1": true, "date_trunc": true, "time_bucket": true, "make_timestamp": true,
 	"make_timestamptz": true, "timezone": true, "current_timestamp": true, "epoch_ms": true,
 }
 

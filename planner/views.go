@@ -59,6 +59,18 @@ func (s *Session) createView(ctx context.Context, st *pg_query.ViewStmt) (*Resul
 	if st.Query.GetSelectStmt() == nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a view must be a SELECT")
 	}
+	temp := st.View.Relpersistence == "t"
+	query, err := deparse(s.p.pgVersion, st.Query)
+	if err != nil {
+		return nil, err
+	}
+	reads, readsTemp := s.viewReads(st.Query)
+	// The query is analysed before the name is taken, as PostgreSQL
+	// does: its errors come first (FETCH FIRST NULL ROWS WITH TIES).
+	cols, err := s.viewColumns(ctx, st.Query)
+	if err != nil && !slices.Contains(reads, name) {
+		return nil, err
+	}
 	if t, ok := s.p.store.Table(name); ok || s.p.store.Unavailable(name) != nil {
 		if st.Replace {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is not a view", name)
@@ -68,7 +80,6 @@ func (s *Session) createView(ctx context.Context, st *pg_query.ViewStmt) (*Resul
 		}
 		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
-	temp := st.View.Relpersistence == "t"
 	old, oldTemp, exists := s.view(name)
 	if exists && !st.Replace {
 		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
@@ -78,19 +89,13 @@ func (s *Session) createView(ctx context.Context, st *pg_query.ViewStmt) (*Resul
 		// view beside it, in PostgreSQL's other schema; tsdb has one.
 		exists = false
 	}
-	query, err := deparse(s.p.pgVersion, st.Query)
-	if err != nil {
-		return nil, err
-	}
-	reads, readsTemp := s.viewReads(st.Query)
 	if slices.Contains(reads, name) && !exists {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
-	temp = temp || readsTemp
-	cols, err := s.viewColumns(ctx, st.Query)
 	if err != nil {
 		return nil, err
 	}
+	temp = temp || readsTemp
 	if len(st.Aliases) > len(cols) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
 	}
