@@ -38,6 +38,26 @@ func TestDateTimeInput(t *testing.T) {
 	})
 }
 
+// The difference of two timestamptz values is the microseconds between
+// them as 24-hour days and a time, whatever the session's zone (the
+// engine's own subtraction counts calendar days in the zone, an hour off
+// across a daylight saving change); a BC timestamptz's year is negative.
+func TestTimestamptzDifference(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SET TimeZone = 'PST8PDT'", "tag:SET"},
+		{0, "SELECT timestamptz '1997-06-10 17:32:01-07' - timestamptz '1997-01-02'", "{159 0 59521000000}"},
+		{0, "SELECT timestamptz '1997-01-02' - timestamptz '1997-06-10 17:32:01-07'", "{-159 0 -59521000000}"},
+		{0, "SET TimeZone = 'Europe/Berlin'", "tag:SET"},
+		{0, "SELECT time - timestamptz '2025-07-01 00:00:00+00' FROM m WHERE host = 'b'", "{184 0 10000000}"},
+		{0, "SELECT max(time) - timestamptz '2025-07-01 00:00:00+00' FROM m", "{184 0 30000000}"},
+		{0, "SELECT now() - timestamptz 'infinity'", "err:22008"},
+		{0, "SELECT extract(year FROM timestamptz '0097-02-16 17:32:01+00 BC'), date_part('decade', timestamptz '0097-02-16 17:32:01+00 BC')", "-97|-10"},
+		{0, "SELECT extract(epoch FROM interval '34 years 3 mons -2 days 05:06:07.123456')", "1080579967.123456"},
+	})
+}
+
 // In a block now(), CURRENT_TIMESTAMP and 'now' are the block's start,
 // in every statement; outside one each statement has its own.
 func TestTransactionTime(t *testing.T) {
