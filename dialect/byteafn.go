@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -82,6 +83,17 @@ func ByteaFunctions(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 			return nil
 		}
 		name := sqltree.LastName(fc.Funcname)
+		if name == "string_agg" && len(fc.Args) == 2 && len(fc.Funcname) == 1 && isBytea(fc.Args[0], typeOf) {
+			// string_agg of bytea is bytea; the engine's casts the bytes
+			// to text. Joined as hex and made bytes again, the values and
+			// delimiters keep every byte (a NULL delimiter is none).
+			changed = true
+			agg := proto.Clone(fc).(*pg_query.FuncCall)
+			agg.Args = []*pg_query.Node{call("hex", fc.Args[0]),
+				call("hex", &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{
+					Args: []*pg_query.Node{fc.Args[1], sqltree.Cast(pg_query.MakeAConstStrNode("", -1), "bytea")}}}})}
+			return call("unhex", &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: agg}})
+		}
 		fn, ok := byteaOverloads[name]
 		if !ok || !isBytea(fc.Args[0], typeOf) {
 			return nil

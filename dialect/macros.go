@@ -320,6 +320,13 @@ var Macros = append([]string{
 			WHEN isinf(CAST(a AS TIMESTAMPTZ)) OR isinf(CAST(b AS TIMESTAMPTZ)) THEN error('[tsdb 22008] cannot subtract infinite timestamps')
 			ELSE to_days(CAST((epoch_us(CAST(a AS TIMESTAMPTZ)) - epoch_us(CAST(b AS TIMESTAMPTZ))) // 86400000000 AS INTEGER))
 				+ to_microseconds((epoch_us(CAST(a AS TIMESTAMPTZ)) - epoch_us(CAST(b AS TIMESTAMPTZ))) % 86400000000) END`,
+	// quote_literal and quote_nullable: a string literal of the value's
+	// text, quotes doubled; with a backslash the E'' form, backslashes
+	// doubled, as PostgreSQL's quote.c writes it.
+	`CREATE MACRO quote_literal(x) AS CASE WHEN contains(CAST(x AS VARCHAR), '\')
+			THEN 'E''' || replace(replace(CAST(x AS VARCHAR), '\', '\\'), '''', '''''') || ''''
+			ELSE '''' || replace(CAST(x AS VARCHAR), '''', '''''') || '''' END`,
+	`CREATE MACRO quote_nullable(x) AS CASE WHEN x IS NULL THEN 'NULL' ELSE quote_literal(x) END`,
 	// bool_and's and bool_or's transition functions, strict: NULL state
 	// or input is NULL.
 	`CREATE MACRO _tsdb_booland(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE CAST(a AS BOOLEAN) AND CAST(b AS BOOLEAN) END`,

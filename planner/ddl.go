@@ -86,8 +86,11 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 }
 
 func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, error) {
+	if st.RemoveType == pg_query.ObjectType_OBJECT_FUNCTION {
+		return s.dropFunctions(st)
+	}
 	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE && st.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE and DROP VIEW are supported")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE, DROP VIEW and DROP FUNCTION are supported")
 	}
 	cascade := st.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names, temps []string

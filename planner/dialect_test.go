@@ -58,6 +58,45 @@ func TestTimestamptzDifference(t *testing.T) {
 	})
 }
 
+// Functions written in SQL are called where a statement names them: a
+// scalar one as its expression (arguments cast to the parameters' types,
+// the result to the declared type; STRICT gives NULL for a NULL
+// argument), a set-returning one in FROM as its rows and in a select list
+// as a row per value; a parameter's name that is also a column of a table
+// the body reads is the column, as in PostgreSQL.
+func TestSQLFunctions(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "CREATE FUNCTION twice(x int) RETURNS bigint LANGUAGE sql STRICT AS 'SELECT x * 2'", "tag:CREATE FUNCTION"},
+		{0, "SELECT twice(21), twice(NULL), twice('4')", "42|NULL|8"},
+		{0, "SELECT host, twice(v::int) FROM m WHERE twice(v::int) > 4 ORDER BY host", "c|6;d|8"},
+		{0, "CREATE FUNCTION hosts_over(v bigint) RETURNS TABLE (h text, n bigint) LANGUAGE sql AS $$ SELECT host, v FROM m WHERE v > $1 $$", "tag:CREATE FUNCTION"},
+		{0, "SELECT h, n FROM hosts_over(2) ORDER BY h", "c|3;d|4"},
+		{0, "SELECT host, val FROM hosts_over(3) AS x(host, val)", "d|4"},
+		{0, "CREATE FUNCTION three(n int) RETURNS SETOF int LANGUAGE sql RETURN n", "tag:CREATE FUNCTION"},
+		{0, "CREATE FUNCTION series(n int) RETURNS SETOF int LANGUAGE sql AS 'VALUES (1), ($1)'", "tag:CREATE FUNCTION"},
+		{0, "SELECT series(5) ORDER BY 1", "1;5"},
+		{0, "CREATE VIEW doubled AS SELECT host, twice(v::int) AS d FROM m", "tag:CREATE VIEW"},
+		{0, "SELECT d FROM doubled WHERE host = 'd'", "8"},
+		{0, "CREATE FUNCTION ret(a int DEFAULT 7) RETURNS int LANGUAGE plpgsql AS 'begin return a + 1; end'", "tag:CREATE FUNCTION"},
+		{0, "SELECT ret(), ret(a := 1)", "8|2"},
+		{0, "CREATE FUNCTION twice(x int) RETURNS bigint LANGUAGE sql AS 'SELECT x * 3'", "err:42723"},
+		{0, "CREATE OR REPLACE FUNCTION twice(x int) RETURNS bigint LANGUAGE sql AS 'SELECT x * 3'", "tag:CREATE FUNCTION"},
+		{0, "SELECT twice(2)", "6"},
+		{0, "CREATE OR REPLACE FUNCTION twice(x int) RETURNS text LANGUAGE sql AS 'SELECT x'", "err:42P13"},
+		{0, "CREATE FUNCTION bad(x int) RETURNS int LANGUAGE sql AS 'SELECT nosuch FROM m'", "err:42703"},
+		{0, "CREATE FUNCTION loop(x int) RETURNS int LANGUAGE plpgsql AS 'declare y int; begin y := x; return y; end'", "err:0A000"},
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "CREATE FUNCTION intx() RETURNS int LANGUAGE sql AS 'SELECT 1'", "err:25001"},
+		{0, "ROLLBACK", "tag:ROLLBACK"},
+		{0, "DROP FUNCTION twice(text)", "err:42883"},
+		{0, "DROP FUNCTION twice(int), IF EXISTS nosuch", "err:42601"},
+		{0, "DROP FUNCTION IF EXISTS twice(int), nosuch", "tag:DROP FUNCTION"},
+		{0, "SELECT twice(1)", "err:42883"},
+	})
+}
+
 // In a block now(), CURRENT_TIMESTAMP and 'now' are the block's start,
 // in every statement; outside one each statement has its own.
 func TestTransactionTime(t *testing.T) {

@@ -318,14 +318,21 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if err := s.dropStaleViews(ctx); err != nil {
 		return nil, err
 	}
-	st, err := s.expandTemps(st)
+	st, err := s.expandFunctions(st)
 	if err != nil {
+		return nil, err
+	}
+	if st, err = s.expandTemps(st); err != nil {
 		return nil, err
 	}
 	if st, err = s.unqualified(st); err != nil {
 		return nil, err
 	}
 	if st, err = s.expandViews(st); err != nil {
+		return nil, err
+	}
+	// A view's query may call functions.
+	if st, err = s.expandFunctions(st); err != nil {
 		return nil, err
 	}
 	if st.node != nil && st.node.GetSelectStmt() == nil && st.node.GetExecuteStmt() == nil && st.node.GetPrepareStmt() == nil &&
@@ -426,6 +433,8 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.createTable(ctx, n.CreateStmt)
 	case *pg_query.Node_ViewStmt:
 		return s.createView(ctx, n.ViewStmt)
+	case *pg_query.Node_CreateFunctionStmt:
+		return s.createFunction(ctx, n.CreateFunctionStmt)
 	case *pg_query.Node_AlterTableStmt:
 		return s.alterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:

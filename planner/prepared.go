@@ -99,6 +99,9 @@ func (s *Session) prepareStatement(ctx context.Context, query string, declared [
 func (s *Session) prepareParsed(ctx context.Context, st statement, declared []uint32, heavy bool) (*Prepared, error) {
 	p := &Prepared{stmt: st, heavy: heavy}
 	var err error
+	if p.stmt, err = s.expandFunctions(p.stmt); err != nil {
+		return nil, err
+	}
 	if p.stmt, err = s.expandTemps(p.stmt); err != nil {
 		return nil, err
 	}
@@ -106,6 +109,10 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 		return nil, err
 	}
 	if p.stmt, err = s.expandViews(p.stmt); err != nil {
+		return nil, err
+	}
+	// A view's query may call functions.
+	if p.stmt, err = s.expandFunctions(p.stmt); err != nil {
 		return nil, err
 	}
 	switch n := p.stmt.node.GetNode().(type) {

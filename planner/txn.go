@@ -386,6 +386,8 @@ func (s *Session) checkInBlock(n *pg_query.Node) error {
 		what = "CREATE TABLE AS"
 	case *pg_query.Node_ViewStmt:
 		what = "CREATE VIEW"
+	case *pg_query.Node_CreateFunctionStmt:
+		what = "CREATE FUNCTION"
 	case *pg_query.Node_AlterTableStmt:
 		what = "ALTER TABLE"
 	case *pg_query.Node_DropStmt:

@@ -18,6 +18,7 @@ const (
 	DuplicateTable             = "42P07"
 	DuplicateColumn            = "42701"
 	WrongObjectType            = "42809"
+	InvalidFunctionDefinition  = "42P13"
 	InvalidTableDefinition     = "42P16"
 	DependentObjectsStillExist = "2BP01"
 	InvalidName                = "42602"

@@ -1,15 +1,18 @@
-// Package views keeps tsdb's views (CREATE VIEW): each one's name, its
-// query as SQL text, its columns as they were when it was made, and the
-// relations it reads, so that DROP can refuse to leave a view without
-// its table. Views persist in one JSON file in the data directory,
-// replaced atomically on every change; the planner expands a view into
-// its query wherever a statement names it.
+// Package views keeps tsdb's views (CREATE VIEW) and functions written in
+// SQL (CREATE FUNCTION … LANGUAGE sql): SQL text the planner puts in the
+// place of every name that calls for it. For a view: its name, its query,
+// its columns as they were when it was made, and the relations it reads,
+// so that DROP can refuse to leave a view without its table; for a
+// function: its parameters, its result and its body. Each kind persists
+// in one JSON file in the data directory, replaced atomically on every
+// change.
 package views
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,37 +38,107 @@ type View struct {
 	Reads []string `json:"reads"`
 }
 
-// Store holds the views. It is safe for concurrent use.
+// Function is one function written in SQL.
+type Function struct {
+	Name   string  `json:"name"`
+	Params []Param `json:"params"`
+	// Returns is the result type as SQL (for a set: of each row when
+	// Columns is empty).
+	Returns string `json:"returns,omitempty"`
+	// SetOf: the function returns rows (SETOF, RETURNS TABLE).
+	SetOf bool `json:"setof,omitempty"`
+	// Columns are the result's columns of RETURNS TABLE (…) or OUT
+	// parameters.
+	Columns []Param `json:"columns,omitempty"`
+	// Body is the SELECT whose result is the function's, as SQL text;
+	// $n and the parameters' names stand for the arguments.
+	Body string `json:"body"`
+	// Strict: NULL for any NULL argument, without running the body.
+	Strict bool `json:"strict,omitempty"`
+}
+
+// Param is a parameter of a function, or a column of its result.
+type Param struct {
+	Name string `json:"name,omitempty"`
+	Type string `json:"type"` // as SQL
+	// Default is the value when a call leaves it out, as SQL ("": none).
+	Default string `json:"default,omitempty"`
+}
+
+// Store holds the views and functions. It is safe for concurrent use.
 type Store struct {
-	path  string // "" keeps views in memory only
-	mu    sync.RWMutex
-	views map[string]View
+	path      string // "" keeps them in memory only
+	funcPath  string
+	mu        sync.RWMutex
+	views     map[string]View
+	functions map[string]Function
 }
 
 // ErrNoView is returned for a view that does not exist.
 var ErrNoView = errors.New("view does not exist")
 
-// Open loads the views file at path (missing: no views). An empty path
-// keeps the views in memory.
+// FunctionsFile is the name of the functions' file, beside the views'.
+const FunctionsFile = "functions.json"
+
+// Open loads the views file at path and the functions file beside it
+// (missing: none). An empty path keeps them in memory.
 func Open(path string) (*Store, error) {
-	s := &Store{path: path, views: map[string]View{}}
+	s := &Store{path: path, views: map[string]View{}, functions: map[string]Function{}}
 	if path == "" {
 		return s, nil
 	}
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		var vs []View
-		if err := json.Unmarshal(b, &vs); err != nil {
-			return nil, fmt.Errorf("views: read %s: %w", path, err)
-		}
-		for _, v := range vs {
-			s.views[v.Name] = v
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("views: %w", err)
+	s.funcPath = filepath.Join(filepath.Dir(path), FunctionsFile)
+	if err := load(path, s.views, func(v View) string { return v.Name }); err != nil {
+		return nil, err
+	}
+	if err := load(s.funcPath, s.functions, func(f Function) string { return f.Name }); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// load reads a JSON list of items into m by name (a missing file: none).
+func load[T any](path string, m map[string]T, name func(T) string) error {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("views: %w", err)
+	}
+	var items []T
+	if err := json.Unmarshal(b, &items); err != nil {
+		return fmt.Errorf("views: read %s: %w", path, err)
+	}
+	for _, it := range items {
+		m[name(it)] = it
+	}
+	return nil
+}
+
+// save writes m's items, by name, durably to path, so that a crash leaves
+// the old or the new file, never a torn one.
+func save[T any](path string, m map[string]T) error {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	items := make([]T, 0, len(m))
+	for _, n := range names {
+		items = append(items, m[n])
+	}
+	b, err := json.MarshalIndent(items, "", "  ")
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o700)
+	}
+	if err == nil {
+		err = fsutil.WriteFile(path, b)
+	}
+	if err != nil {
+		return fmt.Errorf("views: write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Get returns the view named name.
@@ -149,16 +222,12 @@ func (s *Store) Drop(names ...string) error {
 	})
 }
 
-// change applies fn and writes the views file durably, so that a crash
-// leaves the old or the new file, never a torn one. A failed write
-// leaves the views as they were.
+// change applies fn and writes the views file. A failed write leaves the
+// views as they were.
 func (s *Store) change(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := make(map[string]View, len(s.views))
-	for k, v := range s.views {
-		before[k] = v
-	}
+	before := maps.Clone(s.views)
 	if err := fn(); err != nil {
 		s.views = before
 		return err
@@ -166,21 +235,50 @@ func (s *Store) change(fn func() error) error {
 	if s.path == "" {
 		return nil
 	}
-	vs := make([]View, 0, len(s.views))
-	for _, v := range s.views {
-		vs = append(vs, v)
-	}
-	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
-	b, err := json.MarshalIndent(vs, "", "  ")
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(s.path), 0o700)
-	}
-	if err == nil {
-		err = fsutil.WriteFile(s.path, b)
-	}
-	if err != nil {
+	if err := save(s.path, s.views); err != nil {
 		s.views = before
-		return fmt.Errorf("views: write %s: %w", s.path, err)
+		return err
+	}
+	return nil
+}
+
+// Function returns the function named name.
+func (s *Store) Function(name string) (Function, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	f, ok := s.functions[name]
+	return f, ok
+}
+
+// HasFunctions reports whether there is any function.
+func (s *Store) HasFunctions() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.functions) > 0
+}
+
+// PutFunction stores f, replacing a function of its name.
+func (s *Store) PutFunction(f Function) error {
+	return s.changeFunctions(func() { s.functions[f.Name] = f })
+}
+
+// DropFunction removes the function named name (nothing if there is
+// none).
+func (s *Store) DropFunction(name string) error {
+	return s.changeFunctions(func() { delete(s.functions, name) })
+}
+
+func (s *Store) changeFunctions(fn func()) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := maps.Clone(s.functions)
+	fn()
+	if s.funcPath == "" {
+		return nil
+	}
+	if err := save(s.funcPath, s.functions); err != nil {
+		s.functions = before
+		return err
 	}
 	return nil
 }

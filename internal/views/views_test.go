@@ -56,3 +56,33 @@ func TestStore(t *testing.T) {
 		t.Errorf("in-memory store: %v", err)
 	}
 }
+
+// Functions persist beside the views, across Open; a dropped one is gone.
+func TestFunctionsPersist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog", "views.json")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Function{Name: "twice", Params: []Param{{Name: "x", Type: "integer"}}, Returns: "integer", Body: "SELECT x * 2", Strict: true}
+	if err := s.PutFunction(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutFunction(Function{Name: "gone", Returns: "integer", Body: "SELECT 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropFunction("gone"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := again.Function("twice")
+	if !ok || fmt.Sprint(got) != fmt.Sprint(f) {
+		t.Errorf("reopened: %+v %v, want %+v", got, ok, f)
+	}
+	if _, ok := again.Function("gone"); ok || !again.HasFunctions() || again.Len() != 0 {
+		t.Errorf("reopened: gone %v, has functions %v, views %d", ok, again.HasFunctions(), again.Len())
+	}
+}
