@@ -27,7 +27,7 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 	if st.Relation.Relpersistence == "t" {
 		return s.createTempTable(ctx, st)
 	}
-	if _, _, ok := s.view(name); ok {
+	if _, _, ok := s.view(name); ok || s.isIndex(name) {
 		if st.IfNotExists {
 			return &Result{Tag: "CREATE TABLE"}, nil
 		}
@@ -86,11 +86,14 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 }
 
 func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, error) {
-	if st.RemoveType == pg_query.ObjectType_OBJECT_FUNCTION {
+	switch st.RemoveType {
+	case pg_query.ObjectType_OBJECT_FUNCTION:
 		return s.dropFunctions(st)
+	case pg_query.ObjectType_OBJECT_INDEX:
+		return s.dropIndexes(st)
 	}
 	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE && st.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE, DROP VIEW and DROP FUNCTION are supported")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE, DROP VIEW, DROP FUNCTION and DROP INDEX are supported")
 	}
 	cascade := st.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names, temps []string
@@ -161,6 +164,10 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 	}
 	if err := s.forgetViews(dependents); err != nil {
 		return nil, err
+	}
+	// A table's indexes go with it.
+	if err := s.p.views.DropIndexes(nil, names); err != nil {
+		return nil, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	return &Result{Tag: "DROP TABLE"}, nil
 }
@@ -290,7 +297,7 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 	if err != nil {
 		return nil, err
 	}
-	if _, _, ok := s.view(name); ok {
+	if _, _, ok := s.view(name); ok || s.isIndex(name) {
 		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
 	if st.IfNotExists && s.known(name) {

@@ -97,6 +97,41 @@ func TestSQLFunctions(t *testing.T) {
 	})
 }
 
+// CREATE INDEX is checked and recorded, not built: its name is taken
+// among the relations, DROP INDEX and DROP TABLE remove it, a UNIQUE one
+// is refused, and queries answer as before.
+func TestIndexesRecorded(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "CREATE INDEX m_host ON m (host, time DESC)", "tag:CREATE INDEX"},
+		{0, "CREATE INDEX ON m ((v + 1)) WHERE v > 1", "tag:CREATE INDEX"},
+		{0, "CREATE INDEX ON m ((v + 1))", "tag:CREATE INDEX"},
+		{0, "CREATE INDEX m_host ON m (v)", "err:42P07"},
+		{0, "CREATE INDEX IF NOT EXISTS m_host ON m (v)", "tag:CREATE INDEX"},
+		{0, "CREATE INDEX m ON m (v)", "err:42P07"},
+		{0, "CREATE INDEX bad ON m (nosuch)", "err:42703"},
+		{0, "CREATE INDEX bad ON nosuch (v)", "err:42P01"},
+		{0, "CREATE UNIQUE INDEX u ON m (v)", "err:0A000"},
+		{0, "CREATE TABLE m_expr_idx (time timestamptz NOT NULL)", "err:42P07"},
+		{0, "SELECT host FROM m WHERE host = 'c'", "c"},
+		{0, "DROP INDEX m_host", "tag:DROP INDEX"},
+		{0, "DROP INDEX m_host", "err:42P01"},
+		{0, "DROP INDEX IF EXISTS m_host", "tag:DROP INDEX"},
+		{0, "DROP INDEX m", "err:42809"},
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "CREATE INDEX inblock ON m (v)", "err:25001"},
+		{0, "ROLLBACK", "tag:ROLLBACK"},
+		{0, "CREATE TEMP TABLE tt (a int)", "tag:CREATE TABLE"},
+		{0, "CREATE INDEX tti ON tt (a DESC)", "tag:CREATE INDEX"},
+		{0, "CREATE INDEX tti ON m (v)", "err:42P07"},
+		{0, "DROP INDEX tti", "tag:DROP INDEX"},
+		{0, "DROP TABLE m", "tag:DROP TABLE"},
+		{0, "CREATE TABLE m (time timestamptz NOT NULL, v bigint)", "tag:CREATE TABLE"},
+		{0, "CREATE INDEX m_expr_idx ON m (v)", "tag:CREATE INDEX"},
+	})
+}
+
 // In a block now(), CURRENT_TIMESTAMP and 'now' are the block's start,
 // in every statement; outside one each statement has its own.
 func TestTransactionTime(t *testing.T) {

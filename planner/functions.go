@@ -275,6 +275,7 @@ func pgQuoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"
 // dropFunctions is DROP FUNCTION.
 func (s *Session) dropFunctions(st *pg_query.DropStmt) (*Result, error) {
 	var names []string
+	var notice *sqlerr.Error
 	for _, obj := range st.Objects {
 		owa := obj.GetObjectWithArgs()
 		if owa == nil {
@@ -302,6 +303,7 @@ func (s *Session) dropFunctions(st *pg_query.DropStmt) (*Result, error) {
 		}
 		if !ok {
 			if st.MissingOk {
+				notice = &sqlerr.Error{Code: "00000", Message: fmt.Sprintf("function %s does not exist, skipping", name)}
 				continue
 			}
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
@@ -314,7 +316,7 @@ func (s *Session) dropFunctions(st *pg_query.DropStmt) (*Result, error) {
 		}
 	}
 	s.dropPlans()
-	return &Result{Tag: "DROP FUNCTION"}, nil
+	return &Result{Tag: "DROP FUNCTION", Notice: notice}, nil
 }
 
 // expandFunctions inlines the calls of functions written in SQL in a

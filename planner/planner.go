@@ -435,6 +435,8 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.createView(ctx, n.ViewStmt)
 	case *pg_query.Node_CreateFunctionStmt:
 		return s.createFunction(ctx, n.CreateFunctionStmt)
+	case *pg_query.Node_IndexStmt:
+		return s.createIndex(ctx, n.IndexStmt)
 	case *pg_query.Node_AlterTableStmt:
 		return s.alterTable(ctx, n.AlterTableStmt)
 	case *pg_query.Node_DropStmt:

@@ -44,7 +44,8 @@ func privilegeOf(n *pg_query.Node) auth.Privilege {
 			return auth.Write
 		}
 		return auth.Read
-	case *pg_query.Node_CreateStmt, *pg_query.Node_CreateTableAsStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateFunctionStmt:
+	case *pg_query.Node_CreateStmt, *pg_query.Node_CreateTableAsStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateFunctionStmt,
+		*pg_query.Node_IndexStmt:
 		return auth.Create
 	case *pg_query.Node_AlterTableStmt:
 		// Adding columns is creating, as the line protocol does; other

@@ -45,8 +45,9 @@ type Result struct {
 	// Empty marks an empty query (EmptyQueryResponse).
 	Empty bool
 	// Warning, when set, goes to the client as a WARNING notice before
-	// the command completes.
+	// the command completes; Notice as a NOTICE.
 	Warning *sqlerr.Error
+	Notice  *sqlerr.Error
 	// CopyIn and CopyOut start the COPY sub-protocol.
 	CopyIn  *CopyIn
 	CopyOut *CopyOut

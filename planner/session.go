@@ -50,6 +50,8 @@ type Session struct {
 	described map[string][]Column
 	// tempViews are the session's CREATE TEMP VIEWs, by name.
 	tempViews map[string]views.View
+	// tempIndexes are the indexes of its temporary tables, by name.
+	tempIndexes map[string]views.Index
 	// cells are the last fast-path INSERT's cell arrays, for the next.
 	cells [][]literal
 	// beforeEngine is called before a statement runs on conn (see

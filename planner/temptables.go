@@ -580,6 +580,7 @@ func (s *Session) dropTemps(ctx context.Context, names []string) error {
 func (s *Session) discardTemps(ctx context.Context) {
 	s.closeTemps(ctx)
 	clear(s.tempViews)
+	clear(s.tempIndexes)
 }
 
 // closeTemps drops every temporary table: the session's connection goes

@@ -388,6 +388,8 @@ func (s *Session) checkInBlock(n *pg_query.Node) error {
 		what = "CREATE VIEW"
 	case *pg_query.Node_CreateFunctionStmt:
 		what = "CREATE FUNCTION"
+	case *pg_query.Node_IndexStmt:
+		what = "CREATE INDEX"
 	case *pg_query.Node_AlterTableStmt:
 		what = "ALTER TABLE"
 	case *pg_query.Node_DropStmt:

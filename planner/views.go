@@ -80,6 +80,9 @@ func (s *Session) createView(ctx context.Context, st *pg_query.ViewStmt) (*Resul
 		}
 		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
+	if s.isIndex(name) {
+		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
+	}
 	old, oldTemp, exists := s.view(name)
 	if exists && !st.Replace {
 		return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)

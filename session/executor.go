@@ -211,9 +211,12 @@ func (ex *Executor) flushRows() error {
 }
 
 // notice passes a statement's warning on, if it has one.
-func (ex *Executor) notice(w *sqlerr.Error) {
-	if w != nil {
-		ex.sink.Notice("WARNING", w)
+func (ex *Executor) notice(r *planner.Result) {
+	if r.Notice != nil {
+		ex.sink.Notice("NOTICE", r.Notice)
+	}
+	if r.Warning != nil {
+		ex.sink.Notice("WARNING", r.Warning)
 	}
 }
 
@@ -253,7 +256,7 @@ func (ex *Executor) Query(sql string, sink Sink) error {
 	before := ex.sess.Settings().Reported()
 	var emit func(r *planner.Result) error
 	emit = func(r *planner.Result) error {
-		ex.notice(r.Warning)
+		ex.notice(r)
 		if r.Empty {
 			sink.EmptyQuery()
 			return nil

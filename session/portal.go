@@ -372,7 +372,7 @@ func (ex *Executor) start(qctx, rctx context.Context, pt *portal, maxRows int) e
 	}
 	var emit func(r *planner.Result) error
 	emit = func(r *planner.Result) error {
-		ex.notice(r.Warning)
+		ex.notice(r)
 		if r.Empty {
 			return nil
 		}

@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -65,33 +66,74 @@ type Param struct {
 	Default string `json:"default,omitempty"`
 }
 
-// Store holds the views and functions. It is safe for concurrent use.
+// Index is an index a client asked for (CREATE INDEX): tsdb keeps its
+// definition so that catalogs, DROP INDEX and names taken behave as in
+// PostgreSQL, and reads the table as it would without it.
+type Index struct {
+	Name  string `json:"name"`
+	Table string `json:"table"`
+	// Definition is the CREATE INDEX statement as SQL text.
+	Definition string `json:"definition"`
+}
+
+// Store holds the views, functions and indexes. It is safe for concurrent
+// use.
 type Store struct {
 	path      string // "" keeps them in memory only
-	funcPath  string
 	mu        sync.RWMutex
 	views     map[string]View
-	functions map[string]Function
+	functions named[Function]
+	indexes   named[Index]
+}
+
+// named are the items of one kind by name, with the file they persist in
+// ("" keeps them in memory).
+type named[T any] struct {
+	path  string
+	items map[string]T
+}
+
+// change applies fn to the items and writes their file; a failed write
+// leaves them as they were. The caller holds the store's lock.
+func (n *named[T]) change(fn func(map[string]T)) error {
+	before := maps.Clone(n.items)
+	fn(n.items)
+	if n.path == "" {
+		return nil
+	}
+	if err := save(n.path, n.items); err != nil {
+		n.items = before
+		return err
+	}
+	return nil
 }
 
 // ErrNoView is returned for a view that does not exist.
 var ErrNoView = errors.New("view does not exist")
 
-// FunctionsFile is the name of the functions' file, beside the views'.
-const FunctionsFile = "functions.json"
+// The files of functions and indexes, beside the views'.
+const (
+	FunctionsFile = "functions.json"
+	IndexesFile   = "indexes.json"
+)
 
-// Open loads the views file at path and the functions file beside it
-// (missing: none). An empty path keeps them in memory.
+// Open loads the views file at path and the functions and indexes files
+// beside it (missing: none). An empty path keeps them in memory.
 func Open(path string) (*Store, error) {
-	s := &Store{path: path, views: map[string]View{}, functions: map[string]Function{}}
+	s := &Store{path: path, views: map[string]View{},
+		functions: named[Function]{items: map[string]Function{}}, indexes: named[Index]{items: map[string]Index{}}}
 	if path == "" {
 		return s, nil
 	}
-	s.funcPath = filepath.Join(filepath.Dir(path), FunctionsFile)
+	s.functions.path = filepath.Join(filepath.Dir(path), FunctionsFile)
+	s.indexes.path = filepath.Join(filepath.Dir(path), IndexesFile)
 	if err := load(path, s.views, func(v View) string { return v.Name }); err != nil {
 		return nil, err
 	}
-	if err := load(s.funcPath, s.functions, func(f Function) string { return f.Name }); err != nil {
+	if err := load(s.functions.path, s.functions.items, func(f Function) string { return f.Name }); err != nil {
+		return nil, err
+	}
+	if err := load(s.indexes.path, s.indexes.items, func(x Index) string { return x.Name }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -246,7 +288,7 @@ func (s *Store) change(fn func() error) error {
 func (s *Store) Function(name string) (Function, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	f, ok := s.functions[name]
+	f, ok := s.functions.items[name]
 	return f, ok
 }
 
@@ -254,31 +296,64 @@ func (s *Store) Function(name string) (Function, bool) {
 func (s *Store) HasFunctions() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.functions) > 0
+	return len(s.functions.items) > 0
 }
 
 // PutFunction stores f, replacing a function of its name.
 func (s *Store) PutFunction(f Function) error {
-	return s.changeFunctions(func() { s.functions[f.Name] = f })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.functions.change(func(m map[string]Function) { m[f.Name] = f })
 }
 
 // DropFunction removes the function named name (nothing if there is
 // none).
 func (s *Store) DropFunction(name string) error {
-	return s.changeFunctions(func() { delete(s.functions, name) })
-}
-
-func (s *Store) changeFunctions(fn func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := maps.Clone(s.functions)
-	fn()
-	if s.funcPath == "" {
-		return nil
+	return s.functions.change(func(m map[string]Function) { delete(m, name) })
+}
+
+// Index returns the index named name.
+func (s *Store) Index(name string) (Index, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	x, ok := s.indexes.items[name]
+	return x, ok
+}
+
+// Indexes returns every index, by name.
+func (s *Store) Indexes() []Index {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Index, 0, len(s.indexes.items))
+	for _, x := range s.indexes.items {
+		out = append(out, x)
 	}
-	if err := save(s.funcPath, s.functions); err != nil {
-		s.functions = before
-		return err
-	}
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// PutIndex stores x, replacing an index of its name.
+func (s *Store) PutIndex(x Index) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.indexes.change(func(m map[string]Index) { m[x.Name] = x })
+}
+
+// DropIndexes removes the indexes named and those of the tables named
+// (nothing for a name there is none of).
+func (s *Store) DropIndexes(names, tables []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.indexes.change(func(m map[string]Index) {
+		for _, n := range names {
+			delete(m, n)
+		}
+		for n, x := range m {
+			if slices.Contains(tables, x.Table) {
+				delete(m, n)
+			}
+		}
+	})
 }
