@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -25,6 +26,9 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	}
 	if name == "to_timestamp" && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_to_timestamp1")}
+		return nil, true
+	}
+	if fc.AggFilter != nil && !fc.AggWithinGroup && guardFiltered(fc) {
 		return nil, true
 	}
 	if name == "every" && len(fc.Funcname) == 1 {
@@ -241,6 +245,69 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// distinctOrderInArgs reports whether every ORDER BY expression of an
+// aggregate with DISTINCT is one of its arguments, as PostgreSQL requires
+// (string_agg(DISTINCT f1, ',' ORDER BY f1::text) is 42P10: the engine
+// answered it).
+func distinctOrderInArgs(fc *pg_query.FuncCall) bool {
+	var args []string
+	for _, a := range fc.Args {
+		args = append(args, exprSQL(a))
+	}
+	for _, o := range fc.AggOrder {
+		e := exprSQL(o.GetSortBy().GetNode())
+		if e == "" || slices.Contains(args, "") {
+			return true // not known: the engine decides
+		}
+		if !slices.Contains(args, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// exprSQL is an expression as SQL text, "" if it does not deparse.
+func exprSQL(n *pg_query.Node) string {
+	if n == nil {
+		return ""
+	}
+	sel := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{
+		TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: n}}}},
+		Op:         pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}}}
+	// The deparser wants the parser's version, which a parse gives.
+	v, err := pg_query.Parse("SELECT")
+	if err != nil {
+		return ""
+	}
+	out, err := pg_query.Deparse(&pg_query.ParseResult{Version: v.Version, Stmts: []*pg_query.RawStmt{{Stmt: sel}}})
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// guardFiltered makes the arguments of an aggregate with FILTER
+// evaluated only for the rows the filter keeps, as PostgreSQL evaluates
+// them: the engine computes an argument for every row first, so
+// sum(1/ten) FILTER (WHERE ten > 0) failed with division by zero. Each
+// argument that is more than a column or a constant becomes CASE WHEN
+// filter THEN argument END (the engine evaluates a CASE branch only for
+// the rows that take it); the FILTER stays. It reports whether fc
+// changed.
+func guardFiltered(fc *pg_query.FuncCall) bool {
+	changed := false
+	for i, a := range fc.Args {
+		if a.GetColumnRef() != nil || a.GetAConst() != nil || a.GetTypeCast().GetArg().GetAConst() != nil || a.GetCaseExpr() != nil {
+			continue
+		}
+		fc.Args[i] = &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+			Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+				Expr: proto.Clone(fc.AggFilter).(*pg_query.Node), Result: a}}}}, Location: -1}}}
+		changed = true
+	}
+	return changed
 }
 
 // castFunctions are the types whose names PostgreSQL also calls as

@@ -6,6 +6,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -33,7 +34,17 @@ type Features struct {
 	Bytea    bool // a bytea cast or a bytea function
 	Interval bool // an interval cast or function
 	Minus    bool // a binary -
+	Windows  bool // a window function or a WINDOW clause
+	// Err is an error PostgreSQL's analysis finds in the statement as
+	// written (an aggregate with DISTINCT ordered by what it does not
+	// aggregate, 42P10).
+	Err error
 }
+
+// orderedAggregates are PostgreSQL's aggregates whose result an ORDER BY
+// changes: an unknown name is 42883 before anything else in PostgreSQL.
+var orderedAggregates = map[string]bool{"string_agg": true, "array_agg": true, "json_agg": true, "jsonb_agg": true,
+	"json_object_agg": true, "jsonb_object_agg": true, "xmlagg": true}
 
 // FeaturesOf walks n once.
 func FeaturesOf(n *pg_query.Node) Features {
@@ -42,6 +53,7 @@ func FeaturesOf(n *pg_query.Node) Features {
 		switch x := m.(type) {
 		case *pg_query.SelectStmt:
 			f.SetOps = f.SetOps || isSetOp(x) || len(x.ValuesLists) > 0
+			f.Windows = f.Windows || len(x.WindowClause) > 0
 		case *pg_query.TypeName:
 			switch sqltree.LastName(x.Names) {
 			case "bytea":
@@ -53,6 +65,10 @@ func FeaturesOf(n *pg_query.Node) Features {
 			name := sqltree.LastName(x.Funcname)
 			f.Bytea = f.Bytea || byteaResults[name]
 			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
+			f.Windows = f.Windows || x.Over != nil
+			if f.Err == nil && x.AggDistinct && len(x.AggOrder) > 0 && !x.AggWithinGroup && orderedAggregates[name] && !distinctOrderInArgs(x) {
+				f.Err = sqlerr.New("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+			}
 		case *pg_query.A_Expr:
 			f.Minus = f.Minus || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP && x.Lexpr != nil && sqltree.LastName(x.Name) == "-"
 		}

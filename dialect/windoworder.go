@@ -5,6 +5,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -170,4 +171,79 @@ func withoutLocations(n *pg_query.Node) *pg_query.Node {
 		return nil
 	})
 	return c
+}
+
+// frameGroups is PostgreSQL's FRAMEOPTION_GROUPS bit of a window's frame
+// options.
+const frameGroups = 0x8
+
+// WindowChecks checks and completes the windows of every SELECT under
+// root as PostgreSQL does:
+//   - a GROUPS frame needs an ORDER BY, its own or its base window's
+//     (42P20; the engine answered as if every row were a peer);
+//   - a window function in ORDER BY may name a window of the WINDOW
+//     clause (ORDER BY rank() OVER w), which the engine does not look up
+//     there: the definition is put in the name's place.
+//
+// It reports whether root changed.
+func WindowChecks(root *pg_query.Node) (bool, error) {
+	changed, failed := false, false
+	_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
+		sel, ok := m.(*pg_query.SelectStmt)
+		if !ok || failed {
+			return nil
+		}
+		named := map[string]*pg_query.WindowDef{}
+		for _, w := range sel.WindowClause {
+			if wd := w.GetWindowDef(); wd != nil {
+				named[wd.Name] = wd
+			}
+		}
+		ordered := func(wd *pg_query.WindowDef) bool {
+			for wd != nil {
+				if len(wd.OrderClause) > 0 {
+					return true
+				}
+				if wd.Refname == "" {
+					return false
+				}
+				wd = named[wd.Refname]
+			}
+			return false
+		}
+		check := func(wd *pg_query.WindowDef) {
+			failed = failed || wd.FrameOptions&frameGroups != 0 && !ordered(wd)
+		}
+		for _, w := range sel.WindowClause {
+			if wd := w.GetWindowDef(); wd != nil {
+				check(wd)
+			}
+		}
+		_ = sqltree.Walk(sel.ProtoReflect(), func(m proto.Message) error {
+			if fc, ok := m.(*pg_query.FuncCall); ok && fc.Over != nil {
+				check(fc.Over)
+			}
+			return nil
+		})
+		for _, s := range sel.SortClause {
+			_ = sqltree.Walk(s.ProtoReflect(), func(m proto.Message) error {
+				fc, ok := m.(*pg_query.FuncCall)
+				if !ok || fc.Over == nil || fc.Over.Name == "" || fc.Over.Refname != "" || len(fc.Over.PartitionClause) > 0 || len(fc.Over.OrderClause) > 0 {
+					return nil
+				}
+				if base, ok := named[fc.Over.Name]; ok {
+					def := proto.Clone(base).(*pg_query.WindowDef)
+					def.Name = ""
+					fc.Over = def
+					changed = true
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if failed {
+		return changed, sqlerr.New("42P20", "GROUPS mode requires an ORDER BY clause")
+	}
+	return changed, nil
 }

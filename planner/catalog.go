@@ -83,6 +83,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
 	features := dialect.FeaturesOf(out)
+	if features.Err != nil {
+		return nil, nil, features.Err
+	}
 	if features.SetOps {
 		changed = dialect.UnknownSetOpLiterals(out) || changed
 	}
@@ -92,6 +95,13 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		return nil, nil, err
 	}
 	changed = ties || changed
+	if features.Windows {
+		windows, err := dialect.WindowChecks(out)
+		if err != nil {
+			return nil, nil, err
+		}
+		changed = windows || changed
+	}
 	// extract of a timestamp is numeric: of a cast anywhere, of a table's
 	// column in the select list.
 	changed = dialect.ExtractNumeric(out, nil) || changed

@@ -132,6 +132,24 @@ func TestIndexesRecorded(t *testing.T) {
 	})
 }
 
+// Aggregates and windows as PostgreSQL analyses them: an aggregate's
+// FILTER keeps its argument from being computed for the rows it drops; an
+// aggregate with DISTINCT is ordered by its arguments only; a GROUPS frame
+// needs an ORDER BY; ORDER BY may call a window of the WINDOW clause.
+func TestAggregateAndWindowAnalysis(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT sum(10 / (v - 1)) FILTER (WHERE v > 1), count(*) FILTER (WHERE v > 1) FROM m", "18|3"},
+		{0, "SELECT string_agg(DISTINCT host, ',' ORDER BY host) FROM m", "a,b,c,d"},
+		{0, "SELECT string_agg(DISTINCT host, ',' ORDER BY v) FROM m", "err:42P10"},
+		{0, "SELECT sum(v) OVER (PARTITION BY host GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM m", "err:42P20"},
+		{0, "SELECT sum(v) OVER w FROM m WINDOW w AS (GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW)", "err:42P20"},
+		{0, "SELECT sum(v) OVER (w GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM m WINDOW w AS (ORDER BY v) ORDER BY 1", "1;3;5;7"},
+		{0, "SELECT host FROM m WINDOW w AS (ORDER BY v DESC) ORDER BY rank() OVER w", "d;c;b;a"},
+	})
+}
+
 // In a block now(), CURRENT_TIMESTAMP and 'now' are the block's start,
 // in every statement; outside one each statement has its own.
 func TestTransactionTime(t *testing.T) {

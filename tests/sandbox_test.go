@@ -54,7 +54,10 @@ func TestHostileStatements(t *testing.T) {
 		"SELECT current_setting('threads')",
 		"SELECT current_setting('allowed_directories')",
 		"CREATE MACRO evil(x) AS x",
-		"CREATE FUNCTION evil() RETURNS int AS 'SELECT 1' LANGUAGE sql",
+		"CREATE FUNCTION evil() RETURNS int AS 'libc.so.6', 'system' LANGUAGE c",
+		// A function written in SQL is inlined where it is called, so its
+		// body is checked as any query (at CREATE and at each call).
+		"CREATE FUNCTION evil() RETURNS bigint AS 'SELECT count(*) FROM read_text(''/etc/passwd'')' LANGUAGE sql",
 		"CREATE VIEW v AS SELECT * FROM read_text('/etc/passwd')", // a view's query is checked as any query
 		"CREATE SCHEMA s",
 		"CREATE SEQUENCE sq",
