@@ -80,6 +80,8 @@ var pgFunctions = map[string]string{
 	"atand":                           "_tsdb_atand",
 	"atan2d":                          "_tsdb_atan2d",
 	"float8_accum":                    "_tsdb_float8_accum",
+	"float8send":                      "_tsdb_float8send",
+	"float4send":                      "_tsdb_float4send",
 	"float8_combine":                  "_tsdb_float8_combine",
 	"float8_regr_accum":               "_tsdb_float8_regr_accum",
 	"float8_regr_combine":             "_tsdb_float8_regr_combine",

@@ -147,6 +147,12 @@ func TestAggregateAndWindowAnalysis(t *testing.T) {
 		{0, "SELECT sum(v) OVER w FROM m WINDOW w AS (GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW)", "err:42P20"},
 		{0, "SELECT sum(v) OVER (w GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM m WINDOW w AS (ORDER BY v) ORDER BY 1", "1;3;5;7"},
 		{0, "SELECT host FROM m WINDOW w AS (ORDER BY v DESC) ORDER BY rank() OVER w", "d;c;b;a"},
+		{0, "SELECT sum(v) OVER (ORDER BY v ROWS BETWEEN v PRECEDING AND CURRENT ROW) FROM m", "err:42P10"},
+		{0, "SELECT CASE WHEN v > 100 THEN 1/0 ELSE 0 END FROM m", "err:22012"},
+		{0, "SELECT CASE WHEN 1=0 THEN 1/0 WHEN 1=1 THEN 1 ELSE 2/0 END, CASE 1 WHEN 0 THEN 1/0 WHEN 1 THEN 2 ELSE 2/0 END", "1|2"},
+		{0, "DELETE FROM m WHERE v = 1 RETURNING rank() OVER (ORDER BY v)", "err:42P20"},
+		{0, "UPDATE m SET v = v RETURNING count(*)", "err:42803"},
+		{0, "SELECT float8send(1.5::float8), float4send(-0.0::float4)", "[63 248 0 0 0 0 0 0]|[128 0 0 0]"},
 	})
 }
 

@@ -368,6 +368,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		}
 		return s.query(ctx, st.text, r.tables, nil, "SELECT")
 	}
+	if err := dialect.ReturningChecks(st.node); err != nil {
+		return nil, err
+	}
 	switch n := st.node.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		if modifyingCTE(st.node) {

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"database/sql/driver"
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -163,6 +165,22 @@ func textFunctions() []goScalar {
 		{"_tsdb_sha512", []duckdb.Type{bytea}, bytea, func(v []driver.Value) (any, error) {
 			sum := sha512.Sum512(bytesOf(v[0]))
 			return sum[:], nil
+		}},
+		// float8send and float4send: the value's IEEE 754 bits, big-endian,
+		// as PostgreSQL's binary format sends them.
+		{"_tsdb_float8send", []duckdb.Type{duckdb.TYPE_DOUBLE}, bytea, func(v []driver.Value) (any, error) {
+			f, ok := v[0].(float64)
+			if !ok {
+				return nil, nil
+			}
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)), nil
+		}},
+		{"_tsdb_float4send", []duckdb.Type{duckdb.TYPE_FLOAT}, bytea, func(v []driver.Value) (any, error) {
+			f, ok := v[0].(float32)
+			if !ok {
+				return nil, nil
+			}
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(f)), nil
 		}},
 	}
 }
