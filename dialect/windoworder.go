@@ -1,10 +1,14 @@
 package dialect
 
 import (
+	"strconv"
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -213,6 +217,19 @@ func WindowChecks(root *pg_query.Node) (bool, error) {
 		}
 		check := func(wd *pg_query.WindowDef) {
 			failed = failed || wd.FrameOptions&frameGroups != 0 && !ordered(wd)
+			if wd.FrameOptions&frameRange != 0 {
+				// A quoted RANGE offset that is no number is an interval
+				// ('1 day' PRECEDING), as PostgreSQL resolves it for a
+				// timestamp key; the engine subtracted the string.
+				for _, off := range []**pg_query.Node{&wd.StartOffset, &wd.EndOffset} {
+					if sv := (*off).GetAConst().GetSval(); sv != nil {
+						if _, err := strconv.ParseFloat(strings.TrimSpace(sv.Sval), 64); err != nil {
+							*off = sqltree.Cast(*off, "interval")
+							changed = true
+						}
+					}
+				}
+			}
 		}
 		for _, w := range sel.WindowClause {
 			if wd := w.GetWindowDef(); wd != nil {
@@ -246,4 +263,105 @@ func WindowChecks(root *pg_query.Node) (bool, error) {
 		return changed, sqlerr.New("42P20", "GROUPS mode requires an ORDER BY clause")
 	}
 	return changed, nil
+}
+
+// frameRange is PostgreSQL's FRAMEOPTION_RANGE bit.
+const frameRange = 0x2
+
+// RangeOffsetTypes refuses, in sel's windows, a RANGE frame offset
+// PostgreSQL has no in_range support for (0A000): a key of a type without
+// one (text, boolean), or an offset of another kind than the key's (an
+// integer offset of a date, an interval of an integer). The engine
+// computed date + 1 as the next day, and failed with 42883 on the others.
+// Keys are known by typeOf (a column) or a cast; offsets when they are
+// number literals or interval casts.
+func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) error {
+	if sel == nil {
+		return nil
+	}
+	named := map[string]*pg_query.WindowDef{}
+	for _, w := range sel.WindowClause {
+		if wd := w.GetWindowDef(); wd != nil {
+			named[wd.Name] = wd
+		}
+	}
+	keyType := func(n *pg_query.Node) schema.Type {
+		if tc := n.GetTypeCast(); tc != nil && len(tc.TypeName.GetArrayBounds()) == 0 {
+			t, _ := schema.TypeFromUDTName(sqltree.LastName(tc.TypeName.GetNames()))
+			return t
+		}
+		if typeOf != nil {
+			return typeOf(n)
+		}
+		return schema.Invalid
+	}
+	offsetType := func(n *pg_query.Node) string {
+		switch c := n.GetAConst(); {
+		case c != nil && c.GetIval() != nil:
+			return "integer"
+		case c != nil && c.GetFval() != nil:
+			return "numeric"
+		case n.GetTypeCast() != nil && sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) == "interval":
+			return "interval"
+		}
+		return ""
+	}
+	var failed error
+	check := func(wd *pg_query.WindowDef) {
+		if failed != nil || wd.FrameOptions&frameRange == 0 || wd.StartOffset == nil && wd.EndOffset == nil {
+			return
+		}
+		order := wd.OrderClause
+		for ref := wd.Refname; len(order) == 0 && ref != ""; {
+			base, ok := named[ref]
+			if !ok {
+				break
+			}
+			order, ref = base.OrderClause, base.Refname
+		}
+		if len(order) != 1 {
+			return
+		}
+		kt := keyType(order[0].GetSortBy().GetNode())
+		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
+			if off == nil {
+				continue
+			}
+			ot := offsetType(off)
+			switch kt {
+			case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
+				if ot == "interval" {
+					failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot)
+				}
+			case schema.Date, schema.Timestamp, schema.Timestamptz, schema.Interval:
+				if ot == "integer" || ot == "numeric" {
+					failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot)
+				}
+			case schema.Text, schema.Bool, schema.Bytea:
+				failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", kt)
+			}
+			if failed != nil {
+				return
+			}
+		}
+	}
+	for _, w := range sel.WindowClause {
+		if wd := w.GetWindowDef(); wd != nil {
+			check(wd)
+		}
+	}
+	for _, t := range sel.TargetList {
+		_ = sqltree.Walk(t.ProtoReflect(), func(m proto.Message) error {
+			switch x := m.(type) {
+			case *pg_query.SubLink:
+				return sqltree.SkipChildren // another query's columns
+			case *pg_query.FuncCall:
+				if x.Over != nil {
+					check(x.Over)
+				}
+			}
+			return nil
+		})
+	}
+	return failed
 }

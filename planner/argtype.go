@@ -21,6 +21,10 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 	from = func(n *pg_query.Node) {
 		switch {
 		case n.GetRangeVar() != nil:
+			if name, ok := isTempRelation(n.GetRangeVar()); ok && s.isTemp(name) {
+				tables = append(tables, schema.Table{Name: name, TimeIndex: -1, Columns: s.temps[name]})
+				return
+			}
 			name, err := relationName(n.GetRangeVar())
 			if err != nil {
 				known = false

@@ -132,6 +132,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				smallInput = true
 			}
 		}
+		if features.Windows {
+			if err := dialect.RangeOffsetTypes(sel, typeOf); err != nil {
+				return nil, nil, err
+			}
+		}
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
