@@ -560,8 +560,19 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err := s.rewriteDateTimes(ex.Query); err != nil {
 		return nil, err
 	}
-	dialect.RewriteTree(ex.Query.ProtoReflect(), s.settings.Input(s.statementTime()))
-	inner, err := deparse(s.p.pgVersion, ex.Query)
+	// The plan of the query tsdb runs: rewritten as a SELECT is (when it
+	// reads no catalog relation, which a SELECT binds first).
+	query := ex.Query
+	rewritten, used, err := s.rewriteSession(ex.Query)
+	switch {
+	case err != nil:
+		return nil, err
+	case rewritten != nil && len(used) == 0:
+		query = rewritten
+	default:
+		dialect.RewriteTree(ex.Query.ProtoReflect(), s.settings.Input(s.statementTime()))
+	}
+	inner, err := deparse(s.p.pgVersion, query)
 	if err != nil {
 		return nil, err
 	}
