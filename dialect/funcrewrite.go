@@ -310,6 +310,27 @@ func guardFiltered(fc *pg_query.FuncCall) bool {
 	return changed
 }
 
+// rewrittenFunctions are PostgreSQL functions the dialect answers itself
+// under their own names (the others are in pgFunctions, castFunctions and
+// regexpArgs, or the engine has them).
+var rewrittenFunctions = map[string]bool{
+	"extract": true, "date_part": true, "string_agg": true, "encode": true, "regexp_matches": true, "substring": true,
+	"substr": true, "lpad": true, "rpad": true, "date_trunc": true, "date_bin": true, "concat": true, "concat_ws": true,
+	"justify_days": true, "justify_hours": true, "justify_interval": true, "regexp_split_to_array": true,
+	"regexp_split_to_table": true, "regexp_replace": true, "regexp_instr": true, "count": true, "nth_value": true,
+	"lead": true, "lag": true, "var_pop": true, "stddev_pop": true, "make_timestamptz": true, "timezone": true, "log": true,
+	"to_timestamp": true, "every": true, "to_char": true, "format": true, "generate_series": true, "now": true,
+}
+
+// IsPostgresFunction reports whether name is a function the dialect
+// answers as PostgreSQL's (a user's function of that name would never be
+// called unqualified in PostgreSQL, whose pg_catalog comes first).
+func IsPostgresFunction(name string) bool {
+	_, mapped := pgFunctions[name]
+	_, regexp := regexpArgs[name]
+	return mapped || regexp || castFunctions[name] || rewrittenFunctions[name]
+}
+
 // castFunctions are the types whose names PostgreSQL also calls as
 // functions of one argument, a cast to the type.
 var castFunctions = map[string]bool{

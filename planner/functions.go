@@ -10,6 +10,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 	"tsdb/internal/views"
@@ -190,6 +191,13 @@ func (s *Session) createFunction(ctx context.Context, st *pg_query.CreateFunctio
 	case f.Returns == "record" || f.Returns == "void" || f.Returns == "trigger" || f.Returns == "":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "functions returning %s are not supported", cmp(f.Returns, "nothing"))
 	}
+	if builtin, err := s.builtinFunction(ctx, name); err != nil {
+		return nil, err
+	} else if builtin {
+		// PostgreSQL finds pg_catalog's function first, so a user's of
+		// that name is not what a call means; here it would replace it.
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "function %q is built in: a function of a user may not take its name", name)
+	}
 	if old, ok := s.p.views.Function(name); ok {
 		same := len(old.Params) == len(f.Params)
 		for i := range old.Params {
@@ -212,6 +220,21 @@ func (s *Session) createFunction(ctx context.Context, st *pg_query.CreateFunctio
 	}
 	s.dropPlans()
 	return &Result{Tag: "CREATE FUNCTION"}, nil
+}
+
+// builtinFunction reports whether name is a function PostgreSQL or the
+// engine has.
+func (s *Session) builtinFunction(ctx context.Context, name string) (bool, error) {
+	if dialect.IsPostgresFunction(strings.ToLower(name)) {
+		return true, nil
+	}
+	rows, err := s.engineQuerier().QueryContext(ctx, "SELECT 1 FROM duckdb_functions() WHERE lower(function_name) = lower(?) LIMIT 1", name)
+	if err != nil {
+		return false, engineError(err)
+	}
+	defer rows.Close()
+	found := rows.Next()
+	return found, rows.Err()
 }
 
 func cmp(a, b string) string {
@@ -533,19 +556,24 @@ func strictly(f views.Function, args []*pg_query.Node, r *pg_query.Node) *pg_que
 	if !f.Strict || len(args) == 0 {
 		return r
 	}
-	var tests []*pg_query.Node
-	for _, a := range args {
-		tests = append(tests, &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
-			Arg: proto.Clone(a).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NULL, Location: -1}}})
-	}
-	cond := tests[0]
-	if len(tests) > 1 {
-		cond = pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, tests, -1)
-	}
+	cond := nullTests(args, pg_query.NullTestType_IS_NULL, pg_query.BoolExprType_OR_EXPR)
 	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
 		Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
 			Expr: cond, Result: &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}}}}},
 		Defresult: r, Location: -1}}}
+}
+
+// nullTests is "a1 IS [NOT] NULL OR/AND a2 …" of args (not empty).
+func nullTests(args []*pg_query.Node, test pg_query.NullTestType, join pg_query.BoolExprType) *pg_query.Node {
+	var tests []*pg_query.Node
+	for _, a := range args {
+		tests = append(tests, &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+			Arg: proto.Clone(a).(*pg_query.Node), Nulltesttype: test, Location: -1}}})
+	}
+	if len(tests) == 1 {
+		return tests[0]
+	}
+	return pg_query.MakeBoolExprNode(join, tests, -1)
 }
 
 // typedRows is a set-returning body with its columns named and cast to
@@ -633,15 +661,7 @@ func (s *Session) inlineFrom(f views.Function, fc *pg_query.FuncCall, rf *pg_que
 		return nil, err
 	} else if f.Strict && len(args) > 0 {
 		// No rows when an argument is NULL.
-		var nulls []*pg_query.Node
-		for _, a := range args {
-			nulls = append(nulls, &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
-				Arg: proto.Clone(a).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}})
-		}
-		cond := nulls[0]
-		if len(nulls) > 1 {
-			cond = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, nulls, -1)
-		}
+		cond := nullTests(args, pg_query.NullTestType_IS_NOT_NULL, pg_query.BoolExprType_AND_EXPR)
 		body = &pg_query.SelectStmt{
 			TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: &pg_query.Node{Node: &pg_query.Node_ColumnRef{
 				ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{{Node: &pg_query.Node_AStar{AStar: &pg_query.A_Star{}}}}}}}}}}},

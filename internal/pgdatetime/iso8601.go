@@ -272,9 +272,7 @@ func decodeISO8601Interval(s string) (Interval, error) {
 					return f.interval(s)
 				}
 				if str[0] == 'T' {
-					datepart, havefield = false, false
-					str = str[1:]
-					continue
+					continue // the loop reads the T
 				}
 				if str[0] != '-' {
 					return Interval{}, syntax
@@ -290,9 +288,7 @@ func decodeISO8601Interval(s string) (Interval, error) {
 					return f.interval(s)
 				}
 				if str[0] == 'T' {
-					datepart, havefield = false, false
-					str = str[1:]
-					continue
+					continue // the loop reads the T
 				}
 				return Interval{}, syntax
 			default:
