@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // PostgreSQL's numeric keeps each value's scale: SELECT 1.1 UNION SELECT 2
@@ -197,4 +200,68 @@ func numberKey(n *pg_query.Node) string {
 		return text
 	}
 	return r.String()
+}
+
+// ScaledWindowDefault gives lead(value, n, default) and lag(…) the scale
+// of each value, as PostgreSQL's numeric result has it, where the value is
+// an integer and the default a decimal literal: lag(ten, four, 0.7) is
+// numeric and prints 0 for ten = 0 and 0.7 for the default; the engine's
+// common decimal printed 0.0. Each side travels with its scale as
+// NumericLiteralScales' struct. Only a select list's item itself is
+// rewritten (the planner prints the struct; an expression over it would
+// not take it), and only where typeOf (or the expression) says the value
+// is an integer. It reports whether rt changed.
+func ScaledWindowDefault(rt *pg_query.ResTarget, typeOf func(*pg_query.Node) schema.Type) bool {
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || fc.Over == nil || len(fc.Args) != 3 || len(fc.Funcname) != 1 {
+		return false
+	}
+	if name := fc.Funcname[0].GetString_().GetSval(); name != "lead" && name != "lag" {
+		return false
+	}
+	scale, decimal, literal, good := literalScale(fc.Args[2])
+	if !literal || !good || !decimal || !integerExpr(fc.Args[0], typeOf) {
+		return false
+	}
+	if rt.Name == "" {
+		rt.Name = fc.Funcname[0].GetString_().GetSval()
+	}
+	num := func(v *pg_query.Node, s int) *pg_query.Node {
+		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_num")},
+			[]*pg_query.Node{v, pg_query.MakeAConstIntNode(int64(s), -1)}, -1)
+	}
+	fc.Args[0], fc.Args[2] = num(fc.Args[0], 0), num(fc.Args[2], scale)
+	return true
+}
+
+// integerExpr reports whether n is an integer by what is known here: a
+// column typeOf knows, an integer literal or cast, or +, - and * of them.
+func integerExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	switch {
+	case n.GetAConst() != nil:
+		return n.GetAConst().GetIval() != nil
+	case n.GetColumnRef() != nil:
+		if typeOf == nil {
+			return false
+		}
+		switch typeOf(n) {
+		case schema.Int16, schema.Int32, schema.Int64:
+			return true
+		}
+	case n.GetTypeCast() != nil:
+		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
+		case "int2", "int4", "int8", "smallint", "integer", "bigint", "int":
+			return true
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil {
+			return false
+		}
+		switch sqltree.LastName(e.Name) {
+		case "+", "-", "*":
+			return integerExpr(e.Lexpr, typeOf) && integerExpr(e.Rexpr, typeOf)
+		}
+	}
+	return false
 }

@@ -146,6 +146,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 					changed = dialect.FloatVariances(rt.Val, typeOf) || changed
 				}
 				changed = dialect.IntervalArithmetic(rt.Val, typeOf) || changed
+				if features.Windows && exact {
+					changed = dialect.ScaledWindowDefault(rt, typeOf) || changed
+				}
 				if features.Minus {
 					changed = dialect.TimestamptzDifference(rt.Val, typeOf) || changed
 				}

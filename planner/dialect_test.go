@@ -151,6 +151,7 @@ func TestAggregateAndWindowAnalysis(t *testing.T) {
 		{0, "SELECT sum(v) OVER w FROM m WINDOW w AS (GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW)", "err:42P20"},
 		{0, "SELECT sum(v) OVER (w GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM m WINDOW w AS (ORDER BY v) ORDER BY 1", "1;3;5;7"},
 		{0, "SELECT host FROM m WINDOW w AS (ORDER BY v DESC) ORDER BY rank() OVER w", "d;c;b;a"},
+		{0, "SELECT lag(v, 1, 0.5) OVER (ORDER BY v) FROM m ORDER BY v", "0.5;1;2;3"},
 		{0, "SELECT sum(v) OVER (ORDER BY v ROWS BETWEEN v PRECEDING AND CURRENT ROW) FROM m", "err:42P10"},
 		{0, "SELECT sum(v) OVER (ORDER BY host RANGE BETWEEN '1 year'::interval PRECEDING AND CURRENT ROW) FROM m", "err:0A000"},
 		{0, "SELECT sum(v) OVER (ORDER BY v RANGE BETWEEN '1 year'::interval PRECEDING AND CURRENT ROW) FROM m", "err:0A000"},
