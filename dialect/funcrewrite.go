@@ -224,6 +224,12 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, changed := makeTimestamptzZone(fc); changed {
 			return r, true
 		}
+		if fc.Args[6].GetAConst() == nil && len(fc.Funcname) == 1 {
+			// A zone only the rows know: read by a Go function, as
+			// PostgreSQL reads it (the engine knows no '+1' or EST).
+			fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_make_timestamptz")}
+			return nil, true
+		}
 	}
 	if name == "timezone" && len(fc.Args) == 2 {
 		if r, changed := atTimeZone(fc); changed {

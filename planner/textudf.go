@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"database/sql/driver"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -166,6 +167,21 @@ func textFunctions() []goScalar {
 			sum := sha512.Sum512(bytesOf(v[0]))
 			return sum[:], nil
 		}},
+		// make_timestamptz with a zone that is not a constant (the dialect
+		// reads a constant one itself): every form PostgreSQL reads.
+		{"_tsdb_make_timestamptz", []duckdb.Type{bigint, bigint, bigint, bigint, bigint, duckdb.TYPE_DOUBLE, text}, duckdb.TYPE_TIMESTAMP_TZ,
+			func(v []driver.Value) (any, error) {
+				f, _ := v[5].(float64)
+				t, err := pgdatetime.MakeTimestamptz(num(v[0]), num(v[1]), num(v[2]), num(v[3]), num(v[4]), f, str(v[6]))
+				var ze *pgdatetime.ZoneError
+				switch {
+				case errors.As(err, &ze):
+					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "%s", err.Error())
+				case err != nil:
+					return nil, sqlerr.New(sqlerr.DatetimeOverflow, "%s", err.Error())
+				}
+				return t, nil
+			}},
 		// float8send and float4send: the value's IEEE 754 bits, big-endian,
 		// as PostgreSQL's binary format sends them.
 		{"_tsdb_float8send", []duckdb.Type{duckdb.TYPE_DOUBLE}, bytea, func(v []driver.Value) (any, error) {

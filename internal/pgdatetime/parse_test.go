@@ -227,3 +227,27 @@ func TestZoneDisplacementOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// make_timestamptz reads its zone as PostgreSQL 15 does; the instants are
+// PostgreSQL's answers for 2010-02-27 03:45:00 in each zone.
+func TestMakeTimestamptzZones(t *testing.T) {
+	for _, c := range []struct{ zone, want string }{
+		{"+1", "2010-02-27T02:45:00Z"}, {"+1:", "2010-02-27T02:45:00Z"}, {"+100", "2010-02-27T02:45:00Z"},
+		{"+01:00", "2010-02-27T02:45:00Z"}, {"+1000", "2010-02-26T17:45:00Z"}, {"+10:00:", "2010-02-26T17:45:00Z"},
+		{"+10:00:01", "2010-02-26T17:44:59Z"}, {"-10:00:10", "2010-02-27T13:45:10Z"}, {"EST", "2010-02-27T08:45:00Z"},
+		{"Europe/Berlin", "2010-02-27T02:45:00Z"}, {"MSK", "2010-02-27T00:45:00Z"}, {"GMT+8", "2010-02-27T11:45:00Z"},
+		{"FOO", "error"}, {"+16", "error"}, {"+1:60", "error"}, {"+", "error"},
+	} {
+		got, err := MakeTimestamptz(2010, 2, 27, 3, 45, 0, c.zone)
+		s := got.UTC().Format(time.RFC3339)
+		if err != nil {
+			s = "error"
+		}
+		if s != c.want {
+			t.Errorf("make_timestamptz(…, %q) = %s (%v), want %s", c.zone, s, err, c.want)
+		}
+	}
+	if _, err := MakeTimestamptz(2010, 2, 30, 0, 0, 0, "UTC"); err == nil {
+		t.Error("February 30 accepted")
+	}
+}

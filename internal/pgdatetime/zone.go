@@ -5,6 +5,8 @@ package pgdatetime
 
 import (
 	_ "embed"
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -164,4 +166,90 @@ func AbbreviationOffset(t time.Time, z *time.Location, abbrev string) (int, bool
 		}
 	}
 	return 0, false
+}
+
+// MakeTimestamptz is PostgreSQL's make_timestamptz(year, month, day,
+// hour, min, sec, zone): the instant the wall clock shows in zone, which
+// is a numeric displacement ('+1', '-10:00:01', '+1000'; east of UTC, as
+// DecodeTimezone reads it), an abbreviation (EST, or MSK as Moscow meant
+// it then), a zone name or a POSIX zone (GMT+8: west).
+func MakeTimestamptz(year, month, day, hour, minute int64, sec float64, zone string) (time.Time, error) {
+	if year == 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 24 || minute < 0 || minute > 59 ||
+		math.IsNaN(sec) || sec < 0 || sec > 60 {
+		return time.Time{}, &RangeError{Input: fmt.Sprintf("%d-%02d-%02d %d:%02d:%v", year, month, day, hour, minute, sec)}
+	}
+	if year < 0 {
+		year++ // BC: -1 is 1 BC, astronomical year 0
+	}
+	micros := int64(math.RoundToEven(sec * 1e6))
+	wall := time.Date(int(year), time.Month(month), int(day), int(hour), int(minute), 0, 0, time.UTC).Add(time.Duration(micros) * time.Microsecond)
+	if wall.Day() != int(day) && micros < 60e6 && hour < 24 {
+		return time.Time{}, &RangeError{Input: fmt.Sprintf("%d-%02d-%02d", year, month, day)}
+	}
+	z := strings.TrimSpace(zone)
+	if z != "" && (z[0] == '+' || z[0] == '-') {
+		off, ok := displacement(z)
+		if !ok {
+			return time.Time{}, &ZoneError{Zone: zone}
+		}
+		return wall.Add(-time.Duration(off) * time.Second), nil
+	}
+	if off, dyn, ok := Abbreviation(z); ok {
+		if dyn == "" {
+			return wall.Add(-time.Duration(off) * time.Second), nil
+		}
+		loc, err := time.LoadLocation(dyn)
+		if err != nil {
+			return time.Time{}, &ZoneError{Zone: zone}
+		}
+		if o, ok := AbbreviationOffset(WallInstant(wall, loc), loc, z); ok {
+			return wall.Add(-time.Duration(o) * time.Second), nil
+		}
+		return time.Time{}, &ZoneError{Zone: zone}
+	}
+	if m := posixOffset.FindStringSubmatch(z); m != nil {
+		if off, ok := parseOffset(m[1]); ok {
+			return wall.Add(time.Duration(off) * time.Second), nil // west
+		}
+	}
+	loc, err := time.LoadLocation(z)
+	if err != nil || z == "" || strings.EqualFold(z, "local") {
+		return time.Time{}, &ZoneError{Zone: zone}
+	}
+	return WallInstant(wall, loc), nil
+}
+
+// displacement reads a numeric zone as PostgreSQL's DecodeTimezone does:
+// hours, then ':' minutes and ':' seconds (each may be empty), or hours
+// and minutes run together ('+1000'); seconds east of UTC.
+func displacement(s string) (int, bool) {
+	digits := func(t string) (int, string) {
+		n, i := 0, 0
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' && n < 1e6 {
+			n, i = n*10+int(t[i]-'0'), i+1
+		}
+		return n, t[i:]
+	}
+	hr, rest := digits(s[1:])
+	if len(rest) == len(s)-1 {
+		return 0, false // no digits
+	}
+	mn, sec := 0, 0
+	switch {
+	case strings.HasPrefix(rest, ":"):
+		mn, rest = digits(rest[1:])
+		if strings.HasPrefix(rest, ":") {
+			sec, rest = digits(rest[1:])
+		}
+	case rest == "" && len(s) > 3:
+		hr, mn = hr/100, hr%100
+	}
+	if rest != "" || hr > 15 || mn > 59 || sec > 59 {
+		return 0, false
+	}
+	off := hr*3600 + mn*60 + sec
+	if s[0] == '-' {
+		off = -off
+	}
+	return off, true
 }
