@@ -142,7 +142,7 @@ func FeaturesOf(n *pg_query.Node) Features {
 	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
 		switch x := m.(type) {
 		case *pg_query.SelectStmt:
-			f.SetOps = f.SetOps || isSetOp(x) || len(x.ValuesLists) > 0
+			f.SetOps = f.SetOps || IsSetOp(x) || len(x.ValuesLists) > 0
 			f.Windows = f.Windows || len(x.WindowClause) > 0
 		case *pg_query.TypeName:
 			switch sqltree.LastName(x.Names) {

@@ -20,7 +20,7 @@ func UnknownSetOpLiterals(root *pg_query.Node) bool {
 	changed := false
 	_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
 		sel, ok := m.(*pg_query.SelectStmt)
-		if !ok || (!isSetOp(sel) && len(sel.ValuesLists) < 2) {
+		if !ok || (!IsSetOp(sel) && len(sel.ValuesLists) < 2) {
 			return nil
 		}
 		rows, ok := branchRows(sel)
@@ -73,7 +73,7 @@ func UnknownSetOpLiterals(root *pg_query.Node) bool {
 // place, to be changed there. false when a branch's width is not known
 // here (SELECT *).
 func branchRows(sel *pg_query.SelectStmt) ([][]*pg_query.Node, bool) {
-	if isSetOp(sel) {
+	if IsSetOp(sel) {
 		l, ok := branchRows(sel.Larg)
 		if !ok {
 			return nil, false
@@ -155,11 +155,11 @@ func catalogType(name string) *pg_query.TypeName {
 // engine looked it up in a branch). Positions and expressions are left to
 // the engine.
 func CheckSetOpOrder(sel *pg_query.SelectStmt) error {
-	if sel == nil || !isSetOp(sel) || len(sel.SortClause) == 0 {
+	if sel == nil || !IsSetOp(sel) || len(sel.SortClause) == 0 {
 		return nil
 	}
 	leaf := sel
-	for isSetOp(leaf) {
+	for IsSetOp(leaf) {
 		leaf = leaf.Larg
 	}
 	if len(leaf.ValuesLists) > 0 {
@@ -193,8 +193,8 @@ func CheckSetOpOrder(sel *pg_query.SelectStmt) error {
 	return nil
 }
 
-// isSetOp reports whether sel is a set operation. (Its branches, not Op,
+// IsSetOp reports whether sel is a set operation. (Its branches, not Op,
 // decide: a statement built in code may leave Op unset.)
-func isSetOp(sel *pg_query.SelectStmt) bool {
+func IsSetOp(sel *pg_query.SelectStmt) bool {
 	return sel != nil && sel.Larg != nil && sel.Rarg != nil
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/dialect"
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 	"tsdb/internal/views"
@@ -189,7 +191,7 @@ func (s *Session) createFunction(ctx context.Context, st *pg_query.CreateFunctio
 	case len(f.Columns) > 0:
 		f.Returns = ""
 	case f.Returns == "record" || f.Returns == "void" || f.Returns == "trigger" || f.Returns == "":
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "functions returning %s are not supported", cmp(f.Returns, "nothing"))
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "functions returning %s are not supported", cmp.Or(f.Returns, "nothing"))
 	}
 	if builtin, err := s.builtinFunction(ctx, name); err != nil {
 		return nil, err
@@ -237,13 +239,6 @@ func (s *Session) builtinFunction(ctx context.Context, name string) (bool, error
 	return found, rows.Err()
 }
 
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // checkFunction plans a call of f with NULL arguments: its body must plan,
 // and give one column for a scalar, its columns' count for a table.
 func (s *Session) checkFunction(ctx context.Context, f views.Function) error {
@@ -254,9 +249,9 @@ func (s *Session) checkFunction(ctx context.Context, f views.Function) error {
 			args[i] = "NULL::text"
 		}
 	}
-	call := fmt.Sprintf("SELECT %s(%s)", pgQuoteIdent(f.Name), strings.Join(args, ", "))
+	call := fmt.Sprintf("SELECT %s(%s)", schema.QuoteIdent(f.Name), strings.Join(args, ", "))
 	if f.SetOf || len(f.Columns) > 0 {
-		call = fmt.Sprintf("SELECT * FROM %s(%s)", pgQuoteIdent(f.Name), strings.Join(args, ", "))
+		call = fmt.Sprintf("SELECT * FROM %s(%s)", schema.QuoteIdent(f.Name), strings.Join(args, ", "))
 	}
 	tree, err := pg_query.Parse(call)
 	if err != nil {
@@ -282,18 +277,13 @@ func (s *Session) checkFunction(ctx context.Context, f views.Function) error {
 	}
 	star := strings.Contains(f.Body, "*")
 	want := max(1, len(f.Columns))
-	if !star && width != want && !isSetOpSelect(body.Stmts[0].Stmt.GetSelectStmt()) {
+	if !star && width != want && !dialect.IsSetOp(body.Stmts[0].Stmt.GetSelectStmt()) {
 		return sqlerr.New(sqlerr.InvalidFunctionDefinition, "return type mismatch in function declared to return %s: the final statement must return %d column(s)",
-			cmp(f.Returns, "record"), want)
+			cmp.Or(f.Returns, "record"), want)
 	}
 	_, err = s.viewColumns(ctx, node)
 	return err
 }
-
-func isSetOpSelect(sel *pg_query.SelectStmt) bool { return sel.Larg != nil && sel.Rarg != nil }
-
-// pgQuoteIdent quotes a name as PostgreSQL's quote_ident does, always.
-func pgQuoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 // dropFunctions is DROP FUNCTION.
 func (s *Session) dropFunctions(st *pg_query.DropStmt) (*Result, error) {
@@ -346,8 +336,10 @@ func (s *Session) dropFunctions(st *pg_query.DropStmt) (*Result, error) {
 // statement (not in CREATE VIEW or CREATE FUNCTION, which keep them as
 // written: a view calls the function as it is when the view is read).
 func (s *Session) expandFunctions(st statement) (statement, error) {
-	if st.node == nil || !s.p.views.HasFunctions() || st.node.GetViewStmt() != nil || st.node.GetCreateFunctionStmt() != nil ||
-		st.node.GetDropStmt() != nil {
+	// Every statement passes here, a bulk INSERT too: its tree is walked
+	// only when its text names a function.
+	if st.node == nil || st.node.GetViewStmt() != nil || st.node.GetCreateFunctionStmt() != nil || st.node.GetDropStmt() != nil ||
+		!s.p.views.MentionsFunction(st.text) {
 		return st, nil
 	}
 	found := false
@@ -541,7 +533,7 @@ func (s *Session) relationColumns(name string) []string {
 func simpleExpression(sel *pg_query.SelectStmt) *pg_query.Node {
 	if len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.SortClause) > 0 ||
 		sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 || sel.WithClause != nil ||
-		isSetOpSelect(sel) || len(sel.TargetList) != 1 || len(sel.WindowClause) > 0 {
+		dialect.IsSetOp(sel) || len(sel.TargetList) != 1 || len(sel.WindowClause) > 0 {
 		return nil
 	}
 	v := sel.TargetList[0].GetResTarget().GetVal()
@@ -593,7 +585,7 @@ func typedRows(f views.Function, body *pg_query.SelectStmt) (*pg_query.SelectStm
 		if err != nil {
 			return nil, nil, err
 		}
-		name := cmp(c.Name, fmt.Sprintf("column%d", i+1))
+		name := cmp.Or(c.Name, fmt.Sprintf("column%d", i+1))
 		names = append(names, name)
 		targets = append(targets, &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: name, Val: v}}})
 	}

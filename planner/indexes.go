@@ -32,14 +32,10 @@ func (s *Session) createIndex(ctx context.Context, st *pg_query.IndexStmt) (*Res
 	if st.Unique || st.Primary || st.Isconstraint {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "unique indexes are not supported: tsdb does not enforce uniqueness (a temporary table takes UNIQUE)")
 	}
-	var table string
-	rv := st.Relation
-	temp := rv.Catalogname == "temp" && rv.Schemaname == "main" && strings.HasPrefix(rv.Relname, tempPrefix)
-	if temp {
-		table = strings.TrimPrefix(rv.Relname, tempPrefix) // a temporary table, as expandTemps names it
-	} else {
+	table, temp := isTempRelation(st.Relation) // as expandTemps names a temporary table
+	if !temp {
 		var err error
-		if table, err = relationName(rv); err != nil {
+		if table, err = relationName(st.Relation); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +67,8 @@ func (s *Session) createIndex(ctx context.Context, st *pg_query.IndexStmt) (*Res
 	if _, err := s.viewColumns(ctx, &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}); err != nil {
 		// The query is tsdb's own: its text and positions mean nothing
 		// to the client.
-		return nil, sqlerr.New(sqlerr.Code(err), "%s", firstLineOf(err.Error()))
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, sqlerr.New(sqlerr.Code(err), "%s", line)
 	}
 	name := st.Idxname
 	if name == "" {
@@ -100,12 +97,6 @@ func (s *Session) createIndex(ctx context.Context, st *pg_query.IndexStmt) (*Res
 		return nil, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	return &Result{Tag: "CREATE INDEX", Notice: indexNotice(name)}, nil
-}
-
-// firstLineOf is s up to its first newline.
-func firstLineOf(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // tempIndex is the session's index named name, while its temporary table
