@@ -328,12 +328,15 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if st, err = s.unqualified(st); err != nil {
 		return nil, err
 	}
+	before := st.text
 	if st, err = s.expandViews(st); err != nil {
 		return nil, err
 	}
-	// A view's query may call functions.
-	if st, err = s.expandFunctions(st); err != nil {
-		return nil, err
+	if st.text != before {
+		// A view's query may call functions.
+		if st, err = s.expandFunctions(st); err != nil {
+			return nil, err
+		}
 	}
 	if st.node != nil && st.node.GetSelectStmt() == nil && st.node.GetExecuteStmt() == nil && st.node.GetPrepareStmt() == nil &&
 		st.node.GetDeallocateStmt() == nil {

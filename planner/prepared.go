@@ -108,12 +108,15 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 	if p.stmt, err = s.unqualified(p.stmt); err != nil {
 		return nil, err
 	}
+	before := p.stmt.text
 	if p.stmt, err = s.expandViews(p.stmt); err != nil {
 		return nil, err
 	}
-	// A view's query may call functions.
-	if p.stmt, err = s.expandFunctions(p.stmt); err != nil {
-		return nil, err
+	if p.stmt.text != before {
+		// A view's query may call functions.
+		if p.stmt, err = s.expandFunctions(p.stmt); err != nil {
+			return nil, err
+		}
 	}
 	switch n := p.stmt.node.GetNode().(type) {
 	case *pg_query.Node_FetchStmt:

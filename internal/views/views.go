@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"tsdb/internal/fsutil"
@@ -79,9 +80,8 @@ type Index struct {
 // Store holds the views, functions and indexes. It is safe for concurrent
 // use.
 type Store struct {
-	path      string // "" keeps them in memory only
 	mu        sync.RWMutex
-	views     map[string]View
+	views     named[View]
 	functions named[Function]
 	indexes   named[Index]
 }
@@ -93,11 +93,15 @@ type named[T any] struct {
 	items map[string]T
 }
 
-// change applies fn to the items and writes their file; a failed write
-// leaves them as they were. The caller holds the store's lock.
-func (n *named[T]) change(fn func(map[string]T)) error {
+// change applies fn to the items and writes their file; an error of fn
+// or of the write leaves them as they were. The caller holds the store's
+// lock.
+func (n *named[T]) change(fn func(map[string]T) error) error {
 	before := maps.Clone(n.items)
-	fn(n.items)
+	if err := fn(n.items); err != nil {
+		n.items = before
+		return err
+	}
 	if n.path == "" {
 		return nil
 	}
@@ -120,14 +124,14 @@ const (
 // Open loads the views file at path and the functions and indexes files
 // beside it (missing: none). An empty path keeps them in memory.
 func Open(path string) (*Store, error) {
-	s := &Store{path: path, views: map[string]View{},
+	s := &Store{views: named[View]{path: path, items: map[string]View{}},
 		functions: named[Function]{items: map[string]Function{}}, indexes: named[Index]{items: map[string]Index{}}}
 	if path == "" {
 		return s, nil
 	}
 	s.functions.path = filepath.Join(filepath.Dir(path), FunctionsFile)
 	s.indexes.path = filepath.Join(filepath.Dir(path), IndexesFile)
-	if err := load(path, s.views, func(v View) string { return v.Name }); err != nil {
+	if err := load(path, s.views.items, func(v View) string { return v.Name }); err != nil {
 		return nil, err
 	}
 	if err := load(s.functions.path, s.functions.items, func(f Function) string { return f.Name }); err != nil {
@@ -187,7 +191,7 @@ func save[T any](path string, m map[string]T) error {
 func (s *Store) Get(name string) (View, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	v, ok := s.views[name]
+	v, ok := s.views.items[name]
 	return v, ok
 }
 
@@ -195,15 +199,15 @@ func (s *Store) Get(name string) (View, bool) {
 func (s *Store) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.views)
+	return len(s.views.items)
 }
 
 // List returns every view, by name.
 func (s *Store) List() []View {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]View, 0, len(s.views))
-	for _, v := range s.views {
+	out := make([]View, 0, len(s.views.items))
+	for _, v := range s.views.items {
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -218,7 +222,7 @@ func (s *Store) Dependents(name string) []string {
 	seen := map[string]bool{}
 	var visit func(n string)
 	visit = func(n string) {
-		for _, v := range s.views {
+		for _, v := range s.views.items {
 			if seen[v.Name] {
 				continue
 			}
@@ -242,8 +246,10 @@ func (s *Store) Dependents(name string) []string {
 
 // Put stores v, replacing a view of its name.
 func (s *Store) Put(v View) error {
-	return s.change(func() error {
-		s.views[v.Name] = v
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.views.change(func(m map[string]View) error {
+		m[v.Name] = v
 		return nil
 	})
 }
@@ -251,37 +257,19 @@ func (s *Store) Put(v View) error {
 // Drop removes the views named; ErrNoView if one does not exist (then
 // none is removed).
 func (s *Store) Drop(names ...string) error {
-	return s.change(func() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.views.change(func(m map[string]View) error {
 		for _, n := range names {
-			if _, ok := s.views[n]; !ok {
+			if _, ok := m[n]; !ok {
 				return fmt.Errorf("%w: %s", ErrNoView, n)
 			}
 		}
 		for _, n := range names {
-			delete(s.views, n)
+			delete(m, n)
 		}
 		return nil
 	})
-}
-
-// change applies fn and writes the views file. A failed write leaves the
-// views as they were.
-func (s *Store) change(fn func() error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	before := maps.Clone(s.views)
-	if err := fn(); err != nil {
-		s.views = before
-		return err
-	}
-	if s.path == "" {
-		return nil
-	}
-	if err := save(s.path, s.views); err != nil {
-		s.views = before
-		return err
-	}
-	return nil
 }
 
 // Function returns the function named name.
@@ -299,11 +287,28 @@ func (s *Store) HasFunctions() bool {
 	return len(s.functions.items) > 0
 }
 
+// MentionsFunction reports whether text holds the name of a function, in
+// any case: the cheap test before a statement's tree is walked for calls.
+func (s *Store) MentionsFunction(text string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.functions.items) == 0 {
+		return false
+	}
+	lower := strings.ToLower(text)
+	for name := range s.functions.items {
+		if strings.Contains(lower, strings.ToLower(name)) {
+			return true
+		}
+	}
+	return false
+}
+
 // PutFunction stores f, replacing a function of its name.
 func (s *Store) PutFunction(f Function) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.functions.change(func(m map[string]Function) { m[f.Name] = f })
+	return s.functions.change(func(m map[string]Function) error { m[f.Name] = f; return nil })
 }
 
 // DropFunction removes the function named name (nothing if there is
@@ -311,7 +316,7 @@ func (s *Store) PutFunction(f Function) error {
 func (s *Store) DropFunction(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.functions.change(func(m map[string]Function) { delete(m, name) })
+	return s.functions.change(func(m map[string]Function) error { delete(m, name); return nil })
 }
 
 // Index returns the index named name.
@@ -338,7 +343,7 @@ func (s *Store) Indexes() []Index {
 func (s *Store) PutIndex(x Index) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.indexes.change(func(m map[string]Index) { m[x.Name] = x })
+	return s.indexes.change(func(m map[string]Index) error { m[x.Name] = x; return nil })
 }
 
 // DropIndexes removes the indexes named and those of the tables named
@@ -346,7 +351,7 @@ func (s *Store) PutIndex(x Index) error {
 func (s *Store) DropIndexes(names, tables []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.indexes.change(func(m map[string]Index) {
+	return s.indexes.change(func(m map[string]Index) error {
 		for _, n := range names {
 			delete(m, n)
 		}
@@ -355,5 +360,6 @@ func (s *Store) DropIndexes(names, tables []string) error {
 				delete(m, n)
 			}
 		}
+		return nil
 	})
 }
