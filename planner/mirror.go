@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"tsdb/ingest"
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
+	"tsdb/membuffer"
 )
 
 // mirrorSchema is the DuckDB schema holding copies of buffered batches.
@@ -144,7 +146,7 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	inSnap := make(map[uint64]bool, len(snap.Batches))
 	var missing []arrow.RecordBatch
 	var missingIDs []uint64
-	for _, b := range snap.Batches {
+	for _, b := range inWriteOrder(snap.Batches) {
 		inSnap[b.ID] = true
 		if mt.have[b.ID] {
 			continue
@@ -224,6 +226,28 @@ func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTab
 	}
 	mt.outgrown = keep
 	return nil
+}
+
+// inWriteOrder is batches in the order they were written (their WAL
+// sequence), where the MemBuffer lists them by time bucket. The mirror
+// appends them in this order and a scan reads them back in it: a query
+// without ORDER BY over buffered rows returns them as they were inserted,
+// as PostgreSQL's heap does for a table that was only appended to, not
+// grouped by the bucket each row's time fell in.
+func inWriteOrder(batches []membuffer.Batch) []membuffer.Batch {
+	if slices.IsSortedFunc(batches, compareWriteOrder) {
+		return batches
+	}
+	out := slices.Clone(batches)
+	slices.SortStableFunc(out, compareWriteOrder)
+	return out
+}
+
+func compareWriteOrder(a, b membuffer.Batch) int {
+	if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // createMirrorTable creates a DuckDB table for a tsdb table's rows plus the

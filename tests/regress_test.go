@@ -32,6 +32,8 @@ import (
 //     `text`; TEMP tables stay as they are (they need no time column);
 //   - INSERT and COPY into such a table give ts the constant
 //     regressTime, naming the columns they fill when the statement does not;
+//   - any other permanent CREATE TABLE … AS SELECT selects ts as its
+//     last column, regressTime;
 //   - the setup's `CREATE TABLE x AS SELECT * FROM y` becomes a CREATE
 //     TABLE and an INSERT … SELECT, and COPY from the suite's data files is
 //     sent as COPY FROM STDIN.
@@ -253,6 +255,17 @@ func (a *regressAdapter) adapt(st regressStmt) (adapted, error) {
 			fmt.Sprintf("CREATE TABLE %s (%s)", name, def),
 			fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", name, src),
 		}}, nil
+	case node.GetCreateTableAsStmt() != nil && node.GetCreateTableAsStmt().Objtype == pg_query.ObjectType_OBJECT_TABLE:
+		// CREATE TABLE … AS SELECT gets its time column as one more
+		// target of the query, like CREATE TABLE gets one more column.
+		ctas := node.GetCreateTableAsStmt()
+		sel := ctas.Query.GetSelectStmt()
+		if ctas.Into.Rel.Relpersistence == "t" || sel == nil || len(sel.TargetList) == 0 || len(ctas.Into.ColNames) > 0 {
+			break
+		}
+		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithNameAndVal("ts", timeValue(), -1))
+		a.created = append(a.created, strings.ToLower(ctas.Into.Rel.Relname))
+		return deparse()
 	case node.GetInsertStmt() != nil:
 		ins := node.GetInsertStmt()
 		cols, ok := a.tables[strings.ToLower(ins.Relation.Relname)]
