@@ -547,6 +547,28 @@ func TestNumericLiteralScales(t *testing.T) {
 	}
 }
 
+func TestScaledValuesColumns(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" when the query stays as it is
+	}{
+		{"SELECT x, asind(x) FROM (VALUES (-1), (-0.5), (0)) AS t(x)",
+			"SELECT _tsdb_num(x, t._tsdb_scale_0) AS x, asind(x) FROM (VALUES (-1, 0), (-0.5, 1), (0, 0)) t(x, _tsdb_scale_0)"},
+		{"SELECT t.b AS y FROM (VALUES (1, 2.5), (2, 3)) t(a, b) ORDER BY 1",
+			"SELECT _tsdb_num(t.b, t._tsdb_scale_1) AS y FROM (VALUES (1, 2.5, 1), (2, 3, 0)) t(a, b, _tsdb_scale_1) ORDER BY 1"},
+		// One scale for every value: the engine's decimal prints it.
+		{"SELECT x FROM (VALUES (1.5), (2.5)) t(x)", ""},
+		{"SELECT x FROM (VALUES (1), (2)) t(x)", ""},
+		// Not shown as it is, or a query the added column would change.
+		{"SELECT x + 1 FROM (VALUES (1), (2.5)) t(x)", ""},
+		{"SELECT * FROM (VALUES (1), (2.5)) t(x)", ""},
+		{"SELECT DISTINCT x FROM (VALUES (1), (1.0)) t(x)", ""},
+		{"SELECT x FROM (VALUES (1), (2.5)) t(x) GROUP BY x", ""},
+		{"SELECT x FROM (VALUES (1), (2.5)) t(x), (VALUES (3)) u(y)", ""},
+		{"SELECT x FROM (VALUES (1), (2.5e0)) t(x)", ""},
+	}
+	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ScaledValuesColumns(n.GetSelectStmt()) })
+}
+
 func TestExtractNumeric(t *testing.T) {
 	tests := []struct {
 		in, want string // want "" when the query stays as it is

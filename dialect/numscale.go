@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 
@@ -262,6 +263,102 @@ func integerExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool
 		case "+", "-", "*":
 			return integerExpr(e.Lexpr, typeOf) && integerExpr(e.Rexpr, typeOf)
 		}
+	}
+	return false
+}
+
+// ScaledValuesColumns gives a column of a VALUES list in FROM each value's
+// own scale where the select list shows the column as it is: in
+// PostgreSQL, SELECT x FROM (VALUES (-1), (-0.5)) AS t(x) prints -1 and
+// -0.5, where the engine's common decimal printed -1.0. The VALUES list
+// gets one more column holding each row's scale, and the select list
+// item becomes NumericLiteralScales' struct of the value and that scale.
+// Only a query of that one FROM item without DISTINCT, GROUP BY or a star
+// is rewritten (a star would show the added column, and grouping would
+// tell 1 from 1.0, which PostgreSQL counts as one value). It reports
+// whether sel changed.
+func ScaledValuesColumns(sel *pg_query.SelectStmt) bool {
+	if sel == nil || IsSetOp(sel) || len(sel.FromClause) != 1 || len(sel.DistinctClause) > 0 ||
+		len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+		return false
+	}
+	rs := sel.FromClause[0].GetRangeSubselect()
+	if rs == nil || rs.Lateral || rs.Alias == nil {
+		return false
+	}
+	values := rs.Subquery.GetSelectStmt()
+	if values == nil || len(values.ValuesLists) < 2 {
+		return false
+	}
+	rows := valuesRows(values)
+	width := len(rows[0])
+	if len(rs.Alias.Colnames) != width {
+		return false
+	}
+	for _, r := range rows {
+		if len(r) != width {
+			return false
+		}
+	}
+	for _, t := range sel.TargetList {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return false
+		}
+	}
+	changed := false
+	for j := range width {
+		scales := make([]int, len(rows))
+		decimals, mixed, ok := false, false, true
+		for i, r := range rows {
+			s, isDecimal, _, good := literalScale(r[j])
+			if !good {
+				ok = false
+				break
+			}
+			scales[i] = s
+			decimals = decimals || isDecimal
+			mixed = mixed || s != scales[0]
+		}
+		if !ok || !decimals || !mixed {
+			continue
+		}
+		name := rs.Alias.Colnames[j].GetString_().GetSval()
+		var shown []*pg_query.ResTarget
+		for _, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if cr := rt.GetVal().GetColumnRef(); cr != nil && refersTo(cr, rs.Alias.Aliasname, name) {
+				shown = append(shown, rt)
+			}
+		}
+		if len(shown) == 0 {
+			continue
+		}
+		scaleCol := fmt.Sprintf("_tsdb_scale_%d", j)
+		for i, l := range values.ValuesLists {
+			items := l.GetList()
+			items.Items = append(items.Items, pg_query.MakeAConstIntNode(int64(scales[i]), -1))
+		}
+		rs.Alias.Colnames = append(rs.Alias.Colnames, pg_query.MakeStrNode(scaleCol))
+		for _, rt := range shown {
+			if rt.Name == "" {
+				rt.Name = name
+			}
+			scale := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(rs.Alias.Aliasname), pg_query.MakeStrNode(scaleCol)}, -1)
+			rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_num")}, []*pg_query.Node{rt.Val, scale}, -1)
+		}
+		changed = true
+	}
+	return changed
+}
+
+// refersTo reports whether a column reference names column of the FROM
+// item alias (unqualified, or qualified by the alias).
+func refersTo(cr *pg_query.ColumnRef, alias, column string) bool {
+	switch len(cr.Fields) {
+	case 1:
+		return cr.Fields[0].GetString_().GetSval() == column
+	case 2:
+		return cr.Fields[0].GetString_().GetSval() == alias && cr.Fields[1].GetString_().GetSval() == column
 	}
 	return false
 }

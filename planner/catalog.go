@@ -160,6 +160,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if sel := out.GetSelectStmt(); sel != nil && exact {
 		changed = dialect.ExactAggregates(sel, s.argumentType(sel)) || changed
 		changed = dialect.NumericLiteralScales(sel) || changed
+		changed = dialect.ScaledValuesColumns(sel) || changed
 	}
 	if sel := out.GetSelectStmt(); sel != nil {
 		// A char(n) the result shows is padded to n, as PostgreSQL prints it.
