@@ -275,10 +275,17 @@ const frameRange = 0x2
 // computed date + 1 as the next day, and failed with 42883 on the others.
 // Keys are known by typeOf (a column) or a cast; offsets when they are
 // number literals or interval casts.
-func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) error {
+//
+// An integer key with integer offsets is widened to the engine's 128-bit
+// integer: PostgreSQL's in_range treats a bound past the type's range as
+// reaching its end (x::smallint RANGE BETWEEN CURRENT ROW AND 2147450884
+// FOLLOWING), where the engine computed x + offset in the key's type and
+// failed with integer out of range. It reports whether sel changed.
+func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) (bool, error) {
 	if sel == nil {
-		return nil
+		return false, nil
 	}
+	changed := false
 	named := map[string]*pg_query.WindowDef{}
 	for _, w := range sel.WindowClause {
 		if wd := w.GetWindowDef(); wd != nil {
@@ -323,6 +330,16 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 			return
 		}
 		kt := keyType(order[0].GetSortBy().GetNode())
+		widen := kt == schema.Int16 || kt == schema.Int32 || kt == schema.Int64
+		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
+			if off != nil && offsetType(off) != "integer" {
+				widen = false
+			}
+		}
+		if sb := order[0].GetSortBy(); widen && sqltree.LastName(sb.Node.GetTypeCast().GetTypeName().GetNames()) != "hugeint" {
+			sb.Node = sqltree.Cast(sb.Node, "hugeint")
+			changed = true
+		}
 		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
 			if off == nil {
 				continue
@@ -363,5 +380,5 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 			return nil
 		})
 	}
-	return failed
+	return changed, failed
 }

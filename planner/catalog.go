@@ -133,9 +133,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 			}
 		}
 		if features.Windows {
-			if err := dialect.RangeOffsetTypes(sel, typeOf); err != nil {
+			widened, err := dialect.RangeOffsetTypes(sel, typeOf)
+			if err != nil {
 				return nil, nil, err
 			}
+			changed = widened || changed
 		}
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
