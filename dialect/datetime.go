@@ -21,7 +21,10 @@ type Input struct {
 	Loc       *time.Location
 	Order     pgdatetime.Order
 	Intervals pgdatetime.IntervalStyle
-	Now       time.Time
+	// Dates is DateStyle's output style, for dates and timestamps
+	// written as text.
+	Dates pgdatetime.DateStyle
+	Now   time.Time
 	// FloatDigits is extra_float_digits, for floats written as text.
 	FloatDigits int
 }

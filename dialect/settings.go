@@ -207,31 +207,62 @@ func checkEncoding(v string) (string, error) {
 	return "", fmt.Errorf("only UTF8 is supported")
 }
 
-// checkDateStyle reads DateStyle: the output style (only ISO is
-// printed) and the field order of ambiguous dates (MDY, DMY, YMD, or
+// checkDateStyle reads DateStyle: the output style (ISO, SQL, Postgres or
+// German) and the field order of ambiguous dates (MDY, DMY, YMD, or
 // PostgreSQL's US/NonEuropean and European). A part not given is left
-// as it was; Set merges it ("-" here).
+// as it was; Set merges it ("-" here). German without an order sets DMY,
+// as in PostgreSQL; two styles or two orders in one value conflict.
 func checkDateStyle(v string) (string, error) {
 	style, order := "-", "-"
+	setStyle := func(s string) error {
+		if style != "-" && style != s {
+			return errors.New("conflicting \"datestyle\" specifications")
+		}
+		style = s
+		return nil
+	}
+	setOrder := func(o string) error {
+		if order != "-" && order != o {
+			return errors.New("conflicting \"datestyle\" specifications")
+		}
+		order = o
+		return nil
+	}
+	explicitOrder := false
 	for _, part := range strings.FieldsFunc(strings.ToUpper(v), func(r rune) bool { return r == ',' || r == ' ' }) {
+		var err error
 		switch part {
-		case "ISO":
-			style = "ISO"
+		case "ISO", "SQL", "GERMAN":
+			err = setStyle(pgdatetime.DateStyleOf(part).String())
+		case "POSTGRES":
+			err = setStyle("Postgres")
 		case "MDY", "US", "NONEUROPEAN", "NONEURO":
-			order = "MDY"
+			err, explicitOrder = setOrder("MDY"), true
 		case "DMY", "EUROPEAN", "EURO":
-			order = "DMY"
+			err, explicitOrder = setOrder("DMY"), true
 		case "YMD":
-			order = "YMD"
+			err, explicitOrder = setOrder("YMD"), true
 		case "DEFAULT":
-			style, order = "ISO", "MDY"
-		case "POSTGRES", "SQL", "GERMAN":
-			return "", fmt.Errorf("only the ISO date style is supported")
+			err = setStyle("ISO")
+			if err == nil {
+				err, explicitOrder = setOrder("MDY"), true
+			}
 		default:
 			return "", fmt.Errorf("unrecognized key word: %q", part)
 		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if style == "German" && !explicitOrder {
+		order = "DMY"
 	}
 	return style + ", " + order, nil
+}
+
+// DateStyle is the session's output style of dates and timestamps.
+func (s *Settings) DateStyle() pgdatetime.DateStyle {
+	return pgdatetime.DateStyleOf(s.Get("datestyle"))
 }
 
 // DateOrder is the session's field order of ambiguous dates.
@@ -361,6 +392,13 @@ func zoneOf(v string) (sessionZone, bool) {
 		return sessionZone{}, false
 	}
 	return fixedZone(-west, v)
+}
+
+// ZoneLocation is the zone a TimeZone value names, read as SET TimeZone
+// reads it (zoneOf).
+func ZoneLocation(v string) (*time.Location, bool) {
+	z, ok := zoneOf(v)
+	return z.loc, ok
 }
 
 // fixedZone is a zone secs east of UTC.
@@ -647,5 +685,5 @@ func checkByteaOutput(v string) (string, error) {
 
 // Input is how the session reads date and time literals, now meaning now.
 func (s *Settings) Input(now time.Time) Input {
-	return Input{Loc: s.Location(), Order: s.DateOrder(), Intervals: s.IntervalStyle(), Now: now, FloatDigits: s.ExtraFloatDigits()}
+	return Input{Loc: s.Location(), Order: s.DateOrder(), Intervals: s.IntervalStyle(), Dates: s.DateStyle(), Now: now, FloatDigits: s.ExtraFloatDigits()}
 }

@@ -6,6 +6,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/internal/pgdatetime"
+	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
 )
 
@@ -44,9 +46,20 @@ func textOfValue(x *pg_query.Node, in Input, output bool) (*pg_query.Node, bool)
 	if output {
 		boolean = `WHEN typeof(_tsdb_arg1) = 'BOOLEAN' THEN CASE CAST(_tsdb_arg1 AS STRING) WHEN 'true' THEN 't' WHEN 'false' THEN 'f' END`
 	}
+	dates := ""
+	if in.Dates != pgdatetime.ISODates {
+		// The engine writes dates and timestamps in ISO only.
+		zone := "UTC"
+		if in.Loc != nil {
+			zone = in.Loc.String()
+		}
+		dates = fmt.Sprintf(`WHEN typeof(_tsdb_arg1) IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE') THEN
+			_tsdb_datetime_text(_tsdb_arg1, CASE typeof(_tsdb_arg1) WHEN 'DATE' THEN %d WHEN 'TIMESTAMP' THEN %d ELSE %d END, %d, %d, %s)`,
+			pgdatetime.KindDate, pgdatetime.KindTimestamp, pgdatetime.KindTimestamptz, int(in.Dates), int(in.Order), schema.QuoteString(zone))
+	}
 	r, err := sqltree.Template(fmt.Sprintf(`CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d)
 		WHEN typeof(_tsdb_arg1) IN ('DOUBLE', 'FLOAT') THEN _tsdb_float_text(_tsdb_arg1, %d)
-		%s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, boolean), x)
+		%s %s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, boolean, dates), x)
 	return r, err == nil
 }
 

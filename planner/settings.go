@@ -6,12 +6,16 @@ package planner
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Result, error) {
@@ -82,6 +86,13 @@ func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Resul
 		vals = append(vals, v)
 	}
 	value := strings.Join(vals, ", ")
+	if tc := st.Args[0].GetTypeCast(); name == "timezone" && len(st.Args) == 1 && tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "interval" {
+		v, err := timeZoneInterval(tc)
+		if err != nil {
+			return nil, err
+		}
+		value = v
+	}
 	switch name {
 	case "transaction_isolation", "transaction_read_only":
 		// SET transaction_isolation is SET TRANSACTION ISOLATION LEVEL.
@@ -196,4 +207,41 @@ func quoteIdentIfNeeded(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// timeZoneInterval reads SET TIME ZONE INTERVAL '-04:30' HOUR TO MINUTE as
+// PostgreSQL does: an offset east of UTC (the SQL sign, where a POSIX
+// zone's is west), without months or days, made the number of hours a
+// TimeZone value takes (shown as <-04:30>+04:30). A bare number counts in
+// the last field the type names, seconds without one.
+func timeZoneInterval(tc *pg_query.TypeCast) (string, error) {
+	text := constString(tc.Arg)
+	iv, err := pgdatetime.ParseInterval(text)
+	if err != nil {
+		return "", sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", text)
+	}
+	if n, perr := strconv.ParseFloat(strings.TrimSpace(text), 64); perr == nil && len(tc.TypeName.GetTypmods()) > 0 {
+		unit := 1.0
+		if mask := tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval(); mask&(1<<12) == 0 {
+			switch {
+			case mask&(1<<11) != 0:
+				unit = 60
+			case mask&(1<<10) != 0:
+				unit = 3600
+			}
+		}
+		iv = pgdatetime.Interval{Micros: int64(math.Round(n * unit * 1e6))}
+	}
+	unit := ""
+	switch {
+	case iv.Months != 0:
+		unit = "months"
+	case iv.Days != 0:
+		unit = "days"
+	}
+	if unit != "" {
+		return "", &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Message: fmt.Sprintf(`invalid value for parameter "TimeZone": "INTERVAL '%s'"`, text),
+			Detail: "Cannot specify " + unit + " in time zone interval."}
+	}
+	return strconv.FormatFloat(float64(iv.Micros)/3.6e9, 'f', -1, 64), nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"sync"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -101,6 +103,51 @@ func (floatText) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
+// datetimeText is the engine function _tsdb_datetime_text(value, kind,
+// style, order, zone) that a cast of a date or timestamp to text is
+// rewritten to when the session's DateStyle is not ISO (the engine writes
+// ISO itself): kind is 0 for a date, 1 for a timestamp, 2 for a
+// timestamptz, style and order are DateStyle's (pgdatetime.DateStyle and
+// Order), zone the session's TimeZone. Its argument is of any type (see
+// intervalText). Zones are read once per engine.
+type datetimeText struct {
+	zones *sync.Map // TimeZone value → *time.Location
+}
+
+func (datetimeText) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(duckdb.TYPE_ANY, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR),
+		ResultTypeInfo: udfTypes(duckdb.TYPE_VARCHAR)[0]}
+}
+
+func (d datetimeText) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
+		defer recoverUDF("_tsdb_datetime_text", &err)
+		t, ok := values[0].(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("[tsdb %s] _tsdb_datetime_text of %T", sqlerr.InternalError, values[0])
+		}
+		kind, _ := values[1].(int32)
+		style, _ := values[2].(int32)
+		order, _ := values[3].(int32)
+		zone, _ := values[4].(string)
+		switch pgdatetime.EngineInfinity(t, kind == int32(pgdatetime.KindDate)) {
+		case 1:
+			return "infinity", nil
+		case -1:
+			return "-infinity", nil
+		}
+		loc, cached := d.zones.Load(zone)
+		if !cached {
+			l, ok := dialect.ZoneLocation(zone)
+			if !ok {
+				l = time.UTC
+			}
+			loc, _ = d.zones.LoadOrStore(zone, l)
+		}
+		return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), loc.(*time.Location), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
+	}}
+}
+
 // registerFunctions adds tsdb's Go functions to the engine's catalog,
 // where every connection finds them.
 func registerFunctions(ctx context.Context, db *sql.DB) error {
@@ -116,6 +163,9 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_text", floatText{}); err != nil {
+		return err
+	}
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_datetime_text", datetimeText{zones: &sync.Map{}}); err != nil {
 		return err
 	}
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_var", floatVariance{}); err != nil {

@@ -54,7 +54,7 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 		}
 	case planner.KindTimestamp, planner.KindTimestampTZ, planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return appendTime(dst, v.Time(row), oid, st.loc), nil
+			return appendTime(dst, v.Time(row), oid, st), nil
 		}
 	case planner.KindHugeInt:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {

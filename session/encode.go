@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -98,7 +97,7 @@ func appendText(dst []byte, v any, oid uint32, st textStyle) (b []byte, null boo
 		}
 		return append(dst, x...), false
 	case time.Time:
-		return appendTime(dst, x, oid, st.loc), false
+		return appendTime(dst, x, oid, st), false
 	case *big.Int:
 		return x.Append(dst, 10), false
 	case duckdb.Decimal:
@@ -184,6 +183,10 @@ type textStyle struct {
 	extraDigits int
 	intervals   pgdatetime.IntervalStyle
 	byteaEscape bool
+	// dates and order are DateStyle: how dates and timestamps are
+	// written (ISO, the zero value, unless the session set another).
+	dates pgdatetime.DateStyle
+	order pgdatetime.Order
 }
 
 // utcStyle is the style of values written without a session: UTC and
@@ -193,7 +196,8 @@ func utcStyle() textStyle { return textStyle{loc: time.UTC, extraDigits: 1} }
 // textStyle is the session's text style now.
 func (ex *Executor) textStyle() textStyle {
 	set := ex.sess.Settings()
-	return textStyle{loc: set.Location(), extraDigits: set.ExtraFloatDigits(), intervals: set.IntervalStyle(), byteaEscape: set.Get("bytea_output") == "escape"}
+	return textStyle{loc: set.Location(), extraDigits: set.ExtraFloatDigits(), intervals: set.IntervalStyle(), byteaEscape: set.Get("bytea_output") == "escape",
+		dates: set.DateStyle(), order: set.DateOrder()}
 }
 
 // appendByteaEscape writes bytea_output escape: printable ASCII as it is,
@@ -216,31 +220,27 @@ func appendByteaEscape(dst, b []byte) []byte {
 // magnitudes of their counts, as the Go time the driver makes of them)
 // apart from finite ones: +1, -1 or 0.
 func infinite(t time.Time, oid uint32) int {
-	if oid == oidDate {
-		switch days := t.Unix() / 86400; days {
-		case math.MaxInt32:
-			return 1
-		case -math.MaxInt32:
-			return -1
-		}
-		return 0
-	}
-	switch t.UnixMicro() {
-	case math.MaxInt64:
-		return 1
-	case -math.MaxInt64:
-		return -1
-	}
-	return 0
+	return pgdatetime.EngineInfinity(t, oid == oidDate)
 }
 
-func appendTime(dst []byte, t time.Time, oid uint32, loc *time.Location) []byte {
+func appendTime(dst []byte, t time.Time, oid uint32, st textStyle) []byte {
 	switch infinite(t, oid) {
 	case 1:
 		return append(dst, "infinity"...)
 	case -1:
 		return append(dst, "-infinity"...)
 	}
+	if st.dates != pgdatetime.ISODates && oid != oidTime {
+		kind := pgdatetime.KindTimestamptz
+		switch oid {
+		case oidDate:
+			kind = pgdatetime.KindDate
+		case oidTimestamp:
+			kind = pgdatetime.KindTimestamp
+		}
+		return pgdatetime.AppendDateTime(dst, t, kind, st.loc, st.dates, st.order)
+	}
+	loc := st.loc
 	switch oid {
 	case oidDate:
 		t = t.UTC()

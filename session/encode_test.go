@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tsdb/internal/pgdatetime"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -96,6 +97,28 @@ func TestEncodeText(t *testing.T) {
 		got := encodeText(tt.v, tt.oid, textStyle{loc: tt.loc, extraDigits: 1})
 		if tt.null != (got == nil) || string(got) != tt.want {
 			t.Errorf("%s: encodeText(%v) = %q (nil=%v), want %q", tt.name, tt.v, got, got == nil, tt.want)
+		}
+	}
+	// DateStyle's other output styles, as PostgreSQL 15 wrote them;
+	// infinities are the same in every style, times of day keep ISO.
+	postgres := textStyle{loc: berlin, extraDigits: 1, dates: pgdatetime.PostgresDates, order: pgdatetime.MDY}
+	german := textStyle{loc: berlin, extraDigits: 1, dates: pgdatetime.GermanDates, order: pgdatetime.DMY}
+	for _, tt := range []struct {
+		v    any
+		oid  uint32
+		st   textStyle
+		want string
+	}{
+		{ts, 1184, postgres, "Thu Jan 01 01:00:00 2026 CET"},
+		{ts, 1114, postgres, "Thu Jan 01 00:00:00 2026"},
+		{ts, 1082, postgres, "01-01-2026"},
+		{ts, 1184, german, "01.01.2026 01:00:00 CET"},
+		{time.UnixMicro(math.MaxInt64), 1184, german, "infinity"},
+		{time.Unix(-math.MaxInt32*86400, 0), 1082, postgres, "-infinity"},
+		{[]any{ts}, 1185, postgres, `{"Thu Jan 01 01:00:00 2026 CET"}`},
+	} {
+		if got := string(encodeText(tt.v, tt.oid, tt.st)); got != tt.want {
+			t.Errorf("%v (%d) in %v: %q, want %q", tt.v, tt.oid, tt.st.dates, got, tt.want)
 		}
 	}
 }
