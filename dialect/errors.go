@@ -116,10 +116,27 @@ func EngineError(err error) error {
 	case duckdb.ErrorTypeParser, duckdb.ErrorTypeSyntax:
 		e.Code = sqlerr.SyntaxError
 	case duckdb.ErrorTypeCatalog:
-		switch {
+		switch m := reMissingObject.FindStringSubmatch(msg); {
 		case reMissingTable.MatchString(msg):
 			e.Code = sqlerr.UndefinedTable
 			e.Message = `relation "` + strings.Trim(reMissingTable.FindStringSubmatch(msg)[1], `"!`) + `" does not exist`
+		case m != nil:
+			// PostgreSQL's words for what the engine's catalog lacks; its
+			// "Did you mean" suggestions name the engine's own functions.
+			name := strings.Trim(m[2], `"`)
+			switch m[1] {
+			case "Scalar Function", "Aggregate Function", "Table Function":
+				e.Code, e.Message, e.Detail = sqlerr.UndefinedFunction, "function "+name+" does not exist", ""
+				e.Hint = "No function matches the given name and argument types. You might need to add explicit type casts."
+			case "Type":
+				e.Code, e.Message, e.Detail = sqlerr.UndefinedObject, `type "`+name+`" does not exist`, ""
+				if postgresOnlyTypes[strings.ToLower(name)] {
+					// PostgreSQL has it: "does not exist" would mislead.
+					e.Code, e.Message = sqlerr.FeatureNotSupported, `type "`+name+`" is not supported`
+				}
+			case "Sequence":
+				e.Code, e.Message, e.Detail = sqlerr.UndefinedTable, `relation "`+name+`" does not exist`, ""
+			}
 		case strings.Contains(lower, "function"):
 			e.Code = sqlerr.UndefinedFunction
 		default:
@@ -215,6 +232,7 @@ func EngineError(err error) error {
 // from its message: the SQLSTATE PostgreSQL gives, and its wording where
 // DuckDB's would mislead (it names rewritten SQL, or another clause).
 var engineMessages = []struct{ contains, code, message string }{
+	{"table must have at least one column", sqlerr.FeatureNotSupported, "tables without columns are not supported"},
 	{"set operations can only apply to expressions with the same number of result columns", sqlerr.SyntaxError, ""},
 	{"aggregate function calls cannot be nested", "42803", ""},
 	{"in a distinct aggregate, order by expressions must appear in the argument list", "42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list"},
@@ -239,6 +257,18 @@ var engineMessages = []struct{ contains, code, message string }{
 	{"overflow in subtraction of interval", sqlerr.DatetimeOverflow, "interval out of range"},
 }
 
+// postgresOnlyTypes are PostgreSQL's built-in types the engine does not
+// have.
+var postgresOnlyTypes = map[string]bool{
+	"money": true, "point": true, "line": true, "lseg": true, "box": true, "path": true, "polygon": true, "circle": true,
+	"bit": true, "varbit": true, "inet": true, "cidr": true, "macaddr": true, "macaddr8": true, "tsvector": true, "tsquery": true,
+	"xml": true, "int4range": true, "int8range": true, "numrange": true, "tsrange": true, "tstzrange": true, "daterange": true,
+	"int4multirange": true, "int8multirange": true, "nummultirange": true, "tsmultirange": true, "tstzmultirange": true,
+	"datemultirange": true, "pg_lsn": true, "txid_snapshot": true, "pg_snapshot": true, "regproc": true, "regprocedure": true,
+	"regoper": true, "regoperator": true, "regrole": true, "regnamespace": true, "regconfig": true, "regdictionary": true,
+	"tid": true, "xid": true, "xid8": true, "cid": true, "aclitem": true, "jsonpath": true, "timetz": true,
+}
+
 // reExtractUnit is DuckDB's error for an extract() field it does not know.
 var reExtractUnit = regexp.MustCompile(`^extract specifier "([^"]*)" not recognized`)
 
@@ -254,6 +284,9 @@ var re2Errors = []string{"missing )", "missing ]", "unexpected )", "invalid repe
 var (
 	reOrderedAggregate = regexp.MustCompile(`^Unknown ordered aggregate "([^"]*)"`)
 	reScalarMissing    = regexp.MustCompile(`^Scalar Function with name ([a-z_]+) does not exist`)
+	// reMissingObject is the engine's catalog error for a function, type
+	// or sequence it does not have.
+	reMissingObject = regexp.MustCompile(`^(Scalar Function|Aggregate Function|Table Function|Type|Sequence) with name (\S+) does not exist!`)
 )
 
 // plainAggregates are PostgreSQL's aggregates that take no WITHIN GROUP;

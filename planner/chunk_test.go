@@ -236,4 +236,18 @@ func TestErrorTypeOfMessage(t *testing.T) {
 			t.Errorf("%q: %v, want %s", tc.msg, err, tc.code)
 		}
 	}
+	// What the engine's catalog lacks, in PostgreSQL's words.
+	for _, tc := range []struct{ msg, code, want string }{
+		{"Catalog Error: Scalar Function with name tattle does not exist!\nDid you mean \"tan\"?", sqlerr.UndefinedFunction, "function tattle does not exist"},
+		{"Catalog Error: Aggregate Function with name my_avg does not exist!", sqlerr.UndefinedFunction, "function my_avg does not exist"},
+		{"Catalog Error: Sequence with name testseq does not exist!", sqlerr.UndefinedTable, `relation "testseq" does not exist`},
+		{"Catalog Error: Type with name xfloat8 does not exist!", sqlerr.UndefinedObject, `type "xfloat8" does not exist`},
+		{"Catalog Error: Type with name money does not exist!", sqlerr.FeatureNotSupported, `type "money" is not supported`},
+		{"Parser Error: Table must have at least one column!", sqlerr.FeatureNotSupported, "tables without columns are not supported"},
+	} {
+		var se *sqlerr.Error
+		if err := dialect.EngineError(duckError(tc.msg, dialect.ErrorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code || se.Message != tc.want || se.Detail != "" {
+			t.Errorf("%q: %#v, want %s %q", tc.msg, se, tc.code, tc.want)
+		}
+	}
 }
