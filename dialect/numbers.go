@@ -103,6 +103,26 @@ func unknownIntegerOperand(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	return pg_query.MakeAExprNode(e.Kind, e.Name, l, r, e.Location), true
 }
 
+// moduloMinusOne answers an integer taken modulo the constant -1 as
+// PostgreSQL does, 0 for every value: the engine computes it by dividing,
+// and the smallest value of a type divided by -1 overflows
+// ((-9223372036854775808)::int8 % -1 failed with an overflow error). The
+// value times zero keeps its type and NULL.
+func moduloMinusOne(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || sqltree.LastName(e.Name) != "%" {
+		return nil, false
+	}
+	r := e.Rexpr
+	if tc := r.GetTypeCast(); tc != nil && integerExpr(r, nil) {
+		r = tc.Arg
+	}
+	if c := r.GetAConst().GetIval(); c == nil || c.Ival != -1 || !integerExpr(e.Lexpr, nil) {
+		return nil, false
+	}
+	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
+		e.Lexpr, pg_query.MakeAConstIntNode(0, -1), e.Location), true
+}
+
 // literalOwnScale is the scale a number literal is written with (1.50:
 // 2, 7: 0), when DECIMAL(38, that scale) holds it: at most 10 places,
 // no exponent.

@@ -77,6 +77,9 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := unknownIntegerOperand(e); ok {
 			return r, true
 		}
+		if r, ok := moduloMinusOne(e); ok {
+			return r, true
+		}
 		if r, ok := concatText(e, in); ok {
 			return r, true
 		}

@@ -213,6 +213,8 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SELECT sqrt(-1)", "err:2201F"},
 		{0, "SELECT exp(1000)", "err:22003"},
 		{0, "SELECT ln(1), log(100), sqrt(4)", "0|2|2"},
+		// The smallest integer modulo -1 is 0, no overflow.
+		{0, "SELECT (-9223372036854775808)::int8 % (-1)::int8, (-32768)::int2 % (-1)::int2, NULL::int % -1", "0|0|NULL"},
 		{0, "SELECT '10e400'::float8", "err:22003"},
 		{0, "SELECT '10e-400'::float8", "err:22003"},
 		{0, "SELECT '-Infinity'::float8, 'nan'::float4", "-Inf|NaN"},
