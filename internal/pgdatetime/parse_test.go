@@ -82,6 +82,9 @@ func TestParseTimestamptz(t *testing.T) {
 		{"1000312 00:00:00", "0100-03-12 00:00:00+00"},
 		{"100000312 23:58:48", "10000-03-12 23:58:48+00"},
 		{"1000000312 23:58:48", "100000-03-12 23:58:48+00"},
+		// The first instant PostgreSQL takes, written west of UTC on the
+		// day before.
+		{"4714-11-23 16:00:00-08 BC", "-4713-11-24 00:00:00+00"},
 	} {
 		v, err := Parse(c.in, "timestamp with time zone", MDY)
 		if err != nil {
@@ -109,6 +112,7 @@ func TestParseRefuses(t *testing.T) {
 		{"garbage", false},
 		{"1999-01", false},
 		{"", false},
+		{"4714-11-23 BC", true},
 	} {
 		_, err := Parse(c.in, "date", MDY)
 		var re *RangeError
@@ -120,6 +124,17 @@ func TestParseRefuses(t *testing.T) {
 			t.Errorf("%q: %v, want a range error", c.in, err)
 		case !c.rangeErr && !errors.As(err, &se) && !errors.As(err, new(*ZoneError)):
 			t.Errorf("%q: %v, want a syntax error", c.in, err)
+		}
+	}
+}
+
+// A timestamptz before 4714-11-24 00:00 UTC BC is out of range however
+// its wall clock and zone write it.
+func TestTimestamptzLowerBound(t *testing.T) {
+	for _, in := range []string{"4714-11-23 15:59:59-08 BC", "4714-11-23 23:59:59+00 BC", "4714-10-30 23:00:00-12 BC"} {
+		var re *RangeError
+		if _, err := Parse(in, "timestamp with time zone", MDY); !errors.As(err, &re) {
+			t.Errorf("%q: %v, want a range error", in, err)
 		}
 	}
 }

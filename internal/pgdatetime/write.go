@@ -62,6 +62,19 @@ func (v Value) Timestamptz(loc *time.Location) string {
 	if inf, ok := v.infinite(); ok {
 		return inf
 	}
+	t := v.instant(loc)
+	out := t.Format("2006-01-02 15:04:05.999999")
+	if t.Year() <= 0 {
+		out = ymd(t.Year(), int(t.Month()), t.Day()) + t.Format(" 15:04:05.999999")
+	} else if t.Year() > 9999 {
+		out = fmt.Sprintf("%d", t.Year()) + t.Format("-01-02 15:04:05.999999")
+	}
+	return out + "+00"
+}
+
+// instant is the finite v as an instant: in its own zone when it names
+// one, else in loc.
+func (v Value) instant(loc *time.Location) time.Time {
 	// time.Date normalises 24:00:00 and a 60th second into the next
 	// day or minute, as PostgreSQL does.
 	wall := time.Date(v.Year, time.Month(v.Month), v.Day, v.Hour, v.Minute, v.Second, v.Micro*1000, time.UTC)
@@ -86,11 +99,5 @@ func (v Value) Timestamptz(loc *time.Location) string {
 			}
 		}
 	}
-	out := t.Format("2006-01-02 15:04:05.999999")
-	if t.Year() <= 0 {
-		out = ymd(t.Year(), int(t.Month()), t.Day()) + t.Format(" 15:04:05.999999")
-	} else if t.Year() > 9999 {
-		out = fmt.Sprintf("%d", t.Year()) + t.Format("-01-02 15:04:05.999999")
-	}
-	return out + "+00"
+	return t
 }
