@@ -8,6 +8,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/pgdatetime"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -158,6 +159,14 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		// in zone shows it: (date_trunc(field, t AT TIME ZONE zone))
 		// AT TIME ZONE zone, which is how PostgreSQL defines it.
 		zone := fc.Args[2]
+		if sv := zone.GetAConst().GetSval(); sv != nil {
+			if _, dyn, ok := pgdatetime.Abbreviation(strings.TrimSpace(sv.Sval)); ok && dyn != "" {
+				// A dynamic abbreviation (VET, MSK) stands for its zone
+				// here: PostgreSQL's date_trunc truncates in the zone it
+				// refers to.
+				zone = pg_query.MakeAConstStrNode(dyn, -1)
+			}
+		}
 		timezone := func(arg *pg_query.Node) *pg_query.Node {
 			return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("timezone")},
 				[]*pg_query.Node{proto.Clone(zone).(*pg_query.Node), arg}, fc.Location)

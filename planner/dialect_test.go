@@ -423,6 +423,9 @@ func TestSessionTimeZone(t *testing.T) {
 		{1, "SELECT date_trunc('day', timestamptz '2024-01-01 23:30:00+00') = timestamptz '2024-01-01 00:00:00+00'", "true"},
 		{0, "SELECT extract(hour from timestamptz '2024-07-01 12:00:00+00'), (timestamptz '2024-01-01 23:30:00+00')::date = date '2024-01-02'", "14|true"},
 		{0, "SELECT timestamptz '2024-01-01 01:00' = timestamptz '2024-01-01 00:00:00+00'", "true"},
+		// A dynamic abbreviation truncates in the zone it refers to, for
+		// values of a column too (MSK was +4 from 2011-03-27 to 2014-10-26).
+		{0, "SELECT date_trunc('day', t, 'MSK') = timestamptz '2014-11-01 00:00+03' FROM (VALUES (timestamptz '2014-11-01 20:00+00')) v(t)", "true"},
 		// Spring forward: 02:30 does not exist; PostgreSQL reads it in standard time.
 		{0, "SELECT timestamptz '2024-03-31 02:30' = timestamptz '2024-03-31 01:30:00+00'", "true"},
 		{0, "INSERT INTO m VALUES ('2026-01-01 01:00:40', 'e', 5)", "tag:INSERT 0 1"},
