@@ -252,6 +252,9 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_eisoyear(t) AS CASE WHEN isoyear(CAST(t AS TIMESTAMP)) <= 0 THEN 1 - isoyear(CAST(t AS TIMESTAMP)) ELSE isoyear(CAST(t AS TIMESTAMP)) END`,
 	// A non-negative number with at least w digits (lpad alone would cut
 	// a longer one).
+	// to_char's TH suffix of a number's text: 1st, 2nd, 3rd, the teens th.
+	`CREATE MACRO _tsdb_ordinal(s) AS CASE WHEN length(s) > 1 AND substr(s, -2, 1) = '1' THEN 'th'
+		WHEN right(s, 1) = '1' THEN 'st' WHEN right(s, 1) = '2' THEN 'nd' WHEN right(s, 1) = '3' THEN 'rd' ELSE 'th' END`,
 	`CREATE MACRO _tsdb_zeropad(n, w) AS lpad(CAST(n AS VARCHAR), CAST(greatest(w, length(CAST(n AS VARCHAR))) AS INTEGER), '0')`,
 	// to_char's CC: the century, BC ones negative, padded to w digits.
 	`CREATE MACRO _tsdb_century_text(t, w) AS CASE WHEN _tsdb_ayear(t) > 0 THEN _tsdb_zeropad((_tsdb_ayear(t) + 99) // 100, w)

@@ -114,19 +114,26 @@ var charPatterns = []charPattern{
 	// not know, below +; a session divides integers as PostgreSQL does.
 	{name: "WW", anyCase: true, expr: "lpad(CAST((dayofyear(%[1]s) - 1) / 7 + 1 AS VARCHAR), 2, '0')", fmExpr: "CAST((dayofyear(%[1]s) - 1) / 7 + 1 AS VARCHAR)"},
 	{name: "W", anyCase: true, expr: "CAST((day(%[1]s) - 1) / 7 + 1 AS VARCHAR)"},
-	{name: "TZ", strftime: "%Z", fm: "%Z"},
+	// The session zone's abbreviation at the value's time; nothing for a
+	// timestamp without time zone.
+	{name: "TZ", expr: "_tsdb_zone_abbrev(%[1]s, CASE typeof(%[1]s) WHEN 'TIMESTAMP' THEN 1 ELSE 2 END, " + zonePlaceholder + ")"},
+	{name: "tz", expr: "lower(_tsdb_zone_abbrev(%[1]s, CASE typeof(%[1]s) WHEN 'TIMESTAMP' THEN 1 ELSE 2 END, " + zonePlaceholder + "))"},
 }
+
+// zonePlaceholder stands for the session's TimeZone, as a string constant, in
+// the expressions above.
+const zonePlaceholder = "_tsdb_session_zone"
 
 // unsupportedCharPatterns are PostgreSQL patterns tsdb does not print;
 // outside double quotes they are refused, not copied as text.
 var unsupportedCharPatterns = []string{
-	"TH", "th", "tz", "SP", "TM", "FX",
+	"SP", "TM", "FX",
 }
 
 // toCharExpr is the expression that prints arg as to_char(arg, format)
 // does. A format with the digit placeholder 9 outside quotes, or with 0
 // and no time pattern, is a number format, which tsdb does not print.
-func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
+func toCharExpr(arg *pg_query.Node, format, zone string) (*pg_query.Node, error) {
 	if numberTemplate(format) {
 		return toCharNumberExpr(arg, format)
 	}
@@ -190,6 +197,21 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		if fm && (p.fm != "" || p.fmExpr != "") {
 			direct, expr = p.fm, p.fmExpr
 		}
+		if suffix := format[i:min(i+2, len(format))]; p.anyCase && (suffix == "TH" || suffix == "th") {
+			// The ordinal suffix of the number just printed: 1st, 12TH.
+			text := fmt.Sprintf(expr, toCharArg)
+			if direct != "" {
+				text = fmt.Sprintf("strftime(%s, %s)", toCharArg, schema.QuoteString(direct))
+			}
+			ordinal := fmt.Sprintf("_tsdb_ordinal(%s)", text)
+			if suffix == "TH" {
+				ordinal = "upper(" + ordinal + ")"
+			}
+			flush()
+			parts = append(parts, text, ordinal)
+			i += 2
+			continue
+		}
 		if direct != "" {
 			run.WriteString(direct)
 			continue
@@ -207,12 +229,14 @@ func toCharExpr(arg *pg_query.Node, format string) (*pg_query.Node, error) {
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
 	// An infinite time prints as NULL (strftime would print its text).
-	return sqltree.Template("CASE WHEN CAST("+toCharArg+" AS VARCHAR) IN ('infinity', '-infinity') THEN NULL ELSE "+strings.Join(parts, " || ")+" END", arg)
+	expr := strings.ReplaceAll(strings.Join(parts, " || "), zonePlaceholder, schema.QuoteString(zone))
+	return sqltree.Template("CASE WHEN CAST("+toCharArg+" AS VARCHAR) IN ('infinity', '-infinity') THEN NULL ELSE "+expr+" END", arg)
 }
 
-// ToCharCall is to_char(arg, format) in the engine's terms. The format
-// must be a constant (or NULL, which prints NULL).
-func ToCharCall(arg, format *pg_query.Node) (*pg_query.Node, error) {
+// ToCharCall is to_char(arg, format) in the engine's terms, zone the
+// session's TimeZone. The format must be a constant (or NULL, which
+// prints NULL).
+func ToCharCall(arg, format *pg_query.Node, zone string) (*pg_query.Node, error) {
 	c := format.GetAConst()
 	switch {
 	case c != nil && c.Isnull:
@@ -220,7 +244,7 @@ func ToCharCall(arg, format *pg_query.Node) (*pg_query.Node, error) {
 			Arg: format, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("varchar")}, Typemod: -1},
 		}}}, nil
 	case c != nil && c.GetSval() != nil:
-		return toCharExpr(arg, c.GetSval().Sval)
+		return toCharExpr(arg, c.GetSval().Sval, zone)
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "to_char needs a constant format")
 }

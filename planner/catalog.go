@@ -306,7 +306,7 @@ func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel stri
 	case name == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic:
 		r, err = dialect.FormatCall(fc.Args)
 	case name == "to_char" && len(fc.Args) == 2:
-		r, err = dialect.ToCharCall(fc.Args[0], fc.Args[1])
+		r, err = dialect.ToCharCall(fc.Args[0], fc.Args[1], s.settings.Location().String())
 	case relationSizeFuncs[name] && len(fc.Args) == 1:
 		r, err = s.relationSize(fc.Args[0])
 		rel = sizesRelation

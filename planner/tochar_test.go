@@ -81,8 +81,24 @@ func TestToChar(t *testing.T) {
 	if _, err := e.run("SELECT to_char(1, '9.9.9')"); sqlerr.Code(err) != sqlerr.SyntaxError {
 		t.Errorf("a template with two decimal points: %v, want 42601", err)
 	}
+	// Ordinal suffixes, and the zone's abbreviation in a session zone
+	// (the engine's %Z printed the zone's name, Europe/Berlin).
+	zoned := []queryRows{
+		{"SET TimeZone = 'Europe/Berlin'", ""},
+		{"SELECT to_char(TIMESTAMPTZ '2001-07-12 13:00:00+00', 'YYYYTH Jth DDth FMDDth DDDTH|TZ|tz|OF')", "2001ST 2452103rd 12th 12th 193RD|CEST|cest|+02"},
+		{"SELECT to_char(TIMESTAMPTZ '2001-01-03 13:00:00+00', 'DDth TZ'), to_char(TIMESTAMP '2001-01-03 13:00:00', 'TZ|OF')", "03rd CET||+00"},
+		{"RESET TimeZone", ""},
+	}
+	for _, q := range zoned {
+		if q.want == "" {
+			e.must(q.q)
+			continue
+		}
+		if got := e.rows(q.q); got != q.want {
+			t.Errorf("%s: got %q, want %q", q.q, got, q.want)
+		}
+	}
 	for _, q := range []string{
-		"SELECT to_char(now(), 'DDTH')",
 		"SELECT to_char(now(), 'SP')",
 		"SELECT to_char(time, host) FROM cpu",
 	} {

@@ -111,7 +111,53 @@ func (floatText) Executor() duckdb.ScalarFuncExecutor {
 // Order), zone the session's TimeZone. Its argument is of any type (see
 // intervalText). Zones are read once per engine.
 type datetimeText struct {
-	zones *sync.Map // TimeZone value → *time.Location
+	zones *zoneCache
+}
+
+// zoneCache holds the zones of the TimeZone values the engine's Go
+// functions were given, read once each.
+type zoneCache struct{ m sync.Map } // TimeZone value → *time.Location
+
+// get is the zone a TimeZone value names (UTC for one that names none).
+func (c *zoneCache) get(zone string) *time.Location {
+	if loc, ok := c.m.Load(zone); ok {
+		return loc.(*time.Location)
+	}
+	l, ok := dialect.ZoneLocation(zone)
+	if !ok {
+		l = time.UTC
+	}
+	loc, _ := c.m.LoadOrStore(zone, l)
+	return loc.(*time.Location)
+}
+
+// zoneAbbrev is the engine function _tsdb_zone_abbrev(value, kind, zone)
+// that to_char's TZ pattern is rewritten to: the abbreviation PostgreSQL
+// prints for the zone at that instant (PST, CEST, +0545) for a
+// timestamptz (kind 2), nothing for a timestamp (kind 1), which has no
+// zone. The engine's strftime %Z printed the zone's name (PST8PDT).
+type zoneAbbrev struct {
+	zones *zoneCache
+}
+
+func (zoneAbbrev) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(duckdb.TYPE_ANY, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR),
+		ResultTypeInfo: udfTypes(duckdb.TYPE_VARCHAR)[0]}
+}
+
+func (z zoneAbbrev) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
+		defer recoverUDF("_tsdb_zone_abbrev", &err)
+		t, ok := values[0].(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("[tsdb %s] _tsdb_zone_abbrev of %T", sqlerr.InternalError, values[0])
+		}
+		if kind, _ := values[1].(int32); kind != int32(pgdatetime.KindTimestamptz) {
+			return "", nil
+		}
+		zone, _ := values[2].(string)
+		return pgdatetime.ZoneAbbreviation(t, z.zones.get(zone)), nil
+	}}
 }
 
 func (datetimeText) Config() duckdb.ScalarFuncConfig {
@@ -136,15 +182,7 @@ func (d datetimeText) Executor() duckdb.ScalarFuncExecutor {
 		case -1:
 			return "-infinity", nil
 		}
-		loc, cached := d.zones.Load(zone)
-		if !cached {
-			l, ok := dialect.ZoneLocation(zone)
-			if !ok {
-				l = time.UTC
-			}
-			loc, _ = d.zones.LoadOrStore(zone, l)
-		}
-		return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), loc.(*time.Location), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
+		return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), d.zones.get(zone), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
 	}}
 }
 
@@ -165,7 +203,11 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_text", floatText{}); err != nil {
 		return err
 	}
-	if err := duckdb.RegisterScalarUDF(c, "_tsdb_datetime_text", datetimeText{zones: &sync.Map{}}); err != nil {
+	zones := &zoneCache{}
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_datetime_text", datetimeText{zones: zones}); err != nil {
+		return err
+	}
+	if err := duckdb.RegisterScalarUDF(c, "_tsdb_zone_abbrev", zoneAbbrev{zones: zones}); err != nil {
 		return err
 	}
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_var", floatVariance{}); err != nil {

@@ -123,11 +123,7 @@ func AppendDateTime(dst []byte, t time.Time, kind TimeKind, loc *time.Location, 
 	}
 	if kind == KindTimestamptz {
 		dst = append(dst, ' ')
-		if name, off := t.Zone(); abbreviation(name) != "" {
-			dst = append(dst, abbreviation(name)...)
-		} else {
-			dst = appendOffset(dst, off)
-		}
+		dst = append(dst, ZoneAbbreviation(t, loc)...)
 	}
 	if bc {
 		dst = append(dst, " BC"...)
@@ -208,4 +204,17 @@ func EngineInfinity(t time.Time, date bool) int {
 		return -1
 	}
 	return 0
+}
+
+// ZoneAbbreviation is what PostgreSQL writes for loc's zone at t: its
+// abbreviation (PST, CEST, +0545), or the offset where it has none.
+func ZoneAbbreviation(t time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	name, off := t.In(loc).Zone()
+	if a := abbreviation(name); a != "" {
+		return a
+	}
+	return string(appendOffset(nil, off))
 }
