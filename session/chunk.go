@@ -52,8 +52,21 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return append(dst, v.Bytes(row)...), nil
 		}
-	case planner.KindTimestamp, planner.KindTimestampTZ, planner.KindDate:
+	case planner.KindTimestamp, planner.KindTimestampTZ:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			// A value before PostgreSQL's first timestamp (4714-11-24
+			// BC), which the engine computes, is out of range as in
+			// PostgreSQL, as its binary form is.
+			if _, err := schema.ToPGMicros(v.Int64(row)); err != nil {
+				return nil, rangeError(err)
+			}
+			return appendTime(dst, v.Time(row), oid, st), nil
+		}
+	case planner.KindDate:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			if _, err := schema.ToPGDays(v.Int64(row)); err != nil {
+				return nil, rangeError(err)
+			}
 			return appendTime(dst, v.Time(row), oid, st), nil
 		}
 	case planner.KindHugeInt:

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -143,7 +144,7 @@ func appendChunkRow(buf []byte, ch *planner.Chunk, row int, writers []cellWriter
 		buf = append(buf, 0, 0, 0, 0)
 		var err error
 		if buf, err = w(buf, v, row); err != nil {
-			return buf[:start], &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
+			return buf[:start], cellError(i, err)
 		}
 		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
 	}
@@ -163,7 +164,7 @@ func (cur *cursor) appendValues(buf []byte, vals []any) ([]byte, error) {
 		}
 		if i < len(cur.formats) && cur.formats[i] == 1 {
 			if err := e.binary(v, oid); err != nil {
-				return buf, &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
+				return buf, cellError(i, err)
 			}
 		} else {
 			e.text(v, oid, cur.style)
@@ -396,4 +397,15 @@ func (cur *cursor) skip(limit int) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// cellError is the error of writing column i of a row: one with an
+// SQLSTATE (a timestamp PostgreSQL cannot hold, 22008) as it is, as
+// PostgreSQL reports it; anything else is tsdb's own failure.
+func cellError(i int, err error) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	return &sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("column %d: %v", i+1, err)}
 }

@@ -109,6 +109,25 @@ func TestBinaryTimestampsKeepTheirValue(t *testing.T) {
 	execAll(t, c, "CHECKPOINT")
 	check("flushed")
 
+	// A value the engine computes before PostgreSQL's first timestamp or
+	// date is 22008 in text and binary alike, as PostgreSQL refuses to
+	// compute it, and the connection goes on.
+	for _, q := range []string{
+		"SELECT timestamptz '4714-11-24 00:00:00+00 BC' - interval '1 day'",
+		"SELECT date '4713-01-01 BC' - 1000",
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, binaryMode} {
+			var v any
+			var pe *pgconn.PgError
+			if err := c.QueryRow(ctx, q, mode).Scan(&v); !errors.As(err, &pe) || pe.Code != "22008" {
+				t.Errorf("%s (%v): %v, %v, want SQLSTATE 22008", q, mode, v, err)
+			}
+		}
+	}
+	if n := queryInt(t, c, "SELECT 1"); n != 1 {
+		t.Fatalf("after the refusals: %d", n)
+	}
+
 	// A bound far in the future deletes nothing: it used to wrap into the
 	// past and delete every row.
 	tag, err := c.Exec(ctx, "DELETE FROM bt WHERE time > $1", binaryMode, utc(3000, 1, 1, 0, 0, 0, 0))
