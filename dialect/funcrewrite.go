@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -151,6 +152,11 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				if strings.Contains(iv, u) && (u != "y" || strings.HasPrefix(iv, "p")) {
 					return Raise(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years"), true
 				}
+			}
+			// PostgreSQL counts the stride in microseconds: one past
+			// 64 bits is out of range (the engine binned with it).
+			if v, err := pgdatetime.ParseInterval(sv.Sval); err == nil && v.Months == 0 && strideOverflows(int64(v.Days), v.Micros) {
+				return Raise(sqlerr.DatetimeOverflow, "interval out of range"), true
 			}
 		}
 	}
@@ -379,4 +385,16 @@ func popVariance(fc *pg_query.FuncCall) *pg_query.Node {
 			Expr: cond, Result: sqltree.Cast(pg_query.MakeAConstStrNode("NaN", -1), "float8")}}}},
 		Defresult: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: engine}},
 	}}}
+}
+
+// strideOverflows reports whether days and micros, as microseconds, are
+// past 64 bits, where PostgreSQL's date_bin says interval out of range.
+func strideOverflows(days, micros int64) bool {
+	const usPerDay = 86_400_000_000
+	if days > math.MaxInt64/usPerDay || days < math.MinInt64/usPerDay {
+		return true
+	}
+	total := days * usPerDay
+	sum := total + micros
+	return micros > 0 && sum < total || micros < 0 && sum > total
 }

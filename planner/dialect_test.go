@@ -51,6 +51,7 @@ func TestDateTimeInput(t *testing.T) {
 		{0, "SELECT interval '1' year, interval '3' day", "{0 12 0}|{3 0 0}"},
 		{0, "SELECT interval '1 day 2:03' hour to minute", "{1 0 7380000000}"},
 		{0, "SELECT date_bin('1 month', time, timestamptz '2026-01-01') FROM m", "err:0A000"},
+		{0, "SELECT date_bin('200000000 days'::interval, time, timestamptz '2026-01-01') FROM m", "err:22008"},
 		{0, "SELECT extract(year FROM date '0044-03-15 BC'), date_trunc('century', date '1970-03-20')", "-44|1901-01-01 00:00:00"},
 	})
 }
