@@ -120,7 +120,7 @@ func endsStatement(text string) bool {
 		// A literal the scanner refuses (E'\u061'): the servers will
 		// refuse it too; psql would end the statement at the line's ';'
 		// — unless a dollar-quoted body (a function's) is still open.
-		return strings.HasSuffix(strings.TrimSpace(text), ";") && !openDollarQuote(text)
+		return strings.HasSuffix(strings.TrimSpace(text), ";") && !openQuote(text)
 	}
 	if len(res.Tokens) == 0 {
 		return false
@@ -136,14 +136,22 @@ func endsStatement(text string) bool {
 	return false
 }
 
-// openDollarQuote reports whether text ends inside a dollar-quoted
-// string ($$…$$ or $tag$…$tag$), as psql tracks it: quotes and comments
-// outside one are skipped.
-func openDollarQuote(text string) bool {
+// openQuote reports whether text ends inside a quoted string, a
+// dollar-quoted one ($$…$$ or $tag$…$tag$) or one in single quotes (a
+// function body written '…' over several lines), as psql tracks them:
+// comments outside one are skipped.
+func openQuote(text string) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
 		case c == '\'':
+			escapes := i > 0 && (text[i-1] == 'E' || text[i-1] == 'e')
 			for i++; i < len(text) && text[i] != '\''; i++ {
+				if escapes && text[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(text) {
+				return true
 			}
 		case c == '-' && strings.HasPrefix(text[i:], "--"):
 			for i < len(text) && text[i] != '\n' {
