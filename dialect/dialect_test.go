@@ -565,6 +565,8 @@ func TestScaledValuesColumns(t *testing.T) {
 		{"SELECT x FROM (VALUES (1), (2.5)) t(x) GROUP BY x", ""},
 		{"SELECT x FROM (VALUES (1), (2.5)) t(x), (VALUES (3)) u(y)", ""},
 		{"SELECT x FROM (VALUES (1), (2.5e0)) t(x)", ""},
+		{"SELECT x, to_json(t) FROM (VALUES (1), (2.5)) t(x)", ""},
+		{"SELECT x, ROW(t.*) FROM (VALUES (1), (2.5)) t(x)", ""},
 	}
 	checkRewrites(t, tests, func(n *pg_query.Node) bool { return ScaledValuesColumns(n.GetSelectStmt()) })
 }

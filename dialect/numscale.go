@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
@@ -304,6 +305,27 @@ func ScaledValuesColumns(sel *pg_query.SelectStmt) bool {
 		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			return false
 		}
+	}
+	// A whole-row reference (to_json(t), t.*, row(t.*)) would show the
+	// added column too.
+	wholeRow := false
+	for _, part := range []*pg_query.Node{{Node: &pg_query.Node_List{List: &pg_query.List{Items: sel.TargetList}}}, sel.WhereClause,
+		{Node: &pg_query.Node_List{List: &pg_query.List{Items: sel.SortClause}}}} {
+		if part == nil {
+			continue
+		}
+		_ = sqltree.Walk(part.ProtoReflect(), func(m proto.Message) error {
+			if cr, ok := m.(*pg_query.ColumnRef); ok && len(cr.Fields) > 0 {
+				first := cr.Fields[0].GetString_().GetSval()
+				if len(cr.Fields) == 1 && first == rs.Alias.Aliasname || len(cr.Fields) == 2 && first == rs.Alias.Aliasname && cr.Fields[1].GetAStar() != nil {
+					wholeRow = true
+				}
+			}
+			return nil
+		})
+	}
+	if wholeRow {
+		return false
 	}
 	changed := false
 	for j := range width {

@@ -197,9 +197,14 @@ func toCharExpr(arg *pg_query.Node, format, zone string) (*pg_query.Node, error)
 		if fm && (p.fm != "" || p.fmExpr != "") {
 			direct, expr = p.fm, p.fmExpr
 		}
+		// The session's zone goes into the pattern's own expression, never
+		// into the template's text (which holds the user's quoted text).
+		patternExpr := func() string {
+			return strings.ReplaceAll(fmt.Sprintf(expr, toCharArg), zonePlaceholder, schema.QuoteString(zone))
+		}
 		if suffix := format[i:min(i+2, len(format))]; p.anyCase && (suffix == "TH" || suffix == "th") {
 			// The ordinal suffix of the number just printed: 1st, 12TH.
-			text := fmt.Sprintf(expr, toCharArg)
+			text := patternExpr()
 			if direct != "" {
 				text = fmt.Sprintf("strftime(%s, %s)", toCharArg, schema.QuoteString(direct))
 			}
@@ -217,7 +222,7 @@ func toCharExpr(arg *pg_query.Node, format, zone string) (*pg_query.Node, error)
 			continue
 		}
 		flush()
-		parts = append(parts, fmt.Sprintf(expr, toCharArg))
+		parts = append(parts, patternExpr())
 	}
 	// No time pattern has a 9, and 0 alone is not a time format.
 	if number || patterns == 0 && strings.Contains(format, "0") {
@@ -229,8 +234,7 @@ func toCharExpr(arg *pg_query.Node, format, zone string) (*pg_query.Node, error)
 		parts = append(parts, fmt.Sprintf("strftime(%s, '')", toCharArg))
 	}
 	// An infinite time prints as NULL (strftime would print its text).
-	expr := strings.ReplaceAll(strings.Join(parts, " || "), zonePlaceholder, schema.QuoteString(zone))
-	return sqltree.Template("CASE WHEN CAST("+toCharArg+" AS VARCHAR) IN ('infinity', '-infinity') THEN NULL ELSE "+expr+" END", arg)
+	return sqltree.Template("CASE WHEN CAST("+toCharArg+" AS VARCHAR) IN ('infinity', '-infinity') THEN NULL ELSE "+strings.Join(parts, " || ")+" END", arg)
 }
 
 // ToCharCall is to_char(arg, format) in the engine's terms, zone the

@@ -276,12 +276,14 @@ const frameRange = 0x2
 // Keys are known by typeOf (a column) or a cast; offsets when they are
 // number literals or interval casts.
 //
-// An integer key with integer offsets is widened to the engine's 128-bit
-// integer: PostgreSQL's in_range treats a bound past the type's range as
-// reaching its end (x::smallint RANGE BETWEEN CURRENT ROW AND 2147450884
-// FOLLOWING), where the engine computed x + offset in the key's type and
-// failed with integer out of range. It reports whether sel changed.
-func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) (bool, error) {
+// With widen, it checks nothing and widens an integer key with integer
+// offsets to the engine's 128-bit integer instead: PostgreSQL's in_range
+// treats a bound past the type's range as reaching its end
+// (x::smallint RANGE BETWEEN CURRENT ROW AND 2147450884 FOLLOWING), where
+// the engine computed x + offset in the key's type and failed with
+// integer out of range. The planner widens after WindowOutputOrder has
+// compared the windows' keys as written. It reports whether sel changed.
+func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type, widen bool) (bool, error) {
 	if sel == nil {
 		return false, nil
 	}
@@ -308,6 +310,8 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 			return "integer"
 		case c != nil && c.GetFval() != nil:
 			return "numeric"
+		case n.GetTypeCast().GetArg().GetAConst().GetIval() != nil && integerExpr(n, nil):
+			return "integer"
 		case n.GetTypeCast() != nil && sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) == "interval":
 			return "interval"
 		}
@@ -330,15 +334,18 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 			return
 		}
 		kt := keyType(order[0].GetSortBy().GetNode())
-		widen := kt == schema.Int16 || kt == schema.Int32 || kt == schema.Int64
-		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
-			if off != nil && offsetType(off) != "integer" {
-				widen = false
+		if widen {
+			integers := kt == schema.Int16 || kt == schema.Int32 || kt == schema.Int64
+			for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
+				if off != nil && offsetType(off) != "integer" {
+					integers = false
+				}
 			}
-		}
-		if sb := order[0].GetSortBy(); widen && sqltree.LastName(sb.Node.GetTypeCast().GetTypeName().GetNames()) != "hugeint" {
-			sb.Node = sqltree.Cast(sb.Node, "hugeint")
-			changed = true
+			if sb := order[0].GetSortBy(); integers {
+				sb.Node = sqltree.Cast(sb.Node, "hugeint")
+				changed = true
+			}
+			return
 		}
 		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
 			if off == nil {

@@ -133,11 +133,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 			}
 		}
 		if features.Windows {
-			widened, err := dialect.RangeOffsetTypes(sel, typeOf)
-			if err != nil {
+			if _, err := dialect.RangeOffsetTypes(sel, typeOf, false); err != nil {
 				return nil, nil, err
 			}
-			changed = widened || changed
 		}
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
@@ -158,6 +156,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		}
 	}
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
+	if sel := out.GetSelectStmt(); sel != nil && features.Windows {
+		// After the output order, which compares the keys as written.
+		widened, _ := dialect.RangeOffsetTypes(sel, s.argumentType(sel), true)
+		changed = widened || changed
+	}
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
 		changed = dialect.ExactAggregates(sel, s.argumentType(sel)) || changed

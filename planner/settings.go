@@ -86,7 +86,8 @@ func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Resul
 		vals = append(vals, v)
 	}
 	value := strings.Join(vals, ", ")
-	if tc := st.Args[0].GetTypeCast(); name == "timezone" && len(st.Args) == 1 && tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "interval" {
+	if len(st.Args) == 1 && name == "timezone" && st.Args[0].GetTypeCast() != nil && sqltree.LastName(st.Args[0].GetTypeCast().TypeName.GetNames()) == "interval" {
+		tc := st.Args[0].GetTypeCast()
 		v, err := timeZoneInterval(tc)
 		if err != nil {
 			return nil, err
@@ -220,17 +221,26 @@ func timeZoneInterval(tc *pg_query.TypeCast) (string, error) {
 	if err != nil {
 		return "", sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", text)
 	}
-	if n, perr := strconv.ParseFloat(strings.TrimSpace(text), 64); perr == nil && len(tc.TypeName.GetTypmods()) > 0 {
-		unit := 1.0
-		if mask := tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval(); mask&(1<<12) == 0 {
-			switch {
-			case mask&(1<<11) != 0:
-				unit = 60
-			case mask&(1<<10) != 0:
-				unit = 3600
-			}
+	if len(tc.TypeName.GetTypmods()) > 0 {
+		// The fields the type names: a bare number counts in the last,
+		// and what is below the last is cut off, as PostgreSQL's
+		// AdjustIntervalForTypmod does ('-04:30' HOUR is -04).
+		unit := int64(1)
+		switch mask := tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval(); {
+		case mask&(1<<12) != 0: // SECOND
+		case mask&(1<<11) != 0: // MINUTE
+			unit = 60
+		case mask&(1<<10) != 0: // HOUR
+			unit = 3600
+		default: // DAY and above: no time of day
+			unit = 86400
 		}
-		iv = pgdatetime.Interval{Micros: int64(math.Round(n * unit * 1e6))}
+		if n, perr := strconv.ParseFloat(strings.TrimSpace(text), 64); perr == nil {
+			iv = pgdatetime.Interval{Micros: int64(math.Round(n * float64(unit) * 1e6))}
+		}
+		if unit > 1 {
+			iv.Micros = iv.Micros / (unit * 1e6) * (unit * 1e6) // toward zero, as PostgreSQL truncates
+		}
 	}
 	unit := ""
 	switch {

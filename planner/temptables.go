@@ -480,7 +480,11 @@ func (s *Session) engineSelect(node *pg_query.Node) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	rewritten, _, err := s.rewriteSession(node)
+	// Not the rewrites that make a column a struct the wire layer prints
+	// (exact averages, numbers with their own scales): the engine stores
+	// the query's values in a table, and a struct column takes no
+	// arithmetic afterwards.
+	rewritten, _, err := s.rewriteSessionExact(node, false)
 	if err != nil {
 		return "", nil, err
 	}

@@ -87,6 +87,8 @@ func TestToChar(t *testing.T) {
 		{"SET TimeZone = 'Europe/Berlin'", ""},
 		{"SELECT to_char(TIMESTAMPTZ '2001-07-12 13:00:00+00', 'YYYYTH Jth DDth FMDDth DDDTH|TZ|tz|OF')", "2001ST 2452103rd 12th 12th 193RD|CEST|cest|+02"},
 		{"SELECT to_char(TIMESTAMPTZ '2001-01-03 13:00:00+00', 'DDth TZ'), to_char(TIMESTAMP '2001-01-03 13:00:00', 'TZ|OF')", "03rd CET||+00"},
+		// Quoted text is text, even the name the zone's placeholder has.
+		{`SELECT to_char(TIMESTAMPTZ '2001-07-12 13:00:00+00', '"_tsdb_session_zone" TZ')`, "_tsdb_session_zone CEST"},
 		{"RESET TimeZone", ""},
 	}
 	for _, q := range zoned {

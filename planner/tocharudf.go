@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -115,8 +116,14 @@ type datetimeText struct {
 }
 
 // zoneCache holds the zones of the TimeZone values the engine's Go
-// functions were given, read once each.
-type zoneCache struct{ m sync.Map } // TimeZone value → *time.Location
+// functions were given, read once each. It keeps at most maxZones: a
+// client may set any number of POSIX zones ('<x1>+3', '<x2>+3', …).
+type zoneCache struct {
+	m sync.Map // TimeZone value → *time.Location
+	n atomic.Int64
+}
+
+const maxZones = 1024
 
 // get is the zone a TimeZone value names (UTC for one that names none).
 func (c *zoneCache) get(zone string) *time.Location {
@@ -127,7 +134,13 @@ func (c *zoneCache) get(zone string) *time.Location {
 	if !ok {
 		l = time.UTC
 	}
-	loc, _ := c.m.LoadOrStore(zone, l)
+	if c.n.Load() >= maxZones {
+		return l
+	}
+	loc, loaded := c.m.LoadOrStore(zone, l)
+	if !loaded {
+		c.n.Add(1)
+	}
 	return loc.(*time.Location)
 }
 

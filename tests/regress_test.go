@@ -268,7 +268,7 @@ func (a *regressAdapter) adapt(st regressStmt) (adapted, error) {
 		// target of the query, like CREATE TABLE gets one more column.
 		ctas := node.GetCreateTableAsStmt()
 		sel := ctas.Query.GetSelectStmt()
-		if ctas.Into.Rel.Relpersistence == "t" || sel == nil || len(sel.TargetList) == 0 || len(ctas.Into.ColNames) > 0 {
+		if ctas.Into.Rel.Relpersistence == "t" || sel == nil || len(sel.TargetList) == 0 || len(ctas.Into.ColNames) > 0 || selectsStarOrTs(sel) {
 			break
 		}
 		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithNameAndVal("ts", timeValue(), -1))
@@ -369,6 +369,24 @@ func timeValue() *pg_query.Node {
 		panic(err)
 	}
 	return tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+}
+
+// selectsStarOrTs reports whether a select list has a star (over tables
+// that may have ts already) or a column named ts.
+func selectsStarOrTs(sel *pg_query.SelectStmt) bool {
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if strings.EqualFold(rt.GetName(), "ts") {
+			return true
+		}
+		if cr := rt.GetVal().GetColumnRef(); cr != nil {
+			last := cr.Fields[len(cr.Fields)-1]
+			if last.GetAStar() != nil || strings.EqualFold(last.GetString_().GetSval(), "ts") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // selectStarFrom is the table of a plain `SELECT * FROM t`, or "".

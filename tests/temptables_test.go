@@ -57,6 +57,10 @@ func TestTemporaryTables(t *testing.T) {
 	)
 	check("SELECT f1, n FROM f ORDER BY f1", "0|100", "7|1", "1004.3|8")
 	check("SELECT total FROM gv", "2008.6")
+	// A table made of a query whose result tsdb prints with per-value
+	// scales or exact averages holds the values, which take arithmetic.
+	execAll(t, c, "CREATE TEMP TABLE h AS SELECT x, (SELECT avg(y) FROM (VALUES (1), (2)) w(y)) AS a FROM (VALUES (1), (2.5)) v(x)")
+	check("SELECT (x + 1)::text, (a + 1)::text FROM h ORDER BY x", "2.0|2.5", "3.5|2.5")
 	// The catalogs list them in pg_temp_1, as psql's \d reads them.
 	check("SELECT table_schema, table_type FROM information_schema.tables WHERE table_name = 'g'", "pg_temp_1|LOCAL TEMPORARY")
 	check("SELECT c.relpersistence, n.nspname, a.attname, a.attnotnull FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.oid = 'f'::regclass AND a.attnum = 1",

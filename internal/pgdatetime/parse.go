@@ -399,9 +399,10 @@ func Parse(s, typ string, order Order) (Value, error) {
 	// PostgreSQL's ranges: dates from 4714-11-24 BC to 5874897-12-31,
 	// timestamps to 294276-12-31.
 	first := v.Year > -4713 || v.Year == -4713 && (v.Month > 11 || v.Month == 11 && v.Day >= 24)
-	if !first && typ == "timestamp with time zone" && v.HasZone && v.Year == -4713 && v.Month == 11 {
+	if typ == "timestamp with time zone" && v.HasZone && v.Year == -4713 && v.Month == 11 && v.Day >= 23 && v.Day <= 24 {
 		// PostgreSQL checks a timestamptz's instant: 23 November 4714 BC
-		// 16:00-08 is the first hour it takes, 00:00 UTC on the 24th.
+		// 16:00-08 is the first hour it takes, 00:00 UTC on the 24th, and
+		// 00:30+01 on the 24th is before it.
 		first = !v.instant(time.UTC).Before(time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC))
 	}
 	last := 5874897

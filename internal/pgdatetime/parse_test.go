@@ -131,7 +131,7 @@ func TestParseRefuses(t *testing.T) {
 // A timestamptz before 4714-11-24 00:00 UTC BC is out of range however
 // its wall clock and zone write it.
 func TestTimestamptzLowerBound(t *testing.T) {
-	for _, in := range []string{"4714-11-23 15:59:59-08 BC", "4714-11-23 23:59:59+00 BC", "4714-10-30 23:00:00-12 BC"} {
+	for _, in := range []string{"4714-11-23 15:59:59-08 BC", "4714-11-23 23:59:59+00 BC", "4714-10-30 23:00:00-12 BC", "4714-11-24 00:30:00+01 BC"} {
 		var re *RangeError
 		if _, err := Parse(in, "timestamp with time zone", MDY); !errors.As(err, &re) {
 			t.Errorf("%q: %v, want a range error", in, err)
