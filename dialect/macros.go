@@ -136,6 +136,10 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_exact_stddev_samp(a, b, c, d) AS struct_pack(_tsdb_stddev_samp := a, n := b, s := c, q := d)`,
 	// NumericLiteralScales: a literal a with the scale b it is printed with.
 	`CREATE MACRO _tsdb_num(a, b) AS struct_pack(_tsdb_numscale := CAST(a AS DECIMAL(38,10)), s := b)`,
+	// NumericDivision: the operands of a numeric division, which the
+	// planner divides as PostgreSQL does, after the quotient as a double
+	// the struct sorts by.
+	`CREATE MACRO _tsdb_numdiv(a, b) AS struct_pack(_tsdb_numdiv := CAST(a AS DOUBLE) / CAST(b AS DOUBLE), a := a, b := b)`,
 	// ExactAggregates of intervals: the count p1 and the sums of months
 	// p2, days p3 and microseconds p4, and each part of an interval.
 	`CREATE MACRO _tsdb_exact_ivsum(p1, p2, p3, p4) AS struct_pack(_tsdb_ivsum := p1, m := p2, d := p3, u := p4)`,

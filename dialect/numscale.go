@@ -384,3 +384,96 @@ func refersTo(cr *pg_query.ColumnRef, alias, column string) bool {
 	}
 	return false
 }
+
+// NumericDivisionField is the first field of the struct _tsdb_numdiv
+// makes: the quotient as a double, which the struct sorts by; a and b are
+// the operands.
+const NumericDivisionField = "_tsdb_numdiv"
+
+// NumericDivision answers a select list item that divides numerics, as
+// PostgreSQL's numeric_div does: the quotient with at least 16 significant
+// digits and no fewer places than either operand (1::numeric / 3 is
+// 0.33333333333333333333), where the engine divides decimals as doubles
+// (0.3333333333333333). The item becomes a struct of the operands that
+// the planner divides. Both operands must be known numeric or integer and
+// one numeric: a literal with a point, a cast to numeric, a numeric
+// column, their sums, minima, maxima and rounds, and +, - and * of them.
+// Only the item itself is rewritten (an expression over the quotient
+// takes the engine's double), and not in a query whose GROUP BY names a
+// select list item (a struct groups 1/2 apart from 2/4). It reports
+// whether rt changed.
+func NumericDivision(sel *pg_query.SelectStmt, rt *pg_query.ResTarget, typeOf func(*pg_query.Node) schema.Type) bool {
+	e := rt.GetVal().GetAExpr()
+	if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || sqltree.LastName(e.Name) != "/" {
+		return false
+	}
+	ln, li := numericOperand(e.Lexpr, typeOf)
+	rn, ri := numericOperand(e.Rexpr, typeOf)
+	if !(ln || li) || !(rn || ri) || !(ln || rn) {
+		return false
+	}
+	for _, g := range sel.GroupClause {
+		if c := g.GetAConst(); c != nil || g.GetColumnRef() != nil && len(g.GetColumnRef().Fields) == 1 && rt.Name != "" &&
+			g.GetColumnRef().Fields[0].GetString_().GetSval() == rt.Name {
+			return false
+		}
+	}
+	if len(sel.DistinctClause) > 0 {
+		return false
+	}
+	if rt.Name == "" {
+		rt.Name = "?column?"
+	}
+	rt.Val = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_numdiv")}, []*pg_query.Node{e.Lexpr, e.Rexpr}, e.Location)
+	return true
+}
+
+// numericOperand reports whether n is known to be a numeric, or an integer.
+func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (numeric, integer bool) {
+	switch {
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		if f := c.GetFval(); f != nil {
+			return !strings.ContainsAny(f.Fval, "eE"), false
+		}
+		return false, c.GetIval() != nil
+	case n.GetTypeCast() != nil:
+		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
+		case "numeric", "decimal":
+			return true, false
+		}
+		return false, integerExpr(n, typeOf)
+	case n.GetColumnRef() != nil:
+		if typeOf != nil && typeOf(n) == schema.Decimal {
+			return true, false
+		}
+		return false, integerExpr(n, typeOf)
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		if fc.Over != nil || fc.AggFilter != nil || fc.AggDistinct || len(fc.AggOrder) > 0 {
+			return false, false
+		}
+		switch name := sqltree.LastName(fc.Funcname); {
+		case name == "count":
+			return false, true
+		case (name == "sum" || name == "min" || name == "max") && len(fc.Args) == 1:
+			num, _ := numericOperand(fc.Args[0], typeOf)
+			return num, false // the sum of integers is a wider type
+		case name == "round" && len(fc.Args) >= 1:
+			num, _ := numericOperand(fc.Args[0], typeOf)
+			return num, false
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil {
+			return false, false
+		}
+		switch sqltree.LastName(e.Name) {
+		case "+", "-", "*":
+			ln, li := numericOperand(e.Lexpr, typeOf)
+			rn, ri := numericOperand(e.Rexpr, typeOf)
+			return (ln || rn) && (ln || li) && (rn || ri), li && ri
+		}
+	}
+	return false, false
+}

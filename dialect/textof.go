@@ -57,8 +57,12 @@ func textOfValue(x *pg_query.Node, in Input, output bool) (*pg_query.Node, bool)
 			_tsdb_datetime_text(_tsdb_arg1, CASE typeof(_tsdb_arg1) WHEN 'DATE' THEN %d WHEN 'TIMESTAMP' THEN %d ELSE %d END, %d, %d, %s)`,
 			pgdatetime.KindDate, pgdatetime.KindTimestamp, pgdatetime.KindTimestamptz, int(in.Dates), int(in.Order), schema.QuoteString(zone))
 	}
+	// DECIMAL(38,10) is numeric without a typmod, whose value PostgreSQL
+	// writes with the digits it has (2, not 2.0000000000), as the wire
+	// layer does.
 	r, err := sqltree.Template(fmt.Sprintf(`CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d)
 		WHEN typeof(_tsdb_arg1) IN ('DOUBLE', 'FLOAT') THEN _tsdb_float_text(_tsdb_arg1, %d)
+		WHEN typeof(_tsdb_arg1) = 'DECIMAL(38,10)' THEN rtrim(rtrim(CAST(_tsdb_arg1 AS STRING), '0'), '.')
 		%s %s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, boolean, dates), x)
 	return r, err == nil
 }

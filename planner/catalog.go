@@ -149,6 +149,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				if features.Windows && exact {
 					changed = dialect.ScaledWindowDefault(rt, typeOf) || changed
 				}
+				if exact {
+					changed = dialect.NumericDivision(sel, rt, typeOf) || changed
+				}
 				if features.Minus {
 					changed = dialect.TimestamptzDifference(rt.Val, typeOf) || changed
 				}

@@ -332,10 +332,20 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 			colName = into.ColNames[i].GetString_().GetSval()
 		}
 		ty, ok := storableTypes[c.OID]
+		if c.OID == oidNumeric && c.exact == exactNone && c.digits > 0 {
+			// The engine's decimal of the query: a numeric(p, s) column
+			// holds its values as they are (numeric without precision
+			// is computed as numeric(38, 10), printed with the digits a
+			// value has, in the table as in the query).
+			ty, ok = schema.Decimal, true
+		}
 		if !ok {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q of the query is of type %s, which tsdb tables do not store; cast it to one they do", colName, pgTypeName(c.OID))
 		}
 		cols[i] = schema.Column{Name: colName, Type: ty, NTZ: ty == schema.Timestamp}
+		if ty == schema.Decimal {
+			cols[i].Digits, cols[i].Scale = c.digits, c.scale
+		}
 		targets[i] = &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: colName}}}
 	}
 	tbl, err := schema.New(name, cols)

@@ -515,6 +515,26 @@ func TestHypotheticalSetAggregates(t *testing.T) {
 	})
 }
 
+// A numeric division in the select list is PostgreSQL's numeric_div (at
+// least 16 significant digits, no fewer places than an operand), where the
+// engine divides decimals as doubles; answers recorded from PostgreSQL 15.
+func TestNumericDivision(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, "SELECT 1::numeric / 3, 10::numeric / 4, 2.5 / 2, 7.0 / 7, 100000000::numeric / 3, 0.001 / 7, NULL::numeric / 2",
+			"0.33333333333333333333|2.5000000000000000|1.25000000000000000000|1.00000000000000000000|33333333.333333333333|0.00014285714285714286|NULL"},
+		// Integers stay integer division; a float operand makes a float.
+		{0, "SELECT 1 / 3, 1.5::float8 / 3", "0|0.5"},
+		{0, "SELECT v, v::numeric / 3 AS r FROM m ORDER BY r DESC LIMIT 2", "4|1.3333333333333333;3|1.00000000000000000000"},
+		{0, "SELECT sum(v::numeric) / count(*) AS mean FROM m", "2.5000000000000000"},
+		{0, "SELECT 1::numeric / 0", "err:22012"},
+		// A GROUP BY naming the item keeps the engine's value, which
+		// groups 1/2 with 2/4.
+		{0, "SELECT v::numeric / 2 AS h, count(*) FROM m GROUP BY 1 ORDER BY 1 LIMIT 1", "0.5|1"},
+	})
+}
+
 // CREATE TABLE … AS makes a table of the query's columns and fills it.
 func TestCreateTableAs(t *testing.T) {
 	e := newEnv(t)
@@ -528,6 +548,13 @@ func TestCreateTableAs(t *testing.T) {
 		{0, "CREATE TABLE no_time AS SELECT 1 AS x", "err:42P16"},
 		{0, "CREATE TABLE iv AS SELECT time, interval '1 day' AS i FROM m", "tag:SELECT 4"},
 		{0, "SELECT DISTINCT i = interval '24 hours', i FROM iv", "true|{1 0 0}"},
+		// A numeric result column is the engine's decimal of the query:
+		// numeric without precision computed as (38, 10) and printed with
+		// the digits a value has, a bigint sum as (38, 0), numeric(p, s)
+		// as it is.
+		{0, "CREATE TABLE nv AS SELECT max(time) AS time, host, sum(v::numeric) AS q, sum(v::int8) AS s, max(v::numeric(5,2)) AS f FROM m GROUP BY host", "tag:SELECT 4"},
+		{0, "SELECT q::text, s::text, f::text, q + 0.5 FROM nv ORDER BY host LIMIT 2", "1|1|1.00|1.5;2|2|2.00|2.5"},
+		{0, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'nv'::regclass AND attnum > 2 ORDER BY attnum", "numeric(38,10);numeric(38,0);numeric(5,2)"},
 		{0, "CREATE TABLE tv AS SELECT time, TIME '12:00' AS t FROM m", "err:0A000"},
 		{0, "SELECT count(*) FROM tv", "err:42P01"},
 		{0, "CREATE MATERIALIZED VIEW mv AS SELECT time FROM m", "err:0A000"},

@@ -39,6 +39,9 @@ const (
 	// exactIntervalSum and exactIntervalAvg: sum and avg of intervals.
 	exactIntervalSum
 	exactIntervalAvg
+	// exactDiv: the operands of a numeric division
+	// (dialect.NumericDivision).
+	exactDiv
 )
 
 var exactKinds = map[string]exactKind{
@@ -52,6 +55,9 @@ func exactColumn(name, duckType string) (Column, bool) {
 	fields := structFields(duckType)
 	if len(fields) == 2 && fields[0][0] == dialect.ScaledNumberField {
 		return Column{Name: name, OID: oidNumeric, Size: -1, exact: exactScaled}, true
+	}
+	if len(fields) == 3 && fields[0][0] == dialect.NumericDivisionField {
+		return Column{Name: name, OID: oidNumeric, Size: -1, exact: exactDiv}, true
 	}
 	if len(fields) == 4 && dialect.ExactIntervalField(fields[0][0]) {
 		k := exactIntervalSum
@@ -126,6 +132,9 @@ func exactValue(k exactKind, v any) (any, error) {
 	if k == exactScaled {
 		return scaledNumber(m)
 	}
+	if k == exactDiv {
+		return numericQuotient(m)
+	}
 	if k == exactIntervalSum || k == exactIntervalAvg {
 		return intervalAggregateValue(k, m)
 	}
@@ -185,6 +194,10 @@ func numericOf(v any) (exactNumber, error) {
 		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(x)}}, nil
 	case int32:
 		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(int64(x))}}, nil
+	case int16:
+		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(int64(x))}}, nil
+	case int8:
+		return exactNumber{Value: pgnumeric.Value{V: big.NewInt(int64(x))}}, nil
 	case duckdb.Decimal:
 		d := exactNumber{Value: pgnumeric.Value{V: x.Value, Scale: int(x.Scale)}}
 		if x.Value == nil {
@@ -200,6 +213,28 @@ func numericOf(v any) (exactNumber, error) {
 }
 
 // scaledNumber prints the value of a _tsdb_num struct with its scale.
+// numericQuotient divides the operands of a numeric division as
+// PostgreSQL's numeric_div does (the scale of select_div_scale, rounded
+// half away from zero). An operand of the engine's stand-in for numeric
+// without a typmod counts with the digits it has.
+func numericQuotient(m map[string]any) (any, error) {
+	if m["a"] == nil || m["b"] == nil {
+		return nil, nil
+	}
+	a, err := numericOf(m["a"])
+	if err != nil {
+		return nil, err
+	}
+	b, err := numericOf(m["b"])
+	if err != nil {
+		return nil, err
+	}
+	if b.V.Sign() == 0 {
+		return nil, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+	}
+	return pgnumeric.Div(a.Value, b.Value, pgnumeric.DivScale(a.Value, b.Value)).String(), nil
+}
+
 func scaledNumber(m map[string]any) (any, error) {
 	d, ok := m[dialect.ScaledNumberField].(duckdb.Decimal)
 	if !ok || d.Value == nil {
@@ -217,7 +252,7 @@ func scaledNumber(m map[string]any) (any, error) {
 // aggregates' sums cannot take (avg of an interval has no sum in the
 // engine): it then runs without them.
 func retryInexact(err error, text string) bool {
-	if !strings.Contains(text, "_tsdb_exact_") && !strings.Contains(text, "_tsdb_num(") {
+	if !strings.Contains(text, "_tsdb_exact_") && !strings.Contains(text, "_tsdb_num(") && !strings.Contains(text, "_tsdb_numdiv(") {
 		return false
 	}
 	switch sqlerr.Code(engineError(err)) {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 
 	"tsdb/dialect"
@@ -20,6 +21,10 @@ type Column struct {
 	exact exactKind
 	// record is the shape of a row value (records.go).
 	record *recordShape
+	// digits and scale are the engine's DECIMAL(digits, scale) of a
+	// numeric column (38 and 0 for its 128-bit integer); 0 digits when
+	// unknown.
+	digits, scale int
 }
 
 // Rows is a stream of result rows. Values are Go values as DuckDB returns
@@ -171,7 +176,13 @@ func columnFor(name, duckType string) Column {
 		return Column{Name: name, OID: 23, Size: 4}
 	case "BIGINT", "UINTEGER":
 		return Column{Name: name, OID: 20, Size: 8}
-	case "HUGEINT", "UBIGINT", "UHUGEINT", "DECIMAL", "BIGNUM", "VARINT":
+	case "DECIMAL":
+		c := Column{Name: name, OID: 1700, Size: -1}
+		fmt.Sscanf(strings.TrimPrefix(duckType, "DECIMAL"), "(%d,%d)", &c.digits, &c.scale)
+		return c
+	case "HUGEINT":
+		return Column{Name: name, OID: 1700, Size: -1, digits: 38}
+	case "UBIGINT", "UHUGEINT", "BIGNUM", "VARINT":
 		return Column{Name: name, OID: 1700, Size: -1}
 	case "FLOAT", "REAL":
 		return Column{Name: name, OID: 700, Size: 4}
