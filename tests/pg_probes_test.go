@@ -9,9 +9,7 @@ import (
 // knownDifferences are probes where tsdb knowingly answers unlike
 // PostgreSQL (line of the recorded output → tsdb's answer and why). The
 // README lists them.
-var knownDifferences = map[int]struct{ tsdb, why string }{
-	13: {"0.1|0.3333333333333333", "division of numeric literals is double precision in the engine"},
-}
+var knownDifferences = map[int]struct{ tsdb, why string }{}
 
 // Probes of PostgreSQL semantics run through psql against tsdb and compared
 // with the answers recorded from a real PostgreSQL 15 (psql -A -t, TimeZone
