@@ -257,6 +257,12 @@ var Macros = append([]string{
 	// A non-negative number with at least w digits (lpad alone would cut
 	// a longer one).
 	// to_char's TH suffix of a number's text: 1st, 2nd, 3rd, the teens th.
+	// nanDivision: NaN / 0 is NaN; any other number / 0 still fails.
+	`CREATE MACRO _tsdb_fdiv(a, b) AS CASE WHEN isnan(a) AND b IS NOT NULL THEN a ELSE a / b END`,
+	// shiftLeft: a << b in two's complement of span = 2^bits; mask is
+	// span - 1, top 2^(bits-1). (& binds looser than -.)
+	`CREATE MACRO _tsdb_shl(a, b, mask, top, span) AS (((CAST(a AS HUGEINT) & mask) << b) & mask)
+		- CASE WHEN (((CAST(a AS HUGEINT) & mask) << b) & mask) >= top THEN span ELSE 0 END`,
 	`CREATE MACRO _tsdb_ordinal(s) AS CASE WHEN length(s) > 1 AND substr(s, -2, 1) = '1' THEN 'th'
 		WHEN right(s, 1) = '1' THEN 'st' WHEN right(s, 1) = '2' THEN 'nd' WHEN right(s, 1) = '3' THEN 'rd' ELSE 'th' END`,
 	`CREATE MACRO _tsdb_zeropad(n, w) AS lpad(CAST(n AS VARCHAR), CAST(greatest(w, length(CAST(n AS VARCHAR))) AS INTEGER), '0')`,

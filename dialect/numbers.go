@@ -2,7 +2,9 @@ package dialect
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -121,6 +123,80 @@ func moduloMinusOne(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	}
 	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
 		e.Lexpr, pg_query.MakeAConstIntNode(0, -1), e.Location), true
+}
+
+// intWidth is the width in bits of an integer expression known by its
+// casts and literals (16, 32 or 64), or 0.
+func intWidth(n *pg_query.Node) int {
+	switch {
+	case n.GetAConst().GetIval() != nil:
+		return 32 // pg_query gives larger integers as Fval
+	case n.GetTypeCast() != nil:
+		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
+		case "int2", "smallint":
+			return 16
+		case "int4", "integer", "int":
+			return 32
+		case "int8", "bigint":
+			return 64
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			return 0
+		}
+		switch sqltree.LastName(e.Name) {
+		case "+", "-", "*":
+			if e.Lexpr == nil {
+				return intWidth(e.Rexpr)
+			}
+			l, r := intWidth(e.Lexpr), intWidth(e.Rexpr)
+			if l == 0 || r == 0 {
+				return 0
+			}
+			return max(l, r)
+		}
+	}
+	return 0
+}
+
+// shiftLeft answers an integer's << as PostgreSQL's int2shl, int4shl and
+// int8shl do, in two's complement with the bits shifted out dropped
+// ((-1::int8 << 63) is the smallest bigint, 1::int4 << 31 the smallest
+// integer), where the engine refuses to shift a negative number and
+// fails on overflow. It takes integers whose width their casts and
+// literals say.
+func shiftLeft(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || sqltree.LastName(e.Name) != "<<" {
+		return nil, false
+	}
+	bits := intWidth(e.Lexpr)
+	if bits == 0 || intWidth(e.Rexpr) == 0 {
+		return nil, false
+	}
+	typ := map[int]string{16: "int2", 32: "int4", 64: "int8"}[bits]
+	mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(bits)), big.NewInt(1))
+	r, err := sqltree.Template(fmt.Sprintf("_tsdb_shl(_tsdb_arg1, _tsdb_arg2, %s, %s, %s)::%s",
+		mask, new(big.Int).Lsh(big.NewInt(1), uint(bits-1)), new(big.Int).Lsh(big.NewInt(1), uint(bits)), typ), e.Lexpr, e.Rexpr)
+	return r, err == nil
+}
+
+// nanDivision answers NaN divided by zero as PostgreSQL's float8div does,
+// NaN, where the engine raises division by zero; a number divided by zero
+// still does. It takes a dividend cast to double precision.
+func nanDivision(e *pg_query.A_Expr) (*pg_query.Node, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || sqltree.LastName(e.Name) != "/" {
+		return nil, false
+	}
+	switch sqltree.LastName(e.Lexpr.GetTypeCast().GetTypeName().GetNames()) {
+	case "float8", "double precision":
+	default:
+		return nil, false
+	}
+	// A call of a macro, not a CASE over another /: the tree's rewrite
+	// walks into what it put in place and would rewrite that / again,
+	// without end.
+	return call("_tsdb_fdiv", e.Lexpr, e.Rexpr), true
 }
 
 // literalOwnScale is the scale a number literal is written with (1.50:

@@ -80,6 +80,12 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := moduloMinusOne(e); ok {
 			return r, true
 		}
+		if r, ok := shiftLeft(e); ok {
+			return r, true
+		}
+		if r, ok := nanDivision(e); ok {
+			return r, true
+		}
 		if r, ok := concatText(e, in); ok {
 			return r, true
 		}

@@ -223,6 +223,12 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SELECT ln(1), log(100), sqrt(4)", "0|2|2"},
 		// The smallest integer modulo -1 is 0, no overflow.
 		{0, "SELECT (-9223372036854775808)::int8 % (-1)::int8, (-32768)::int2 % (-1)::int2, NULL::int % -1", "0|0|NULL"},
+		// << in two's complement, the bits shifted out dropped.
+		{0, "SELECT (-1::int8 << 63)::text, 1::int8 << 63, (-1)::int4 << 31, 1::int2 << 15, (-3)::int4 << 2, 5 << 1, NULL::int8 << 2",
+			"-9223372036854775808|-9223372036854775808|-2147483648|-32768|-12|10|NULL"},
+		// NaN divided by zero is NaN; a number divided by zero fails.
+		{0, "SELECT 'nan'::float8 / 0::float8, 'nan'::float8 / NULL::float8, 4::float8 / 2", "NaN|NULL|2"},
+		{0, "SELECT 1::float8 / 0", "err:22012"},
 		{0, "SELECT '10e400'::float8", "err:22003"},
 		{0, "SELECT '10e-400'::float8", "err:22003"},
 		{0, "SELECT '-Infinity'::float8, 'nan'::float4", "-Inf|NaN"},
