@@ -7,6 +7,7 @@ package planner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -126,8 +127,21 @@ func (p *Planner) Limits() Limits { return p.limits }
 // Execute runs every statement of a query string in order and hands each
 // result to emit, which must consume and close its Rows. The first error
 // stops the remaining statements, as in PostgreSQL's simple query protocol.
-func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) error {
+func (s *Session) Execute(ctx context.Context, query string, emit func(*Result) error) (err error) {
+	defer s.rewriteBug(&err)
+	defer sqltree.RecoverTooDeep(&err)
 	return s.clientError(ctx, s.executeQuery(ctx, query, emit))
+}
+
+// rewriteBug, deferred after sqltree.RecoverTooDeep, reports a rewrite
+// of tsdb's that did not end (a bug) as the statement's error, and fails
+// its transaction block, instead of a server killed by a stack overflow.
+func (s *Session) rewriteBug(err *error) {
+	if errors.Is(*err, sqltree.ErrTooDeep) {
+		s.p.logger.Error("a rewrite did not end; the statement failed", "err", *err)
+		s.FailTransaction()
+		*err = sqlerr.New("54001", "statement too complex: tsdb's rewrite of it did not end (a bug of tsdb's)")
+	}
 }
 
 func (s *Session) executeQuery(ctx context.Context, query string, emit func(*Result) error) error {

@@ -11,6 +11,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/sqlerr"
+	"tsdb/internal/sqltree"
 )
 
 // PostgreSQL type OIDs of parameters.
@@ -63,7 +64,9 @@ type Prepared struct {
 
 // Prepare parses one statement, infers its parameter types and describes
 // its result columns without running it.
-func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) (*Prepared, error) {
+func (s *Session) Prepare(ctx context.Context, query string, declared []uint32) (_ *Prepared, err error) {
+	defer s.rewriteBug(&err)
+	defer sqltree.RecoverTooDeep(&err)
 	p, err := s.prepareStatement(ctx, query, declared)
 	return p, s.clientError(ctx, err)
 }
@@ -396,7 +399,9 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 // values decoded by the wire layer: nil, string, int64, float64, bool,
 // time.Time). Parameters become typed literals in the statement, so every
 // path (the INSERT fast path, DML logging, pruning) sees constants.
-func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {
+func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) (err error) {
+	defer s.rewriteBug(&err)
+	defer sqltree.RecoverTooDeep(&err)
 	return s.clientError(ctx, s.executePrepared(ctx, p, params, emit))
 }
 

@@ -84,7 +84,9 @@ func paramTypeOID(tn *pg_query.TypeName) (uint32, error) {
 
 // ExecuteArgs runs a prepared statement with the arguments of an EXECUTE:
 // each is put in place of its parameter, cast to the parameter's type.
-func (s *Session) ExecuteArgs(ctx context.Context, p *Prepared, req *ExecuteRequest, emit func(*Result) error) error {
+func (s *Session) ExecuteArgs(ctx context.Context, p *Prepared, req *ExecuteRequest, emit func(*Result) error) (err error) {
+	defer s.rewriteBug(&err)
+	defer sqltree.RecoverTooDeep(&err)
 	return s.clientError(ctx, s.executeArgs(ctx, p, req, emit))
 }
 

@@ -55,20 +55,51 @@ func LastName(names []*pg_query.Node) string {
 // ReplaceNodes replaces, depth first, every node for which fn returns a
 // replacement, and then looks inside the replacement too (fn must not
 // return a node it would replace again).
+//
+// A rewrite that breaks that rule would recurse until the process dies
+// of a stack overflow, which no recover catches: past maxReplaceDepth
+// replacements within replacements, ReplaceNodes panics with ErrTooDeep
+// instead, which RecoverTooDeep turns back into an error.
 func ReplaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
-	walkReplace(m, fn, true)
+	walkReplace(m, fn, true, 0)
+}
+
+// maxReplaceDepth is how many replacements ReplaceNodes takes within one
+// another: a rewrite nests one per level of the statement it rewrites
+// (a chain of 2,000 || is 2,000 levels), far fewer than this.
+const maxReplaceDepth = 10_000
+
+// ErrTooDeep is the error of a rewrite that kept replacing what it had
+// put in place (a bug of the rewrite, not of the statement).
+var ErrTooDeep = errors.New("sqltree: a rewrite replaced its own replacements without end")
+
+// tooDeep is the panic value of ErrTooDeep.
+type tooDeep struct{}
+
+// RecoverTooDeep, deferred, turns ReplaceNodes' panic into ErrTooDeep in
+// *err; any other panic goes on.
+func RecoverTooDeep(err *error) {
+	if r := recover(); r != nil {
+		if _, ok := r.(tooDeep); !ok {
+			panic(r)
+		}
+		*err = ErrTooDeep
+	}
 }
 
 // SubstituteNodes is ReplaceNodes that leaves a replacement as it is: the
 // nodes put in may hold what fn would replace (a user's column named as a
 // template's placeholder) without being replaced again, endlessly.
 func SubstituteNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
-	walkReplace(m, fn, false)
+	walkReplace(m, fn, false, 0)
 }
 
 // walkReplace is ReplaceNodes and SubstituteNodes; intoReplacements says
 // whether a replacement is walked too.
-func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node, intoReplacements bool) {
+func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node, intoReplacements bool, depth int) {
+	if depth > maxReplaceDepth {
+		panic(tooDeep{})
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
@@ -79,24 +110,24 @@ func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node,
 					if r := fn(n); r != nil {
 						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
 						if intoReplacements {
-							walkReplace(r.ProtoReflect(), fn, true)
+							walkReplace(r.ProtoReflect(), fn, true, depth+1)
 						}
 						continue
 					}
 				}
-				walkReplace(l.Get(i).Message(), fn, intoReplacements)
+				walkReplace(l.Get(i).Message(), fn, intoReplacements, depth)
 			}
 		case fd.Kind() == protoreflect.MessageKind:
 			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
 				if r := fn(n); r != nil {
 					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
 					if intoReplacements {
-						walkReplace(r.ProtoReflect(), fn, true)
+						walkReplace(r.ProtoReflect(), fn, true, depth+1)
 					}
 					return true
 				}
 			}
-			walkReplace(v.Message(), fn, intoReplacements)
+			walkReplace(v.Message(), fn, intoReplacements, depth)
 		}
 		return true
 	})

@@ -1,6 +1,7 @@
 package sqltree
 
 import (
+	"errors"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -59,4 +60,38 @@ func TestReplaceNodes(t *testing.T) {
 	if LastName(n.GetFuncCall().Funcname) != "upper" {
 		t.Errorf("LastName: %s", LastName(n.GetFuncCall().Funcname))
 	}
+}
+
+// A rewrite that replaces its own replacements without end is an error,
+// not a stack overflow that would take the server down.
+func TestReplaceNodesThatNeverEnd(t *testing.T) {
+	tree, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() (err error) {
+		defer RecoverTooDeep(&err)
+		ReplaceNodes(tree.Stmts[0].Stmt.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+			if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+				// Puts in place what it replaces.
+				return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("f")}, []*pg_query.Node{pg_query.MakeAConstIntNode(1, -1)}, -1)
+			}
+			return nil
+		})
+		return nil
+	}
+	if err := run(); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("got %v, want ErrTooDeep", err)
+	}
+	// Any other panic goes on.
+	defer func() {
+		if r := recover(); r != "other" {
+			t.Errorf("recovered %v, want the other panic", r)
+		}
+	}()
+	func() {
+		var err error
+		defer RecoverTooDeep(&err)
+		panic("other")
+	}()
 }
