@@ -66,7 +66,8 @@ func ReplaceNodes(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node
 
 // maxReplaceDepth is how many replacements ReplaceNodes takes within one
 // another: a rewrite nests one per level of the statement it rewrites
-// (a chain of 2,000 || is 2,000 levels), far fewer than this.
+// (the planner takes statements nesting at most 1,000 levels), far fewer
+// than this.
 const maxReplaceDepth = 10_000
 
 // ErrTooDeep is the error of a rewrite that kept replacing what it had
