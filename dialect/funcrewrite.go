@@ -20,6 +20,18 @@ import (
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)
+	if fc.FuncVariadic && len(fc.Args) > 0 {
+		// f(a, VARIADIC ARRAY[b, c]) is f(a, b, c): the engine has no
+		// VARIADIC (it answered a syntax error, where PostgreSQL calls
+		// the function or says it does not exist).
+		arr := fc.Args[len(fc.Args)-1].GetAArrayExpr()
+		if arr == nil {
+			return Raise(sqlerr.FeatureNotSupported, "VARIADIC of an array that is not written out (ARRAY[…]) is not supported"), true
+		}
+		fc.Args = append(fc.Args[:len(fc.Args)-1], arr.Elements...)
+		fc.FuncVariadic = false
+		return nil, true
+	}
 	if castFunctions[name] && len(fc.Args) == 1 && fc.Over == nil && !fc.AggStar && !fc.AggDistinct && fc.AggFilter == nil &&
 		len(fc.AggOrder) == 0 && !fc.FuncVariadic && (len(fc.Funcname) == 1 || strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog")) {
 		// PostgreSQL's cast functions carry their type's name

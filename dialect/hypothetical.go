@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"fmt"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -29,6 +30,11 @@ func hypothetical(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 	tmpl, ok := hypotheticalTemplates[name]
 	if !ok || !fc.AggWithinGroup {
 		return nil, false
+	}
+	if fc.Over == nil && len(fc.Args) != len(fc.AggOrder) {
+		// PostgreSQL's hypothetical-set aggregates take as many direct
+		// arguments as ordering columns: no such function otherwise.
+		return Raise(sqlerr.UndefinedFunction, fmt.Sprintf("function %s(%d direct and %d ordering arguments) does not exist", name, len(fc.Args), len(fc.AggOrder))), true
 	}
 	if len(fc.Args) != 1 || len(fc.AggOrder) != 1 || fc.Over != nil {
 		return Raise(sqlerr.FeatureNotSupported, name+"() WITHIN GROUP is supported with one ordering column"), true

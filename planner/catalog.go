@@ -309,8 +309,13 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 // (which read the relation rel). ok is false for any other call.
 func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel string, ok bool, err error) {
 	switch name := sqltree.LastName(fc.Funcname); {
-	case name == "format" && len(fc.Args) >= 1 && !fc.FuncVariadic:
-		r, err = dialect.FormatCall(fc.Args)
+	case name == "format" && len(fc.Args) >= 1 && (!fc.FuncVariadic || fc.Args[len(fc.Args)-1].GetAArrayExpr() != nil):
+		args := fc.Args
+		if fc.FuncVariadic {
+			// format(f, VARIADIC ARRAY[a, b]) is format(f, a, b).
+			args = append(slices.Clone(args[:len(args)-1]), args[len(args)-1].GetAArrayExpr().Elements...)
+		}
+		r, err = dialect.FormatCall(args)
 	case name == "to_char" && len(fc.Args) == 2:
 		r, err = dialect.ToCharCall(fc.Args[0], fc.Args[1], s.settings.Location().String())
 	case relationSizeFuncs[name] && len(fc.Args) == 1:

@@ -226,6 +226,13 @@ func TestPostgresRefusals(t *testing.T) {
 		// << in two's complement, the bits shifted out dropped.
 		{0, "SELECT (-1::int8 << 63)::text, 1::int8 << 63, (-1)::int4 << 31, 1::int2 << 15, (-3)::int4 << 2, 5 << 1, NULL::int8 << 2",
 			"-9223372036854775808|-9223372036854775808|-2147483648|-32768|-12|10|NULL"},
+		// VARIADIC ARRAY[…] is the array's elements as arguments.
+		{0, "SELECT concat(VARIADIC ARRAY['a', 'b']), format('%s-%s', VARIADIC ARRAY['x', 'y']), concat_ws(',', VARIADIC ARRAY['p', 'q'])", "ab|x-y|p,q"},
+		{0, "SELECT no_such_agg(VARIADIC ARRAY[1, 2])", "err:42883"},
+		{0, "SELECT format('%s', VARIADIC a) FROM (VALUES (ARRAY['a'])) v(a)", "err:0A000"},
+		// A hypothetical-set aggregate takes as many direct arguments as
+		// ordering columns.
+		{0, "SELECT rank(3) WITHIN GROUP (ORDER BY x, y) FROM (VALUES (1, 2)) v(x, y)", "err:42883"},
 		// NaN divided by zero is NaN; a number divided by zero fails.
 		{0, "SELECT 'nan'::float8 / 0::float8, 'nan'::float8 / NULL::float8, 4::float8 / 2", "NaN|NULL|2"},
 		{0, "SELECT 1::float8 / 0", "err:22012"},
