@@ -160,17 +160,47 @@ func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.Interv
 	if len(mods) == 0 {
 		return nil, false, nil
 	}
+	if fullRange(mods) {
+		return nil, false, nil
+	}
+	iv, err := IntervalValue(tc.TypeName, text, style)
+	if err != nil {
+		return nil, false, err
+	}
+	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(iv.String(), -1), Location: tc.Location,
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("interval")}, Typemod: -1}}
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
+}
+
+// intervalFullRange is the field mask of an interval typmod that names
+// no fields.
+const intervalFullRange = 0x7FFF
+
+// fullRange reports whether interval typmods restrict nothing: no fields
+// and no precision below microseconds.
+func fullRange(mods []*pg_query.Node) bool {
 	mask := int64(mods[0].GetAConst().GetIval().GetIval())
 	prec := int64(-1)
 	if len(mods) > 1 {
 		prec = int64(mods[1].GetAConst().GetIval().GetIval())
 	}
-	const fullRange = 0x7FFF
-	if mask == fullRange && (prec < 0 || prec >= 6) {
-		return nil, false, nil
+	return mask == intervalFullRange && (prec < 0 || prec >= 6)
+}
+
+// IntervalValue is the value of the interval text typed as tn (interval,
+// or interval with fields or a precision: intervalLiteral's rules), as
+// PostgreSQL's interval input gives it; the error carries its SQLSTATE.
+func IntervalValue(tn *pg_query.TypeName, text string, style pgdatetime.IntervalStyle) (pgdatetime.Interval, error) {
+	mods := tn.GetTypmods()
+	mask, prec := int64(intervalFullRange), int64(-1)
+	if len(mods) > 0 {
+		mask = int64(mods[0].GetAConst().GetIval().GetIval())
+	}
+	if len(mods) > 1 {
+		prec = int64(mods[1].GetAConst().GetIval().GetIval())
 	}
 	last := int64(intervalSecond)
-	if mask != fullRange {
+	if mask != intervalFullRange {
 		for _, b := range []int64{intervalYear, intervalMonth, intervalDay, intervalHour, intervalMinute, intervalSecond} {
 			if mask&b != 0 {
 				last = b
@@ -178,7 +208,7 @@ func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.Interv
 		}
 	}
 	in := strings.TrimSpace(text)
-	if _, err := strconv.ParseFloat(in, 64); err == nil {
+	if _, err := strconv.ParseFloat(in, 64); err == nil && len(mods) > 0 {
 		in += " " + intervalUnits[last]
 	} else if f := strings.Fields(in); mask == intervalDay|intervalHour && len(f) == 2 && isInteger(f[0]) && isInteger(f[1]) {
 		// DAY TO HOUR reads "d h".
@@ -200,9 +230,9 @@ func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.Interv
 	if err != nil {
 		var re *pgdatetime.IntervalRangeError
 		if errors.As(err, &re) {
-			return nil, false, &sqlerr.Error{Code: re.SQLState(), Message: err.Error(), Err: err}
+			return iv, &sqlerr.Error{Code: re.SQLState(), Message: err.Error(), Err: err}
 		}
-		return nil, false, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: fmt.Sprintf("invalid input syntax for type interval: %q", text), Err: err}
+		return iv, &sqlerr.Error{Code: sqlerr.InvalidDatetimeFormat, Message: fmt.Sprintf("invalid input syntax for type interval: %q", text), Err: err}
 	}
 	switch last {
 	case intervalYear:
@@ -228,9 +258,7 @@ func intervalLiteral(tc *pg_query.TypeCast, text string, style pgdatetime.Interv
 			}
 		}
 	}
-	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(iv.String(), -1), Location: tc.Location,
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("interval")}, Typemod: -1}}
-	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
+	return iv, nil
 }
 
 // minSec is a time field read as minutes and seconds under MINUTE TO

@@ -279,14 +279,11 @@ var re2Errors = []string{"missing )", "missing ]", "unexpected )", "invalid repe
 	"invalid perl operator", "no argument for repetition operator", "invalid UTF-8", "bad named capture group"}
 
 // reOrderedAggregate is DuckDB's error for WITHIN GROUP of a function
-// that is no ordered-set aggregate, reScalarMissing for a function it
-// does not have.
+// that is no ordered-set aggregate, reMissingObject its catalog's error
+// for a function, type or sequence it does not have.
 var (
 	reOrderedAggregate = regexp.MustCompile(`^Unknown ordered aggregate "([^"]*)"`)
-	reScalarMissing    = regexp.MustCompile(`^Scalar Function with name ([a-z_]+) does not exist`)
-	// reMissingObject is the engine's catalog error for a function, type
-	// or sequence it does not have.
-	reMissingObject = regexp.MustCompile(`^(Scalar Function|Aggregate Function|Table Function|Type|Sequence) with name (\S+) does not exist!`)
+	reMissingObject    = regexp.MustCompile(`^(Scalar Function|Aggregate Function|Table Function|Type|Sequence) with name (\S+) does not exist!`)
 )
 
 // plainAggregates are PostgreSQL's aggregates that take no WITHIN GROUP;
@@ -309,7 +306,7 @@ func engineMessageError(e *sqlerr.Error, msg string) bool {
 		e.Detail = ""
 		return true
 	}
-	if m := reScalarMissing.FindStringSubmatch(msg); m != nil && orderedSetAggregates[m[1]] {
+	if m := reMissingObject.FindStringSubmatch(msg); m != nil && m[1] == "Scalar Function" && orderedSetAggregates[m[2]] {
 		e.Code, e.Message, e.Detail = "42809", "WITHIN GROUP is required for ordered-set aggregate "+m[1], ""
 		return true
 	}

@@ -20,16 +20,10 @@ import (
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)
-	if fc.FuncVariadic && len(fc.Args) > 0 {
-		// f(a, VARIADIC ARRAY[b, c]) is f(a, b, c): the engine has no
-		// VARIADIC (it answered a syntax error, where PostgreSQL calls
-		// the function or says it does not exist).
-		arr := fc.Args[len(fc.Args)-1].GetAArrayExpr()
-		if arr == nil {
+	if fc.FuncVariadic {
+		if !ExpandVariadic(fc) {
 			return Raise(sqlerr.FeatureNotSupported, "VARIADIC of an array that is not written out (ARRAY[…]) is not supported"), true
 		}
-		fc.Args = append(fc.Args[:len(fc.Args)-1], arr.Elements...)
-		fc.FuncVariadic = false
 		return nil, true
 	}
 	if castFunctions[name] && len(fc.Args) == 1 && fc.Over == nil && !fc.AggStar && !fc.AggDistinct && fc.AggFilter == nil &&
@@ -409,4 +403,25 @@ func strideOverflows(days, micros int64) bool {
 	total := days * usPerDay
 	sum := total + micros
 	return micros > 0 && sum < total || micros < 0 && sum > total
+}
+
+// ExpandVariadic turns f(a, VARIADIC ARRAY[b, c]) into f(a, b, c), which
+// is what it means: the engine has no VARIADIC (it answered a syntax
+// error, where PostgreSQL calls the function or says it does not exist).
+// It reports false, changing nothing, for a VARIADIC array that is not
+// written out; true for a call without VARIADIC.
+func ExpandVariadic(fc *pg_query.FuncCall) bool {
+	if !fc.FuncVariadic {
+		return true
+	}
+	if len(fc.Args) == 0 {
+		return false
+	}
+	arr := fc.Args[len(fc.Args)-1].GetAArrayExpr()
+	if arr == nil {
+		return false
+	}
+	fc.Args = append(fc.Args[:len(fc.Args)-1], arr.Elements...)
+	fc.FuncVariadic = false
+	return true
 }

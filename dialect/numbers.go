@@ -10,6 +10,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -125,20 +126,35 @@ func moduloMinusOne(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 		e.Lexpr, pg_query.MakeAConstIntNode(0, -1), e.Location), true
 }
 
-// intWidth is the width in bits of an integer expression known by its
-// casts and literals (16, 32 or 64), or 0.
-func intWidth(n *pg_query.Node) int {
-	switch {
-	case n.GetAConst().GetIval() != nil:
-		return 32 // pg_query gives larger integers as Fval
-	case n.GetTypeCast() != nil:
-		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
-		case "int2", "smallint":
+// intWidth is the width in bits (16, 32 or 64) of an integer expression
+// by what is known here: a column typeOf knows, an integer literal (32:
+// pg_query gives larger integers as Fval) or cast, or +, - and * of them;
+// 0 for anything else.
+func intWidth(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) int {
+	byType := func(t schema.Type) int {
+		switch t {
+		case schema.Int16:
 			return 16
-		case "int4", "integer", "int":
+		case schema.Int32:
 			return 32
-		case "int8", "bigint":
+		case schema.Int64:
 			return 64
+		}
+		return 0
+	}
+	switch {
+	case n.GetAConst() != nil:
+		if n.GetAConst().GetIval() != nil {
+			return 32
+		}
+	case n.GetColumnRef() != nil:
+		if typeOf != nil {
+			return byType(typeOf(n))
+		}
+	case n.GetTypeCast() != nil:
+		if len(n.GetTypeCast().TypeName.GetArrayBounds()) == 0 {
+			t, _ := schema.ParseType(sqltree.LastName(n.GetTypeCast().TypeName.GetNames()))
+			return byType(t)
 		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
@@ -148,9 +164,9 @@ func intWidth(n *pg_query.Node) int {
 		switch sqltree.LastName(e.Name) {
 		case "+", "-", "*":
 			if e.Lexpr == nil {
-				return intWidth(e.Rexpr)
+				return intWidth(e.Rexpr, typeOf)
 			}
-			l, r := intWidth(e.Lexpr), intWidth(e.Rexpr)
+			l, r := intWidth(e.Lexpr, typeOf), intWidth(e.Rexpr, typeOf)
 			if l == 0 || r == 0 {
 				return 0
 			}
@@ -170,8 +186,8 @@ func shiftLeft(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || sqltree.LastName(e.Name) != "<<" {
 		return nil, false
 	}
-	bits := intWidth(e.Lexpr)
-	if bits == 0 || intWidth(e.Rexpr) == 0 {
+	bits := intWidth(e.Lexpr, nil)
+	if bits == 0 || intWidth(e.Rexpr, nil) == 0 {
 		return nil, false
 	}
 	typ := map[int]string{16: "int2", 32: "int4", 64: "int8"}[bits]

@@ -236,36 +236,10 @@ func ScaledWindowDefault(rt *pg_query.ResTarget, typeOf func(*pg_query.Node) sch
 	return true
 }
 
-// integerExpr reports whether n is an integer by what is known here: a
-// column typeOf knows, an integer literal or cast, or +, - and * of them.
+// integerExpr reports whether n is an integer by what is known here
+// (intWidth).
 func integerExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
-	switch {
-	case n.GetAConst() != nil:
-		return n.GetAConst().GetIval() != nil
-	case n.GetColumnRef() != nil:
-		if typeOf == nil {
-			return false
-		}
-		switch typeOf(n) {
-		case schema.Int16, schema.Int32, schema.Int64:
-			return true
-		}
-	case n.GetTypeCast() != nil:
-		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
-		case "int2", "int4", "int8", "smallint", "integer", "bigint", "int":
-			return true
-		}
-	case n.GetAExpr() != nil:
-		e := n.GetAExpr()
-		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil {
-			return false
-		}
-		switch sqltree.LastName(e.Name) {
-		case "+", "-", "*":
-			return integerExpr(e.Lexpr, typeOf) && integerExpr(e.Rexpr, typeOf)
-		}
-	}
-	return false
+	return intWidth(n, typeOf) != 0
 }
 
 // ScaledValuesColumns gives a column of a VALUES list in FROM each value's
@@ -309,8 +283,7 @@ func ScaledValuesColumns(sel *pg_query.SelectStmt) bool {
 	// A whole-row reference (to_json(t), t.*, row(t.*)) would show the
 	// added column too.
 	wholeRow := false
-	for _, part := range []*pg_query.Node{{Node: &pg_query.Node_List{List: &pg_query.List{Items: sel.TargetList}}}, sel.WhereClause,
-		{Node: &pg_query.Node_List{List: &pg_query.List{Items: sel.SortClause}}}} {
+	for _, part := range append(append([]*pg_query.Node{sel.WhereClause}, sel.TargetList...), sel.SortClause...) {
 		if part == nil {
 			continue
 		}
@@ -438,11 +411,11 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 		}
 		return false, c.GetIval() != nil
 	case n.GetTypeCast() != nil:
-		switch sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) {
-		case "numeric", "decimal":
-			return true, false
+		if len(n.GetTypeCast().TypeName.GetArrayBounds()) > 0 {
+			return false, false
 		}
-		return false, integerExpr(n, typeOf)
+		t, _ := schema.ParseType(sqltree.LastName(n.GetTypeCast().TypeName.GetNames()))
+		return t == schema.Decimal, integerExpr(n, typeOf)
 	case n.GetColumnRef() != nil:
 		if typeOf != nil && typeOf(n) == schema.Decimal {
 			return true, false

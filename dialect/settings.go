@@ -232,10 +232,8 @@ func checkDateStyle(v string) (string, error) {
 	for _, part := range strings.FieldsFunc(strings.ToUpper(v), func(r rune) bool { return r == ',' || r == ' ' }) {
 		var err error
 		switch part {
-		case "ISO", "SQL", "GERMAN":
+		case "ISO", "SQL", "GERMAN", "POSTGRES":
 			err = setStyle(pgdatetime.DateStyleOf(part).String())
-		case "POSTGRES":
-			err = setStyle("Postgres")
 		case "MDY", "US", "NONEUROPEAN", "NONEURO":
 			err, explicitOrder = setOrder("MDY"), true
 		case "DMY", "EUROPEAN", "EURO":

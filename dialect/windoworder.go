@@ -275,83 +275,18 @@ const frameRange = 0x2
 // computed date + 1 as the next day, and failed with 42883 on the others.
 // Keys are known by typeOf (a column) or a cast; offsets when they are
 // number literals or interval casts.
-//
-// With widen, it checks nothing and widens an integer key with integer
-// offsets to the engine's 128-bit integer instead: PostgreSQL's in_range
-// treats a bound past the type's range as reaching its end
-// (x::smallint RANGE BETWEEN CURRENT ROW AND 2147450884 FOLLOWING), where
-// the engine computed x + offset in the key's type and failed with
-// integer out of range. The planner widens after WindowOutputOrder has
-// compared the windows' keys as written. It reports whether sel changed.
-func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type, widen bool) (bool, error) {
-	if sel == nil {
-		return false, nil
-	}
-	changed := false
-	named := map[string]*pg_query.WindowDef{}
-	for _, w := range sel.WindowClause {
-		if wd := w.GetWindowDef(); wd != nil {
-			named[wd.Name] = wd
-		}
-	}
-	keyType := func(n *pg_query.Node) schema.Type {
-		if tc := n.GetTypeCast(); tc != nil && len(tc.TypeName.GetArrayBounds()) == 0 {
-			t, _ := schema.TypeFromUDTName(sqltree.LastName(tc.TypeName.GetNames()))
-			return t
-		}
-		if typeOf != nil {
-			return typeOf(n)
-		}
-		return schema.Invalid
-	}
-	offsetType := func(n *pg_query.Node) string {
-		switch c := n.GetAConst(); {
-		case c != nil && c.GetIval() != nil:
-			return "integer"
-		case c != nil && c.GetFval() != nil:
-			return "numeric"
-		case n.GetTypeCast().GetArg().GetAConst().GetIval() != nil && integerExpr(n, nil):
-			return "integer"
-		case n.GetTypeCast() != nil && sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) == "interval":
-			return "interval"
-		}
-		return ""
-	}
+func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) error {
 	var failed error
-	check := func(wd *pg_query.WindowDef) {
-		if failed != nil || wd.FrameOptions&frameRange == 0 || wd.StartOffset == nil && wd.EndOffset == nil {
+	rangeFrames(sel, func(wd *pg_query.WindowDef, key *pg_query.SortBy) {
+		if failed != nil {
 			return
 		}
-		order := wd.OrderClause
-		for ref := wd.Refname; len(order) == 0 && ref != ""; {
-			base, ok := named[ref]
-			if !ok {
-				break
-			}
-			order, ref = base.OrderClause, base.Refname
-		}
-		if len(order) != 1 {
-			return
-		}
-		kt := keyType(order[0].GetSortBy().GetNode())
-		if widen {
-			integers := kt == schema.Int16 || kt == schema.Int32 || kt == schema.Int64
-			for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
-				if off != nil && offsetType(off) != "integer" {
-					integers = false
-				}
-			}
-			if sb := order[0].GetSortBy(); integers {
-				sb.Node = sqltree.Cast(sb.Node, "hugeint")
-				changed = true
-			}
-			return
-		}
+		kt := rangeKeyType(key.Node, typeOf)
 		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
 			if off == nil {
 				continue
 			}
-			ot := offsetType(off)
+			ot := rangeOffsetKind(off)
 			switch kt {
 			case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
 				if ot == "interval" {
@@ -368,10 +303,66 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 				return
 			}
 		}
+	})
+	return failed
+}
+
+// WidenRangeKeys widens, in sel's windows, an integer RANGE key with
+// integer offsets to the engine's 128-bit integer: PostgreSQL's in_range
+// treats a bound past the type's range as reaching its end
+// (x::smallint RANGE BETWEEN CURRENT ROW AND 2147450884 FOLLOWING), where
+// the engine computed x + offset in the key's type and failed with
+// integer out of range. The planner widens after WindowOutputOrder has
+// compared the windows' keys as written. It reports whether sel changed.
+func WidenRangeKeys(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) bool {
+	changed := false
+	rangeFrames(sel, func(wd *pg_query.WindowDef, key *pg_query.SortBy) {
+		if intWidth(key.Node, typeOf) == 0 {
+			return // a widened key is no longer one (the cast is to hugeint)
+		}
+		for _, off := range []*pg_query.Node{wd.StartOffset, wd.EndOffset} {
+			if off != nil && rangeOffsetKind(off) != "integer" {
+				return
+			}
+		}
+		key.Node = sqltree.Cast(key.Node, "hugeint")
+		changed = true
+	})
+	return changed
+}
+
+// rangeFrames calls fn for every window of sel (named, or in the select
+// list outside subqueries) with a RANGE frame with an offset and one
+// ordering key, which may be its base window's.
+func rangeFrames(sel *pg_query.SelectStmt, fn func(wd *pg_query.WindowDef, key *pg_query.SortBy)) {
+	if sel == nil {
+		return
+	}
+	named := map[string]*pg_query.WindowDef{}
+	for _, w := range sel.WindowClause {
+		if wd := w.GetWindowDef(); wd != nil {
+			named[wd.Name] = wd
+		}
+	}
+	visit := func(wd *pg_query.WindowDef) {
+		if wd.FrameOptions&frameRange == 0 || wd.StartOffset == nil && wd.EndOffset == nil {
+			return
+		}
+		order := wd.OrderClause
+		for ref := wd.Refname; len(order) == 0 && ref != ""; {
+			base, ok := named[ref]
+			if !ok {
+				break
+			}
+			order, ref = base.OrderClause, base.Refname
+		}
+		if len(order) == 1 {
+			fn(wd, order[0].GetSortBy())
+		}
 	}
 	for _, w := range sel.WindowClause {
 		if wd := w.GetWindowDef(); wd != nil {
-			check(wd)
+			visit(wd)
 		}
 	}
 	for _, t := range sel.TargetList {
@@ -381,11 +372,38 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 				return sqltree.SkipChildren // another query's columns
 			case *pg_query.FuncCall:
 				if x.Over != nil {
-					check(x.Over)
+					visit(x.Over)
 				}
 			}
 			return nil
 		})
 	}
-	return changed, failed
+}
+
+// rangeKeyType is a RANGE key's type, known by its cast or typeOf.
+func rangeKeyType(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
+	if tc := n.GetTypeCast(); tc != nil && len(tc.TypeName.GetArrayBounds()) == 0 {
+		t, _ := schema.TypeFromUDTName(sqltree.LastName(tc.TypeName.GetNames()))
+		return t
+	}
+	if typeOf != nil {
+		return typeOf(n)
+	}
+	return schema.Invalid
+}
+
+// rangeOffsetKind is the kind of a RANGE offset written as a literal or
+// a cast of one: integer, numeric or interval ("" when unknown).
+func rangeOffsetKind(n *pg_query.Node) string {
+	switch c := n.GetAConst(); {
+	case c != nil && c.GetIval() != nil:
+		return "integer"
+	case c != nil && c.GetFval() != nil:
+		return "numeric"
+	case n.GetTypeCast().GetArg().GetAConst().GetIval() != nil && intWidth(n, nil) != 0:
+		return "integer"
+	case n.GetTypeCast() != nil && sqltree.LastName(n.GetTypeCast().TypeName.GetNames()) == "interval":
+		return "interval"
+	}
+	return ""
 }

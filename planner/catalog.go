@@ -116,8 +116,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if features.Minus {
 		changed = dialect.TimestamptzDifference(out, nil) || changed
 	}
+	// The types of the select list's columns, for the rewrites below that
+	// need them: its FROM tables are looked up once.
+	var typeOf func(*pg_query.Node) schema.Type
 	if sel := out.GetSelectStmt(); sel != nil {
-		typeOf := s.argumentType(sel)
+		typeOf = s.argumentType(sel)
 		// The float variances' Go function takes every value as a list:
 		// for queries over no table of the store only (VALUES, series,
 		// temporary tables), where the input is the statement's own and
@@ -133,7 +136,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 			}
 		}
 		if features.Windows {
-			if _, err := dialect.RangeOffsetTypes(sel, typeOf, false); err != nil {
+			if err := dialect.RangeOffsetTypes(sel, typeOf); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -161,12 +164,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	changed = dialect.WindowOutputOrder(out.GetSelectStmt()) || changed
 	if sel := out.GetSelectStmt(); sel != nil && features.Windows {
 		// After the output order, which compares the keys as written.
-		widened, _ := dialect.RangeOffsetTypes(sel, s.argumentType(sel), true)
-		changed = widened || changed
+		changed = dialect.WidenRangeKeys(sel, typeOf) || changed
 	}
 	changed = dialect.NameRowValues(out) || changed
 	if sel := out.GetSelectStmt(); sel != nil && exact {
-		changed = dialect.ExactAggregates(sel, s.argumentType(sel)) || changed
+		changed = dialect.ExactAggregates(sel, typeOf) || changed
 		changed = dialect.NumericLiteralScales(sel) || changed
 		changed = dialect.ScaledValuesColumns(sel) || changed
 	}
@@ -309,13 +311,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 // (which read the relation rel). ok is false for any other call.
 func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel string, ok bool, err error) {
 	switch name := sqltree.LastName(fc.Funcname); {
-	case name == "format" && len(fc.Args) >= 1 && (!fc.FuncVariadic || fc.Args[len(fc.Args)-1].GetAArrayExpr() != nil):
-		args := fc.Args
-		if fc.FuncVariadic {
-			// format(f, VARIADIC ARRAY[a, b]) is format(f, a, b).
-			args = append(slices.Clone(args[:len(args)-1]), args[len(args)-1].GetAArrayExpr().Elements...)
-		}
-		r, err = dialect.FormatCall(args)
+	case name == "format" && len(fc.Args) >= 1 && dialect.ExpandVariadic(fc):
+		// (Expanded here: format is translated before the other calls.)
+		r, err = dialect.FormatCall(fc.Args)
 	case name == "to_char" && len(fc.Args) == 2:
 		r, err = dialect.ToCharCall(fc.Args[0], fc.Args[1], s.settings.Location().String())
 	case relationSizeFuncs[name] && len(fc.Args) == 1:

@@ -548,6 +548,23 @@ func TestNumericDivision(t *testing.T) {
 	})
 }
 
+// Buffered rows come back, without ORDER BY, in the order they were
+// written, as PostgreSQL's heap returns an append-only table, not grouped
+// by the time bucket each row fell in.
+func TestBufferedRowsInWriteOrder(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE wo (time TIMESTAMPTZ NOT NULL, k INT)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO wo VALUES ('2026-01-01 00:00:00+00', 1)", "tag:INSERT 0 1"},
+		{0, "INSERT INTO wo VALUES ('2026-03-01 00:00:00+00', 2)", "tag:INSERT 0 1"},
+		{0, "INSERT INTO wo VALUES ('2026-01-01 00:00:01+00', 3)", "tag:INSERT 0 1"},
+		{0, "SELECT k FROM wo", "1;2;3"},
+		{0, "INSERT INTO wo VALUES ('2026-03-01 00:00:01+00', 4)", "tag:INSERT 0 1"},
+		{0, "INSERT INTO wo VALUES ('2026-01-01 00:00:02+00', 5)", "tag:INSERT 0 1"},
+		{0, "SELECT k FROM wo", "1;2;3;4;5"},
+	})
+}
+
 // CREATE TABLE … AS makes a table of the query's columns and fills it.
 func TestCreateTableAs(t *testing.T) {
 	e := newEnv(t)

@@ -144,9 +144,8 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 		return "", err
 	}
 	inSnap := make(map[uint64]bool, len(snap.Batches))
-	var missing []arrow.RecordBatch
-	var missingIDs []uint64
-	for _, b := range inWriteOrder(snap.Batches) {
+	var missingBatches []membuffer.Batch
+	for _, b := range snap.Batches {
 		inSnap[b.ID] = true
 		if mt.have[b.ID] {
 			continue
@@ -160,8 +159,25 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 			mt.have[b.ID] = true
 			continue
 		}
-		missing = append(missing, b.Rec)
-		missingIDs = append(missingIDs, b.ID)
+		missingBatches = append(missingBatches, b)
+	}
+	// Appended in the order they were written (their WAL sequence), where
+	// the MemBuffer lists them by time bucket: a scan reads the mirror in
+	// its order, and a query without ORDER BY over buffered rows returns
+	// them as they were inserted, as PostgreSQL's heap does for a table
+	// that was only appended to, not grouped by the bucket each row's
+	// time fell in. Only the batches new to the mirror are sorted: most
+	// queries find none.
+	slices.SortStableFunc(missingBatches, func(a, b membuffer.Batch) int {
+		if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	missing := make([]arrow.RecordBatch, len(missingBatches))
+	missingIDs := make([]uint64, len(missingBatches))
+	for i, b := range missingBatches {
+		missing[i], missingIDs[i] = b.Rec, b.ID
 	}
 	if len(missing) > 0 {
 		if err := appendBatches(ctx, conn, mt.table, mt, missing, missingIDs); err != nil {
@@ -226,28 +242,6 @@ func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTab
 	}
 	mt.outgrown = keep
 	return nil
-}
-
-// inWriteOrder is batches in the order they were written (their WAL
-// sequence), where the MemBuffer lists them by time bucket. The mirror
-// appends them in this order and a scan reads them back in it: a query
-// without ORDER BY over buffered rows returns them as they were inserted,
-// as PostgreSQL's heap does for a table that was only appended to, not
-// grouped by the bucket each row's time fell in.
-func inWriteOrder(batches []membuffer.Batch) []membuffer.Batch {
-	if slices.IsSortedFunc(batches, compareWriteOrder) {
-		return batches
-	}
-	out := slices.Clone(batches)
-	slices.SortStableFunc(out, compareWriteOrder)
-	return out
-}
-
-func compareWriteOrder(a, b membuffer.Batch) int {
-	if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }
 
 // createMirrorTable creates a DuckDB table for a tsdb table's rows plus the

@@ -6,7 +6,6 @@ package planner
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -217,30 +216,11 @@ func quoteIdentIfNeeded(s string) string {
 // the last field the type names, seconds without one.
 func timeZoneInterval(tc *pg_query.TypeCast) (string, error) {
 	text := constString(tc.Arg)
-	iv, err := pgdatetime.ParseInterval(text)
+	// The fields the type names apply as to any interval constant ('5'
+	// HOUR is five hours, '-04:30' HOUR is -04).
+	iv, err := dialect.IntervalValue(tc.TypeName, text, pgdatetime.Postgres)
 	if err != nil {
-		return "", sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", text)
-	}
-	if len(tc.TypeName.GetTypmods()) > 0 {
-		// The fields the type names: a bare number counts in the last,
-		// and what is below the last is cut off, as PostgreSQL's
-		// AdjustIntervalForTypmod does ('-04:30' HOUR is -04).
-		unit := int64(1)
-		switch mask := tc.TypeName.Typmods[0].GetAConst().GetIval().GetIval(); {
-		case mask&(1<<12) != 0: // SECOND
-		case mask&(1<<11) != 0: // MINUTE
-			unit = 60
-		case mask&(1<<10) != 0: // HOUR
-			unit = 3600
-		default: // DAY and above: no time of day
-			unit = 86400
-		}
-		if n, perr := strconv.ParseFloat(strings.TrimSpace(text), 64); perr == nil {
-			iv = pgdatetime.Interval{Micros: int64(math.Round(n * float64(unit) * 1e6))}
-		}
-		if unit > 1 {
-			iv.Micros = iv.Micros / (unit * 1e6) * (unit * 1e6) // toward zero, as PostgreSQL truncates
-		}
+		return "", err
 	}
 	unit := ""
 	switch {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,17 +105,6 @@ func (floatText) Executor() duckdb.ScalarFuncExecutor {
 	}}
 }
 
-// datetimeText is the engine function _tsdb_datetime_text(value, kind,
-// style, order, zone) that a cast of a date or timestamp to text is
-// rewritten to when the session's DateStyle is not ISO (the engine writes
-// ISO itself): kind is 0 for a date, 1 for a timestamp, 2 for a
-// timestamptz, style and order are DateStyle's (pgdatetime.DateStyle and
-// Order), zone the session's TimeZone. Its argument is of any type (see
-// intervalText). Zones are read once per engine.
-type datetimeText struct {
-	zones *zoneCache
-}
-
 // zoneCache holds the zones of the TimeZone values the engine's Go
 // functions were given, read once each. It keeps at most maxZones: a
 // client may set any number of POSIX zones ('<x1>+3', '<x2>+3', …).
@@ -144,59 +134,63 @@ func (c *zoneCache) get(zone string) *time.Location {
 	return loc.(*time.Location)
 }
 
-// zoneAbbrev is the engine function _tsdb_zone_abbrev(value, kind, zone)
-// that to_char's TZ pattern is rewritten to: the abbreviation PostgreSQL
-// prints for the zone at that instant (PST, CEST, +0545) for a
-// timestamptz (kind 2), nothing for a timestamp (kind 1), which has no
-// zone. The engine's strftime %Z printed the zone's name (PST8PDT).
-type zoneAbbrev struct {
-	zones *zoneCache
-}
-
-func (zoneAbbrev) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(duckdb.TYPE_ANY, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR),
-		ResultTypeInfo: udfTypes(duckdb.TYPE_VARCHAR)[0]}
-}
-
-func (z zoneAbbrev) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
-		defer recoverUDF("_tsdb_zone_abbrev", &err)
-		t, ok := values[0].(time.Time)
+// dateTextFunctions are the Go functions that write dates and times as
+// text in the session's zone (its TimeZone value, read once per engine).
+// Their first argument is of any type, since the rewrites name them for
+// values of every type and run them only for dates and timestamps (see
+// intervalText); kind is pgdatetime.TimeKind's value.
+func dateTextFunctions() []goScalar {
+	zones := &zoneCache{}
+	const (
+		anyType = duckdb.TYPE_ANY
+		integer = duckdb.TYPE_INTEGER
+		text    = duckdb.TYPE_VARCHAR
+	)
+	timeOf := func(name string, v driver.Value) (time.Time, error) {
+		t, ok := v.(time.Time)
 		if !ok {
-			return nil, fmt.Errorf("[tsdb %s] _tsdb_zone_abbrev of %T", sqlerr.InternalError, values[0])
+			return t, fmt.Errorf("%s of %T", name, v)
 		}
-		if kind, _ := values[1].(int32); kind != int32(pgdatetime.KindTimestamptz) {
-			return "", nil
-		}
-		zone, _ := values[2].(string)
-		return pgdatetime.ZoneAbbreviation(t, z.zones.get(zone)), nil
-	}}
-}
-
-func (datetimeText) Config() duckdb.ScalarFuncConfig {
-	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(duckdb.TYPE_ANY, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR),
-		ResultTypeInfo: udfTypes(duckdb.TYPE_VARCHAR)[0]}
-}
-
-func (d datetimeText) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
-		defer recoverUDF("_tsdb_datetime_text", &err)
-		t, ok := values[0].(time.Time)
-		if !ok {
-			return nil, fmt.Errorf("[tsdb %s] _tsdb_datetime_text of %T", sqlerr.InternalError, values[0])
-		}
-		kind, _ := values[1].(int32)
-		style, _ := values[2].(int32)
-		order, _ := values[3].(int32)
-		zone, _ := values[4].(string)
-		switch pgdatetime.EngineInfinity(t, kind == int32(pgdatetime.KindDate)) {
-		case 1:
-			return "infinity", nil
-		case -1:
-			return "-infinity", nil
-		}
-		return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), d.zones.get(zone), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
-	}}
+		return t, nil
+	}
+	return []goScalar{
+		// _tsdb_datetime_text(value, kind, style, order, zone): a cast of
+		// a date or timestamp to text when the session's DateStyle is not
+		// ISO (the engine writes ISO itself).
+		{"_tsdb_datetime_text", []duckdb.Type{anyType, integer, integer, integer, text}, text, func(v []driver.Value) (any, error) {
+			t, err := timeOf("_tsdb_datetime_text", v[0])
+			if err != nil {
+				return nil, err
+			}
+			kind, _ := v[1].(int32)
+			style, _ := v[2].(int32)
+			order, _ := v[3].(int32)
+			zone, _ := v[4].(string)
+			switch pgdatetime.EngineInfinity(t, kind == int32(pgdatetime.KindDate)) {
+			case 1:
+				return "infinity", nil
+			case -1:
+				return "-infinity", nil
+			}
+			return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), zones.get(zone), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
+		}},
+		// _tsdb_zone_abbrev(value, kind, zone): to_char's TZ, the
+		// abbreviation PostgreSQL prints for the zone at that instant
+		// (PST, CEST, +0545) for a timestamptz, nothing for a timestamp,
+		// which has no zone. The engine's strftime %Z printed the zone's
+		// name (PST8PDT).
+		{"_tsdb_zone_abbrev", []duckdb.Type{anyType, integer, text}, text, func(v []driver.Value) (any, error) {
+			t, err := timeOf("_tsdb_zone_abbrev", v[0])
+			if err != nil {
+				return nil, err
+			}
+			if kind, _ := v[1].(int32); kind != int32(pgdatetime.KindTimestamptz) {
+				return "", nil
+			}
+			zone, _ := v[2].(string)
+			return pgdatetime.ZoneAbbreviation(t, zones.get(zone)), nil
+		}},
+	}
 }
 
 // registerFunctions adds tsdb's Go functions to the engine's catalog,
@@ -216,17 +210,10 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_text", floatText{}); err != nil {
 		return err
 	}
-	zones := &zoneCache{}
-	if err := duckdb.RegisterScalarUDF(c, "_tsdb_datetime_text", datetimeText{zones: zones}); err != nil {
-		return err
-	}
-	if err := duckdb.RegisterScalarUDF(c, "_tsdb_zone_abbrev", zoneAbbrev{zones: zones}); err != nil {
-		return err
-	}
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_var", floatVariance{}); err != nil {
 		return err
 	}
-	for _, f := range append(textFunctions(), degreeFunctions()...) {
+	for _, f := range slices.Concat(textFunctions(), degreeFunctions(), dateTextFunctions()) {
 		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
 			return fmt.Errorf("register %s: %w", f.name, err)
 		}

@@ -223,6 +223,8 @@ func infinite(t time.Time, oid uint32) int {
 	return pgdatetime.EngineInfinity(t, oid == oidDate)
 }
 
+// appendTime writes a date, time, timestamp or timestamptz as PostgreSQL's
+// output does in the session's DateStyle and zone.
 func appendTime(dst []byte, t time.Time, oid uint32, st textStyle) []byte {
 	switch infinite(t, oid) {
 	case 1:
@@ -230,68 +232,16 @@ func appendTime(dst []byte, t time.Time, oid uint32, st textStyle) []byte {
 	case -1:
 		return append(dst, "-infinity"...)
 	}
-	if st.dates != pgdatetime.ISODates && oid != oidTime {
-		kind := pgdatetime.KindTimestamptz
-		switch oid {
-		case oidDate:
-			kind = pgdatetime.KindDate
-		case oidTimestamp:
-			kind = pgdatetime.KindTimestamp
-		}
-		return pgdatetime.AppendDateTime(dst, t, kind, st.loc, st.dates, st.order)
-	}
-	loc := st.loc
+	kind := pgdatetime.KindTimestamptz
 	switch oid {
-	case oidDate:
-		t = t.UTC()
-		return appendEra(t.AppendFormat(appendYear(dst, t), "-01-02"), t)
 	case oidTime:
 		return t.UTC().AppendFormat(dst, "15:04:05.999999")
+	case oidDate:
+		kind = pgdatetime.KindDate
 	case oidTimestamp:
-		t = t.UTC()
-		return appendEra(t.AppendFormat(appendYear(dst, t), "-01-02 15:04:05.999999"), t)
+		kind = pgdatetime.KindTimestamp
 	}
-	if loc == nil {
-		loc = time.UTC
-	}
-	t = t.In(loc)
-	dst = t.AppendFormat(appendYear(dst, t), "-01-02 15:04:05.999999")
-	_, off := t.Zone()
-	sign := byte('+')
-	if off < 0 {
-		sign, off = '-', -off
-	}
-	two := func(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
-	dst = two(append(dst, sign), off/3600)
-	if m := off % 3600 / 60; m != 0 || off%60 != 0 {
-		dst = two(append(dst, ':'), m)
-		if s := off % 60; s != 0 {
-			dst = two(append(dst, ':'), s)
-		}
-	}
-	return appendEra(dst, t)
-}
-
-// appendYear writes t's year as PostgreSQL does: at least four digits,
-// and for years before 1 AD the year BC (astronomical year 0 is 1 BC),
-// which appendEra then marks. Go's layouts would write -0001 for 2 BC.
-func appendYear(dst []byte, t time.Time) []byte {
-	y := t.Year()
-	if y <= 0 {
-		y = 1 - y
-	}
-	for p := 1000; p > 1 && y < p; p /= 10 {
-		dst = append(dst, '0')
-	}
-	return strconv.AppendInt(dst, int64(y), 10)
-}
-
-// appendEra adds PostgreSQL's " BC" after a value before 1 AD.
-func appendEra(dst []byte, t time.Time) []byte {
-	if t.Year() <= 0 {
-		return append(dst, " BC"...)
-	}
-	return dst
+	return pgdatetime.AppendDateTime(dst, t, kind, st.loc, st.dates, st.order)
 }
 
 func formatUUID(b []byte) string {

@@ -66,12 +66,13 @@ var (
 	monthNames   = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 )
 
-// AppendDateTime writes t in one of the styles other than ISO, as
-// PostgreSQL's EncodeDateOnly and EncodeDateTime do: a date, a timestamp
-// (t's wall clock in UTC) or a timestamptz (t in loc, followed by the
-// zone's abbreviation, or its offset where the zone has none). Years have
-// at least four digits and years before 1 AD are written as BC; the
-// caller writes the infinities, which are the same in every style.
+// AppendDateTime writes t in a DateStyle, as PostgreSQL's EncodeDateOnly
+// and EncodeDateTime do: a date, a timestamp (t's wall clock in UTC) or a
+// timestamptz (t in loc; in ISO followed by its offset, in the other
+// styles by the zone's abbreviation, or the offset where the zone has
+// none). Years have at least four digits and years before 1 AD are
+// written as BC (Go's layouts would write -0001 for 2 BC); the caller
+// writes the infinities, which are the same in every style.
 func AppendDateTime(dst []byte, t time.Time, kind TimeKind, loc *time.Location, style DateStyle, order Order) []byte {
 	if kind == KindTimestamptz {
 		if loc == nil {
@@ -81,14 +82,25 @@ func AppendDateTime(dst []byte, t time.Time, kind TimeKind, loc *time.Location, 
 	} else {
 		t = t.UTC()
 	}
-	year := t.Year()
+	year, mon, day := t.Date()
+	month := int(mon)
 	bc := year <= 0
 	if bc {
 		year = 1 - year
 	}
-	month, day := int(t.Month()), t.Day()
 	dmy := order == DMY
 	switch {
+	case style == ISODates:
+		dst = appendYear4(dst, year)
+		if kind == KindDate {
+			dst = t.AppendFormat(dst, "-01-02")
+		} else {
+			dst = t.AppendFormat(dst, "-01-02 15:04:05.999999")
+		}
+		if kind == KindTimestamptz {
+			_, off := t.Zone()
+			dst = appendOffset(dst, off)
+		}
 	case style == PostgresDates && kind != KindDate:
 		dst = append(dst, weekdayNames[t.Weekday()]...)
 		dst = append(dst, ' ')
@@ -121,7 +133,7 @@ func AppendDateTime(dst []byte, t time.Time, kind TimeKind, loc *time.Location, 
 			dst = appendClock(append(dst, ' '), t)
 		}
 	}
-	if kind == KindTimestamptz {
+	if kind == KindTimestamptz && style != ISODates {
 		dst = append(dst, ' ')
 		dst = append(dst, ZoneAbbreviation(t, loc)...)
 	}
