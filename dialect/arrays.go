@@ -2,7 +2,6 @@ package dialect
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -17,34 +16,30 @@ import (
 // match, when it has none) if s matches, no row if not. The pattern must
 // be a constant, which the number of groups is read from.
 func RegexpMatches(str, pattern, flags *pg_query.Node) (*pg_query.Node, bool) {
-	sv := pattern.GetAConst().GetSval()
-	if sv == nil {
-		return nil, false
-	}
-	global, rest := false, ""
+	global, rest, given := false, "", ""
 	if flags != nil {
 		fv := flags.GetAConst().GetSval()
 		if fv == nil {
 			return Raise(sqlerr.FeatureNotSupported, "regexp_matches() flags must be a constant"), true
 		}
+		given = fv.Sval
 		global, rest = strings.Contains(fv.Sval, "g"), strings.ReplaceAll(fv.Sval, "g", "")
 	}
 	prefix, perr := regexpFlags("regexp_matches", rest)
 	if perr != nil {
 		return Raise(perr.Code, perr.Message), true
 	}
+	if global {
+		// Every match as PostgreSQL finds them, empty ones too (the
+		// engine's extract-all skips an empty match after another).
+		return call("unnest", call("_tsdb_regexp_matches", str, pattern, pg_query.MakeAConstStrNode(given, -1))), true
+	}
+	sv := pattern.GetAConst().GetSval()
+	if sv == nil {
+		return nil, false
+	}
 	p := pg_query.MakeAConstStrNode(prefix+sv.Sval, -1)
 	n := RegexGroups(sv.Sval)
-	if global {
-		if re, err := regexp.Compile(sv.Sval); err == nil && re.MatchString("") {
-			return Raise(sqlerr.FeatureNotSupported, "regexp_matches(…, 'g') with a pattern that can match an empty string is not supported"), true
-		}
-		if n > maxRegexGroups {
-			return Raise(sqlerr.FeatureNotSupported, fmt.Sprintf("regexp_matches(…, 'g') takes at most %d groups", maxRegexGroups)), true
-		}
-		r, err := sqltree.Template(fmt.Sprintf("unnest(_tsdb_re_all_%d(_tsdb_arg1, _tsdb_arg2))", n), str, p)
-		return r, err == nil
-	}
 	// The first match's groups: the engine's extract-all gives '' for a
 	// group that matched nothing and NULL for one that took no part, as
 	// PostgreSQL does.

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -249,11 +250,10 @@ func TestCheckOuterAggregates(t *testing.T) {
 
 func TestRegexpSplit(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`regexp_split_to_array(s, '\s+')`, `SELECT string_split_regex(s, '(?s)' || E'\\s+')`},
-		{`regexp_split_to_table(s, 'e', 'i')`, `SELECT unnest(string_split_regex(s, '(?si)' || 'e'))`},
-		{`regexp_split_to_array(s, '')`, `SELECT string_split_regex(s, '')`},
-		{`regexp_split_to_array(s, '\s*')`, `error(`},
+		{`regexp_split_to_array(s, '\s+')`, `SELECT _tsdb_regexp_split(s, E'\\s+', '')`},
+		{`regexp_split_to_table(s, 'e', 'i')`, `SELECT unnest(_tsdb_regexp_split(s, 'e', 'i'))`},
 		{`regexp_split_to_array(s, 'e', 'g')`, `error(`},
+		{`regexp_split_to_array(s, 'e', f)`, `error(`},
 	} {
 		if got := rewritten(t, c.in); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
@@ -752,4 +752,40 @@ func TestIntervalArithmetic(t *testing.T) {
 		}
 		return changed
 	})
+}
+
+// The matches PostgreSQL's setup_regexp_matches finds: empty ones after
+// another match, at line starts seen with the text before them, and for
+// splitting none at the text's ends or right after another match.
+func TestPostgresMatches(t *testing.T) {
+	c := &RegexpCache{}
+	for _, tc := range []struct {
+		src, pattern, flags string
+		split               bool
+		want                string
+	}{
+		{"ab", "a*", "g", false, `[[a] [] []]`},
+		{"foobarbequebazilbarfbonk", "(b[^b]+)(b[^b]+)", "g", false, `[[bar beque] [bazil barf]]`},
+		{"abc", "(x)?b", "g", false, `[[<nil>]]`},
+		{"1\n2\n", "^.?", "mg", false, `[[1] [2] []]`},
+		{"\n1\n", ".?$", "mg", false, `[[] [1] [] []]`},
+		{"aaa", "^a", "g", false, `[[a]]`},
+		{"héé", "", "g", false, `[[] [] [] []]`},
+		{"ab c", `\s*`, "", true, `[a b c]`},
+		{"hello", "", "", true, `[h e l l o]`},
+		{"", "x", "", true, `[]`},
+		{"a,b,,c", ",", "", true, `[a b  c]`},
+		{"aXbxc", "x", "i", true, `[a b c]`},
+	} {
+		var got []any
+		var err error
+		if tc.split {
+			got, err = c.RegexpSplit("regexp_split_to_array", tc.src, tc.pattern, tc.flags)
+		} else {
+			got, err = c.RegexpMatches(tc.src, tc.pattern, tc.flags)
+		}
+		if err != nil || fmt.Sprint(got) != tc.want {
+			t.Errorf("%q ~ %q (%s): %v %v, want %s", tc.src, tc.pattern, tc.flags, got, err, tc.want)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -371,25 +370,4 @@ var Macros = append([]string{
 			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
 			ELSE t END`,
 	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
-}, append(regexpAllMacros(), rowMacros()...)...)
-
-// maxRegexGroups is how many parenthesized groups regexp_matches(…, 'g')
-// takes.
-const maxRegexGroups = 9
-
-// regexpAllMacros are _tsdb_re_all_0 to _tsdb_re_all_9: every match of p
-// in s as a list of its groups (n groups; 0: the whole match), for
-// regexp_matches(…, 'g'). A group that matched nothing is ” and one that
-// took no part NULL, as in PostgreSQL.
-func regexpAllMacros() []string {
-	out := []string{"CREATE MACRO _tsdb_re_all_0(s, p) AS list_transform(regexp_extract_all(s, p, 0), lambda m: [m])"}
-	for n := 1; n <= maxRegexGroups; n++ {
-		var lists, fields []string
-		for g := 1; g <= n; g++ {
-			lists = append(lists, fmt.Sprintf("regexp_extract_all(s, p, %d)", g))
-			fields = append(fields, fmt.Sprintf("struct_extract_at(z, %d)", g))
-		}
-		out = append(out, fmt.Sprintf("CREATE MACRO _tsdb_re_all_%d(s, p) AS list_transform(list_zip(%s), lambda z: [%s])", n, strings.Join(lists, ", "), strings.Join(fields, ", ")))
-	}
-	return out
-}
+}, rowMacros()...)

@@ -14,8 +14,10 @@ import (
 // answer as PostgreSQL does, in Go: regexp_replace (with its start and N
 // arguments, its \& and \1 replacement escapes, and the matches PostgreSQL
 // finds where the engine skips an empty match after another match),
-// regexp_instr (every argument, subexpressions too) and substring(… SIMILAR
-// … ESCAPE …). The planner registers them as engine functions.
+// regexp_instr (every argument, subexpressions too), regexp_matches with
+// 'g' and regexp_split_to_array/_table (the empty matches PostgreSQL finds
+// and keeps or skips), and substring(… SIMILAR … ESCAPE …). The planner
+// registers them as engine functions.
 //
 // Patterns are read as the engine reads them (RE2 syntax, which Go's
 // regexp shares), with PostgreSQL's flags; positions count characters.
@@ -34,24 +36,34 @@ const regexpCacheSize = 256
 // Compile returns the regular expression of pattern under PostgreSQL's
 // flags (without 'g', which callers read themselves).
 func (c *RegexpCache) Compile(fn, pattern, flags string) (*regexp.Regexp, error) {
-	key := [2]string{pattern, flags}
+	return c.cached([2]string{pattern, flags}, func() (string, error) {
+		prefix, expanded, err := goRegexpFlags(fn, flags)
+		if err != nil {
+			return "", err
+		}
+		if expanded {
+			return prefix + expandedPattern(pattern), nil
+		}
+		return prefix + pattern, nil
+	})
+}
+
+// cached is the compiled expression of key, compiling the source that
+// source gives when the cache does not hold it.
+func (c *RegexpCache) cached(key [2]string, source func() (string, error)) (*regexp.Regexp, error) {
 	c.mu.Lock()
 	re, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
 		return re, nil
 	}
-	prefix, expanded, err := goRegexpFlags(fn, flags)
+	src, err := source()
 	if err != nil {
 		return nil, err
 	}
-	body := pattern
-	if expanded {
-		body = expandedPattern(pattern)
-	}
-	re, cerr := regexp.Compile(prefix + body)
-	if cerr != nil {
-		return nil, sqlerr.New(sqlerr.InvalidRegularExpression, "invalid regular expression: %s", regexpReason(cerr))
+	re, err = regexp.Compile(src)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.InvalidRegularExpression, "invalid regular expression: %s", regexpReason(err))
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= regexpCacheSize {
@@ -135,62 +147,144 @@ func hasFlag(flags string, f rune) bool { return strings.ContainsRune(flags, f) 
 
 // contextual reports whether a pattern's match at a position depends on
 // the text before it (^, \A, \b, \B): such a pattern cannot be run on a
-// tail of the text.
+// tail of the text alone.
 func contextual(re *regexp.Regexp) bool {
 	s := re.String()
 	return strings.Contains(s, "^") || strings.Contains(s, `\A`) || strings.Contains(s, `\b`) || strings.Contains(s, `\B`)
 }
 
-// pgMatches returns the matches PostgreSQL finds searching src from byte
-// offset from: each search starts where the last match ended (one
-// character later after an empty match). Go's FindAll makes the same
-// searches but drops an empty match that directly follows another match;
-// PostgreSQL keeps it, and so does this. Offsets are into src.
-func pgMatches(re *regexp.Regexp, src string, from int, limit int) ([][]int, error) {
-	tail := src[from:]
-	if from > 0 && contextual(re) {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a start position with ^, \\A, \\b or \\B in the pattern is not supported")
+// withContext returns re preceded by one character of any kind. Run on
+// the text from the character before a search position, its match of re
+// sees that character, as ^ (after a newline), \b and \B must, where re
+// run on the tail alone would take the position for the text's start.
+func (c *RegexpCache) withContext(re *regexp.Regexp) (*regexp.Regexp, error) {
+	return c.cached([2]string{re.String(), "\x00context"}, func() (string, error) {
+		return `(?s:.)(?:` + re.String() + `)`, nil
+	})
+}
+
+// searchAt is the first match of re in src at or after byte offset pos,
+// with the text before pos as its context; offsets are into src.
+func (c *RegexpCache) searchAt(re *regexp.Regexp, src string, pos int) ([]int, error) {
+	if pos == 0 {
+		return re.FindStringSubmatchIndex(src), nil
 	}
-	n := -1
-	if limit > 0 {
-		n = limit // PostgreSQL's matches are Go's and more
-	}
-	all := re.FindAllStringSubmatchIndex(tail, n)
-	var out [][]int
-	context := !contextual(re)
-	for i, m := range all {
-		out = append(out, m)
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-		if m[1] == m[0] || !context {
-			continue
-		}
-		// A non-empty match: PostgreSQL searches again at its end, and
-		// keeps an empty match found there.
-		if i+1 < len(all) && all[i+1][0] == m[1] {
-			continue
-		}
-		if e := re.FindStringSubmatchIndex(tail[m[1]:]); e != nil && e[0] == 0 && e[1] == 0 {
-			for k := range e {
-				if e[k] >= 0 {
-					e[k] += m[1]
-				}
+	if !contextual(re) {
+		m := re.FindStringSubmatchIndex(src[pos:])
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += pos
 			}
-			out = append(out, e)
+		}
+		return m, nil
+	}
+	ctx, err := c.withContext(re)
+	if err != nil {
+		return nil, err
+	}
+	_, w := utf8.DecodeLastRuneInString(src[:pos])
+	back := pos - w
+	m := ctx.FindStringSubmatchIndex(src[back:])
+	if m == nil {
+		return nil, nil
+	}
+	_, lead := utf8.DecodeRuneInString(src[back+m[0]:])
+	m[0] += lead // the context character is not the match's
+	for k := range m {
+		if m[k] >= 0 {
+			m[k] += back
+		}
+	}
+	return m, nil
+}
+
+// pgMatches returns the matches PostgreSQL finds searching src from byte
+// offset from, as its setup_regexp_matches does: each search starts where
+// the last match ended, one character later after an empty match, and
+// sees the text before it. (Go's FindAll drops an empty match that
+// directly follows another match; PostgreSQL keeps it.) With
+// ignoreDegenerate, as for splitting, empty matches at the text's start
+// or end or right after the previous match are skipped. limit > 0 stops
+// after that many matches. Offsets are into src.
+func (c *RegexpCache) pgMatches(re *regexp.Regexp, src string, from int, limit int, ignoreDegenerate bool) ([][]int, error) {
+	var out [][]int
+	prevEnd := from
+	for start := from; start <= len(src); {
+		m, err := c.searchAt(re, src, start)
+		if err != nil || m == nil {
+			return out, err
+		}
+		if !ignoreDegenerate || m[0] < len(src) && m[1] > prevEnd {
+			out = append(out, m)
 			if limit > 0 && len(out) >= limit {
 				break
 			}
 		}
-	}
-	for _, m := range out {
-		for k := range m {
-			if m[k] >= 0 {
-				m[k] += from
+		prevEnd, start = m[1], m[1]
+		if m[0] == m[1] {
+			if start >= len(src) {
+				break
 			}
+			_, w := utf8.DecodeRuneInString(src[start:])
+			start += w
 		}
 	}
 	return out, nil
+}
+
+// RegexpMatches answers regexp_matches(src, pattern, flags) with 'g':
+// each match's captured groups (the whole match without groups), a group
+// that took no part NULL.
+func (c *RegexpCache) RegexpMatches(src, pattern, flags string) ([]any, error) {
+	re, err := c.Compile("regexp_matches", pattern, flags)
+	if err != nil {
+		return nil, err
+	}
+	matches, err := c.pgMatches(re, src, 0, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(matches))
+	for _, m := range matches {
+		groups := m
+		if len(m) > 2 {
+			groups = m[2:]
+		}
+		row := make([]any, 0, len(groups)/2)
+		for k := 0; k+1 < len(groups); k += 2 {
+			if groups[k] < 0 {
+				row = append(row, nil)
+				continue
+			}
+			row = append(row, src[groups[k]:groups[k+1]])
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// RegexpSplit answers regexp_split_to_array (and, unnested,
+// regexp_split_to_table): the text between the matches, where empty
+// matches at the text's ends and right after another match do not split.
+func (c *RegexpCache) RegexpSplit(fn, src, pattern, flags string) ([]any, error) {
+	if hasFlag(flags, 'g') {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "%s() does not support the \"global\" option", fn)
+	}
+	re, err := c.Compile(fn, pattern, flags)
+	if err != nil {
+		return nil, err
+	}
+	matches, err := c.pgMatches(re, src, 0, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(matches)+1)
+	last := 0
+	for _, m := range matches {
+		out = append(out, src[last:m[0]])
+		last = m[1]
+	}
+	return append(out, src[last:]), nil
 }
 
 // runeOffset is the byte offset of the character at 1-based position pos,
@@ -249,7 +343,7 @@ func (c *RegexpCache) RegexpReplace(src, pattern, repl string, start, n int64, n
 	if n > 0 {
 		limit = int(n)
 	}
-	matches, err := pgMatches(re, src, from, limit)
+	matches, err := c.pgMatches(re, src, from, limit, false)
 	if err != nil {
 		return "", err
 	}
@@ -326,7 +420,7 @@ func (c *RegexpCache) RegexpInstr(src, pattern string, start, n, endoption int64
 	if from < 0 {
 		return 0, nil
 	}
-	matches, err := pgMatches(re, src, from, int(n))
+	matches, err := c.pgMatches(re, src, from, int(n), false)
 	if err != nil {
 		return 0, err
 	}

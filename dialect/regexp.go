@@ -2,7 +2,6 @@ package dialect
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -192,37 +191,23 @@ func call(name string, args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
 }
 
-// regexpSplit answers regexp_split_to_array and regexp_split_to_table with
-// the engine's split, PostgreSQL's flags made inline flags. PostgreSQL
-// ignores a zero-length match next to another match, the engine splits
-// there: a pattern that can match both nothing and something (\s*) is
-// refused; the empty pattern splits into characters in both.
+// regexpSplit answers regexp_split_to_array and regexp_split_to_table in
+// Go, which splits where PostgreSQL does: an empty match at the text's
+// ends or right after another match does not split (the engine's split
+// does), the empty pattern splits into characters.
 func regexpSplit(name string, fc *pg_query.FuncCall) *pg_query.Node {
-	flags := ""
+	flags := pg_query.MakeAConstStrNode("", -1)
 	if len(fc.Args) == 3 {
 		sv := fc.Args[2].GetAConst().GetSval()
 		if sv == nil {
 			return Raise(sqlerr.FeatureNotSupported, name+"() flags must be a constant")
 		}
-		flags = sv.Sval
-	}
-	prefix, err := regexpFlags(name, flags)
-	if err != nil {
-		return Raise(err.Code, err.Message)
-	}
-	pattern := fc.Args[1]
-	if sv := pattern.GetAConst().GetSval(); sv != nil {
-		if sv.Sval == "" || sv.Sval == "(?:)" {
-			prefix = ""
-		} else if re, err := regexp.Compile(sv.Sval); err == nil && re.MatchString("") {
-			return Raise(sqlerr.FeatureNotSupported, name+"() with a pattern that can match an empty string is not supported")
+		if _, err := regexpFlags(name, sv.Sval); err != nil {
+			return Raise(err.Code, err.Message)
 		}
+		flags = fc.Args[2]
 	}
-	if prefix != "" {
-		pattern = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("||")},
-			pg_query.MakeAConstStrNode(prefix, -1), pattern, -1)
-	}
-	split := call("string_split_regex", fc.Args[0], pattern)
+	split := call("_tsdb_regexp_split", fc.Args[0], fc.Args[1], flags)
 	if name == "regexp_split_to_table" {
 		return call("unnest", split)
 	}

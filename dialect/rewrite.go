@@ -69,6 +69,10 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
 			}}}, true
 		}
+		if val := proto.Clone(rt.Val).(*pg_query.Node); unnestSeries(val) {
+			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+				Name: rt.Name, Location: rt.Location, Val: val}}}, true
+		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		if r, ok := AnyOfArrayText(e); ok {
@@ -186,3 +190,52 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 // UTCInput reads date and time text as a session with PostgreSQL's
 // defaults and TimeZone UTC does, now meaning now.
 func UTCInput() Input { return Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()} }
+
+// unnestSeries unnests, in place, each generate_series (and
+// regexp_matches, as RegexpMatches answers it) that n computes with in a
+// select list (generate_series(1,5) / 2: a row per value in PostgreSQL,
+// one list in the engine), through operators, casts and function
+// arguments but not into subqueries, and reports whether it changed one.
+// A series already unnested is left as it is.
+func unnestSeries(n *pg_query.Node) bool {
+	changed := false
+	visit := func(slot **pg_query.Node) {
+		if fc := (*slot).GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "generate_series" && fc.Over == nil {
+			*slot = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{*slot}, fc.Location)
+			changed = true
+			return
+		}
+		if fc := (*slot).GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && fc.Over == nil && (len(fc.Args) == 2 || len(fc.Args) == 3) {
+			var flags *pg_query.Node
+			if len(fc.Args) == 3 {
+				flags = fc.Args[2]
+			}
+			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1], flags); ok {
+				*slot, changed = r, true
+				return
+			}
+		}
+		changed = unnestSeries(*slot) || changed
+	}
+	switch {
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Lexpr != nil {
+			visit(&e.Lexpr)
+		}
+		if e.Rexpr != nil {
+			visit(&e.Rexpr)
+		}
+	case n.GetTypeCast() != nil:
+		visit(&n.GetTypeCast().Arg)
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		if sqltree.LastName(fc.Funcname) == "unnest" || fc.Over != nil || fc.AggStar || len(fc.AggOrder) > 0 {
+			return false
+		}
+		for i := range fc.Args {
+			visit(&fc.Args[i])
+		}
+	}
+	return changed
+}

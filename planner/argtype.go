@@ -1,9 +1,14 @@
 package planner
 
 import (
+	"fmt"
+	"math"
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // Types of select list expressions known before the engine binds a query,
@@ -31,6 +36,13 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 				return
 			}
 			t, ok := s.p.store.Table(name)
+			if !ok {
+				known = false
+				return
+			}
+			tables = append(tables, t)
+		case n.GetRangeFunction() != nil:
+			t, ok := seriesTable(n.GetRangeFunction())
 			if !ok {
 				known = false
 				return
@@ -66,4 +78,68 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 		}
 		return found
 	}
+}
+
+// seriesTable is the one-column table of generate_series over integer
+// constants in FROM, as PostgreSQL types it: integer when every bound
+// fits one, else bigint. Its column is named by the alias's column list,
+// else by the alias, else generate_series.
+func seriesTable(rf *pg_query.RangeFunction) (schema.Table, bool) {
+	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
+		return schema.Table{}, false
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || len(items) > 1 && items[1] != nil && items[1].GetList() != nil {
+		return schema.Table{}, false
+	}
+	fc := items[0].GetFuncCall()
+	if fc == nil || sqltree.LastName(fc.Funcname) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 {
+		return schema.Table{}, false
+	}
+	ty := schema.Int32
+	for _, a := range fc.Args {
+		v, ok := integerConstant(a)
+		if !ok {
+			return schema.Table{}, false
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			ty = schema.Int64
+		}
+	}
+	name := "generate_series"
+	if al := rf.Alias; al != nil {
+		name = al.Aliasname
+		if len(al.Colnames) > 0 {
+			name = al.Colnames[0].GetString_().GetSval()
+		}
+	}
+	return schema.Table{Name: name, TimeIndex: -1, Columns: []schema.Column{{Name: name, Type: ty}}}, true
+}
+
+// integerConstant is the value of an integer literal, negated or not.
+func integerConstant(n *pg_query.Node) (int64, bool) {
+	neg := false
+	if ae := n.GetAExpr(); ae != nil && ae.Kind == pg_query.A_Expr_Kind_AEXPR_OP && ae.Lexpr == nil && len(ae.Name) == 1 && ae.Name[0].GetString_().GetSval() == "-" {
+		n, neg = ae.Rexpr, true
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	var v int64
+	switch {
+	case c.GetIval() != nil:
+		v = int64(c.GetIval().Ival)
+	case c.GetFval() != nil:
+		// A bigint literal beyond int4 arrives as a float token.
+		if _, err := fmt.Sscan(c.GetFval().Fval, &v); err != nil || strings.ContainsAny(c.GetFval().Fval, ".eE") {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -236,6 +236,17 @@ func TestPostgresRefusals(t *testing.T) {
 		// NaN divided by zero is NaN; a number divided by zero fails.
 		{0, "SELECT 'nan'::float8 / 0::float8, 'nan'::float8 / NULL::float8, 4::float8 / 2", "NaN|NULL|2"},
 		{0, "SELECT 1::float8 / 0", "err:22012"},
+		// A set-returning function in a select list is a row per value,
+		// also inside an expression; inside CASE, COALESCE or an
+		// aggregate PostgreSQL refuses it.
+		{0, "SELECT generate_series(1, 5) / 2, abs(generate_series(-1, 0))", "0|1;1|0;1|NULL;2|NULL;2|NULL"},
+		{0, "SELECT CASE WHEN true THEN generate_series(1, 3) END", "err:0A000"},
+		{0, "SELECT coalesce(generate_series(1, 3), 0)", "err:0A000"},
+		{0, "SELECT sum(generate_series(1, 3))", "err:0A000"},
+		{0, "SELECT sum(unnest(ARRAY[1]))", "err:0A000"},
+		// generate_series over bigint constants orders a RANGE window as
+		// bigint, widened so that the frame's end does not overflow.
+		{0, "SELECT last_value(x) OVER (ORDER BY x RANGE BETWEEN CURRENT ROW AND 4 FOLLOWING) FROM generate_series(9223372036854775805, 9223372036854775806) x", "9223372036854775806;9223372036854775806"},
 		{0, "SELECT '10e400'::float8", "err:22003"},
 		{0, "SELECT '10e-400'::float8", "err:22003"},
 		{0, "SELECT '-Infinity'::float8, 'nan'::float4", "-Inf|NaN"},
@@ -342,7 +353,14 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SELECT regexp_matches('foobarbequebazilbarfbonk', '(b[^b]+)(b[^b]+)', 'g')", "[bar beque];[bazil barf]"},
 		{0, "SELECT regexp_matches('foobarbequebaz', '(bar)(.*)(beque)')", "[bar  beque]"},
 		{0, "SELECT regexp_matches('foObARbEqUEbAz', '(bar)(beque)', 'i')", "[bAR bEqUE]"},
-		{0, "SELECT regexp_matches('ab', '^', 'mg')", "err:0A000"},
+		// Empty matches where PostgreSQL finds them: after another match,
+		// at line starts, and not where a split would make empty parts.
+		{0, "SELECT regexp_matches('ab', 'a*', 'g')", `[a];[];[]`},
+		{0, "SELECT array_length(regexp_matches('ab', 'a*', 'g'), 1)", `1;1;1`},
+		{0, "SELECT regexp_matches('1' || chr(10) || '2' || chr(10), '^.?', 'mg')", `[1];[2];[]`},
+		{0, "SELECT regexp_matches(chr(10) || '1' || chr(10), '.?$', 'mg')", `[];[1];[];[]`},
+		{0, "SELECT regexp_split_to_array('ab c', '\\s*'), regexp_split_to_array('hello', ''), array_length(regexp_split_to_array('', 'x'), 1)", `[a b c]|[h e l l o]|1`},
+		{0, "SELECT regexp_split_to_table('a,b,,c', ',')", "a;b;;c"},
 		{0, "SELECT initcap('hello wORLD-foo 3d')", "Hello World-Foo 3d"},
 		{0, "SELECT lpad('hi', 5) || '|', rpad('hi', 5) || '|', lpad('hello', 3)", "   hi||hi   ||hel"},
 		{0, "SELECT |/ 25.0, ||/ 27.0", "5|3.0000000000000004"},

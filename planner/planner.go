@@ -400,6 +400,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		if err := dialect.CheckOuterAggregates(n.SelectStmt); err != nil {
 			return nil, err
 		}
+		if err := dialect.CheckSetReturning(n.SelectStmt); err != nil {
+			return nil, err
+		}
 		if err := dialect.CheckSetOpOrder(n.SelectStmt); err != nil {
 			return nil, err
 		}

@@ -51,6 +51,31 @@ func (g goScalar) Config() duckdb.ScalarFuncConfig {
 	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(g.args...), ResultTypeInfo: udfTypes(g.result)[0], SpecialNullHandling: true}
 }
 
+// goListScalar is a goScalar whose result is a list of texts, or of
+// lists of texts (depth 2).
+type goListScalar struct {
+	goScalar
+	depth int
+}
+
+func (g goListScalar) Config() duckdb.ScalarFuncConfig {
+	return duckdb.ScalarFuncConfig{InputTypeInfos: udfTypes(g.args...), ResultTypeInfo: textList(g.depth), SpecialNullHandling: true}
+}
+
+// textList is the engine's type of a list of texts (depth 1) or of lists
+// of texts (depth 2).
+func textList(depth int) duckdb.TypeInfo {
+	info := udfTypes(duckdb.TYPE_VARCHAR)[0]
+	for range depth {
+		list, err := duckdb.NewListInfo(info)
+		if err != nil {
+			panic(err) // a fixed, valid type
+		}
+		info = list
+	}
+	return info
+}
+
 func (g goScalar) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (out any, err error) {
 		defer recoverUDF(g.name, &err)
@@ -67,6 +92,24 @@ func (g goScalar) Executor() duckdb.ScalarFuncExecutor {
 		}
 		return out, nil
 	}}
+}
+
+// listFunctions are the Go functions of PostgreSQL's regular expression
+// functions that return a list: regexp_matches with 'g' (each match a
+// row, unnested) and regexp_split_to_array and _to_table, with the
+// matches PostgreSQL finds (dialect.RegexpCache.RegexpMatches).
+func listFunctions() []goListScalar {
+	re := &dialect.RegexpCache{}
+	str := func(v driver.Value) string { s, _ := v.(string); return s }
+	text := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}
+	return []goListScalar{
+		{goScalar{"_tsdb_regexp_matches", text, duckdb.TYPE_LIST, func(v []driver.Value) (any, error) {
+			return re.RegexpMatches(str(v[0]), str(v[1]), str(v[2]))
+		}}, 2},
+		{goScalar{"_tsdb_regexp_split", text, duckdb.TYPE_LIST, func(v []driver.Value) (any, error) {
+			return re.RegexpSplit("regexp_split_to_array", str(v[0]), str(v[1]), str(v[2]))
+		}}, 1},
+	}
 }
 
 // textFunctions are the Go functions of this file, sharing one cache of

@@ -218,6 +218,11 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 			return fmt.Errorf("register %s: %w", f.name, err)
 		}
 	}
+	for _, f := range listFunctions() {
+		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
+			return fmt.Errorf("register %s: %w", f.name, err)
+		}
+	}
 	return nil
 }
 
