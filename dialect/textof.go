@@ -46,24 +46,28 @@ func textOfValue(x *pg_query.Node, in Input, output bool) (*pg_query.Node, bool)
 	if output {
 		boolean = `WHEN typeof(_tsdb_arg1) = 'BOOLEAN' THEN CASE CAST(_tsdb_arg1 AS STRING) WHEN 'true' THEN 't' WHEN 'false' THEN 'f' END`
 	}
+	zone := "UTC"
+	if in.Loc != nil {
+		zone = in.Loc.String()
+	}
 	dates := ""
 	if in.Dates != pgdatetime.ISODates {
 		// The engine writes dates and timestamps in ISO only.
-		zone := "UTC"
-		if in.Loc != nil {
-			zone = in.Loc.String()
-		}
 		dates = fmt.Sprintf(`WHEN typeof(_tsdb_arg1) IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE') THEN
 			_tsdb_datetime_text(_tsdb_arg1, CASE typeof(_tsdb_arg1) WHEN 'DATE' THEN %d WHEN 'TIMESTAMP' THEN %d ELSE %d END, %d, %d, %s)`,
 			pgdatetime.KindDate, pgdatetime.KindTimestamp, pgdatetime.KindTimestamptz, int(in.Dates), int(in.Order), schema.QuoteString(zone))
 	}
+	// A list is written as PostgreSQL writes the array ({1,2}, not the
+	// engine's [1, 2]), its elements as the session writes them.
+	arrays := fmt.Sprintf(`WHEN typeof(_tsdb_arg1) LIKE '%%[]' THEN _tsdb_array_text(_tsdb_arg1, typeof(_tsdb_arg1), %d, %d, %s, %d, %d)`,
+		int(in.Dates), int(in.Order), schema.QuoteString(zone), int(in.Intervals), in.FloatDigits)
 	// DECIMAL(38,10) is numeric without a typmod, whose value PostgreSQL
 	// writes with the digits it has (2, not 2.0000000000), as the wire
 	// layer does.
 	r, err := sqltree.Template(fmt.Sprintf(`CASE WHEN typeof(_tsdb_arg1) = 'INTERVAL' THEN _tsdb_interval_text(_tsdb_arg1, %d)
 		WHEN typeof(_tsdb_arg1) IN ('DOUBLE', 'FLOAT') THEN _tsdb_float_text(_tsdb_arg1, %d)
 		WHEN typeof(_tsdb_arg1) = 'DECIMAL(38,10)' THEN rtrim(rtrim(CAST(_tsdb_arg1 AS STRING), '0'), '.')
-		%s %s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, boolean, dates), x)
+		%s %s %s ELSE CAST(_tsdb_arg1 AS STRING) END`, int(in.Intervals), in.FloatDigits, arrays, boolean, dates), x)
 	return r, err == nil
 }
 

@@ -361,6 +361,9 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SELECT regexp_matches(chr(10) || '1' || chr(10), '.?$', 'mg')", `[];[1];[];[]`},
 		{0, "SELECT regexp_split_to_array('ab c', '\\s*'), regexp_split_to_array('hello', ''), array_length(regexp_split_to_array('', 'x'), 1)", `[a b c]|[h e l l o]|1`},
 		{0, "SELECT regexp_split_to_table('a,b,,c', ',')", "a;b;;c"},
+		// An array made text is PostgreSQL's array text, not the
+		// engine's list text.
+		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},
 		{0, "SELECT initcap('hello wORLD-foo 3d')", "Hello World-Foo 3d"},
 		{0, "SELECT lpad('hi', 5) || '|', rpad('hi', 5) || '|', lpad('hello', 3)", "   hi||hi   ||hel"},
 		{0, "SELECT |/ 25.0, ||/ 27.0", "5|3.0000000000000004"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"tsdb/internal/pgtext"
 	"tsdb/internal/sqlerr"
 )
 
@@ -16,10 +17,7 @@ import (
 // Record is a row value: its fields in order, each with its type OID. A
 // field that is itself a row value is a Record. The wire layer writes it
 // as PostgreSQL does, "(1,abc,)" in text.
-type Record struct {
-	Fields []any
-	OIDs   []uint32
-}
+type Record = pgtext.Record
 
 // recordShape is the field order and types of a row value column, from
 // the engine's STRUCT(…) type.

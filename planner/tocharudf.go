@@ -14,6 +14,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
+	"tsdb/internal/pgtext"
 	"tsdb/internal/sqlerr"
 )
 
@@ -173,6 +174,26 @@ func dateTextFunctions() []goScalar {
 				return "-infinity", nil
 			}
 			return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), zones.get(zone), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
+		}},
+		// _tsdb_array_text(value, type, style, order, zone, intervals,
+		// digits): a list cast to text, written as the session writes the
+		// array ({1,2}, {"a b",NULL}, {{1,2},{3,4}}), where the engine's
+		// cast writes its own list text ([1, 2]). type is the engine's
+		// name of the value's type, which says what its elements are.
+		{"_tsdb_array_text", []duckdb.Type{anyType, text, integer, integer, text, integer, integer}, text, func(v []driver.Value) (any, error) {
+			list, ok := v[0].([]any)
+			if !ok {
+				return nil, fmt.Errorf("_tsdb_array_text of %T", v[0])
+			}
+			ty, _ := v[1].(string)
+			style, _ := v[2].(int32)
+			order, _ := v[3].(int32)
+			zone, _ := v[4].(string)
+			intervals, _ := v[5].(int32)
+			digits, _ := v[6].(int32)
+			st := pgtext.Style{Loc: zones.get(zone), ExtraDigits: int(digits), Intervals: pgdatetime.IntervalStyle(intervals),
+				Dates: pgdatetime.DateStyle(style), Order: pgdatetime.Order(order)}
+			return string(pgtext.Encode(list, columnFor("", ty).OID, st)), nil
 		}},
 		// _tsdb_zone_abbrev(value, kind, zone): to_char's TZ, the
 		// abbreviation PostgreSQL prints for the zone at that instant

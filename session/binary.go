@@ -12,6 +12,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgtext"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
@@ -121,7 +122,7 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 		if len(raw) != 16 {
 			return nil, fmt.Errorf("uuid parameter of %d bytes", len(raw))
 		}
-		return formatUUID(raw), nil // cast from text by the planner
+		return pgtext.FormatUUID(raw), nil // cast from text by the planner
 	case 25, 1043, 18, 19, 114, 0:
 		if err := schema.CheckText(string(raw)); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgtext"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/planner"
@@ -46,7 +47,7 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 			bits = 32
 		}
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return dialect.AppendFloat(dst, v.Float64(row), bits, st.extraDigits), nil
+			return dialect.AppendFloat(dst, v.Float64(row), bits, st.ExtraDigits), nil
 		}
 	case planner.KindString:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
@@ -60,14 +61,14 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 			if _, err := schema.ToPGMicros(v.Int64(row)); err != nil {
 				return nil, rangeError(err)
 			}
-			return appendTime(dst, v.Time(row), oid, st), nil
+			return pgtext.AppendTime(dst, v.Time(row), oid, st), nil
 		}
 	case planner.KindDate:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			if _, err := schema.ToPGDays(v.Int64(row)); err != nil {
 				return nil, rangeError(err)
 			}
-			return appendTime(dst, v.Time(row), oid, st), nil
+			return pgtext.AppendTime(dst, v.Time(row), oid, st), nil
 		}
 	case planner.KindHugeInt:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {

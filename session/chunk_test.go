@@ -86,7 +86,7 @@ func TestChunkWritersMatchValueEncoders(t *testing.T) {
 					v := ch.Column(i)
 					for _, oid := range append([]uint32{r.Columns[i].OID}, otherOIDs...) {
 						for _, loc := range []*time.Location{time.UTC, kolkata} {
-							text := textWriter(v.Kind(), oid, textStyle{loc: loc, extraDigits: 1})
+							text := textWriter(v.Kind(), oid, textStyle{Loc: loc, ExtraDigits: 1})
 							bin := binaryWriter(v.Kind(), oid)
 							for row := range ch.Len() {
 								if v.Null(row) {
@@ -96,7 +96,7 @@ func TestChunkWritersMatchValueEncoders(t *testing.T) {
 									continue
 								}
 								got, _ := text(nil, v, row)
-								want, _ := appendText(nil, v.Value(row), oid, textStyle{loc: loc, extraDigits: 1})
+								want, _ := appendText(nil, v.Value(row), oid, textStyle{Loc: loc, ExtraDigits: 1})
 								if !bytes.Equal(got, want) {
 									t.Fatalf("%s\ncolumn %d row %d, oid %d, text: %q, want %q", q, i, row, oid, got, want)
 								}

@@ -94,15 +94,15 @@ func TestEncodeText(t *testing.T) {
 		{"json number", 7.0, 114, nil, `7`, false},
 	}
 	for _, tt := range tests {
-		got := encodeText(tt.v, tt.oid, textStyle{loc: tt.loc, extraDigits: 1})
+		got := encodeText(tt.v, tt.oid, textStyle{Loc: tt.loc, ExtraDigits: 1})
 		if tt.null != (got == nil) || string(got) != tt.want {
 			t.Errorf("%s: encodeText(%v) = %q (nil=%v), want %q", tt.name, tt.v, got, got == nil, tt.want)
 		}
 	}
 	// DateStyle's other output styles, as PostgreSQL 15 wrote them;
 	// infinities are the same in every style, times of day keep ISO.
-	postgres := textStyle{loc: berlin, extraDigits: 1, dates: pgdatetime.PostgresDates, order: pgdatetime.MDY}
-	german := textStyle{loc: berlin, extraDigits: 1, dates: pgdatetime.GermanDates, order: pgdatetime.DMY}
+	postgres := textStyle{Loc: berlin, ExtraDigits: 1, Dates: pgdatetime.PostgresDates, Order: pgdatetime.MDY}
+	german := textStyle{Loc: berlin, ExtraDigits: 1, Dates: pgdatetime.GermanDates, Order: pgdatetime.DMY}
 	for _, tt := range []struct {
 		v    any
 		oid  uint32
@@ -118,7 +118,7 @@ func TestEncodeText(t *testing.T) {
 		{[]any{ts}, 1185, postgres, `{"Thu Jan 01 01:00:00 2026 CET"}`},
 	} {
 		if got := string(encodeText(tt.v, tt.oid, tt.st)); got != tt.want {
-			t.Errorf("%v (%d) in %v: %q, want %q", tt.v, tt.oid, tt.st.dates, got, tt.want)
+			t.Errorf("%v (%d) in %v: %q, want %q", tt.v, tt.oid, tt.st.Dates, got, tt.want)
 		}
 	}
 }
