@@ -126,11 +126,16 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			// A number literal keeps its own scale, as PostgreSQL's
 			// value does (1.50::numeric is 1.50, 0.0::numeric 0.0),
 			// where 10 places would print trimmed (1.5, 0).
-			scale := int64(10)
-			if s, ok := literalOwnScale(tc.Arg); ok {
-				scale = int64(s)
+			// Such a literal gets 28 digits before the point, as
+			// DECIMAL(38,10) has: the engine's common type of two
+			// decimals caps at 38 digits and then rounds to the lower
+			// scale (1.5::numeric as DECIMAL(38,1) made 2.25 2.3 in a
+			// UNION, VALUES or CASE beside it).
+			precision, scale := int64(38), int64(10)
+			if s, digits, ok := literalOwnScale(tc.Arg); ok {
+				precision, scale = min(38, max(28+int64(s), int64(digits))), int64(s)
 			}
-			tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(38, -1), pg_query.MakeAConstIntNode(scale, -1)}
+			tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(precision, -1), pg_query.MakeAConstIntNode(scale, -1)}
 			return nil, true
 		}
 	}

@@ -36,6 +36,12 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_to_timestamp1")}
 		return nil, true
 	}
+	if name == "generate_series" && len(fc.Args) == 3 && isDateCast(fc.Args[0]) && isDateCast(fc.Args[1]) {
+		// A series of dates by an interval is PostgreSQL's series of
+		// timestamptz (its dates cast so); the engine's is of timestamps.
+		fc.Args[0], fc.Args[1] = sqltree.Cast(fc.Args[0], "timestamptz"), sqltree.Cast(fc.Args[1], "timestamptz")
+		return n, true
+	}
 	if fc.AggFilter != nil && !fc.AggWithinGroup && guardFiltered(fc) {
 		return nil, true
 	}
@@ -424,4 +430,10 @@ func ExpandVariadic(fc *pg_query.FuncCall) bool {
 	fc.Args = append(fc.Args[:len(fc.Args)-1], arr.Elements...)
 	fc.FuncVariadic = false
 	return true
+}
+
+// isDateCast reports whether n is a cast to date (date '…', x::date).
+func isDateCast(n *pg_query.Node) bool {
+	tc := n.GetTypeCast()
+	return tc != nil && len(tc.TypeName.GetArrayBounds()) == 0 && sqltree.LastName(tc.TypeName.GetNames()) == "date"
 }

@@ -16,6 +16,7 @@ var pgFunctions = map[string]string{
 	"ln":                              "_tsdb_ln",
 	"log10":                           "_tsdb_log10",
 	"sqrt":                            "_tsdb_sqrt",
+	"round":                           "_tsdb_round",
 	"exp":                             "_tsdb_exp",
 	"pg_get_userbyid":                 "_tsdb_userbyid",
 	"pg_table_is_visible":             "_tsdb_visible",
@@ -188,6 +189,12 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_acosh(x) AS _tsdb_dacosh(CAST(x AS DOUBLE))`,
 	`CREATE MACRO _tsdb_datanh(x) AS CASE WHEN (x < -1 OR x > 1) AND NOT isnan(x) THEN error('[tsdb 22003] input is out of range') ELSE atanh(x) END`,
 	`CREATE MACRO _tsdb_atanh(x) AS _tsdb_datanh(CAST(x AS DOUBLE))`,
+	// round(float8) rounds a half to the even neighbour, as C's rint
+	// does (round(2.5::float8) is 2); numeric's round, the engine's for
+	// both, rounds it away from zero. (Written so that -0.5 gives -0, as
+	// rint does, and a decimal keeps round's scale.)
+	`CREATE MACRO _tsdb_round(x) AS CASE WHEN typeof(x) IN ('DOUBLE', 'FLOAT') AND abs(x - trunc(x)) = 0.5 AND round(x) % 2 <> 0
+		THEN sign(x) * (abs(round(x)) - 1) ELSE round(x) END, (x, n) AS round(x, n)`,
 	`CREATE MACRO _tsdb_sqrt(x) AS CASE WHEN x < 0 THEN error('[tsdb 2201F] cannot take square root of a negative number') ELSE sqrt(x) END`,
 	`CREATE MACRO _tsdb_exp(x) AS CASE WHEN isinf(exp(x)) AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: overflow')
 			WHEN exp(x) = 0 AND NOT isinf(x) THEN error('[tsdb 22003] value out of range: underflow') ELSE exp(x) END`,

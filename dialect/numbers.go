@@ -216,25 +216,26 @@ func nanDivision(e *pg_query.A_Expr) (*pg_query.Node, bool) {
 }
 
 // literalOwnScale is the scale a number literal is written with (1.50:
-// 2, 7: 0), when DECIMAL(38, that scale) holds it: at most 10 places,
-// no exponent.
-func literalOwnScale(n *pg_query.Node) (int, bool) {
+// 2, 7: 0) and its digits, when DECIMAL(38, that scale) holds it: at most
+// 10 places, no exponent.
+func literalOwnScale(n *pg_query.Node) (scale, digits int, ok bool) {
 	c := n.GetAConst()
 	switch {
 	case c == nil:
-		return 0, false
+		return 0, 0, false
 	case c.GetIval() != nil:
-		return 0, true
+		return 0, len(strconv.Itoa(int(c.GetIval().Ival))), true
 	case c.GetFval() != nil:
 		text := strings.TrimLeft(c.GetFval().Fval, "+-")
 		if strings.ContainsAny(text, "eE") {
-			return 0, false
+			return 0, 0, false
 		}
 		whole, frac, _ := strings.Cut(text, ".")
-		if len(frac) > 10 || len(strings.TrimLeft(whole, "0"))+len(frac) > 38 {
-			return 0, false
+		digits := len(strings.TrimLeft(whole, "0")) + len(frac)
+		if len(frac) > 10 || digits > 38 {
+			return 0, 0, false
 		}
-		return len(frac), true
+		return len(frac), digits, true
 	}
-	return 0, false
+	return 0, 0, false
 }

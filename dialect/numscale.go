@@ -151,6 +151,17 @@ func removesDuplicates(sel *pg_query.SelectStmt) bool {
 // expression), whether it has a point, and whether it is a literal; good
 // is false for anything else, or a literal DECIMAL(38,10) cannot hold.
 func literalScale(n *pg_query.Node) (scale int, decimal, literal, good bool) {
+	if tc := n.GetTypeCast(); tc != nil && len(tc.TypeName.GetTypmods()) == 0 && len(tc.TypeName.GetArrayBounds()) == 0 {
+		// 1.5::numeric is a numeric of the literal's scale, 1::numeric
+		// one of scale 0.
+		switch sqltree.LastName(tc.TypeName.GetNames()) {
+		case "numeric", "decimal":
+			if s, _, literal, good := literalScale(tc.Arg); literal && good {
+				return s, true, true, true
+			}
+		}
+		return 0, false, false, false
+	}
 	if c := n.GetAConst(); c != nil {
 		switch {
 		case c.GetIval() != nil:
@@ -432,7 +443,7 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 		case (name == "sum" || name == "min" || name == "max") && len(fc.Args) == 1:
 			num, _ := numericOperand(fc.Args[0], typeOf)
 			return num, false // the sum of integers is a wider type
-		case name == "round" && len(fc.Args) >= 1:
+		case (name == "round" || name == "_tsdb_round") && len(fc.Args) >= 1:
 			num, _ := numericOperand(fc.Args[0], typeOf)
 			return num, false
 		}

@@ -361,6 +361,21 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SELECT regexp_matches(chr(10) || '1' || chr(10), '.?$', 'mg')", `[];[1];[];[]`},
 		{0, "SELECT regexp_split_to_array('ab c', '\\s*'), regexp_split_to_array('hello', ''), array_length(regexp_split_to_array('', 'x'), 1)", `[a b c]|[h e l l o]|1`},
 		{0, "SELECT regexp_split_to_table('a,b,,c', ',')", "a;b;;c"},
+		// round(float8) rounds a half to even, as rint does.
+		{0, "SELECT round(2.5::float8), round(3.5::float8), round(-2.5::float8), round(-0.5::float8)::text, round(2.5), round(-2.5::numeric)", "2|4|-2|-0|3|-3"},
+		// A numeric literal's cast keeps room for the values beside it:
+		// 2.25 was rounded to 1.5's scale in a UNION, VALUES or CASE.
+		{0, "SELECT x FROM (VALUES (1.5::numeric), (2.25)) v(x)", "1.5;2.25"},
+		{0, "SELECT sum(x) FROM (SELECT 1::numeric AS x UNION ALL SELECT 2.25) s", "3.25"},
+		{0, "SELECT (CASE WHEN false THEN 1.5::numeric ELSE 2.25 END) = 2.25", "true"},
+		// Dates by an interval are a series of timestamptz.
+		{0, "SELECT pg_typeof(generate_series(date '2024-01-01', date '2024-01-02', interval '1 day'))", "timestamp with time zone;timestamp with time zone"},
+		// A real meeting another number type is taken as float8.
+		{0, "SELECT 0.1::float4 > 0.1, (1::float4 / 3)::text", "true|0.3333333333333333"},
+		{0, "CREATE TABLE r4 (time timestamptz NOT NULL, v real)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO r4 VALUES ('2026-01-01 00:00:00+00', 0.1), ('2026-01-01 00:00:01+00', 1)", "tag:INSERT 0 2"},
+		{0, "SELECT count(*) FROM r4 WHERE v > 0.1", "2"},
+		{0, "SELECT (v / 3)::text FROM r4 ORDER BY v", "0.033333333830038704;0.3333333333333333"},
 		// An array made text is PostgreSQL's array text, not the
 		// engine's list text.
 		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},
