@@ -152,6 +152,17 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			}
 		}
 	}
+	if name == "date_bin" && len(fc.Args) == 3 && fc.Args[2].GetAConst().GetSval() != nil {
+		// An origin written as a bare string is of the source's type in
+		// PostgreSQL; the engine's time_bucket took it for a time zone
+		// name ("Unknown TimeZone '2024-01-01'").
+		ty := "timestamptz"
+		if tc := fc.Args[1].GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "timestamp" {
+			ty = "timestamp"
+		}
+		fc.Args[2] = sqltree.Cast(fc.Args[2], ty)
+		return n, true
+	}
 	if name == "date_bin" && len(fc.Args) >= 2 {
 		// PostgreSQL refuses to bin into months or years; DuckDB bins.
 		arg := fc.Args[0]

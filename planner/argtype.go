@@ -17,10 +17,19 @@ import (
 
 // argumentType returns the type of an expression of sel's select list
 // where it is known without the engine: a column that every table of the
-// FROM list having it holds as the same type. Anything else (subqueries
-// in FROM, expressions) is schema.Invalid.
+// FROM list having it holds as the same type, or a column qualified by
+// the name of a table of the FROM list (whatever else the list holds).
+// Anything else (columns of subqueries in FROM, expressions) is
+// schema.Invalid.
 func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) schema.Type {
 	var tables []schema.Table
+	aliases := map[string]int{} // a table's name in the query → its index in tables
+	named := func(rv *pg_query.RangeVar, name string) {
+		if rv.Alias != nil {
+			name = rv.Alias.Aliasname
+		}
+		aliases[name] = len(tables) - 1
+	}
 	known := true
 	var from func(n *pg_query.Node)
 	from = func(n *pg_query.Node) {
@@ -28,6 +37,7 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 		case n.GetRangeVar() != nil:
 			if name, ok := isTempRelation(n.GetRangeVar()); ok && s.isTemp(name) {
 				tables = append(tables, schema.Table{Name: name, TimeIndex: -1, Columns: s.temps[name]})
+				named(n.GetRangeVar(), name)
 				return
 			}
 			name, err := relationName(n.GetRangeVar())
@@ -41,6 +51,7 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 				return
 			}
 			tables = append(tables, t)
+			named(n.GetRangeVar(), n.GetRangeVar().Relname)
 		case n.GetRangeFunction() != nil:
 			t, ok := seriesTable(n.GetRangeFunction())
 			if !ok {
@@ -60,10 +71,21 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 	}
 	return func(arg *pg_query.Node) schema.Type {
 		cr := arg.GetColumnRef()
-		if !known || cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
+		if cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
 			return schema.Invalid
 		}
 		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
+		if len(cr.Fields) == 2 {
+			if k, ok := aliases[cr.Fields[0].GetString_().GetSval()]; ok {
+				if i := tables[k].ColumnIndex(col); i >= 0 {
+					return tables[k].Columns[i].Type
+				}
+				return schema.Invalid
+			}
+		}
+		if !known {
+			return schema.Invalid
+		}
 		found := schema.Invalid
 		for _, t := range tables {
 			i := t.ColumnIndex(col)

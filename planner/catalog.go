@@ -116,6 +116,10 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if features.Minus {
 		changed = dialect.TimestamptzDifference(out, nil) || changed
 	}
+	// A bare string compared with a date or time column is of the
+	// column's type, read by PostgreSQL's rules: in every SELECT of the
+	// statement, by the columns of its own FROM.
+	changed = s.typeStringLiterals(out) || changed
 	// The types of the select list's columns, for the rewrites below that
 	// need them: its FROM tables are looked up once.
 	var typeOf func(*pg_query.Node) schema.Type
@@ -446,4 +450,34 @@ func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
 		Subquery: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sub}},
 		Alias:    &pg_query.Alias{Aliasname: table, Colnames: []*pg_query.Node{pg_query.MakeStrNode(col)}},
 	}}}
+}
+
+// typeStringLiterals applies dialect.TypedStringLiterals to every SELECT
+// in node, each with the column types of its own FROM tables.
+func (s *Session) typeStringLiterals(node *pg_query.Node) bool {
+	changed := false
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
+		sel, ok := m.(*pg_query.SelectStmt)
+		if !ok || len(sel.FromClause) == 0 {
+			return nil
+		}
+		typeOf := s.argumentType(sel)
+		roots := append([]*pg_query.Node{sel.WhereClause, sel.HavingClause}, sel.TargetList...)
+		for _, f := range sel.FromClause {
+			_ = sqltree.Walk(f.ProtoReflect(), func(m proto.Message) error {
+				switch x := m.(type) {
+				case *pg_query.RangeSubselect, *pg_query.SelectStmt:
+					return sqltree.SkipChildren
+				case *pg_query.JoinExpr:
+					roots = append(roots, x.Quals)
+				}
+				return nil
+			})
+		}
+		for _, r := range roots {
+			changed = dialect.TypedStringLiterals(r, typeOf) || changed
+		}
+		return nil
+	})
+	return changed
 }

@@ -376,6 +376,14 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "INSERT INTO r4 VALUES ('2026-01-01 00:00:00+00', 0.1), ('2026-01-01 00:00:01+00', 1)", "tag:INSERT 0 2"},
 		{0, "SELECT count(*) FROM r4 WHERE v > 0.1", "2"},
 		{0, "SELECT (v / 3)::text FROM r4 ORDER BY v", "0.033333333830038704;0.3333333333333333"},
+		// A bare string compared with a time column is read as
+		// PostgreSQL reads a timestamptz (TSBS's +0000), also in DML.
+		{0, "SELECT count(*) FROM r4 WHERE time >= '2026-01-01 00:00:01.000000 +0000'", "1"},
+		{0, "SELECT count(*) FROM r4 r JOIN (SELECT 1) s ON r.time < '2026-01-01 00:00:01 +0000'", "1"},
+		{0, "UPDATE r4 SET v = 2 WHERE time = '2026-01-01 00:00:01 +0000'", "tag:UPDATE 1"},
+		{0, "SET TimeZone = 'PST8PDT'", "tag:SET"},
+		{0, "DELETE FROM r4 WHERE time < '2026-01-01 00:00:01 +0000'", "tag:DELETE 1"},
+		{0, "RESET TimeZone", "tag:RESET"},
 		// An array made text is PostgreSQL's array text, not the
 		// engine's list text.
 		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},

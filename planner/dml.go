@@ -128,6 +128,21 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 		}
 		return sqltree.Cast(lit, asType)
 	})
+	// A bare string compared with a date or time column is of the
+	// column's type, read by PostgreSQL's rules (rewriteDateTimes).
+	typeOf := func(n *pg_query.Node) schema.Type {
+		cr := n.GetColumnRef()
+		if cr == nil || len(cr.Fields) == 0 {
+			return schema.Invalid
+		}
+		if i := tbl.ColumnIndex(cr.Fields[len(cr.Fields)-1].GetString_().GetSval()); i >= 0 {
+			return tbl.Columns[i].Type
+		}
+		return schema.Invalid
+	}
+	for _, e := range append(exprs, where) {
+		dialect.TypedStringLiterals(e, typeOf)
+	}
 	if err := s.rewriteDateTimes(node); err != nil {
 		return nil, err
 	}

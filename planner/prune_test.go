@@ -51,6 +51,10 @@ func TestTimePruning(t *testing.T) {
 	}{
 		{"time >= '2026-01-01 01:00:00+00' AND time < '2026-01-01 02:00:00+00'", "7", "files 1/2 buckets 1/1"},
 		{"time BETWEEN '2026-01-01T01:00:00Z' AND '2026-01-01T01:30:00.5Z'", "5", "files 1/2 buckets 1/1"},
+		// PostgreSQL's forms the engine does not read (TSBS's +0000, a
+		// zone abbreviation) are typed by the column and still pruned.
+		{"time >= '2026-01-01 01:00:00.000000 +0000' AND time < '2026-01-01 02:00:00 +0000'", "7", "files 1/2 buckets 1/1"},
+		{"'2025-12-31 17:00:00 PST' <= time AND time < '2025-12-31 18:00:00 PST'", "7", "files 1/2 buckets 1/1"},
 		// Rewritten for DuckDB (an OR of two BETWEENs), still pruned alike.
 		{"time BETWEEN SYMMETRIC '2026-01-01T01:30:00.5Z' AND '2026-01-01T01:00:00Z'", "5", "files 1/2 buckets 1/1"},
 		{"time NOT BETWEEN SYMMETRIC '2026-01-01T03:00:00Z' AND '2026-01-01 00:00:00+00'", "2", "files 3/0 buckets 2/0"},
