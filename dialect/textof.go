@@ -57,9 +57,10 @@ func textOfValue(x *pg_query.Node, in Input, output bool) (*pg_query.Node, bool)
 			_tsdb_datetime_text(_tsdb_arg1, CASE typeof(_tsdb_arg1) WHEN 'DATE' THEN %d WHEN 'TIMESTAMP' THEN %d ELSE %d END, %d, %d, %s)`,
 			pgdatetime.KindDate, pgdatetime.KindTimestamp, pgdatetime.KindTimestamptz, int(in.Dates), int(in.Order), schema.QuoteString(zone))
 	}
-	// A list is written as PostgreSQL writes the array ({1,2}, not the
-	// engine's [1, 2]), its elements as the session writes them.
-	arrays := fmt.Sprintf(`WHEN typeof(_tsdb_arg1) LIKE '%%[]' THEN _tsdb_array_text(_tsdb_arg1, typeof(_tsdb_arg1), %d, %d, %s, %d, %d)`,
+	// A list or a struct is written as PostgreSQL writes the array or
+	// record ({1,2} and (1,a), not the engine's [1, 2] and {'f1': 1}),
+	// its elements as the session writes them.
+	arrays := fmt.Sprintf(`WHEN typeof(_tsdb_arg1) LIKE '%%[]' OR typeof(_tsdb_arg1) LIKE 'STRUCT(%%' THEN _tsdb_value_text(_tsdb_arg1, typeof(_tsdb_arg1), %d, %d, %s, %d, %d)`,
 		int(in.Dates), int(in.Order), schema.QuoteString(zone), int(in.Intervals), in.FloatDigits)
 	// DECIMAL(38,10) is numeric without a typmod, whose value PostgreSQL
 	// writes with the digits it has (2, not 2.0000000000), as the wire

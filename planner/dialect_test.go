@@ -387,6 +387,8 @@ func TestPostgresFunctions(t *testing.T) {
 		// An array made text is PostgreSQL's array text, not the
 		// engine's list text.
 		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},
+		{0, "SELECT ROW(1, 'a b', NULL)::text, ROW(1, ROW(2, 'x'))::text, 'r=' || ROW(true, 0.5::float8)::text", `(1,"a b",)|(1,"(2,x)")|r=(t,0.5)`},
+		{0, "SELECT ROW(1.5, 2)::text", "err:0A000"},
 		{0, "SELECT initcap('hello wORLD-foo 3d')", "Hello World-Foo 3d"},
 		{0, "SELECT lpad('hi', 5) || '|', rpad('hi', 5) || '|', lpad('hello', 3)", "   hi||hi   ||hel"},
 		{0, "SELECT |/ 25.0, ||/ 27.0", "5|3.0000000000000004"},

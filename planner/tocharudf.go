@@ -175,16 +175,15 @@ func dateTextFunctions() []goScalar {
 			}
 			return string(pgdatetime.AppendDateTime(nil, t, pgdatetime.TimeKind(kind), zones.get(zone), pgdatetime.DateStyle(style), pgdatetime.Order(order))), nil
 		}},
-		// _tsdb_array_text(value, type, style, order, zone, intervals,
-		// digits): a list cast to text, written as the session writes the
-		// array ({1,2}, {"a b",NULL}, {{1,2},{3,4}}), where the engine's
-		// cast writes its own list text ([1, 2]). type is the engine's
-		// name of the value's type, which says what its elements are.
-		{"_tsdb_array_text", []duckdb.Type{anyType, text, integer, integer, text, integer, integer}, text, func(v []driver.Value) (any, error) {
-			list, ok := v[0].([]any)
-			if !ok {
-				return nil, fmt.Errorf("_tsdb_array_text of %T", v[0])
-			}
+		// _tsdb_value_text(value, type, style, order, zone, intervals,
+		// digits): a list or a row value cast to text, written as the
+		// session writes the array or record ({1,2}, {"a b",NULL},
+		// {{1,2},{3,4}}, (1,a,)), where the engine's cast writes its own
+		// list and struct text ([1, 2], {'f1': 1}). type is the engine's
+		// name of the value's type, which says what its elements or
+		// fields are (and the fields' order, which the driver's map of a
+		// struct does not keep).
+		{"_tsdb_value_text", []duckdb.Type{anyType, text, integer, integer, text, integer, integer}, text, func(v []driver.Value) (any, error) {
 			ty, _ := v[1].(string)
 			style, _ := v[2].(int32)
 			order, _ := v[3].(int32)
@@ -193,7 +192,21 @@ func dateTextFunctions() []goScalar {
 			digits, _ := v[6].(int32)
 			st := pgtext.Style{Loc: zones.get(zone), ExtraDigits: int(digits), Intervals: pgdatetime.IntervalStyle(intervals),
 				Dates: pgdatetime.DateStyle(style), Order: pgdatetime.Order(order)}
-			return string(pgtext.Encode(list, columnFor("", ty).OID, st)), nil
+			col := columnFor("", ty)
+			value := v[0]
+			if col.record != nil {
+				if err := checkRecords([]Column{{Name: "row", record: col.record}}); err != nil {
+					return nil, err
+				}
+				rec, err := col.record.value(v[0])
+				if err != nil {
+					return nil, err
+				}
+				value = rec
+			} else if _, ok := v[0].([]any); !ok {
+				return nil, fmt.Errorf("_tsdb_value_text of %T", v[0])
+			}
+			return string(pgtext.Encode(value, col.OID, st)), nil
 		}},
 		// _tsdb_zone_abbrev(value, kind, zone): to_char's TZ, the
 		// abbreviation PostgreSQL prints for the zone at that instant
