@@ -789,3 +789,21 @@ func TestPostgresMatches(t *testing.T) {
 		}
 	}
 }
+
+// A chain of || is made text link by link, never by writing the chain
+// again: textOf names its argument several times, and rewriting text
+// already made text grew the statement exponentially with the chain.
+func TestConcatChainStaysLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a")
+	for i := range 20 {
+		fmt.Fprintf(&b, " || '|' || c%d", i)
+	}
+	got := rewritten(t, b.String())
+	if len(got) > 40_000 {
+		t.Fatalf("a 20-link chain became %d bytes of SQL", len(got))
+	}
+	if n := strings.Count(got, "c19"); n < 1 || n > 12 {
+		t.Fatalf("the last link is written %d times", n)
+	}
+}

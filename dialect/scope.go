@@ -166,6 +166,12 @@ func FeaturesOf(n *pg_query.Node) Features {
 			if f.Err == nil {
 				f.Err = frameOffsetVariables(x)
 			}
+		case *pg_query.RangeTableSample:
+			// The engine reads SYSTEM (10) as ten rows, PostgreSQL as
+			// ten percent of the table.
+			if f.Err == nil {
+				f.Err = sqlerr.New(sqlerr.FeatureNotSupported, "TABLESAMPLE is not supported")
+			}
 		}
 		return nil
 	})

@@ -91,7 +91,11 @@ func concatText(e *pg_query.A_Expr, in Input) (*pg_query.Node, bool) {
 		}
 		return false
 	}
-	convertible := textConvertible
+	// An operand that is text already (a string, a text ||) is not made
+	// text again: textOf names its argument several times, and a chain of
+	// || written over again at each link grew exponentially with its
+	// length (a 13-link concatenation took minutes to plan).
+	convertible := func(n *pg_query.Node) bool { return textConvertible(n) && !textual(n) }
 	l, r := e.Lexpr, e.Rexpr
 	switch {
 	case textual(l) && convertible(r):

@@ -186,6 +186,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 	if len(sel.ValuesLists) == 0 {
 		// A SELECT source means what it means in a SELECT. (Rows of
 		// VALUES are not walked: a 1,000-row statement's tree is large.)
+		if f := dialect.FeaturesOf(st.SelectStmt); f.Err != nil {
+			return nil, f.Err
+		}
 		if err := s.rewriteDateTimes(st.SelectStmt); err != nil {
 			return nil, err
 		}
