@@ -42,6 +42,24 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		fc.Args[0], fc.Args[1] = sqltree.Cast(fc.Args[0], "timestamptz"), sqltree.Cast(fc.Args[1], "timestamptz")
 		return n, true
 	}
+	if name == "array_to_string" && (len(fc.Args) == 2 || len(fc.Args) == 3) && len(fc.Funcname) == 1 && fc.Over == nil {
+		// The elements as the session writes them: the engine's join
+		// wrote a float 2 as 2.0. A NULL null text leaves NULLs out, as
+		// no null text does.
+		nullText, hasNull := pg_query.MakeAConstStrNode("", -1), boolConst(false)
+		if len(fc.Args) == 3 {
+			n := fc.Args[2]
+			nullText = &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{Args: []*pg_query.Node{n, pg_query.MakeAConstStrNode("", -1)}}}}
+			hasNull = &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{Arg: proto.Clone(n).(*pg_query.Node), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL}}}
+		}
+		zone := "UTC"
+		if in.Loc != nil {
+			zone = in.Loc.String()
+		}
+		return call("_tsdb_array_join", fc.Args[0], call("typeof", proto.Clone(fc.Args[0]).(*pg_query.Node)), fc.Args[1], nullText, hasNull,
+			pg_query.MakeAConstIntNode(int64(in.Dates), -1), pg_query.MakeAConstIntNode(int64(in.Order), -1), pg_query.MakeAConstStrNode(zone, -1),
+			pg_query.MakeAConstIntNode(int64(in.Intervals), -1), pg_query.MakeAConstIntNode(int64(in.FloatDigits), -1)), true
+	}
 	if fc.AggFilter != nil && !fc.AggWithinGroup && guardFiltered(fc) {
 		return nil, true
 	}
@@ -364,6 +382,7 @@ var rewrittenFunctions = map[string]bool{
 	"regexp_split_to_table": true, "regexp_replace": true, "regexp_instr": true, "count": true, "nth_value": true,
 	"lead": true, "lag": true, "var_pop": true, "stddev_pop": true, "make_timestamptz": true, "timezone": true, "log": true,
 	"to_timestamp": true, "every": true, "to_char": true, "format": true, "generate_series": true, "now": true,
+	"array_to_string": true,
 }
 
 // IsPostgresFunction reports whether name is a function the dialect

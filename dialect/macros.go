@@ -26,7 +26,6 @@ var pgFunctions = map[string]string{
 	"obj_description":                 "_tsdb_null2",
 	"col_description":                 "_tsdb_null2",
 	"pg_encoding_to_char":             "_tsdb_encoding",
-	"array_to_string":                 "array_to_string",
 	"pg_indexes_size":                 "_tsdb_zero",
 	"pg_size_pretty":                  "_tsdb_size_pretty",
 	"pg_get_indexdef":                 "_tsdb_null2",
@@ -124,6 +123,11 @@ var quotedKeywordList = "['" + strings.Join(QuotedKeywords, "', '") + "']"
 // Macros answer pgFunctions and a few PostgreSQL functions DuckDB lacks.
 var Macros = append([]string{
 	// PostgreSQL functions clients call that DuckDB lacks.
+	// array_remove and array_replace compare as IS NOT DISTINCT FROM, as
+	// PostgreSQL's do (array_remove(a, NULL) removes the NULLs).
+	`CREATE MACRO array_remove(a, x) AS list_filter(a, lambda e: e IS DISTINCT FROM x)`,
+	`CREATE MACRO array_replace(a, x, y) AS list_transform(a, lambda e: CASE WHEN e IS NOT DISTINCT FROM x THEN y ELSE e END)`,
+	`CREATE MACRO btrim(s) AS trim(s, ' '), (s, chars) AS trim(s, chars)`,
 	// As PostgreSQL's quote_identifier: bare only lower-case letters,
 	// digits and '_' that are no keyword the grammar reserves in any way.
 	`CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_]*') AND NOT list_contains(` + quotedKeywordList + `, s) THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,

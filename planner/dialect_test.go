@@ -390,6 +390,10 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},
 		{0, "SELECT ROW(1, 'a b', NULL)::text, ROW(1, ROW(2, 'x'))::text, 'r=' || ROW(true, 0.5::float8)::text", `(1,"a b",)|(1,"(2,x)")|r=(t,0.5)`},
 		{0, "SELECT ROW(1.5, 2)::text", "err:0A000"},
+		// array_to_string writes elements as the session does (2, not
+		// 2.0); array_remove, array_replace and btrim exist.
+		{0, "SELECT array_to_string(ARRAY[1.5::float8, 2], ','), array_to_string(ARRAY[1, NULL, 3], ',', '*'), array_to_string(ARRAY[1, NULL], ',', NULL), array_to_string(ARRAY[[1, 2], [3, 4]], '-')", "1.5,2|1,*,3|1|1-2-3-4"},
+		{0, "SELECT array_to_string(array_remove(ARRAY[1, NULL, 2, 1], 1), ','), array_to_string(array_replace(ARRAY[1, 2], 1, 9), ','), btrim('xxaxx', 'x'), btrim('  a  ')", "2|9,2|a|a"},
 		{0, "SELECT initcap('hello wORLD-foo 3d')", "Hello World-Foo 3d"},
 		{0, "SELECT lpad('hi', 5) || '|', rpad('hi', 5) || '|', lpad('hello', 3)", "   hi||hi   ||hel"},
 		{0, "SELECT |/ 25.0, ||/ 27.0", "5|3.0000000000000004"},

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,6 +136,19 @@ func (c *zoneCache) get(zone string) *time.Location {
 	return loc.(*time.Location)
 }
 
+// style is the session's text style a rewrite passed to an engine
+// function as five arguments: DateStyle, its order, TimeZone,
+// IntervalStyle and extra_float_digits.
+func (c *zoneCache) style(v []driver.Value) pgtext.Style {
+	style, _ := v[0].(int32)
+	order, _ := v[1].(int32)
+	zone, _ := v[2].(string)
+	intervals, _ := v[3].(int32)
+	digits, _ := v[4].(int32)
+	return pgtext.Style{Loc: c.get(zone), ExtraDigits: int(digits), Intervals: pgdatetime.IntervalStyle(intervals),
+		Dates: pgdatetime.DateStyle(style), Order: pgdatetime.Order(order)}
+}
+
 // dateTextFunctions are the Go functions that write dates and times as
 // text in the session's zone (its TimeZone value, read once per engine).
 // Their first argument is of any type, since the rewrites name them for
@@ -185,13 +199,7 @@ func dateTextFunctions() []goScalar {
 		// struct does not keep).
 		{"_tsdb_value_text", []duckdb.Type{anyType, text, integer, integer, text, integer, integer}, text, func(v []driver.Value) (any, error) {
 			ty, _ := v[1].(string)
-			style, _ := v[2].(int32)
-			order, _ := v[3].(int32)
-			zone, _ := v[4].(string)
-			intervals, _ := v[5].(int32)
-			digits, _ := v[6].(int32)
-			st := pgtext.Style{Loc: zones.get(zone), ExtraDigits: int(digits), Intervals: pgdatetime.IntervalStyle(intervals),
-				Dates: pgdatetime.DateStyle(style), Order: pgdatetime.Order(order)}
+			st := zones.style(v[2:7])
 			col := columnFor("", ty)
 			value := v[0]
 			if col.record != nil {
@@ -207,6 +215,52 @@ func dateTextFunctions() []goScalar {
 				return nil, fmt.Errorf("_tsdb_value_text of %T", v[0])
 			}
 			return string(pgtext.Encode(value, col.OID, st)), nil
+		}},
+		// _tsdb_array_join(list, type, separator, null text, has null
+		// text, style, order, zone, intervals, digits): PostgreSQL's
+		// array_to_string, its elements written as the session writes
+		// them (2, not the engine's 2.0), a NULL as the null text or
+		// left out, a multidimensional array flattened.
+		{"_tsdb_array_join", []duckdb.Type{anyType, text, text, text, duckdb.TYPE_BOOLEAN, integer, integer, text, integer, integer}, text, func(v []driver.Value) (any, error) {
+			list, ok := v[0].([]any)
+			if !ok {
+				return nil, fmt.Errorf("_tsdb_array_join of %T", v[0])
+			}
+			ty, _ := v[1].(string)
+			sep, _ := v[2].(string)
+			nullText, _ := v[3].(string)
+			hasNull, _ := v[4].(bool)
+			st := zones.style(v[5:10])
+			base := ty
+			for strings.HasSuffix(base, "[]") {
+				base = strings.TrimSuffix(base, "[]")
+			}
+			elem := columnFor("", base).OID
+			var b strings.Builder
+			first := true
+			var join func(xs []any)
+			join = func(xs []any) {
+				for _, x := range xs {
+					if sub, ok := x.([]any); ok {
+						join(sub)
+						continue
+					}
+					if x == nil && !hasNull {
+						continue
+					}
+					if !first {
+						b.WriteString(sep)
+					}
+					first = false
+					if x == nil {
+						b.WriteString(nullText)
+						continue
+					}
+					b.Write(pgtext.Encode(x, elem, st))
+				}
+			}
+			join(list)
+			return b.String(), nil
 		}},
 		// _tsdb_zone_abbrev(value, kind, zone): to_char's TZ, the
 		// abbreviation PostgreSQL prints for the zone at that instant
