@@ -92,3 +92,31 @@ func knownNotFloat4(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 	}
 	return false
 }
+
+// PercentileFloat gives percentile_cont a float8 to interpolate, as
+// PostgreSQL's has (it takes float8 or interval): over a numeric the
+// engine interpolated in the decimal and answered 10.00 for 10. Only an
+// ordering key known to be numeric is cast (typeOf, or the expression).
+// It reports whether anything in n changed.
+func PercentileFloat(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	changed := false
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		switch fc := m.(type) {
+		case *pg_query.SubLink:
+			return sqltree.SkipChildren
+		case *pg_query.FuncCall:
+			if sqltree.LastName(fc.Funcname) != "percentile_cont" || !fc.AggWithinGroup || len(fc.AggOrder) != 1 {
+				return nil
+			}
+			sb := fc.AggOrder[0].GetSortBy()
+			if sb == nil {
+				return nil
+			}
+			if numeric, _ := numericOperand(sb.Node, typeOf); numeric {
+				sb.Node, changed = sqltree.Cast(sb.Node, "float8"), true
+			}
+		}
+		return nil
+	})
+	return changed
+}

@@ -150,6 +150,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed
 				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
 				changed = dialect.IntegerSums(rt.Val, typeOf) || changed
+				changed = dialect.PercentileFloat(rt.Val, typeOf) || changed
 				if smallInput {
 					changed = dialect.FloatVariances(rt.Val, typeOf) || changed
 				}
