@@ -15,8 +15,10 @@ import (
 // IntegerSums types sum() of a smallint or integer column (typeOf) as
 // PostgreSQL does, bigint: the engine's sum of them is a 128-bit integer,
 // which tsdb sends as numeric (a driver then returns a Decimal, not an
-// int). The cast overflows where PostgreSQL's bigint sum does. Calls in a
-// subquery are their own scope and left alone.
+// int). The cast overflows where PostgreSQL's bigint sum does. The sum of
+// a bigint column is numeric, as PostgreSQL's is (the engine's 128-bit
+// integer divided as an integer). Calls in a subquery are their own scope
+// and left alone.
 func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
 	if typeOf == nil {
 		return false
@@ -30,11 +32,17 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 		if fc == nil || sqltree.LastName(fc.Funcname) != "sum" || len(fc.Args) != 1 || fc.AggStar {
 			return nil
 		}
-		if t := typeOf(fc.Args[0]); t != schema.Int32 && t != schema.Int16 {
-			return nil
+		switch typeOf(fc.Args[0]) {
+		case schema.Int32, schema.Int16:
+			changed = true
+			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "int8")
+		case schema.Int64:
+			// The sum of bigints is a numeric: divided, it is not an
+			// integer division (sum(v) / 7 is 1.43 for 10, not 1).
+			changed = true
+			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "numeric")
 		}
-		changed = true
-		return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "int8")
+		return nil
 	}
 	substituteScope(root, rewrite)
 	return changed

@@ -440,9 +440,16 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 		switch name := sqltree.LastName(fc.Funcname); {
 		case name == "count":
 			return false, true
-		case (name == "sum" || name == "min" || name == "max") && len(fc.Args) == 1:
-			num, _ := numericOperand(fc.Args[0], typeOf)
-			return num, false // the sum of integers is a wider type
+		case name == "sum" && len(fc.Args) == 1:
+			// The sum of bigints is a numeric, of smaller integers a
+			// bigint.
+			num, integer := numericOperand(fc.Args[0], typeOf)
+			if integer && intWidth(fc.Args[0], typeOf) == 64 {
+				return true, false
+			}
+			return num, integer && intWidth(fc.Args[0], typeOf) != 0
+		case (name == "min" || name == "max") && len(fc.Args) == 1:
+			return numericOperand(fc.Args[0], typeOf)
 		case (name == "round" || name == "_tsdb_round") && len(fc.Args) >= 1:
 			num, _ := numericOperand(fc.Args[0], typeOf)
 			return num, false

@@ -380,6 +380,8 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "CREATE TABLE n2 (time timestamptz NOT NULL, p numeric(10,2))", "tag:CREATE TABLE"},
 		{0, "INSERT INTO n2 VALUES ('2026-01-01 00:00:00+00', 10), ('2026-01-01 00:00:01+00', 10)", "tag:INSERT 0 2"},
 		{0, "SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY p))::text, (percentile_cont(0.5) WITHIN GROUP (ORDER BY p * 2))::text FROM n2", "10|20"},
+		// The sum of bigints is numeric: divided, it is numeric division.
+		{0, "SELECT sum(v) / 7, sum(v::int) / 7, (sum(v) / 7 > 1.4)::text FROM m", "1.4285714285714286|1|true"},
 		{0, "SELECT (v / 3)::text FROM r4 ORDER BY v", "0.033333333830038704;0.3333333333333333"},
 		// A bare string compared with a time column is read as
 		// PostgreSQL reads a timestamptz (TSBS's +0000), also in DML.
