@@ -32,6 +32,17 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		// (float8(x), int4(x), text(x)); the engine has none of them.
 		return sqltree.Cast(fc.Args[0], name), true
 	}
+	if (name == "to_timestamp" || name == "to_date") && len(fc.Args) == 2 && len(fc.Funcname) == 1 {
+		// Text read by a template, in Go (pgdatetime.ToTimestamp).
+		if name == "to_date" {
+			return call("_tsdb_to_date", fc.Args[0], fc.Args[1]), true
+		}
+		zone := "UTC"
+		if in.Loc != nil {
+			zone = in.Loc.String()
+		}
+		return call("_tsdb_to_timestamp", fc.Args[0], fc.Args[1], pg_query.MakeAConstStrNode(zone, -1)), true
+	}
 	if name == "to_timestamp" && len(fc.Args) == 1 && len(fc.Funcname) == 1 {
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_to_timestamp1")}
 		return nil, true
@@ -382,7 +393,7 @@ var rewrittenFunctions = map[string]bool{
 	"regexp_split_to_table": true, "regexp_replace": true, "regexp_instr": true, "count": true, "nth_value": true,
 	"lead": true, "lag": true, "var_pop": true, "stddev_pop": true, "make_timestamptz": true, "timezone": true, "log": true,
 	"to_timestamp": true, "every": true, "to_char": true, "format": true, "generate_series": true, "now": true,
-	"array_to_string": true,
+	"array_to_string": true, "to_date": true,
 }
 
 // IsPostgresFunction reports whether name is a function the dialect

@@ -391,6 +391,9 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SET TimeZone = 'PST8PDT'", "tag:SET"},
 		{0, "DELETE FROM r4 WHERE time < '2026-01-01 00:00:01 +0000'", "tag:DELETE 1"},
 		{0, "RESET TimeZone", "tag:RESET"},
+		// Text read by a template.
+		{0, "SELECT to_date('05 Dec 2026', 'DD Mon YYYY')::text, to_timestamp('2026-12-05 14:30 +05:30', 'YYYY-MM-DD HH24:MI TZH:TZM') = timestamptz '2026-12-05 09:00+00', to_timestamp('2026-12-05 14:30', 'YYYY-MM-DD HH24:MI') = timestamptz '2026-12-05 14:30+00'", "2026-12-05|true|true"},
+		{0, "SELECT to_date('2026-02-30', 'YYYY-MM-DD')", "err:22008"},
 		// An array made text is PostgreSQL's array text, not the
 		// engine's list text.
 		{0, "SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'x\"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text", `{1,NULL}|{"a b","","x\"y"}|{{1,2},{3,4}}|x{0.1}`},

@@ -262,6 +262,32 @@ func dateTextFunctions() []goScalar {
 			join(list)
 			return b.String(), nil
 		}},
+		// _tsdb_to_timestamp(text, template, zone) and _tsdb_to_date(text,
+		// template): PostgreSQL's to_timestamp and to_date of a text by a
+		// template (pgdatetime.ToTimestamp), the wall clock read in the
+		// session's zone unless TZH/TZM give one.
+		{"_tsdb_to_timestamp", []duckdb.Type{text, text, text}, duckdb.TYPE_TIMESTAMP_TZ, func(v []driver.Value) (any, error) {
+			s, _ := v[0].(string)
+			tmpl, _ := v[1].(string)
+			zone, _ := v[2].(string)
+			wall, offset, hasZone, err := pgdatetime.ToTimestamp(s, tmpl)
+			if err != nil {
+				return nil, err
+			}
+			if hasZone {
+				return wall.Add(-time.Duration(offset) * time.Second), nil
+			}
+			return pgdatetime.WallInstant(wall, zones.get(zone)), nil
+		}},
+		{"_tsdb_to_date", []duckdb.Type{text, text}, duckdb.TYPE_DATE, func(v []driver.Value) (any, error) {
+			s, _ := v[0].(string)
+			tmpl, _ := v[1].(string)
+			wall, _, _, err := pgdatetime.ToTimestamp(s, tmpl)
+			if err != nil {
+				return nil, err
+			}
+			return time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC), nil
+		}},
 		// _tsdb_zone_abbrev(value, kind, zone): to_char's TZ, the
 		// abbreviation PostgreSQL prints for the zone at that instant
 		// (PST, CEST, +0545) for a timestamptz, nothing for a timestamp,
