@@ -244,7 +244,7 @@ var (
 // toFields are the values a template gave.
 type toFields struct {
 	year, month, day, doy        int
-	yearDigits                   int
+	partialYear                  bool
 	hour, minute, second, micros int
 	hour12                       bool
 	meridiem                     byte // 'a', 'p' or 0
@@ -257,10 +257,10 @@ type toFields struct {
 func (f *toFields) set(name string, v, digits int) error {
 	switch name {
 	case "YYYY", "YYY", "YY", "Y":
-		f.year, f.yearDigits, f.hasYear = v, digits, true
-		if name != "YYYY" {
-			f.yearDigits = min(digits, len(name))
-		}
+		f.year, f.hasYear = v, true
+		// A year of fewer than four digits for a pattern of fewer is
+		// adjusted toward 2020; YYYY takes the year as written.
+		f.partialYear = name != "YYYY" && digits < 4
 	case "MM":
 		f.month = v
 	case "DD":
@@ -304,29 +304,24 @@ func (f *toFields) result() (time.Time, int, bool, error) {
 	if !f.hasYear {
 		year = -1 // PostgreSQL's default: the year 1 BC (the astronomical 0)
 	}
-	if f.hasYear && f.yearDigits < 4 && year >= 0 {
-		// The year nearest 2020 with those last digits.
-		switch f.yearDigits {
-		case 1:
+	if f.partialYear && year >= 0 {
+		// As PostgreSQL's adjust_partial_year_to_2020.
+		switch {
+		case year < 70:
 			year += 2000
-		case 2:
-			if year < 70 {
-				year += 2000
-			} else {
-				year += 1900
-			}
-		case 3:
-			if year < 100 {
-				year += 2000
-			} else {
-				year += 1000
-			}
+		case year < 100:
+			year += 1900
+		case year < 520:
+			year += 2000
+		case year < 1000:
+			year += 1000
 		}
 	}
 	outOfRange := func() (time.Time, int, bool, error) {
 		return time.Time{}, 0, false, sqlerr.New(sqlerr.DatetimeOverflow, "date/time field value out of range")
 	}
-	if f.hour12 {
+	if f.hour12 || f.meridiem != 0 {
+		// HH, HH12 or an AM/PM make it the 12-hour clock.
 		if f.hour < 1 || f.hour > 12 {
 			return time.Time{}, 0, false, sqlerr.New(sqlerr.InvalidDatetimeFormat, "hour \"%d\" is invalid for the 12-hour clock", f.hour)
 		}
@@ -335,10 +330,8 @@ func (f *toFields) result() (time.Time, int, bool, error) {
 		} else if f.meridiem != 'p' && f.hour == 12 {
 			f.hour = 0
 		}
-	} else if f.meridiem == 'p' && f.hour < 12 {
-		f.hour += 12
 	}
-	if year == 0 || f.month < 1 || f.month > 12 || f.hour > 24 || f.minute > 59 || f.second > 60 || f.day < 1 || f.day > 31 {
+	if year == 0 || f.month < 1 || f.month > 12 || f.hour > 23 || f.minute > 59 || f.second > 60 || f.day < 1 || f.day > 31 {
 		return outOfRange()
 	}
 	if year < 0 {
