@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"tsdb/internal/pgtest"
 )
 
 // everydaySetup makes the same table with the same rows on both servers.
@@ -28,25 +26,8 @@ INSERT INTO cpu SELECT timestamptz '2024-03-09 00:00:00+00' + i * interval '7 mi
 // referee: no answer is written down here. Each line of the corpus once
 // answered differently on tsdb without an error.
 func TestEverydaySideBySide(t *testing.T) {
-	if _, err := pgtest.Find(); err != nil {
-		t.Fatalf("the referee needs Debian's PostgreSQL server (make test installs it): %v", err)
-	}
 	ctx := context.Background()
-	// PostgreSQL runs as its own user: its directory must be reachable,
-	// which a test's own temporary directory is not.
-	pgDir, err := os.MkdirTemp("", "tsdb-everyday")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(pgDir) })
-	if err := os.Chmod(pgDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pg, err := pgtest.Start(ctx, filepath.Join(pgDir, "pg"), pgtest.Options{InitdbArgs: []string{"--no-locale"}, Settings: []string{"fsync=off"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
+	pg := startReferee(t)
 	ts := startServer(t, t.TempDir(), nil)
 	connect := func(url string) *pgconn.PgConn {
 		cfg, err := pgconn.ParseConfig(url)

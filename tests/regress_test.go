@@ -588,23 +588,8 @@ type regressResult struct {
 }
 
 func TestPostgresRegression(t *testing.T) {
-	if _, err := pgtest.Find(); err != nil {
-		t.Fatalf("the referee needs Debian's PostgreSQL server (make test installs it): %v", err)
-	}
 	ctx := context.Background()
-	pgDir, err := os.MkdirTemp("", "tsdb-pgregress")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(pgDir) })
-	if err := os.Chmod(pgDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pg, err := pgtest.Start(ctx, filepath.Join(pgDir, "pg"), pgtest.Options{InitdbArgs: []string{"--no-locale"}, Settings: []string{"fsync=off"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
+	pg := startReferee(t)
 	if pg.Major != "15" {
 		t.Logf("the referee is PostgreSQL %s, not 15: the baseline was recorded against 15", pg.Major)
 	}
@@ -916,4 +901,29 @@ func mdCell(s string) string {
 		s = s[:157] + "…"
 	}
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
+}
+
+// startReferee starts PostgreSQL (Debian's server, which make test
+// installs) in a temporary directory, stopped when the test ends.
+func startReferee(t *testing.T) *pgtest.Server {
+	t.Helper()
+	if _, err := pgtest.Find(); err != nil {
+		t.Fatalf("the referee needs Debian's PostgreSQL server (make test installs it): %v", err)
+	}
+	// PostgreSQL runs as its own user: its directory must be reachable,
+	// which a test's own temporary directory is not.
+	pgDir, err := os.MkdirTemp("", "tsdb-referee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(pgDir) })
+	if err := os.Chmod(pgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pgtest.Start(context.Background(), filepath.Join(pgDir, "pg"), pgtest.Options{InitdbArgs: []string{"--no-locale"}, Settings: []string{"fsync=off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Stop)
+	return pg
 }
