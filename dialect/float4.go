@@ -8,57 +8,6 @@ import (
 	"tsdb/internal/sqltree"
 )
 
-// Float4Promotion computes as PostgreSQL does where a real (float4) meets
-// a number of another type: PostgreSQL's operators between float4 and
-// integers, numeric or float8 take the float4 as float8 (0.1::float4 >
-// 0.1 is true, 1::float4 / 3 is 0.3333333333333333); the engine's take
-// the other side as float4 (false, 0.33333334). The float4 side of such
-// an operator in sel's select list, WHERE and HAVING is cast to float8:
-// a comparison whatever the other side (widening both is exact), an
-// arithmetic operator where the other side is known not to be float4 (a
-// number literal, a cast, a column typeOf knows). Subqueries are their
-// own. It reports whether anything changed.
-func Float4Promotion(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type) bool {
-	if sel == nil {
-		return false
-	}
-	changed := false
-	roots := append([]*pg_query.Node{sel.WhereClause, sel.HavingClause}, sel.TargetList...)
-	for _, root := range roots {
-		if root == nil {
-			continue
-		}
-		_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
-			switch e := m.(type) {
-			case *pg_query.SubLink, *pg_query.SelectStmt:
-				return sqltree.SkipChildren
-			case *pg_query.A_Expr:
-				if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil || len(e.Name) != 1 {
-					return nil
-				}
-				op := sqltree.LastName(e.Name)
-				compare := false
-				switch op {
-				case "<", "<=", ">", ">=", "=", "<>", "!=":
-					compare = true
-				case "+", "-", "*", "/":
-				default:
-					return nil
-				}
-				lf, rf := float4Expr(e.Lexpr, typeOf), float4Expr(e.Rexpr, typeOf)
-				switch {
-				case lf && !rf && (compare || knownNotFloat4(e.Rexpr, typeOf)):
-					e.Lexpr, changed = sqltree.Cast(e.Lexpr, "float8"), true
-				case rf && !lf && (compare || knownNotFloat4(e.Lexpr, typeOf)):
-					e.Rexpr, changed = sqltree.Cast(e.Rexpr, "float8"), true
-				}
-			}
-			return nil
-		})
-	}
-	return changed
-}
-
 // float4Expr reports whether n is known to be a float4: a cast to it, or
 // a column typeOf says is one.
 func float4Expr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {

@@ -10,10 +10,13 @@ import (
 	"tsdb/internal/sqltree"
 )
 
-// aggregateNames are the aggregates CheckOuterAggregates recognises.
+// aggregateNames are the aggregates the checks of this package recognise
+// (CheckOuterAggregates, CheckSetReturning): the common ones.
 var aggregateNames = map[string]bool{
 	"max": true, "min": true, "sum": true, "avg": true, "count": true, "bool_and": true, "bool_or": true,
-	"every": true, "string_agg": true, "array_agg": true, "stddev": true, "variance": true,
+	"every": true, "string_agg": true, "array_agg": true, "stddev": true, "stddev_pop": true,
+	"stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true, "json_agg": true,
+	"jsonb_agg": true, "bit_and": true, "bit_or": true,
 }
 
 // CheckOuterAggregates refuses an aggregate that PostgreSQL assigns to an

@@ -50,26 +50,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	switch {
 	case n.GetResTarget() != nil:
 		rt := n.GetResTarget()
-		if fc := rt.Val.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && (len(fc.Args) == 2 || len(fc.Args) == 3) {
-			var flags *pg_query.Node
-			if len(fc.Args) == 3 {
-				flags = fc.Args[2]
-			}
-			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1], flags); ok {
-				return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
-					Name: rt.Name, Location: rt.Location, Val: r}}}, true
-			}
-		}
-		if sqltree.LastName(rt.Val.GetFuncCall().GetFuncname()) == "generate_series" {
-			// In a select list PostgreSQL's generate_series gives a row
-			// per value; DuckDB's gives one list. Unnested, it gives the
-			// rows. (In UPDATE … SET both refuse it.)
-			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
-				Name: rt.Name, Location: rt.Location,
-				Val: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{rt.Val}, rt.Location),
-			}}}, true
-		}
-		if val := proto.Clone(rt.Val).(*pg_query.Node); unnestSeries(val) {
+		// In a select list PostgreSQL's generate_series and
+		// regexp_matches give a row per value, the engine's one list:
+		// unnested, the item, or what it computes with, gives the rows.
+		// (In UPDATE … SET both refuse it.)
+		if val := proto.Clone(rt.Val).(*pg_query.Node); unnestSetReturning(&val) {
 			return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
 				Name: rt.Name, Location: rt.Location, Val: val}}}, true
 		}
@@ -191,50 +176,51 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 // defaults and TimeZone UTC does, now meaning now.
 func UTCInput() Input { return Input{Loc: time.UTC, Order: pgdatetime.MDY, Now: time.Now()} }
 
-// unnestSeries unnests, in place, each generate_series (and
-// regexp_matches, as RegexpMatches answers it) that n computes with in a
-// select list (generate_series(1,5) / 2: a row per value in PostgreSQL,
-// one list in the engine), through operators, casts and function
-// arguments but not into subqueries, and reports whether it changed one.
-// A series already unnested is left as it is.
-func unnestSeries(n *pg_query.Node) bool {
-	changed := false
-	visit := func(slot **pg_query.Node) {
-		if fc := (*slot).GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "generate_series" && fc.Over == nil {
-			*slot = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{*slot}, fc.Location)
-			changed = true
-			return
-		}
-		if fc := (*slot).GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "regexp_matches" && fc.Over == nil && (len(fc.Args) == 2 || len(fc.Args) == 3) {
-			var flags *pg_query.Node
-			if len(fc.Args) == 3 {
-				flags = fc.Args[2]
+// unnestSetReturning unnests, in place, the generate_series or
+// regexp_matches (as RegexpMatches answers it) at *slot, or each one the
+// expression there computes with (generate_series(1,5) / 2), through
+// operators, casts and function arguments but not into subqueries, and
+// reports whether it changed one. A call already unnested is left as it
+// is, so that the rewrite, which walks into what it put in place, ends.
+func unnestSetReturning(slot **pg_query.Node) bool {
+	n := *slot
+	if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
+		switch sqltree.LastName(fc.Funcname) {
+		case "generate_series":
+			*slot = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("unnest")}, []*pg_query.Node{n}, fc.Location)
+			return true
+		case "regexp_matches":
+			if len(fc.Args) == 2 || len(fc.Args) == 3 {
+				var flags *pg_query.Node
+				if len(fc.Args) == 3 {
+					flags = fc.Args[2]
+				}
+				if r, ok := RegexpMatches(fc.Args[0], fc.Args[1], flags); ok {
+					*slot = r
+					return true
+				}
 			}
-			if r, ok := RegexpMatches(fc.Args[0], fc.Args[1], flags); ok {
-				*slot, changed = r, true
-				return
-			}
 		}
-		changed = unnestSeries(*slot) || changed
 	}
+	changed := false
 	switch {
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		if e.Lexpr != nil {
-			visit(&e.Lexpr)
+			changed = unnestSetReturning(&e.Lexpr) || changed
 		}
 		if e.Rexpr != nil {
-			visit(&e.Rexpr)
+			changed = unnestSetReturning(&e.Rexpr) || changed
 		}
 	case n.GetTypeCast() != nil:
-		visit(&n.GetTypeCast().Arg)
+		changed = unnestSetReturning(&n.GetTypeCast().Arg)
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		if sqltree.LastName(fc.Funcname) == "unnest" || fc.Over != nil || fc.AggStar || len(fc.AggOrder) > 0 {
 			return false
 		}
 		for i := range fc.Args {
-			visit(&fc.Args[i])
+			changed = unnestSetReturning(&fc.Args[i]) || changed
 		}
 	}
 	return changed

@@ -16,17 +16,6 @@ var setReturning = map[string]bool{
 	"json_each_text": true, "jsonb_each_text": true, "json_object_keys": true, "jsonb_object_keys": true,
 }
 
-// srfAggregates are aggregates whose arguments may not call a
-// set-returning function: the common ones, so that the engine's
-// different answer (an aggregate of the unnested list, or "UNNEST not
-// supported here") is not given in PostgreSQL's place.
-var srfAggregates = map[string]bool{
-	"max": true, "min": true, "sum": true, "avg": true, "count": true, "bool_and": true, "bool_or": true,
-	"every": true, "string_agg": true, "array_agg": true, "stddev": true, "stddev_pop": true,
-	"stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true, "json_agg": true,
-	"jsonb_agg": true, "bit_and": true, "bit_or": true,
-}
-
 // CheckSetReturning refuses, as PostgreSQL does (0A000), a set-returning
 // function in a select list inside CASE or COALESCE (evaluated for some
 // rows only) or in the arguments of an aggregate or window function. The
@@ -74,7 +63,7 @@ func srfPlacement(n *pg_query.Node, where string) error {
 			switch {
 			case x.Over != nil:
 				inner = "window function calls cannot contain set-returning function calls"
-			case srfAggregates[name] || x.AggStar || x.AggWithinGroup || len(x.AggOrder) > 0 || x.AggFilter != nil:
+			case aggregateNames[name] || x.AggStar || x.AggWithinGroup || len(x.AggOrder) > 0 || x.AggFilter != nil:
 				inner = "aggregate function calls cannot contain set-returning function calls"
 			default:
 				return nil

@@ -8,17 +8,28 @@ import (
 	"tsdb/internal/sqltree"
 )
 
-// TypedStringLiterals gives a bare string constant compared with a
-// column of a date or time type that column's type, as PostgreSQL's
-// unknown literal takes it: WHERE time >= '2026-01-01 20:16:22.646325
-// +0000' (TimescaleDB's and TSBS's form), '… PST', 'today' are then read
-// by PostgreSQL's input rules (DateTimeLiteral). The engine read the bare
-// string itself, and took +0000 for a zone name it does not know. It
-// covers comparisons, BETWEEN and IN of root (a WHERE, HAVING, select
-// list or join condition), not the subqueries in it, whose columns are
-// their own; typeOf says the columns' types. It reports whether anything
-// changed.
-func TypedStringLiterals(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+// TypedOperands gives the operands of comparisons and arithmetic in
+// root (a WHERE, HAVING, select list item or join condition; not the
+// subqueries in it, whose columns are their own) the types PostgreSQL
+// gives them, where typeOf (the columns' types) or the expression says
+// what they are:
+//
+//   - A bare string compared with a column of a date or time type (also
+//     by BETWEEN or IN) is of that type, as PostgreSQL's unknown literal
+//     is: WHERE time >= '2026-01-01 20:16:22.646325 +0000' (TimescaleDB's
+//     and TSBS's form), '… PST', 'today' are then read by PostgreSQL's
+//     input rules (DateTimeLiteral). The engine read the bare string
+//     itself, and took +0000 for a zone name it does not know.
+//   - A real (float4) meeting a number of another type is float8:
+//     PostgreSQL's operators between float4 and integers, numeric or
+//     float8 take the float4 as float8 (0.1::float4 > 0.1 is true,
+//     1::float4 / 3 is 0.3333333333333333); the engine's take the other
+//     side as float4 (false, 0.33333334). In a comparison whatever the
+//     other side (widening both is exact), in arithmetic where the other
+//     side is known not to be float4.
+//
+// It reports whether anything changed.
+func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
 	if root == nil || typeOf == nil {
 		return false
 	}
@@ -38,15 +49,27 @@ func TypedStringLiterals(root *pg_query.Node, typeOf func(*pg_query.Node) schema
 			}
 			switch e.Kind {
 			case pg_query.A_Expr_Kind_AEXPR_OP:
+				compare := false
 				switch sqltree.LastName(e.Name) {
 				case "<", "<=", ">", ">=", "=", "<>", "!=":
+					compare = true
+				case "+", "-", "*", "/":
 				default:
 					return nil
 				}
-				if ty := temporalColumn(e.Lexpr, typeOf); ty != schema.Invalid {
-					retype(&e.Rexpr, ty)
-				} else if ty := temporalColumn(e.Rexpr, typeOf); ty != schema.Invalid {
-					retype(&e.Lexpr, ty)
+				if compare {
+					if ty := temporalColumn(e.Lexpr, typeOf); ty != schema.Invalid {
+						retype(&e.Rexpr, ty)
+					} else if ty := temporalColumn(e.Rexpr, typeOf); ty != schema.Invalid {
+						retype(&e.Lexpr, ty)
+					}
+				}
+				lf, rf := float4Expr(e.Lexpr, typeOf), float4Expr(e.Rexpr, typeOf)
+				switch {
+				case lf && !rf && (compare || knownNotFloat4(e.Rexpr, typeOf)):
+					e.Lexpr, changed = sqltree.Cast(e.Lexpr, "float8"), true
+				case rf && !lf && (compare || knownNotFloat4(e.Lexpr, typeOf)):
+					e.Rexpr, changed = sqltree.Cast(e.Rexpr, "float8"), true
 				}
 			case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 				pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:

@@ -8,7 +8,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/schema"
-	"tsdb/internal/sqltree"
 )
 
 // Types of select list expressions known before the engine binds a query,
@@ -104,18 +103,10 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 
 // seriesTable is the one-column table of generate_series over integer
 // constants in FROM, as PostgreSQL types it: integer when every bound
-// fits one, else bigint. Its column is named by the alias's column list,
-// else by the alias, else generate_series.
+// fits one, else bigint; its column named as seriesInFrom says.
 func seriesTable(rf *pg_query.RangeFunction) (schema.Table, bool) {
-	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 {
-		return schema.Table{}, false
-	}
-	items := rf.Functions[0].GetList().GetItems()
-	if len(items) == 0 || len(items) > 1 && items[1] != nil && items[1].GetList() != nil {
-		return schema.Table{}, false
-	}
-	fc := items[0].GetFuncCall()
-	if fc == nil || sqltree.LastName(fc.Funcname) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 {
+	fc, _, col, ok := seriesInFrom(rf)
+	if !ok {
 		return schema.Table{}, false
 	}
 	ty := schema.Int32
@@ -128,14 +119,7 @@ func seriesTable(rf *pg_query.RangeFunction) (schema.Table, bool) {
 			ty = schema.Int64
 		}
 	}
-	name := "generate_series"
-	if al := rf.Alias; al != nil {
-		name = al.Aliasname
-		if len(al.Colnames) > 0 {
-			name = al.Colnames[0].GetString_().GetSval()
-		}
-	}
-	return schema.Table{Name: name, TimeIndex: -1, Columns: []schema.Column{{Name: name, Type: ty}}}, true
+	return schema.Table{Name: col, TimeIndex: -1, Columns: []schema.Column{{Name: col, Type: ty}}}, true
 }
 
 // integerConstant is the value of an integer literal, negated or not.

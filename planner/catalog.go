@@ -116,16 +116,15 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if features.Minus {
 		changed = dialect.TimestamptzDifference(out, nil) || changed
 	}
-	// A bare string compared with a date or time column is of the
-	// column's type, read by PostgreSQL's rules: in every SELECT of the
-	// statement, by the columns of its own FROM.
-	changed = s.typeStringLiterals(out) || changed
+	// Operands of the types PostgreSQL gives them (a bare string beside
+	// a time column, a real beside another number): in every SELECT of
+	// the statement, by the columns of its own FROM.
+	changed = s.typeOperands(out) || changed
 	// The types of the select list's columns, for the rewrites below that
 	// need them: its FROM tables are looked up once.
 	var typeOf func(*pg_query.Node) schema.Type
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf = s.argumentType(sel)
-		changed = dialect.Float4Promotion(sel, typeOf) || changed
 		// The float variances' Go function takes every value as a list:
 		// for queries over no table of the store only (VALUES, series,
 		// temporary tables), where the input is the statement's own and
@@ -377,21 +376,43 @@ func (s *Session) bindCatalog(ctx context.Context, used []string) error {
 	return nil
 }
 
+// seriesInFrom reports whether rf is a plain generate_series(a, b[,
+// step]) in FROM (no ordinality, LATERAL or column definitions), with the
+// names PostgreSQL gives its table and column: the alias and its column
+// alias, else generate_series.
+func seriesInFrom(rf *pg_query.RangeFunction) (fc *pg_query.FuncCall, table, col string, ok bool) {
+	if len(rf.Functions) != 1 || rf.Ordinality || rf.Lateral || rf.IsRowsfrom {
+		return nil, "", "", false
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || len(items) > 1 && items[1].GetNode() != nil { // a column definition list
+		return nil, "", "", false
+	}
+	fc = items[0].GetFuncCall()
+	if fc == nil || sqltree.LastName(fc.Funcname) != "generate_series" || len(fc.Funcname) > 2 || len(fc.Args) < 2 || len(fc.Args) > 3 || fc.Over != nil {
+		return nil, "", "", false
+	}
+	table, col = "generate_series", "generate_series"
+	if rf.Alias != nil {
+		table, col = rf.Alias.Aliasname, rf.Alias.Aliasname
+		if len(rf.Alias.Colnames) > 1 {
+			return nil, "", "", false
+		}
+		if len(rf.Alias.Colnames) == 1 {
+			col = rf.Alias.Colnames[0].GetString_().GetSval()
+		}
+	}
+	return fc, table, col, true
+}
+
 // int4Series gives FROM generate_series(a, b[, step]) over integer
 // constants PostgreSQL's type, integer; the engine's is bigint, so that
 // date + i failed (no date + bigint) and pg_typeof said bigint. The
 // column keeps PostgreSQL's name: the column alias, else the table alias,
 // else generate_series. nil when the call is not that.
 func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
-	if len(rf.Functions) != 1 || rf.Ordinality || rf.Lateral {
-		return nil
-	}
-	items := rf.Functions[0].GetList().GetItems()
-	if len(items) == 0 || len(items) > 1 && items[1].GetNode() != nil { // a column definition list
-		return nil
-	}
-	fc := items[0].GetFuncCall()
-	if fc == nil || sqltree.LastName(fc.Funcname) != "generate_series" || len(fc.Funcname) > 2 || len(fc.Args) < 2 || len(fc.Args) > 3 || fc.Over != nil {
+	fc, table, col, ok := seriesInFrom(rf)
+	if !ok {
 		return nil
 	}
 	args := make([]*pg_query.Node, len(fc.Args))
@@ -425,16 +446,6 @@ func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
 		}
 		args[i] = sqltree.Cast(pg_query.MakeAConstIntNode(v, -1), "int8")
 	}
-	table, col := "generate_series", "generate_series"
-	if rf.Alias != nil {
-		table, col = rf.Alias.Aliasname, rf.Alias.Aliasname
-		if len(rf.Alias.Colnames) > 1 {
-			return nil
-		}
-		if len(rf.Alias.Colnames) == 1 {
-			col = rf.Alias.Colnames[0].GetString_().GetSval()
-		}
-	}
 	// FROM (SELECT CAST(g AS integer) AS col FROM generate_series(a::int8, …) AS g(g)) AS table(col);
 	// the inner call's bigint arguments keep it from being rewritten again.
 	inner := &pg_query.RangeFunction{
@@ -453,13 +464,14 @@ func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
 	}}}
 }
 
-// typeStringLiterals applies dialect.TypedStringLiterals to every SELECT
-// in node, each with the column types of its own FROM tables.
-func (s *Session) typeStringLiterals(node *pg_query.Node) bool {
+// typeOperands applies dialect.TypedOperands to every SELECT in node,
+// each with the column types of its own FROM tables: its WHERE, HAVING,
+// select list and join conditions.
+func (s *Session) typeOperands(node *pg_query.Node) bool {
 	changed := false
 	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		sel, ok := m.(*pg_query.SelectStmt)
-		if !ok || len(sel.FromClause) == 0 {
+		if !ok {
 			return nil
 		}
 		typeOf := s.argumentType(sel)
@@ -476,7 +488,7 @@ func (s *Session) typeStringLiterals(node *pg_query.Node) bool {
 			})
 		}
 		for _, r := range roots {
-			changed = dialect.TypedStringLiterals(r, typeOf) || changed
+			changed = dialect.TypedOperands(r, typeOf) || changed
 		}
 		return nil
 	})

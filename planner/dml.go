@@ -128,20 +128,12 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 		}
 		return sqltree.Cast(lit, asType)
 	})
-	// A bare string compared with a date or time column is of the
-	// column's type, read by PostgreSQL's rules (rewriteDateTimes).
-	typeOf := func(n *pg_query.Node) schema.Type {
-		cr := n.GetColumnRef()
-		if cr == nil || len(cr.Fields) == 0 {
-			return schema.Invalid
-		}
-		if i := tbl.ColumnIndex(cr.Fields[len(cr.Fields)-1].GetString_().GetSval()); i >= 0 {
-			return tbl.Columns[i].Type
-		}
-		return schema.Invalid
-	}
+	// Operands of the types PostgreSQL gives them (dialect.TypedOperands):
+	// a bare string beside a time column is then read by its rules
+	// (rewriteDateTimes).
+	typeOf := s.argumentType(&pg_query.SelectStmt{FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: rel}}}})
 	for _, e := range append(exprs, where) {
-		dialect.TypedStringLiterals(e, typeOf)
+		dialect.TypedOperands(e, typeOf)
 	}
 	if err := s.rewriteDateTimes(node); err != nil {
 		return nil, err

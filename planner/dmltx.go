@@ -213,7 +213,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	}
 	// Before the table is renamed to its identity view: the column types
 	// come from the table.
-	s.typeStringLiterals(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}})
+	s.typeOperands(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}})
 	r, err := collectRefs(sel, s)
 	if err != nil {
 		return nil, err

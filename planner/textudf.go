@@ -98,8 +98,7 @@ func (g goScalar) Executor() duckdb.ScalarFuncExecutor {
 // functions that return a list: regexp_matches with 'g' (each match a
 // row, unnested) and regexp_split_to_array and _to_table, with the
 // matches PostgreSQL finds (dialect.RegexpCache.RegexpMatches).
-func listFunctions() []goListScalar {
-	re := &dialect.RegexpCache{}
+func listFunctions(re *dialect.RegexpCache) []goListScalar {
 	str := func(v driver.Value) string { s, _ := v.(string); return s }
 	text := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}
 	return []goListScalar{
@@ -112,10 +111,9 @@ func listFunctions() []goListScalar {
 	}
 }
 
-// textFunctions are the Go functions of this file, sharing one cache of
-// compiled patterns.
-func textFunctions() []goScalar {
-	re := &dialect.RegexpCache{}
+// textFunctions are the Go functions of this file; the regular
+// expression functions share re's compiled patterns with listFunctions.
+func textFunctions(re *dialect.RegexpCache) []goScalar {
 	str := func(v driver.Value) string { s, _ := v.(string); return s }
 	num := func(v driver.Value) int64 { n, _ := v.(int64); return n }
 	bytesOf := func(v driver.Value) []byte { b, _ := v.([]byte); return b }

@@ -149,6 +149,15 @@ func (c *zoneCache) style(v []driver.Value) pgtext.Style {
 		Dates: pgdatetime.DateStyle(style), Order: pgdatetime.Order(order)}
 }
 
+// listElement is the type OID of the innermost elements of a list of
+// the engine's type ty (INTEGER[][] → int4).
+func listElement(ty string) uint32 {
+	for strings.HasSuffix(ty, "[]") {
+		ty = strings.TrimSuffix(ty, "[]")
+	}
+	return columnFor("", ty).OID
+}
+
 // dateTextFunctions are the Go functions that write dates and times as
 // text in the session's zone (its TimeZone value, read once per engine).
 // Their first argument is of any type, since the rewrites name them for
@@ -201,6 +210,10 @@ func dateTextFunctions() []goScalar {
 			ty, _ := v[1].(string)
 			st := zones.style(v[2:7])
 			col := columnFor("", ty)
+			if arr, ok := dialect.ArrayOf(listElement(ty)); ok && col.record == nil {
+				// Of a list of lists too: its elements' type, not text's.
+				col.OID = arr
+			}
 			value := v[0]
 			if col.record != nil {
 				if err := checkRecords([]Column{{Name: "row", record: col.record}}); err != nil {
@@ -231,11 +244,7 @@ func dateTextFunctions() []goScalar {
 			nullText, _ := v[3].(string)
 			hasNull, _ := v[4].(bool)
 			st := zones.style(v[5:10])
-			base := ty
-			for strings.HasSuffix(base, "[]") {
-				base = strings.TrimSuffix(base, "[]")
-			}
-			elem := columnFor("", base).OID
+			elem := listElement(ty)
 			var b strings.Builder
 			first := true
 			var join func(xs []any)
@@ -327,12 +336,13 @@ func registerFunctions(ctx context.Context, db *sql.DB) error {
 	if err := duckdb.RegisterScalarUDF(c, "_tsdb_float_var", floatVariance{}); err != nil {
 		return err
 	}
-	for _, f := range slices.Concat(textFunctions(), degreeFunctions(), dateTextFunctions()) {
+	re := &dialect.RegexpCache{}
+	for _, f := range slices.Concat(textFunctions(re), degreeFunctions(), dateTextFunctions()) {
 		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
 			return fmt.Errorf("register %s: %w", f.name, err)
 		}
 	}
-	for _, f := range listFunctions() {
+	for _, f := range listFunctions(re) {
 		if err := duckdb.RegisterScalarUDF(c, f.name, f); err != nil {
 			return fmt.Errorf("register %s: %w", f.name, err)
 		}

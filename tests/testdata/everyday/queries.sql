@@ -23,6 +23,7 @@ SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY price), percentile_disc(0.5) 
 SELECT cnt / 7, cnt % 7, cnt * 1.5, cnt / 2.0, price * 2, price / 3 FROM cpu ORDER BY time LIMIT 3
 SELECT string_agg(DISTINCT host, ';' ORDER BY host), array_to_string(array_agg(DISTINCT region ORDER BY region), ',') FROM cpu
 SELECT ARRAY[1, NULL]::text, ARRAY['a b', '', 'NULL', 'x"y']::text, ARRAY[[1, 2], [3, 4]]::text, 'x' || ARRAY[0.1::float8]::text, ARRAY[[1,2],[3,4]]
+SELECT ARRAY[[date '2024-01-01']]::text, ARRAY[[1.5::float8, NULL]]::text, array_to_string(ARRAY[[date '2024-01-01']], ',')
 SELECT ROW(1, 'a', NULL)::text, ROW(1, 'a b', ROW(2, 'x'))::text, 'r=' || ROW(1, 2)::text
 SELECT array_to_string(ARRAY[1.5::float8, 2], ','), array_to_string(ARRAY[1, NULL, 3], ',', '*'), array_to_string(ARRAY[1, NULL], ',', NULL), array_to_string(ARRAY[[1, 2], [3, 4]], '-')
 SELECT array_remove(ARRAY[1, 2, 1], 1), array_remove(ARRAY[1, NULL, 2], NULL), array_replace(ARRAY[1, 2, 1], 1, 9), btrim('xxaxx', 'x'), btrim('  a  ')
