@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -68,11 +70,19 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	}
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
 		bits := map[string]int{"float8": 64, "float4": 32}[sqltree.LastName(tc.TypeName.GetNames())]
-		if bits > 0 {
+		if bits > 0 && len(tc.TypeName.GetArrayBounds()) == 0 {
 			if err := FloatInputError(sv.Sval, bits); err != nil {
-				return Raise(sqlerr.NumericOutOfRange, err.(*sqlerr.Error).Message), true
+				var se *sqlerr.Error
+				errors.As(err, &se)
+				return Raise(se.Code, se.Message), true
 			}
 		}
+	}
+	if r, ok := floatTextCast(tc); ok {
+		return r, true
+	}
+	if r, ok := integerTextCast(tc); ok {
+		return r, true
 	}
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil && len(tc.TypeName.GetArrayBounds()) > 0 {
 		// '{1,2}'::int[]: PostgreSQL's array text; the engine reads
@@ -118,6 +128,18 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		tc.TypeName = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1}
 		return nil, true
 	case name == "numeric" || name == "decimal":
+		changed := false
+		if len(tc.TypeName.GetArrayBounds()) == 0 {
+			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && !numericText.MatchString(strings.Trim(sv.Sval, " \t\n\r\v\f")) {
+				// 1_000 and 0x10 are PostgreSQL 15's errors; the engine
+				// reads the first as 1000.
+				return Raise(sqlerr.InvalidTextRep, fmt.Sprintf("invalid input syntax for type numeric: \"%s\"", sv.Sval)), true
+			}
+			if tc.Arg.GetAConst() == nil && !isTextChecked(tc.Arg) {
+				tc.Arg = textInput(tc.Arg, "numeric")
+				changed = true
+			}
+		}
 		if len(tc.TypeName.Typmods) == 0 {
 			// PostgreSQL's numeric without precision keeps any value;
 			// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places
@@ -138,6 +160,9 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(precision, -1), pg_query.MakeAConstIntNode(scale, -1)}
 			return nil, true
 		}
+		if changed {
+			return nil, true
+		}
 	}
 	if names := tc.TypeName.GetNames(); len(names) == 2 && strings.EqualFold(names[0].GetString_().GetSval(), "pg_catalog") {
 		tc.TypeName.Names = names[1:]
@@ -154,4 +179,158 @@ func specialNumeric(s string) bool {
 		return true
 	}
 	return false
+}
+
+// integerTypes are PostgreSQL's integer types by the names a parse tree
+// gives them, with the names its messages use.
+var integerTypes = map[string]struct {
+	name string
+	bits int
+}{"int2": {"smallint", 16}, "int4": {"integer", 32}, "int8": {"bigint", 64}}
+
+// integerTextCast reads text as an integer by PostgreSQL's rules: blanks,
+// a sign and decimal digits only. The engine also reads '1.5' (as 2),
+// '1e3', '0x1F' and '1_000', which PostgreSQL 15 refuses. A literal is
+// checked now; any other operand at run time, when it is text
+// (_tsdb_input leaves numbers to the cast, which rounds as PostgreSQL's
+// does).
+func integerTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
+	it, ok := integerTypes[sqltree.LastName(tc.TypeName.GetNames())]
+	if !ok || len(tc.TypeName.GetArrayBounds()) > 0 || isTextChecked(tc.Arg) {
+		return nil, false
+	}
+	if c := tc.Arg.GetAConst(); c != nil {
+		sv := c.GetSval()
+		if sv == nil {
+			return nil, false
+		}
+		digits, err := ParseInteger(sv.Sval, it.bits, it.name)
+		if err != nil {
+			var se *sqlerr.Error
+			errors.As(err, &se)
+			return Raise(se.Code, se.Message), true
+		}
+		if digits == sv.Sval {
+			return nil, false
+		}
+		tc.Arg = pg_query.MakeAConstStrNode(digits, -1)
+		return nil, true
+	}
+	tc.Arg = textInput(tc.Arg, it.name)
+	return nil, true
+}
+
+// IntegerInput applies PostgreSQL's integer input rules to a cast made by
+// the planner after the dialect's rewrite (an INSERT's cell typed as its
+// column): a literal is checked now, other text when the statement runs.
+func IntegerInput(n *pg_query.Node) (*pg_query.Node, error) {
+	tc := n.GetTypeCast()
+	if tc == nil {
+		return n, nil
+	}
+	r, ok := integerTextCast(tc)
+	switch {
+	case !ok || r == nil:
+		return n, nil
+	case isRaise(r):
+		sv := r.GetFuncCall().Args[0].GetAConst().GetSval().Sval
+		code, msg, _ := strings.Cut(strings.TrimPrefix(sv, "[tsdb "), "] ")
+		return nil, sqlerr.New(code, "%s", msg)
+	}
+	return r, nil
+}
+
+// textInput is n read by the input rules of PostgreSQL's type typ
+// (CheckTextInput) when it is text.
+func textInput(n *pg_query.Node, typ string) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("_tsdb_input")},
+		[]*pg_query.Node{n, pg_query.MakeAConstStrNode(typ, -1)}, -1)
+}
+
+// isTextChecked reports whether n is already checked by _tsdb_input or
+// cannot be text (a number constant, a cast to a non-text type).
+func isTextChecked(n *pg_query.Node) bool {
+	if fc := n.GetFuncCall(); fc != nil && sqltree.LastName(fc.Funcname) == "_tsdb_input" {
+		return true
+	}
+	if c := n.GetAConst(); c != nil {
+		return c.GetIval() != nil || c.GetFval() != nil || c.GetIsnull()
+	}
+	if inner := n.GetTypeCast(); inner != nil {
+		switch sqltree.LastName(inner.TypeName.GetNames()) {
+		case "text", "varchar", "bpchar", "char", "name", "unknown":
+			return false
+		}
+		return len(inner.TypeName.GetArrayBounds()) == 0
+	}
+	return false
+}
+
+// ParseInteger reads s as PostgreSQL 15's integer input does (pg_strtoint):
+// optional blanks, an optional sign, decimal digits, optional blanks.
+// It returns the sign and digits; the error is 22P02 for other text and
+// 22003 for a value out of the type's range (bits 16, 32 or 64, name the
+// type's name in messages).
+func ParseInteger(s string, bits int, name string) (string, error) {
+	isSpace := func(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f' }
+	i, j := 0, len(s)
+	for i < j && isSpace(s[i]) {
+		i++
+	}
+	for j > i && isSpace(s[j-1]) {
+		j--
+	}
+	t := s[i:j]
+	body := strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
+	if len(t)-len(body) > 1 || body == "" || strings.TrimLeft(body, "0123456789") != "" {
+		return "", sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
+	}
+	if _, err := strconv.ParseInt(t, 10, bits); err != nil {
+		return "", sqlerr.New(sqlerr.NumericOutOfRange, "value \"%s\" is out of range for type %s", s, name)
+	}
+	return t, nil
+}
+
+// floatTextCast reads text that is only known when the statement runs as
+// PostgreSQL's float input does (FloatInputError; _tsdb_input leaves
+// numbers to the cast).
+func floatTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
+	name := sqltree.LastName(tc.TypeName.GetNames())
+	bits := map[string]int{"float8": 64, "float4": 32}[name]
+	if bits == 0 || len(tc.TypeName.GetArrayBounds()) > 0 || tc.Arg.GetAConst() != nil || isTextChecked(tc.Arg) {
+		return nil, false
+	}
+	typ := "double precision"
+	if bits == 32 {
+		typ = "real"
+	}
+	tc.Arg = textInput(tc.Arg, typ)
+	return nil, true
+}
+
+// numericText is numeric input PostgreSQL 15 reads: a decimal number with
+// an optional exponent (floatText), or NaN and the infinities (which
+// specialNumeric turns into a float before this is asked).
+var numericText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$|^[+-]?(?i:nan|inf|infinity)$`)
+
+// CheckTextInput reports whether PostgreSQL's input function of typ
+// (integer, smallint, bigint, real, double precision or numeric) reads s,
+// and with what error when it does not.
+func CheckTextInput(s, typ string) error {
+	switch typ {
+	case "smallint", "integer", "bigint":
+		bits := map[string]int{"smallint": 16, "integer": 32, "bigint": 64}[typ]
+		_, err := ParseInteger(s, bits, typ)
+		return err
+	case "real":
+		return FloatInputError(s, 32)
+	case "double precision":
+		return FloatInputError(s, 64)
+	case "numeric":
+		if !numericText.MatchString(strings.Trim(s, " \t\n\r\v\f")) {
+			return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type numeric: \"%s\"", s)
+		}
+		return nil
+	}
+	return sqlerr.New(sqlerr.InternalError, "no input rules for type %s", typ)
 }

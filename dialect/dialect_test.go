@@ -72,6 +72,48 @@ func TestFloatInputError(t *testing.T) {
 	}
 }
 
+// TestCheckTextInput: text read as a number by PostgreSQL 15's input
+// functions (the engine's casts also read 1.5 as an integer, 1e3, 0x1F and
+// 1_000, and 1e500 as Infinity).
+func TestCheckTextInput(t *testing.T) {
+	for _, c := range []struct{ in, typ, code string }{
+		{" 12 ", "integer", ""},
+		{"+5", "bigint", ""},
+		{"-0", "smallint", ""},
+		{"1.5", "integer", "22P02"},
+		{"1e3", "bigint", "22P02"},
+		{"0x1F", "bigint", "22P02"},
+		{"1_000", "integer", "22P02"},
+		{"", "integer", "22P02"},
+		{"+-1", "integer", "22P02"},
+		{"32768", "smallint", "22003"},
+		{"-9223372036854775808", "bigint", ""},
+		{"9223372036854775808", "bigint", "22003"},
+		{" 1.5 ", "double precision", ""},
+		{"-Infinity", "double precision", ""},
+		{"nan", "real", ""},
+		{".5e-3", "double precision", ""},
+		{"5.", "double precision", ""},
+		{"1_000", "double precision", "22P02"},
+		{"1.5f", "double precision", "22P02"},
+		{"1e", "double precision", "22P02"},
+		{"1e500", "double precision", "22003"},
+		{"1e-400", "double precision", "22003"},
+		{"1e39", "real", "22003"},
+		{"0x10", "double precision", ""}, // left to the engine, which refuses it
+		{"1e3", "numeric", ""},
+		{" -.5 ", "numeric", ""},
+		{"NaN", "numeric", ""},
+		{"1_000", "numeric", "22P02"},
+		{"0x10", "numeric", "22P02"},
+	} {
+		err := CheckTextInput(c.in, c.typ)
+		if got := map[bool]string{true: sqlerr.Code(err), false: ""}[err != nil]; got != c.code {
+			t.Errorf("%q as %s: %v, want SQLSTATE %q", c.in, c.typ, err, c.code)
+		}
+	}
+}
+
 func TestParseBytea(t *testing.T) {
 	for _, tt := range []struct {
 		in, want, code string

@@ -291,6 +291,12 @@ var Macros = append([]string{
 	// refused, as PostgreSQL's input does.
 	`CREATE MACRO _tsdb_varchar(s, n) AS CASE WHEN length(s) <= n THEN s WHEN rtrim(substr(s, n + 1), ' ') = '' THEN substr(s, 1, n)
 			ELSE error('[tsdb 22001] value too long for type character varying(' || n || ')') END`,
+	// Text converted to a number at run time is read by PostgreSQL's
+	// input rules (CheckTextInput, in Go: _tsdb_text_ok raises the error,
+	// and is not volatile, as error() is, so the cast may stand where
+	// the engine wants a stable expression, such as a window's ORDER
+	// BY); anything but text is left to the cast.
+	`CREATE MACRO _tsdb_input(s, ty) AS CASE WHEN typeof(s) <> 'VARCHAR' OR _tsdb_text_ok(CAST(s AS VARCHAR), ty) THEN s END`,
 	// void prints as an empty string.
 	`CREATE MACRO _tsdb_sleep(s) AS coalesce(CAST(sleep_ms(CAST(s * 1000 AS BIGINT)) AS VARCHAR), '')`,
 	// An empty delimiter leaves the string whole (field 1 or -1); DuckDB

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -29,26 +30,42 @@ func NonZeroMantissa(s string) bool {
 	return false
 }
 
-// FloatInputError is PostgreSQL's error for float text out of the
-// type's range, overflowing or underflowing ('10e400', '10e-400'), or
-// nil.
+// FloatInputError is PostgreSQL's error for float text it refuses: 22P02
+// for text that is not a number (1_000, 1.5f, which the engine reads),
+// 22003 for a value out of the type's range (bits 64 or 32): 1e500 and
+// 1e-400, which the engine reads as Infinity and 0. Hexadecimal (0x10,
+// which C's strtod reads) is left to the engine, which refuses it.
 func FloatInputError(s string, bits int) error {
-	t := strings.TrimSpace(s)
+	typ := "double precision"
+	if bits == 32 {
+		typ = "real"
+	}
+	t := strings.Trim(s, " \t\n\r\v\f")
 	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
 	case "nan", "inf", "infinity":
 		return nil
 	}
+	if !floatText.MatchString(t) {
+		if hexFloat.MatchString(t) {
+			return nil
+		}
+		return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type %s: \"%s\"", typ, s)
+	}
 	f, err := strconv.ParseFloat(t, bits)
 	var ne *strconv.NumError
 	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) || err == nil && f == 0 && NonZeroMantissa(t) {
-		typ := "double precision"
-		if bits == 32 {
-			typ = "real"
-		}
-		return sqlerr.New(sqlerr.NumericOutOfRange, "%q is out of range for type %s", s, typ)
+		return sqlerr.New(sqlerr.NumericOutOfRange, "\"%s\" is out of range for type %s", s, typ)
 	}
 	return nil
 }
+
+// floatText is decimal float input as C's strtod reads it and PostgreSQL
+// accepts it (a sign, digits with an optional point, an exponent);
+// hexFloat its hexadecimal form.
+var (
+	floatText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+	hexFloat  = regexp.MustCompile(`^[+-]?0[xX]`)
+)
 
 // unknownIntegerOperand answers arithmetic with a quoted integer (f1 *
 // '-1'): PostgreSQL reads the literal as the other operand's type, the
@@ -225,8 +242,21 @@ func literalOwnScale(n *pg_query.Node) (scale, digits int, ok bool) {
 		return 0, 0, false
 	case c.GetIval() != nil:
 		return 0, len(strconv.Itoa(int(c.GetIval().Ival))), true
-	case c.GetFval() != nil:
-		text := strings.TrimLeft(c.GetFval().Fval, "+-")
+	case c.GetFval() != nil || c.GetSval() != nil:
+		text := c.GetFval().GetFval()
+		if sv := c.GetSval(); sv != nil {
+			// '1.50'::numeric: numeric input keeps its scale too;
+			// blanks around it are allowed, anything else is left to
+			// the cast.
+			text = strings.Trim(sv.Sval, " \t\n\r\v\f")
+			if len(text) > 1 && (text[0] == '+' || text[0] == '-') {
+				text = text[1:]
+			}
+			if strings.Trim(text, "0123456789.") != "" || strings.Count(text, ".") > 1 || strings.Trim(text, ".") == "" {
+				return 0, 0, false
+			}
+		}
+		text = strings.TrimLeft(text, "+-")
 		if strings.ContainsAny(text, "eE") {
 			return 0, 0, false
 		}

@@ -20,6 +20,9 @@ import (
 //     and TSBS's form), '… PST', 'today' are then read by PostgreSQL's
 //     input rules (DateTimeLiteral). The engine read the bare string
 //     itself, and took +0000 for a zone name it does not know.
+//   - A bare string in arithmetic with a column of a number type is of
+//     that type (f1 * '1e200' is float8 arithmetic; the engine found no
+//     operator for a number and a string).
 //   - A real (float4) meeting a number of another type is float8:
 //     PostgreSQL's operators between float4 and integers, numeric or
 //     float8 take the float4 as float8 (0.1::float4 > 0.1 is true,
@@ -63,6 +66,10 @@ func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type)
 					} else if ty := temporalColumn(e.Rexpr, typeOf); ty != schema.Invalid {
 						retype(&e.Lexpr, ty)
 					}
+				} else if ty := numberColumn(e.Lexpr, typeOf); ty != schema.Invalid {
+					retype(&e.Rexpr, ty)
+				} else if ty := numberColumn(e.Rexpr, typeOf); ty != schema.Invalid {
+					retype(&e.Lexpr, ty)
 				}
 				lf, rf := float4Expr(e.Lexpr, typeOf), float4Expr(e.Rexpr, typeOf)
 				switch {
@@ -86,6 +93,19 @@ func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type)
 		return nil
 	})
 	return changed
+}
+
+// numberColumn is the type of n when n is a column of a number type,
+// else schema.Invalid.
+func numberColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
+	if n.GetColumnRef() == nil {
+		return schema.Invalid
+	}
+	switch t := typeOf(n); t {
+	case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
+		return t
+	}
+	return schema.Invalid
 }
 
 // temporalColumn is the type of n when n is a column of a date or time

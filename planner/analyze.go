@@ -170,7 +170,7 @@ func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 				for _, item := range f.GetList().GetItems() {
 					if fc := item.GetFuncCall(); fc != nil {
 						if name := sqltree.LastName(fc.Funcname); !allowedTableFunctions[name] && !scalarInFrom[name] {
-							return sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
+							return refusedTableFunction(name)
 						}
 					}
 				}
@@ -382,7 +382,7 @@ func duckdbRefs(ctx context.Context, conn querier, text string, tables tableLook
 			fn, _ := m["function"].(map[string]any)
 			name, _ := fn["function_name"].(string)
 			if !allowedTableFunctions[strings.ToLower(name)] {
-				err = sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
+				err = refusedTableFunction(strings.ToLower(name))
 			}
 		case "FUNCTION":
 			name, _ := m["function_name"].(string)
@@ -415,6 +415,18 @@ var forbiddenFunctions = map[string]bool{
 	"read_json_auto": true, "read_parquet": true, "parquet_scan": true, "parquet_metadata": true, "parquet_schema": true,
 	"glob": true, "sniff_csv": true, "delta_scan": true, "iceberg_scan": true, "query": true, "query_table": true,
 	"duckdb_settings": true, "duckdb_secrets": true, "duckdb_extensions": true, "which_secret": true,
+}
+
+// refusedTableFunction is the error for a function in FROM that tsdb does
+// not run: the engine's readers of files and state are refused (42501);
+// any other name is a function tsdb does not have (42883, as PostgreSQL
+// answers for one nobody created).
+func refusedTableFunction(name string) error {
+	if forbiddenFunctions[name] || strings.HasPrefix(name, "duckdb_") || strings.HasPrefix(name, "pragma_") ||
+		strings.HasPrefix(name, "read_") || strings.HasPrefix(name, "parquet_") {
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "table function %s() is not allowed", name)
+	}
+	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
 }
 
 // checkScalarFunction refuses functions that reach outside the sandbox and

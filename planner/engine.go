@@ -134,15 +134,17 @@ func openEngine(ctx context.Context, opts EngineOptions) (*sql.DB, error) {
 		fmt.Sprintf("SET allowed_directories = [%s]", allowed),
 		"SET enable_external_access = false",
 	)
+	// The Go functions first: macros that call them bind to them when
+	// they are made.
+	if err := registerFunctions(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: register engine functions: %w", err)
+	}
 	for _, q := range setup {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("planner: configure duckdb (%s): %w", q, err)
 		}
-	}
-	if err := registerFunctions(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("planner: register engine functions: %w", err)
 	}
 	// Open the whole pool now, so that a failure to set a connection up
 	// shows at startup.

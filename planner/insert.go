@@ -172,6 +172,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					typ.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(int64(col.Digits), -1), pg_query.MakeAConstIntNode(int64(col.Scale), -1)}
 				}
 				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: item, TypeName: typ}}}
+				if items[j], err = dialect.IntegerInput(items[j]); err != nil {
+					return nil, err
+				}
 				if err := s.rewriteDateTimes(items[j]); err != nil {
 					return nil, err
 				}
@@ -270,7 +273,13 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 	exprs := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		if j, ok := pos[i]; ok {
-			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Type: c.Type}, fmt.Sprintf("v.c%d", j)), c.DuckDBType())
+			v := fmt.Sprintf("v.c%d", j)
+			if c.Type.IsInteger() {
+				// Text read by PostgreSQL's integer input ('7.5' is
+				// refused; the engine's cast rounds it).
+				v = fmt.Sprintf("_tsdb_input(%s, '%s')", v, c.Type)
+			}
+			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Type: c.Type}, v), c.DuckDBType())
 		} else {
 			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.DuckDBType())
 		}

@@ -123,6 +123,14 @@ func textFunctions(re *dialect.RegexpCache) []goScalar {
 		bytea  = duckdb.TYPE_BLOB
 	)
 	return []goScalar{
+		// Text a cast reads as a number, by PostgreSQL's input rules
+		// (the _tsdb_input macro): true, or the input function's error.
+		{"_tsdb_text_ok", []duckdb.Type{text, text}, duckdb.TYPE_BOOLEAN, func(v []driver.Value) (any, error) {
+			if err := dialect.CheckTextInput(str(v[0]), str(v[1])); err != nil {
+				return nil, err
+			}
+			return true, nil
+		}},
 		{"_tsdb_regexp_replace", []duckdb.Type{text, text, text, bigint, bigint, duckdb.TYPE_BOOLEAN, text}, text, func(v []driver.Value) (any, error) {
 			given, _ := v[5].(bool)
 			return re.RegexpReplace(str(v[0]), str(v[1]), str(v[2]), num(v[3]), num(v[4]), given, str(v[6]))

@@ -246,6 +246,7 @@ func (a *ivAcc) words(t string) bool {
 	if len(fields) == 0 {
 		return false
 	}
+	fields = splitDayClock(fields)
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		switch {
@@ -309,6 +310,23 @@ func (a *ivAcc) words(t string) bool {
 		a.micros.Neg(&a.micros)
 	}
 	return true
+}
+
+// splitDayClock splits "1.5:02:03" into "1.5" and "02:03": PostgreSQL's
+// tokenizer ends a number at the punctuation after its fraction, so the
+// number is a count of days before a clock, not a fractional hour (and
+// 2562047788.1:0:54 is a day count out of range, 22015, not bad syntax).
+func splitDayClock(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		head, rest, ok := strings.Cut(f, ":")
+		if ok && strings.Contains(head, ".") && strings.Contains(rest, ":") && isNumber(head) {
+			out = append(out, head, rest)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func isYearMonth(f string) bool {

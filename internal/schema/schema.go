@@ -141,6 +141,9 @@ func (t Type) Delta() string { return typeInfos[t].delta }
 // IsTimestamp reports whether the type can be a table's time column.
 func (t Type) IsTimestamp() bool { return t == Timestamptz || t == Timestamp }
 
+// IsInteger reports whether t is one of the integer types.
+func (t Type) IsInteger() bool { return t == Int16 || t == Int32 || t == Int64 }
+
 // Arrow returns the Arrow type the MemBuffer and Parquet files use; nil
 // for Decimal, whose type is its column's (Column.ArrowType).
 func (t Type) Arrow() arrow.DataType {

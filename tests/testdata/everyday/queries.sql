@@ -63,3 +63,14 @@ SELECT x, y FROM (VALUES (1, NULL), (2, 'b'), (3, 'a')) t(x, y) ORDER BY y DESC
 SELECT host || '|' || coalesce(region, '-') || '|' || usage_user || '|' || coalesce(cnt::text, '-') || '|' || coalesce(ok::text, '-') || '|' || price || '|' || to_char(time, 'HH24:MI:SS') FROM cpu ORDER BY time LIMIT 2
 SELECT upper(host), length(host), substr(host, 6), split_part(host, '_', 2), lpad(region, 5, '*'), format('%s-%s', host, cnt) FROM cpu ORDER BY time LIMIT 2
 SELECT to_char(time, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), to_char(usage_user, 'FM990.00'), to_char(cnt, '9,999') FROM cpu ORDER BY time LIMIT 2
+SELECT cnt * '2', usage_user * '1e2', price * '1.5', '10' - cnt, '1.50'::numeric, ' 2.0 '::numeric, numeric '-.5' FROM cpu ORDER BY time LIMIT 2
+SELECT split_part(host, '_', 2)::int, ' 12 '::int4, '-0'::int2, '+5'::int8, (cnt::text)::bigint FROM cpu ORDER BY time LIMIT 2
+SELECT '1.5'::int4
+SELECT (cnt::text || '.5')::int FROM cpu ORDER BY time LIMIT 1
+SELECT '1e3'::bigint
+SELECT '0x1F'::int8
+SELECT '99999'::int2
+SELECT (cnt::text || 'e500')::float8 FROM cpu ORDER BY time LIMIT 1
+SELECT (cnt::text || '_000')::float8 FROM cpu ORDER BY time LIMIT 1
+SELECT (cnt::text || '_000')::numeric FROM cpu ORDER BY time LIMIT 1
+SELECT (cnt::text || '.25')::float8, (cnt::text || '.25')::numeric(6,1), (' ' || cnt::text || ' ')::int2, last_value(cnt) OVER (ORDER BY cnt::text::int) FROM cpu ORDER BY time LIMIT 2
