@@ -332,7 +332,7 @@ var pgTypes = []struct {
 }{
 	{16, "bool", 1, "B"}, {17, "bytea", -1, "U"}, {20, "int8", 8, "N"}, {21, "int2", 2, "N"}, {23, "int4", 4, "N"},
 	{25, "text", -1, "S"}, {700, "float4", 4, "N"}, {701, "float8", 8, "N"}, {1043, "varchar", -1, "S"},
-	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
+	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1266, "timetz", 12, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
 	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
 }
 
@@ -350,7 +350,7 @@ func TypeLen(oid uint32) int {
 // have, by element OID.
 var arrayOIDs = map[uint32]uint32{
 	16: 1000, 21: 1005, 23: 1007, 20: 1016, 700: 1021, 701: 1022, 25: 1009,
-	1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
+	1082: 1182, 1083: 1183, 1266: 1270, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
 }
 
 // arrayElements is arrayOIDs turned around, for the wire layer, which asks

@@ -51,6 +51,15 @@ func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool
 		pgType = "timestamp without time zone"
 	case "timestamptz":
 		pgType = "timestamp with time zone"
+	case "time", "timetz":
+		if len(tc.TypeName.GetTypmods()) > 0 {
+			return nil, false, nil
+		}
+		text, err := TimeOfDayText(sv.Sval, typ == "timetz", in)
+		if err != nil {
+			return nil, false, err
+		}
+		return sqltree.Cast(pg_query.MakeAConstStrNode(text, tc.Arg.GetAConst().Location), typ), true, nil
 	case "interval":
 		if len(tc.TypeName.GetTypmods()) > 0 {
 			return intervalLiteral(tc, sv.Sval, in.Intervals)
@@ -117,6 +126,21 @@ func DateTimeLiteral(tc *pg_query.TypeCast, in Input) (n *pg_query.Node, ok bool
 	out := &pg_query.TypeCast{Arg: pg_query.MakeAConstStrNode(text, tc.Arg.GetAConst().Location), Location: tc.Location,
 		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(typ)}, Typemod: -1, Typmods: tc.TypeName.Typmods}}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: out}}, true, nil
+}
+
+// TimeOfDayText reads time or timetz input (withZone) by PostgreSQL's
+// rules and writes it as the engine reads it. The engine holds 24:00:00,
+// but its driver hands it over as midnight: it is refused rather than
+// shown as 00:00:00.
+func TimeOfDayText(s string, withZone bool, in Input) (string, error) {
+	v, err := pgdatetime.ParseTime(s, withZone, in.Order, in.Loc, in.Now)
+	if err != nil {
+		return "", dateTimeError(err)
+	}
+	if v.Micros == pgdatetime.MicrosPerDay && !withZone {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "time 24:00:00 is not supported; use 00:00:00 or 23:59:59.999999")
+	}
+	return v.String(withZone), nil
 }
 
 // dateTimeError is the SQL error of input the reader refuses.
@@ -286,6 +310,8 @@ var isoForms = map[string]*regexp.Regexp{
 	"timestamp":   regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$`),
 	"interval":    regexp.MustCompile(`^-?\d+ months -?\d+ days -?\d+ hours -?\d+ microseconds$`),
 	"timestamptz": regexp.MustCompile(`^-?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$`),
+	"time":        regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{6}$`),
+	"timetz":      regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{6}[+-]\d\d:\d\d:\d\d$`),
 }
 
 // IsISOLiteral reports whether a cast constant is already in the form

@@ -245,7 +245,7 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_format_type1(t) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
-			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
+			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1266 THEN 'time with time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
 			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
 	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
 	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so

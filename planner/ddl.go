@@ -375,7 +375,7 @@ func pgTypeName(oid uint32) string {
 	if t, ok := storableTypes[oid]; ok {
 		return t.String()
 	}
-	if n, ok := map[uint32]string{1186: "interval", 1700: "numeric", 17: "bytea", 2249: "record", 1083: "time without time zone",
+	if n, ok := map[uint32]string{1186: "interval", 1700: "numeric", 17: "bytea", 2249: "record", 1083: "time without time zone", 1266: "time with time zone",
 		114: "json", 2950: "uuid"}[oid]; ok {
 		return n
 	}

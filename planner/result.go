@@ -192,6 +192,8 @@ func columnFor(name, duckType string) Column {
 		return Column{Name: name, OID: 1082, Size: 4}
 	case "TIME":
 		return Column{Name: name, OID: 1083, Size: 8}
+	case "TIMETZ", "TIME WITH TIME ZONE":
+		return Column{Name: name, OID: 1266, Size: 12}
 	case "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS":
 		return Column{Name: name, OID: 1114, Size: 8}
 	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":

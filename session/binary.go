@@ -203,9 +203,17 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 		if !ok {
 			return nil, false, fmt.Errorf("time column holds %T", v)
 		}
-		t = t.UTC()
-		us := int64(t.Hour())*3_600_000_000 + int64(t.Minute())*60_000_000 + int64(t.Second())*1_000_000 + int64(t.Nanosecond()/1000)
-		return binary.BigEndian.AppendUint64(dst, uint64(us)), false, nil
+		return binary.BigEndian.AppendUint64(dst, uint64(pgtext.ClockMicros(t))), false, nil
+	case 1266:
+		// timetz: microseconds since midnight, then the zone in seconds
+		// west of UTC, as PostgreSQL sends it.
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, false, fmt.Errorf("timetz column holds %T", v)
+		}
+		_, east := t.Zone()
+		dst = binary.BigEndian.AppendUint64(dst, uint64(pgtext.ClockMicros(t)))
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(-east))), false, nil
 	case 1082:
 		t, ok := v.(time.Time)
 		if !ok {

@@ -91,7 +91,7 @@ const (
 // DateStyle.
 func Parse(s, typ string, order Order) (Value, error) {
 	syntax := &SyntaxError{Type: typ, Input: s}
-	if t := strings.TrimSpace(s); len(t) > 5 && t[0] == '-' && isDigit(t[1]) {
+	if t := strings.TrimSpace(s); len(t) > 5 && t[0] == '-' && isDigit(t[1]) && typ != TypeTime && typ != TypeTimetz {
 		// -4713-11-24: an ISO date with an astronomical negative year,
 		// as the engine writes years before 1 BC (and tsdb's parameters).
 		v, err := Parse(t[1:], typ, YMD)
@@ -109,6 +109,7 @@ func Parse(s, typ string, order Order) (Value, error) {
 		return Value{}, syntax
 	}
 	var v Value
+	timeOnly := typ == TypeTime || typ == TypeTimetz
 	year, yearDigits := -1, 0
 	pm, am, julian, isoT := false, false, false, false
 	haveYear, haveMonth, haveDay := false, false, false
@@ -249,7 +250,7 @@ func Parse(s, typ string, order Order) (Value, error) {
 				year, yearDigits, v.Month, v.Day = y, 4, m, d
 				haveYear, haveMonth, haveDay = true, true, true
 				julian = false
-			case isoT || (dateDone() && !v.HasTime && (len(f.text) == 6 || len(f.text) == 4) && !strings.Contains(f.text, ".")):
+			case isoT || ((dateDone() || timeOnly && !haveYear && !haveMonth && !haveDay) && !v.HasTime && (len(f.text) == 6 || len(f.text) == 4) && !strings.Contains(f.text, ".")):
 				// hhmm[ss] after a whole date, or after ISO's T
 				if len(f.text) != 4 && len(f.text) != 6 {
 					return Value{}, syntax
@@ -289,7 +290,9 @@ func Parse(s, typ string, order Order) (Value, error) {
 		case fString:
 			w := f.text
 			if m, ok := months[w]; ok {
-				if !textMonth(m) {
+				if timeOnly || !textMonth(m) {
+					// time_in reads no month names (Jan 8 1999 04:05:06
+					// is not a time).
 					return Value{}, syntax
 				}
 				continue
@@ -357,10 +360,20 @@ func Parse(s, typ string, order Order) (Value, error) {
 		}
 	}
 	if v.Special != Finite {
-		if haveYear || haveMonth || haveDay || v.HasTime || v.bc {
+		if haveYear || haveMonth || haveDay || v.HasTime || v.bc || timeOnly && v.Special != Now {
 			return Value{}, syntax
 		}
 		return v, nil
+	}
+	if timeOnly && !haveYear && !haveMonth && !haveDay {
+		// A time of day alone: no date to check.
+		if !v.HasTime || v.bc {
+			return Value{}, syntax
+		}
+		if err := v.meridiem(am, pm, s); err != nil {
+			return Value{}, err
+		}
+		return v, v.checkClock(s)
 	}
 	if !haveYear || !haveMonth || !haveDay {
 		return Value{}, syntax
@@ -380,15 +393,9 @@ func Parse(s, typ string, order Order) (Value, error) {
 		year = 1 - year
 	}
 	v.Year = year
-	if am || pm {
-		if !v.HasTime || v.Hour > 12 {
-			return Value{}, &RangeError{Input: s}
-		}
-		if pm && v.Hour != 12 {
-			v.Hour += 12
-		} else if am && v.Hour == 12 {
-			v.Hour = 0
-		}
+	v.hasDate = true
+	if err := v.meridiem(am, pm, s); err != nil {
+		return Value{}, err
 	}
 	if v.Month < 1 || v.Month > 12 || v.Day < 1 || v.Day > daysIn(v.Year, v.Month) || year == 0 && !v.bc {
 		return Value{}, &RangeError{Input: s}
@@ -413,6 +420,22 @@ func Parse(s, typ string, order Order) (Value, error) {
 		return Value{}, &RangeError{Input: s}
 	}
 	return v, nil
+}
+
+// meridiem applies AM or PM to the hour.
+func (v *Value) meridiem(am, pm bool, input string) error {
+	if !am && !pm {
+		return nil
+	}
+	if !v.HasTime || v.Hour > 12 {
+		return &RangeError{Input: input}
+	}
+	if pm && v.Hour != 12 {
+		v.Hour += 12
+	} else if am && v.Hour == 12 {
+		v.Hour = 0
+	}
+	return nil
 }
 
 func atoi(s string) int {

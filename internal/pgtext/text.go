@@ -36,6 +36,7 @@ const (
 	OIDBytea       = 17
 	OIDDate        = 1082
 	OIDTime        = 1083
+	OIDTimeTZ      = 1266
 	OIDTimestamp   = 1114
 	OIDTimestamptz = 1184
 	OIDUUID        = 2950
@@ -174,6 +175,13 @@ func infinite(t time.Time, oid uint32) int {
 // AppendTime writes a date, time, timestamp or timestamptz as PostgreSQL's
 // output does in the session's DateStyle and zone.
 func AppendTime(dst []byte, t time.Time, oid uint32, st Style) []byte {
+	switch oid {
+	case OIDTime:
+		return AppendClock(dst, ClockMicros(t))
+	case OIDTimeTZ:
+		_, off := t.Zone()
+		return AppendZoneOffset(AppendClock(dst, ClockMicros(t)), off)
+	}
 	switch infinite(t, oid) {
 	case 1:
 		return append(dst, "infinity"...)
@@ -182,8 +190,6 @@ func AppendTime(dst []byte, t time.Time, oid uint32, st Style) []byte {
 	}
 	kind := pgdatetime.KindTimestamptz
 	switch oid {
-	case OIDTime:
-		return t.UTC().AppendFormat(dst, "15:04:05.999999")
 	case OIDDate:
 		kind = pgdatetime.KindDate
 	case OIDTimestamp:
@@ -317,4 +323,49 @@ func isRecordSpace(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// ClockMicros is the time of day of a time or timetz value as the driver
+// hands it over (a Go time on 1 January of year 1, in the value's own
+// offset), in microseconds since midnight: 24:00:00, which PostgreSQL's
+// time holds, arrives as midnight of the day after.
+func ClockMicros(t time.Time) int64 {
+	midnight := time.Date(1, time.January, 1, 0, 0, 0, 0, t.Location())
+	if d := t.Sub(midnight); d >= 0 && d <= 24*time.Hour {
+		return d.Microseconds()
+	}
+	// Any other date: the time of day on it.
+	return t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())).Microseconds()
+}
+
+// AppendClock writes a time of day as PostgreSQL does: HH:MM:SS and the
+// fraction of a second without trailing zeros.
+func AppendClock(dst []byte, us int64) []byte {
+	sec := us / 1_000_000
+	dst = fmt.Appendf(dst, "%02d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	if frac := us % 1_000_000; frac != 0 {
+		f := strconv.AppendInt(nil, frac+1_000_000, 10)[1:] // six digits
+		for f[len(f)-1] == '0' {
+			f = f[:len(f)-1]
+		}
+		dst = append(append(dst, '.'), f...)
+	}
+	return dst
+}
+
+// AppendZoneOffset writes a UTC offset (seconds east) as PostgreSQL's
+// timetz output does: +HH, +HH:MM or +HH:MM:SS.
+func AppendZoneOffset(dst []byte, east int) []byte {
+	sign := byte('+')
+	if east < 0 {
+		sign, east = '-', -east
+	}
+	dst = fmt.Appendf(dst, "%c%02d", sign, east/3600)
+	switch {
+	case east%60 != 0:
+		dst = fmt.Appendf(dst, ":%02d:%02d", east/60%60, east%60)
+	case east/60%60 != 0:
+		dst = fmt.Appendf(dst, ":%02d", east/60%60)
+	}
+	return dst
 }

@@ -74,3 +74,6 @@ SELECT (cnt::text || 'e500')::float8 FROM cpu ORDER BY time LIMIT 1
 SELECT (cnt::text || '_000')::float8 FROM cpu ORDER BY time LIMIT 1
 SELECT (cnt::text || '_000')::numeric FROM cpu ORDER BY time LIMIT 1
 SELECT (cnt::text || '.25')::float8, (cnt::text || '.25')::numeric(6,1), (' ' || cnt::text || ' ')::int2, last_value(cnt) OVER (ORDER BY cnt::text::int) FROM cpu ORDER BY time LIMIT 2
+SELECT '11:00 BST'::timetz, '11:00 pm'::time, time '1100', '04:05:06 PST'::timetz, '23:30:00-05'::timetz + interval '2 hours', '11:00:00.5+05:45'::timetz, time '10:00' + interval '1 hour', '2024-07-01 11:00 America/New_York'::timetz
+SELECT '25:00'::time
+SELECT '11:00 America/New_York'::timetz
