@@ -113,6 +113,8 @@ func columnNode(c schema.Column) parquet.Node {
 		return parquet.Leaf(parquet.ByteArrayType)
 	case schema.Interval:
 		return parquet.String() // Delta has no interval: schema.IntervalText
+	case schema.Time, schema.TimeTZ:
+		return parquet.String() // Delta has no time of day: schema.TimeText
 	}
 	panic(fmt.Sprintf("delta: column %s has no Parquet type (%v)", c.Name, c.Type))
 }

@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/internal/pgdatetime"
+	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -140,7 +141,7 @@ func TimeOfDayText(s string, withZone bool, in Input) (string, error) {
 	if v.Micros == pgdatetime.MicrosPerDay && !withZone {
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "time 24:00:00 is not supported; use 00:00:00 or 23:59:59.999999")
 	}
-	return v.String(withZone), nil
+	return schema.TimeText(v.Micros, v.Offset, withZone), nil
 }
 
 // dateTimeError is the SQL error of input the reader refuses.

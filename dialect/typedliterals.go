@@ -115,7 +115,7 @@ func temporalColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) s
 		return schema.Invalid
 	}
 	switch t := typeOf(n); t {
-	case schema.Timestamptz, schema.Timestamp, schema.Date, schema.Interval:
+	case schema.Timestamptz, schema.Timestamp, schema.Date, schema.Interval, schema.Time, schema.TimeTZ:
 		return t
 	}
 	return schema.Invalid

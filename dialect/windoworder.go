@@ -292,7 +292,7 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 				if ot == "interval" {
 					failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot)
 				}
-			case schema.Date, schema.Timestamp, schema.Timestamptz, schema.Interval:
+			case schema.Date, schema.Timestamp, schema.Timestamptz, schema.Interval, schema.Time, schema.TimeTZ:
 				if ot == "integer" || ot == "numeric" {
 					failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot)
 				}

@@ -89,6 +89,16 @@ func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 					Msg: fmt.Sprintf("column %q, row %d: %v", c.Name, row+1, err), Err: err}
 			}
 		}
+		if c.Type == schema.Time || c.Type == schema.TimeTZ {
+			a := rec.Column(i).(*array.String)
+			for r := range a.Len() {
+				if a.IsValid(r) {
+					if err := schema.CheckTimeText(a.Value(r), c.Type == schema.TimeTZ); err != nil {
+						return &Error{Kind: KindBadText, Msg: fmt.Sprintf("column %q, row %d: %v", c.Name, r+1, err), Err: err}
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

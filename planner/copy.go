@@ -281,6 +281,12 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			return err
 		}
 		b.(*array.MonthDayNanoIntervalBuilder).Append(v)
+	case schema.Time, schema.TimeTZ:
+		text, err := timeOfDayText(s, ty == schema.TimeTZ, in)
+		if err != nil {
+			return err
+		}
+		b.(*array.StringBuilder).Append(text)
 	case schema.Bytea:
 		// PostgreSQL's bytea input: hex (\x…) or the escape format.
 		v, err := dialect.ParseBytea(s)
@@ -316,7 +322,7 @@ func parseDate(s string, order pgdatetime.Order) (int32, error) {
 }
 
 func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
-	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8, schema.Date: 4, schema.Interval: 16}
+	need := map[schema.Type]int{schema.Int64: 8, schema.Int32: 4, schema.Int16: 2, schema.Float64: 8, schema.Float32: 4, schema.Bool: 1, schema.Timestamptz: 8, schema.Timestamp: 8, schema.Date: 4, schema.Interval: 16, schema.Time: 8, schema.TimeTZ: 12}
 	if n, ok := need[ty]; ok && len(v) != n {
 		return fmt.Errorf("%d bytes for type %s", len(v), ty)
 	}
@@ -360,6 +366,17 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 		db.Append(d)
 	case schema.Bytea:
 		b.(*array.BinaryBuilder).Append(slices.Clone(v))
+	case schema.Time, schema.TimeTZ:
+		// time_send: microseconds since midnight; timetz_send adds the
+		// zone in seconds west of UTC.
+		us, east := int64(binary.BigEndian.Uint64(v)), 0
+		if ty == schema.TimeTZ {
+			east = -int(int32(binary.BigEndian.Uint32(v[8:])))
+		}
+		if us < 0 || us > pgdatetime.MicrosPerDay || ty == schema.Time && us == pgdatetime.MicrosPerDay || east < -maxZoneOffset || east > maxZoneOffset {
+			return fmt.Errorf("time of day out of range")
+		}
+		b.(*array.StringBuilder).Append(schema.TimeText(us, east, ty == schema.TimeTZ))
 	case schema.Interval:
 		// interval_send: microseconds, days, months.
 		iv, err := schema.IntervalValue(int32(binary.BigEndian.Uint32(v[12:])), int32(binary.BigEndian.Uint32(v[8:])), int64(binary.BigEndian.Uint64(v)))
@@ -371,4 +388,13 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 		return fmt.Errorf("unsupported type %s", ty)
 	}
 	return nil
+}
+
+// maxZoneOffset is PostgreSQL's widest timetz offset, 15:59:59.
+const maxZoneOffset = 15*3600 + 59*60 + 59
+
+// timeOfDayText reads time or timetz text (withZone) as PostgreSQL does
+// into the form a column holds (schema.TimeText).
+func timeOfDayText(s string, withZone bool, in textInput) (string, error) {
+	return dialect.TimeOfDayText(s, withZone, dialect.Input{Loc: in.loc, Order: in.order, Now: time.Now()})
 }

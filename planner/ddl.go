@@ -189,6 +189,9 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 		return schema.Column{}, &sqlerr.Error{Code: sqlerr.UndefinedObject, Message: err.Error()}
 	}
 	col := schema.Column{Name: cd.Colname, Type: ty, NotNull: cd.IsNotNull, NTZ: ty == schema.Timestamp}
+	if (ty == schema.Time || ty == schema.TimeTZ) && len(cd.TypeName.Typmods) > 0 {
+		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: %s with a precision is not supported; use %s", cd.Colname, ty.UDTName(), ty.UDTName())
+	}
 	if ty == schema.Interval && len(cd.TypeName.Typmods) > 0 {
 		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: interval with fields or a precision is not supported; use interval", cd.Colname)
 	}
@@ -275,7 +278,7 @@ func schemaErrorCode(err error) string {
 var storableTypes = map[uint32]schema.Type{
 	1184: schema.Timestamptz, 1114: schema.Timestamp, 20: schema.Int64, 23: schema.Int32, 21: schema.Int16,
 	701: schema.Float64, 700: schema.Float32, 16: schema.Bool, 25: schema.Text, 1043: schema.Text, 1082: schema.Date,
-	1186: schema.Interval,
+	1186: schema.Interval, 1083: schema.Time, 1266: schema.TimeTZ,
 }
 
 // createTableAs is CREATE TABLE … AS SELECT: a table of the query's

@@ -645,8 +645,10 @@ func TestCreateTableAs(t *testing.T) {
 		{0, "CREATE TABLE nv AS SELECT max(time) AS time, host, sum(v::numeric) AS q, sum(v::int8) AS s, max(v::numeric(5,2)) AS f FROM m GROUP BY host", "tag:SELECT 4"},
 		{0, "SELECT q::text, s::text, f::text, q + 0.5 FROM nv ORDER BY host LIMIT 2", "1|1|1.00|1.5;2|2|2.00|2.5"},
 		{0, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'nv'::regclass AND attnum > 2 ORDER BY attnum", "numeric(38,10);numeric(38,0);numeric(5,2)"},
-		{0, "CREATE TABLE tv AS SELECT time, TIME '12:00' AS t FROM m", "err:0A000"},
-		{0, "SELECT count(*) FROM tv", "err:42P01"},
+		{0, "CREATE TABLE tv AS SELECT time, TIME '12:00' AS t, '11:00+01'::timetz AS z FROM m LIMIT 1", "tag:SELECT 1"},
+		{0, "SELECT t::text, z::text, format_type(atttypid, atttypmod) FROM tv, pg_attribute WHERE attrelid = 'tv'::regclass AND attname = 'z'", "12:00:00|11:00:00+01|time with time zone"},
+		{0, "CREATE TABLE tu AS SELECT time, uuid '6ba7b810-9dad-11d1-80b4-00c04fd430c8' AS u FROM m", "err:0A000"},
+		{0, "SELECT count(*) FROM tu", "err:42P01"},
 		{0, "CREATE MATERIALIZED VIEW mv AS SELECT time FROM m", "err:0A000"},
 	})
 }

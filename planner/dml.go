@@ -89,6 +89,20 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 	if !ok {
 		return nil, s.missing(name)
 	}
+	if u := node.GetUpdateStmt(); u != nil {
+		// A bare string set to a column of a date or time type is of
+		// that type, read by PostgreSQL's input rules (rewriteDateTimes),
+		// as in the transaction's path (dmlInTx).
+		for _, t := range u.TargetList {
+			rt := t.GetResTarget()
+			if i := tbl.ColumnIndex(rt.GetName()); i >= 0 && rt.Val.GetAConst().GetSval() != nil {
+				switch ty := tbl.Columns[i].Type; ty {
+				case schema.Timestamptz, schema.Timestamp, schema.Date, schema.Interval, schema.Time, schema.TimeTZ:
+					rt.Val = sqltree.Cast(rt.Val, ty.UDTName())
+				}
+			}
+		}
+	}
 	for _, e := range append(exprs, where) {
 		if e == nil {
 			continue

@@ -18,6 +18,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
+	"tsdb/internal/pgdatetime"
+	"tsdb/internal/pgtext"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -122,7 +124,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
-				if (col.Type.IsTimestamp() || col.Type == schema.Date || col.Type == schema.Interval) && item.GetAConst().GetSval() != nil {
+				if (col.Type.IsTimestamp() || col.Type == schema.Date || col.Type == schema.Interval || col.Type == schema.Time || col.Type == schema.TimeTZ) && item.GetAConst().GetSval() != nil {
 					// A time written as PostgreSQL reads it ('Mon Feb 10
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
@@ -336,7 +338,7 @@ func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (m
 			builders[id] = bld
 		}
 		for i := range tbl.Columns {
-			if err := appendGo(bld.Field(i), vals[i]); err != nil {
+			if err := appendColumn(bld.Field(i), tbl.Columns[i].Type, vals[i]); err != nil {
 				return nil, columnValueError(tbl.Columns[i].Name, err)
 			}
 		}
@@ -372,7 +374,7 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 			return nil, engineError(err)
 		}
 		for i, v := range vals {
-			if err := appendGo(bld.Field(i), v); err != nil {
+			if err := appendColumn(bld.Field(i), tbl.Columns[i].Type, v); err != nil {
 				return nil, columnValueError(tbl.Columns[i].Name, err)
 			}
 		}
@@ -381,6 +383,21 @@ func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (
 		return nil, engineError(err)
 	}
 	return bld.NewRecordBatch(), nil
+}
+
+// appendColumn is appendGo for a column of type ty: a time of day, which
+// the engine hands over as a Go time, is held as text (schema.TimeText).
+func appendColumn(b array.Builder, ty schema.Type, v any) error {
+	if t, ok := v.(time.Time); ok && (ty == schema.Time || ty == schema.TimeTZ) {
+		us := pgtext.ClockMicros(t)
+		if ty == schema.Time && us == pgdatetime.MicrosPerDay {
+			return fmt.Errorf("time 24:00:00 is not supported")
+		}
+		_, east := t.Zone()
+		b.(*array.StringBuilder).Append(schema.TimeText(us, east, ty == schema.TimeTZ))
+		return nil
+	}
+	return appendGo(b, v)
 }
 
 // appendGo appends a value scanned from DuckDB to an Arrow builder. The

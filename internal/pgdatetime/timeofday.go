@@ -1,9 +1,6 @@
 package pgdatetime
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // The type names Parse takes for a time of day.
 const (
@@ -34,6 +31,9 @@ func ParseTime(s string, withZone bool, order Order, loc *time.Location, now tim
 		typ = TypeTimetz
 	}
 	v, err := Parse(s, typ, order)
+	if se, ok := err.(*SyntaxError); ok && !withZone {
+		se.Type = "time" // as PostgreSQL's message names it
+	}
 	if err != nil {
 		return TimeOfDay{}, err
 	}
@@ -49,7 +49,7 @@ func ParseTime(s string, withZone bool, order Order, loc *time.Location, now tim
 	if v.HasZone && v.Zone != nil && v.abbrev == "" && !v.hasDate {
 		// PostgreSQL cannot tell a full zone name's offset without a
 		// date, and refuses the input even for time, which drops it.
-		return TimeOfDay{}, &SyntaxError{Type: typ, Input: s}
+		return TimeOfDay{}, &SyntaxError{Type: map[bool]string{false: "time", true: typ}[withZone], Input: s}
 	}
 	out := TimeOfDay{Micros: v.clockMicros()}
 	if !withZone {
@@ -87,19 +87,4 @@ func (v *Value) checkClock(input string) error {
 
 func (v *Value) clockMicros() int64 {
 	return int64(v.Hour)*3_600_000_000 + int64(v.Minute)*60_000_000 + int64(v.Second)*1_000_000 + int64(v.Micro)
-}
-
-// String writes the time of day as the engine reads it: HH:MM:SS.ffffff,
-// and for withZone the offset as +HH:MM:SS.
-func (t TimeOfDay) String(withZone bool) string {
-	sec := t.Micros / 1_000_000
-	s := fmt.Sprintf("%02d:%02d:%02d.%06d", sec/3600, sec/60%60, sec%60, t.Micros%1_000_000)
-	if !withZone {
-		return s
-	}
-	sign, east := '+', t.Offset
-	if east < 0 {
-		sign, east = '-', -east
-	}
-	return s + fmt.Sprintf("%c%02d:%02d:%02d", sign, east/3600, east/60%60, east%60)
 }

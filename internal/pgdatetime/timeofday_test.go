@@ -2,6 +2,7 @@ package pgdatetime
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -55,13 +56,19 @@ func TestTimeInputLikePostgres(t *testing.T) {
 // pgText writes v as PostgreSQL's output does (the wire layer's own
 // writer is in pgtext, which this package may not import).
 func pgText(v TimeOfDay, withZone bool) string {
-	s := v.String(withZone)
-	clock, zone := s[:15], s[15:]
-	clock = strings.TrimSuffix(strings.TrimRight(clock, "0"), ".")
+	sec := v.Micros / 1_000_000
+	clock := fmt.Sprintf("%02d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	if f := v.Micros % 1_000_000; f != 0 {
+		clock += strings.TrimRight(fmt.Sprintf(".%06d", f), "0")
+	}
 	if !withZone {
 		return clock
 	}
-	zone = strings.TrimSuffix(zone, ":00")
-	zone = strings.TrimSuffix(zone, ":00")
+	sign, east := "+", v.Offset
+	if east < 0 {
+		sign, east = "-", -east
+	}
+	zone := fmt.Sprintf("%s%02d:%02d:%02d", sign, east/3600, east/60%60, east%60)
+	zone = strings.TrimSuffix(strings.TrimSuffix(zone, ":00"), ":00")
 	return clock + zone
 }

@@ -43,6 +43,13 @@ const (
 	// type: files hold it as a `string`, "M months D days U microseconds"
 	// (IntervalText), exact and read back by the engine's cast.
 	Interval
+	// Time is PostgreSQL's time (without time zone), 00:00:00 to
+	// 24:00:00; TimeTZ is its time with time zone, a time of day and a UTC
+	// offset. Delta and Arrow have no such types (Parquet's TIME keeps no
+	// offset, and Delta readers refuse it): both are held as text in a
+	// fixed form the engine's cast reads back, TimeText.
+	Time
+	TimeTZ
 )
 
 // MaxDecimalDigits is the widest numeric(p, s) a column takes: the
@@ -75,6 +82,8 @@ var typeInfos = map[Type]typeInfo{
 	Decimal:     {"numeric", "numeric", 1700, "DECIMAL", "decimal"},
 	Bytea:       {"bytea", "bytea", 17, "BLOB", "binary"},
 	Interval:    {"interval", "interval", 1186, "INTERVAL", "string"},
+	Time:        {"time without time zone", "time", 1083, "TIME", "string"},
+	TimeTZ:      {"time with time zone", "timetz", 1266, "TIMETZ", "string"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -88,6 +97,7 @@ var typeAliases = map[string]Type{
 	"real": Float32, "float4": Float32,
 	"boolean": Bool, "bool": Bool,
 	"date": Date, "numeric": Decimal, "decimal": Decimal, "bytea": Bytea, "interval": Interval,
+	"time": Time, "time without time zone": Time, "timetz": TimeTZ, "time with time zone": TimeTZ,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
 }
 
@@ -102,13 +112,13 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea, interval)", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea, interval, time, timetz)", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
 // messages such as cast errors.
 var duckdbAliases = map[string]Type{
-	"TIMESTAMP WITH TIME ZONE": Timestamptz, "INT64": Int64, "INT32": Int32, "INT16": Int16,
+	"TIMESTAMP WITH TIME ZONE": Timestamptz, "TIME WITH TIME ZONE": TimeTZ, "INT64": Int64, "INT32": Int32, "INT16": Int16,
 	"FLOAT8": Float64, "REAL": Float32, "FLOAT4": Float32, "BOOL": Bool, "STRING": Text,
 }
 
@@ -170,6 +180,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.BinaryTypes.Binary
 	case Interval:
 		return arrow.FixedWidthTypes.MonthDayNanoInterval
+	case Time, TimeTZ:
+		return arrow.BinaryTypes.String // TimeText
 	}
 	return nil
 }
@@ -475,3 +487,66 @@ func IntervalValue(months, days int32, micros int64) (arrow.MonthDayNanoInterval
 	}
 	return arrow.MonthDayNanoInterval{Months: months, Days: days, Nanoseconds: micros * 1000}, nil
 }
+
+// TimeText is how a time (withZone false) or timetz value is held:
+// HH:MM:SS.ffffff, and for timetz the offset as +HH:MM:SS, which keep
+// their order as text for a time and which the engine's casts read.
+// micros is the time since midnight (up to 24:00:00), east the offset in
+// seconds east of UTC.
+func TimeText(micros int64, east int, withZone bool) string {
+	sec := micros / 1_000_000
+	s := fmt.Sprintf("%02d:%02d:%02d.%06d", sec/3600, sec/60%60, sec%60, micros%1_000_000)
+	if !withZone {
+		return s
+	}
+	sign := '+'
+	if east < 0 {
+		sign, east = '-', -east
+	}
+	return s + fmt.Sprintf("%c%02d:%02d:%02d", sign, east/3600, east/60%60, east%60)
+}
+
+// CheckTimeText reports whether s is TimeText: every write path makes it
+// so, and the store refuses anything else, which the engine's cast would
+// fail on when the table is read.
+func CheckTimeText(s string, withZone bool) error {
+	n := 15
+	if withZone {
+		n = 24
+	}
+	bad := fmt.Errorf("not a stored time of day: %q", s)
+	if len(s) != n {
+		return bad
+	}
+	for i := 0; i < n; i++ {
+		c := s[i]
+		switch i {
+		case 2, 5, 18, 21:
+			if c != ':' {
+				return bad
+			}
+		case 8:
+			if c != '.' {
+				return bad
+			}
+		case 15:
+			if c != '+' && c != '-' {
+				return bad
+			}
+		default:
+			if c < '0' || c > '9' {
+				return bad
+			}
+		}
+	}
+	hh, mm, ss := atoi2(s[0:2]), atoi2(s[3:5]), atoi2(s[6:8])
+	if mm > 59 || ss > 59 || hh > 24 || hh == 24 && s[3:15] != "00:00.000000" {
+		return bad
+	}
+	if withZone && (atoi2(s[16:18]) > 15 || atoi2(s[19:21]) > 59 || atoi2(s[22:24]) > 59) {
+		return bad // PostgreSQL's offsets reach ±15:59:59
+	}
+	return nil
+}
+
+func atoi2(s string) int { return int(s[0]-'0')*10 + int(s[1]-'0') }

@@ -132,11 +132,43 @@ func TestFromDuckDB(t *testing.T) {
 	}{
 		{"DOUBLE", Float64, true}, {"INT64", Int64, true}, {"INTEGER", Int32, true}, {"VARCHAR", Text, true},
 		{"TIMESTAMP WITH TIME ZONE", Timestamptz, true}, {"TIMESTAMPTZ", Timestamptz, true}, {"FLOAT", Float32, true},
-		{"DATE", Date, true}, {"INTERVAL", Interval, true}, {"TIME", Invalid, false},
+		{"DATE", Date, true}, {"INTERVAL", Interval, true}, {"TIME", Time, true}, {"TIME WITH TIME ZONE", TimeTZ, true}, {"UUID", Invalid, false},
 	}
 	for _, tt := range tests {
 		if got, ok := FromDuckDB(tt.name); ok != tt.ok || got != tt.want {
 			t.Errorf("FromDuckDB(%q) = %v %v, want %v %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestTimeText(t *testing.T) {
+	for _, c := range []struct {
+		micros   int64
+		east     int
+		withZone bool
+		want     string
+	}{
+		{0, 0, false, "00:00:00.000000"},
+		{39_600_500_000, 0, false, "11:00:00.500000"},
+		{86_400_000_000, 3600, true, "24:00:00.000000+01:00:00"},
+		{39_600_000_000, -(5*3600 + 30*60 + 15), true, "11:00:00.000000-05:30:15"},
+	} {
+		got := TimeText(c.micros, c.east, c.withZone)
+		if got != c.want {
+			t.Errorf("TimeText(%d, %d) = %q, want %q", c.micros, c.east, got, c.want)
+		}
+		if err := CheckTimeText(got, c.withZone); err != nil {
+			t.Errorf("CheckTimeText(%q): %v", got, err)
+		}
+	}
+	for _, bad := range []string{"", "11:00:00", "11:00:00.00000x", "24:00:00.000001", "11:60:00.000000", "1:00:00.0000000"} {
+		if CheckTimeText(bad, false) == nil {
+			t.Errorf("CheckTimeText(%q) accepted", bad)
+		}
+	}
+	for _, bad := range []string{"11:00:00.000000", "11:00:00.000000 01:00:00", "11:00:00.000000+16:00:00", "11:00:00.000000+01:60:00"} {
+		if CheckTimeText(bad, true) == nil {
+			t.Errorf("CheckTimeText(%q, timetz) accepted", bad)
 		}
 	}
 }
