@@ -73,7 +73,21 @@ func EngineError(err error) error {
 		e.Code, e.Message, e.Detail = m[1], m[2], ""
 		return e
 	}
+	if strings.Contains(msg, "_tsdb_sq_") {
+		// A temporary sequence by the engine's name (the planner's
+		// sequences.go): the client knows it by its own.
+		msg = reEngineSequence.ReplaceAllString(msg, `"$1"`)
+		e.Message = msg
+		if strings.HasPrefix(msg, "nextval: reached") {
+			e.Code, e.Detail = "2200H", ""
+			return e
+		}
+	}
 	lower := strings.ToLower(msg)
+	if strings.Contains(lower, "currval: sequence is not yet defined") {
+		e.Code, e.Message, e.Detail = "55000", "currval of sequence is not yet defined in this session", ""
+		return e
+	}
 	if strings.Contains(lower, "division by zero") {
 		e.Code, e.Message, e.Detail = sqlerr.DivisionByZero, "division by zero", ""
 		return e
@@ -422,6 +436,9 @@ func isRaise(n *pg_query.Node) bool {
 	sv := fc.Args[0].GetAConst().GetSval()
 	return sv != nil && strings.HasPrefix(sv.Sval, "[tsdb ")
 }
+
+// reEngineSequence is a temporary sequence's engine name in a message.
+var reEngineSequence = regexp.MustCompile(`"*(?:temp\.main\.)?_tsdb_sq_([^"\s]+)"*`)
 
 // reRaiseCall finds a Raise in statement text.
 var reRaiseCall = regexp.MustCompile(`error\('\[tsdb ([0-9A-Z]{5})\] ((?:[^']|'')*)'\)`)

@@ -91,9 +91,14 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		return s.dropFunctions(st)
 	case pg_query.ObjectType_OBJECT_INDEX:
 		return s.dropIndexes(st)
+	case pg_query.ObjectType_OBJECT_SEQUENCE:
+		if s.tx != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DROP SEQUENCE inside a transaction block is not supported: its effect could not be rolled back")
+		}
+		return s.dropSequences(ctx, st)
 	}
 	if st.RemoveType != pg_query.ObjectType_OBJECT_TABLE && st.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE, DROP VIEW, DROP FUNCTION and DROP INDEX are supported")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only DROP TABLE, DROP VIEW, DROP FUNCTION, DROP INDEX and DROP SEQUENCE are supported")
 	}
 	cascade := st.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	var names, temps []string

@@ -278,8 +278,8 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 	s.conn, s.raw, s.engineZone, s.engineWorkMem = conn, raw, pooledZone, s.p.engine.opts.StatementMemoryLimit
 	s.views, s.plans = map[string]sessionView{}, map[string]*plan{}
 	// Temporary tables were the old connection's: they go with it.
-	oldTemps := s.temps
-	s.temps = nil
+	oldTemps, oldSeqs := s.temps, s.seqs
+	s.temps, s.seqs = nil, nil
 	if s.tx != nil {
 		// The engine copies of a transaction's writes are tables every
 		// connection sees; only its views were the old connection's.
@@ -309,6 +309,9 @@ func (s *Session) abandonEngine(ctx context.Context, wait func()) bool {
 		oldConn.ExecContext(bg, "DROP VIEW IF EXISTS temp.main."+returningView)
 		for name := range oldTemps {
 			oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+schema.QuoteIdent(tempPrefix+name))
+		}
+		for name := range oldSeqs {
+			oldConn.ExecContext(bg, "DROP SEQUENCE IF EXISTS temp.main."+schema.QuoteIdent(seqPrefix+name))
 		}
 		oldConn.ExecContext(bg, "DROP TABLE IF EXISTS temp.main."+dmlRowsTable)
 		s.p.releaseConn(bg, oldConn, oldZone, oldMem)

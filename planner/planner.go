@@ -339,6 +339,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if st, err = s.expandTemps(st); err != nil {
 		return nil, err
 	}
+	if st, err = s.expandSequences(st); err != nil {
+		return nil, err
+	}
 	if st, err = s.unqualified(st); err != nil {
 		return nil, err
 	}
@@ -454,6 +457,11 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.insert(ctx, n.InsertStmt)
 	case *pg_query.Node_CreateStmt:
 		return s.createTable(ctx, n.CreateStmt)
+	case *pg_query.Node_CreateSeqStmt:
+		if s.tx != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE SEQUENCE inside a transaction block is not supported: its effect could not be rolled back")
+		}
+		return s.createSequence(ctx, n.CreateSeqStmt)
 	case *pg_query.Node_ViewStmt:
 		return s.createView(ctx, n.ViewStmt)
 	case *pg_query.Node_CreateFunctionStmt:

@@ -103,6 +103,9 @@ func (s *Session) prepareParsed(ctx context.Context, st statement, declared []ui
 	if p.stmt, err = s.expandTemps(p.stmt); err != nil {
 		return nil, err
 	}
+	if p.stmt, err = s.expandSequences(p.stmt); err != nil {
+		return nil, err
+	}
 	if p.stmt, err = s.unqualified(p.stmt); err != nil {
 		return nil, err
 	}

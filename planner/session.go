@@ -19,7 +19,9 @@ type Session struct {
 	user string
 	// temps are the session's temporary tables (temptables.go).
 	temps map[string][]schema.Column
-	conn  *sql.Conn
+	// seqs are the session's temporary sequences (sequences.go).
+	seqs map[string]bool
+	conn *sql.Conn
 	// raw is conn's C handle, for results read as chunks; the session
 	// holds conn, so nothing else uses it.
 	raw      bindings.Connection

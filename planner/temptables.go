@@ -21,7 +21,9 @@ package planner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -590,13 +592,17 @@ func (s *Session) discardTemps(ctx context.Context) {
 // closeTemps drops every temporary table: the session's connection goes
 // back to the pool, whose next user must not find them.
 func (s *Session) closeTemps(ctx context.Context) {
-	names := make([]string, 0, len(s.temps))
-	for n := range s.temps {
-		names = append(names, n)
-	}
+	s.dropEngineObjects(ctx, "TABLE", tempPrefix, slices.Collect(maps.Keys(s.temps)))
+	clear(s.temps)
+	s.closeSequences(ctx)
+}
+
+// dropEngineObjects drops the session's engine objects of a kind (TABLE,
+// SEQUENCE) by their names, in order, ignoring failures: the connection
+// is being handed back.
+func (s *Session) dropEngineObjects(ctx context.Context, kind, prefix string, names []string) {
 	sort.Strings(names)
 	for _, n := range names {
-		s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp.main."+schema.QuoteIdent(tempPrefix+n))
+		s.conn.ExecContext(ctx, "DROP "+kind+" IF EXISTS temp.main."+schema.QuoteIdent(prefix+n))
 	}
-	clear(s.temps)
 }
