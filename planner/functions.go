@@ -200,7 +200,7 @@ func (s *Session) createFunction(ctx context.Context, st *pg_query.CreateFunctio
 		// that name is not what a call means; here it would replace it.
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "function %q is built in: a function of a user may not take its name", name)
 	}
-	if old, ok := s.p.views.Function(name); ok {
+	if old, ok := s.function(name); ok {
 		same := len(old.Params) == len(f.Params)
 		for i := range old.Params {
 			same = same && old.Params[i].Type == f.Params[i].Type
@@ -217,11 +217,49 @@ func (s *Session) createFunction(ctx context.Context, st *pg_query.CreateFunctio
 	if err := s.checkFunction(ctx, f); err != nil {
 		return nil, err
 	}
-	if err := s.p.views.PutFunction(f); err != nil {
+	if s.tx != nil && !s.tx.implicit {
+		// The block's until COMMIT (txFunctions): ROLLBACK forgets it.
+		s.tx.functions = append(s.tx.functions, txFunction{f: f, level: s.tx.level})
+	} else if err := s.p.views.PutFunction(f); err != nil {
 		return nil, sqlerr.Wrap(sqlerr.IOError, err)
 	}
 	s.dropPlans()
 	return &Result{Tag: "CREATE FUNCTION"}, nil
+}
+
+// txFunction is a function a transaction block created: it is the
+// block's until COMMIT stores it, and a ROLLBACK (or ROLLBACK TO a
+// savepoint before level) forgets it, as PostgreSQL's catalog rows are.
+type txFunction struct {
+	f     views.Function
+	level int32
+}
+
+// function is the function of that name the session sees: the newest its
+// transaction block created, else the store's.
+func (s *Session) function(name string) (views.Function, bool) {
+	if s.tx != nil {
+		for i := len(s.tx.functions) - 1; i >= 0; i-- {
+			if s.tx.functions[i].f.Name == name {
+				return s.tx.functions[i].f, true
+			}
+		}
+	}
+	return s.p.views.Function(name)
+}
+
+// mentionsFunction reports whether text may call a function the session
+// sees.
+func (s *Session) mentionsFunction(text string) bool {
+	if s.tx != nil {
+		lower := strings.ToLower(text)
+		for _, tf := range s.tx.functions {
+			if strings.Contains(lower, strings.ToLower(tf.f.Name)) {
+				return true
+			}
+		}
+	}
+	return s.p.views.MentionsFunction(text)
 }
 
 // builtinFunction reports whether name is a function PostgreSQL or the
@@ -262,7 +300,7 @@ func (s *Session) checkFunction(ctx context.Context, f views.Function) error {
 		if name == f.Name {
 			return f, true
 		}
-		return s.p.views.Function(name)
+		return s.function(name)
 	}
 	if _, err := s.inlineFunctions(node, lookup); err != nil {
 		return err
@@ -339,14 +377,14 @@ func (s *Session) expandFunctions(st statement) (statement, error) {
 	// Every statement passes here, a bulk INSERT too: its tree is walked
 	// only when its text names a function.
 	if st.node == nil || st.node.GetViewStmt() != nil || st.node.GetCreateFunctionStmt() != nil || st.node.GetDropStmt() != nil ||
-		!s.p.views.MentionsFunction(st.text) {
+		!s.mentionsFunction(st.text) {
 		return st, nil
 	}
 	found := false
 	_ = sqltree.Walk(st.node.ProtoReflect(), func(m proto.Message) error {
 		if fc, ok := m.(*pg_query.FuncCall); ok && !found {
 			if name, err := functionName(fc.Funcname); err == nil {
-				_, found = s.p.views.Function(name)
+				_, found = s.function(name)
 			}
 		}
 		return nil
@@ -355,7 +393,7 @@ func (s *Session) expandFunctions(st statement) (statement, error) {
 		return st, nil
 	}
 	node := proto.Clone(st.node).(*pg_query.Node)
-	if _, err := s.inlineFunctions(node, s.p.views.Function); err != nil {
+	if _, err := s.inlineFunctions(node, s.function); err != nil {
 		return st, err
 	}
 	text, err := deparse(s.p.pgVersion, node)

@@ -76,6 +76,9 @@ type txn struct {
 	local map[string]string
 	// views are the session views made over the transaction's writes.
 	views map[string]bool
+	// functions are the functions the block created, in order: stored
+	// at COMMIT.
+	functions []txFunction
 }
 
 // savepoint is a SAVEPOINT: the level its writes start at and the
@@ -283,6 +286,11 @@ func (s *Session) rollbackTo(ctx context.Context, i int) error {
 			return err
 		}
 	}
+	keepFns := len(tx.functions)
+	for keepFns > 0 && tx.functions[keepFns-1].level >= sp.mark {
+		keepFns--
+	}
+	tx.functions = tx.functions[:keepFns]
 	s.settings.Restore(sp.settings)
 	s.syncIsolationSetting()
 	s.dropPlans()
@@ -303,6 +311,16 @@ func (s *Session) commitTx(ctx context.Context) error {
 	}
 	if err := s.p.store.CommitTx(ctx, tx.id, parts); err != nil {
 		return wrapStoreErr(err)
+	}
+	// The block's functions, once its rows are committed. A failure
+	// here leaves the rows committed and says which function is not.
+	for _, tf := range tx.functions {
+		if err := s.p.views.PutFunction(tf.f); err != nil {
+			return &sqlerr.Error{Code: sqlerr.IOError, Message: fmt.Sprintf("the transaction's rows are committed, but function %q could not be stored: %v", tf.f.Name, err), Err: err}
+		}
+	}
+	if len(tx.functions) > 0 {
+		s.dropPlans()
 	}
 	return nil
 }
@@ -326,6 +344,9 @@ func (s *Session) endTx(ctx context.Context, committed bool) {
 		s.p.mirror.epochs.unpin(tx.epoch)
 	}
 	s.dropTxEngineState(context.WithoutCancel(ctx), tx)
+	if !committed && len(tx.functions) > 0 {
+		s.dropPlans() // plans that inlined the block's functions
+	}
 	if !tx.implicit {
 		if !committed && tx.before != nil {
 			s.settings.Restore(tx.before)
@@ -386,8 +407,6 @@ func (s *Session) checkInBlock(n *pg_query.Node) error {
 		what = "CREATE TABLE AS"
 	case *pg_query.Node_ViewStmt:
 		what = "CREATE VIEW"
-	case *pg_query.Node_CreateFunctionStmt:
-		what = "CREATE FUNCTION"
 	case *pg_query.Node_IndexStmt:
 		what = "CREATE INDEX"
 	case *pg_query.Node_AlterTableStmt:
