@@ -20,6 +20,7 @@ package planner
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"regexp"
@@ -551,6 +552,11 @@ func (s *Session) tempDML(ctx context.Context, node *pg_query.Node, op string) (
 		return nil, err
 	}
 	dialect.RewriteTree(node.ProtoReflect(), s.settings.Input(s.statementTime()))
+	if oc := node.GetInsertStmt().GetOnConflictClause(); oc != nil {
+		if err := s.constantSetSubqueries(ctx, oc, r.tables); err != nil {
+			return nil, err
+		}
+	}
 	text, err := deparse(s.p.pgVersion, node)
 	if err != nil {
 		return nil, err
@@ -563,6 +569,60 @@ func (s *Session) tempDML(ctx context.Context, node *pg_query.Node, op string) (
 		return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
 	}
 	return &Result{Tag: fmt.Sprintf("%s %d", op, n)}, nil
+}
+
+// constantSetSubqueries computes the scalar subqueries of an ON CONFLICT
+// DO UPDATE SET list before the statement runs, and puts each value in
+// its place: the engine takes no subquery there, PostgreSQL does. A
+// subquery that reads the row (excluded, or the table's columns) cannot
+// be computed alone and is refused.
+func (s *Session) constantSetSubqueries(ctx context.Context, oc *pg_query.OnConflictClause, tables []string) error {
+	var failed error
+	for _, t := range oc.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			continue
+		}
+		sqltree.ReplaceNodes(rt.ProtoReflect(), func(n *pg_query.Node) *pg_query.Node {
+			sl := n.GetSubLink()
+			if failed != nil || sl == nil || sl.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+				return nil
+			}
+			expr, err := deparseExpr(s.p.pgVersion, n)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			b, err := s.bind(ctx, tables, nil)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			defer b.done()
+			var v sql.NullString
+			var typ string
+			q := fmt.Sprintf("SELECT CAST((%s) AS VARCHAR), typeof((%s))", expr, expr)
+			if err := s.conn.QueryRowContext(ctx, q).Scan(&v, &typ); err != nil {
+				failed = engineError(err)
+				if code := sqlerr.Code(failed); code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable || code == "42000" {
+					failed = sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT DO UPDATE SET with a subquery that reads the row is not supported")
+				}
+				return nil
+			}
+			// The engine's name of the type, read as SQL's.
+			tree, err := pg_query.Parse("SELECT CAST(NULL AS " + typ + ")")
+			if err != nil || len(tree.Stmts) != 1 {
+				failed = sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT DO UPDATE SET with a subquery of type %s is not supported", typ)
+				return nil
+			}
+			cast := tree.Stmts[0].Stmt.GetSelectStmt().GetTargetList()[0].GetResTarget().GetVal()
+			if v.Valid {
+				cast.GetTypeCast().Arg = pg_query.MakeAConstStrNode(v.String, -1)
+			}
+			return cast
+		})
+	}
+	return failed
 }
 
 // dropTemps drops the temporary tables named (DROP TABLE).

@@ -56,6 +56,15 @@ func TestTemporaryTables(t *testing.T) {
 		"INSERT INTO f VALUES (0, 1) ON CONFLICT (f1) DO UPDATE SET n = 100",
 	)
 	check("SELECT f1, n FROM f ORDER BY f1", "0|100", "7|1", "1004.3|8")
+	// A subquery in DO UPDATE SET is computed first (the engine takes
+	// none there), reading the store's tables too; one that reads the row
+	// is refused.
+	execAll(t, c, "INSERT INTO f VALUES (7, 1) ON CONFLICT (f1) DO UPDATE SET n = (SELECT f1 FROM public.f)::int + 1")
+	check("SELECT n FROM f WHERE f1 = 7", "43")
+	if _, err := c.Exec(ctx, "INSERT INTO f VALUES (7, 1) ON CONFLICT (f1) DO UPDATE SET n = (SELECT excluded.n + 1)"); pgCode(err) != "0A000" {
+		t.Errorf("DO UPDATE SET with a subquery of the row: %v, want 0A000", err)
+	}
+	execAll(t, c, "UPDATE f SET n = 1 WHERE f1 = 7")
 	check("SELECT total FROM gv", "2008.6")
 	// A table made of a query whose result tsdb prints with per-value
 	// scales or exact averages holds the values, which take arithmetic.
