@@ -192,6 +192,13 @@ func makeTimestamptzZone(fc *pg_query.FuncCall) (*pg_query.Node, bool) {
 	if zo, ok := zoneOf(z); ok {
 		return set(zo.engine)
 	}
+	if _, ok := pgdatetime.PosixZone(z); ok && len(fc.Funcname) == 1 {
+		// A POSIX specification with its rules (FOO8BAR,
+		// PST8PDT,M3.2.0,M11.1.0), which the engine does not read: Go's
+		// make_timestamptz does.
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_make_timestamptz")}
+		return nil, true
+	}
 	return Raise(sqlerr.InvalidParameterValue, fmt.Sprintf("time zone %q not recognized", z)), true
 }
 

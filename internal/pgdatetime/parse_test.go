@@ -266,3 +266,30 @@ func TestMakeTimestamptzZones(t *testing.T) {
 		t.Error("February 30 accepted")
 	}
 }
+
+// POSIX zone specifications, as PostgreSQL 15 reads them in
+// make_timestamptz: offsets count west, and a daylight name without rules
+// takes the United States' (PostgreSQL's answers).
+func TestPosixZones(t *testing.T) {
+	for _, c := range []struct {
+		zone string
+		want string
+	}{
+		{"FOO8BAR", "2014-12-10 18:10:10 +0000 UTC"},
+		{"PST8PDT,M3.2.0,M11.1.0", "2014-12-10 18:10:10 +0000 UTC"},
+		{"<+0330>-3:30", "2014-12-10 06:40:10 +0000 UTC"},
+	} {
+		got, err := MakeTimestamptz(2014, 12, 10, 10, 10, 10, c.zone)
+		if err != nil || got.UTC().String() != c.want {
+			t.Errorf("%s: %v %v, want %s", c.zone, got.UTC(), err, c.want)
+		}
+	}
+	if got, err := MakeTimestamptz(2014, 7, 10, 10, 10, 10, "FOO8BAR"); err != nil || got.UTC().Hour() != 17 {
+		t.Errorf("FOO8BAR in July: %v %v, want 17:10 UTC (daylight)", got.UTC(), err)
+	}
+	for _, bad := range []string{"XYZ", "FOO", "FOO8BAR,M3", "8FOO"} {
+		if _, ok := PosixZone(bad); ok {
+			t.Errorf("PosixZone(%q) accepted", bad)
+		}
+	}
+}

@@ -172,7 +172,8 @@ func AbbreviationOffset(t time.Time, z *time.Location, abbrev string) (int, bool
 // hour, min, sec, zone): the instant the wall clock shows in zone, which
 // is a numeric displacement ('+1', '-10:00:01', '+1000'; east of UTC, as
 // DecodeTimezone reads it), an abbreviation (EST, or MSK as Moscow meant
-// it then), a zone name or a POSIX zone (GMT+8: west).
+// it then), a zone name or a POSIX zone (GMT+8: west; PST8PDT,M3.2.0,M11.1.0
+// or FOO8BAR, a specification with its rules, PosixZone).
 func MakeTimestamptz(year, month, day, hour, minute int64, sec float64, zone string) (time.Time, error) {
 	if year == 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 24 || minute < 0 || minute > 59 ||
 		math.IsNaN(sec) || sec < 0 || sec > 60 {
@@ -214,6 +215,9 @@ func MakeTimestamptz(year, month, day, hour, minute int64, sec float64, zone str
 	}
 	loc, err := time.LoadLocation(z)
 	if err != nil || z == "" || strings.EqualFold(z, "local") {
+		if ploc, ok := PosixZone(z); ok {
+			return WallInstant(wall, ploc), nil
+		}
 		return time.Time{}, &ZoneError{Zone: zone}
 	}
 	return WallInstant(wall, loc), nil
@@ -252,4 +256,55 @@ func displacement(s string) (int, bool) {
 		off = -off
 	}
 	return off, true
+}
+
+// posixZone is a POSIX TZ specification, as PostgreSQL takes one for a
+// zone name: a standard abbreviation and its offset (hours west), then
+// optionally a daylight abbreviation, its offset and the rules of its
+// start and end (without rules, the United States' current ones).
+var posixZone = regexp.MustCompile(`^(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>)[+-]?\d{1,2}(?::\d{2}){0,2}(?:(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>)(?:[+-]?\d{1,2}(?::\d{2}){0,2})?(?:,[^,]+,[^,]+)?)?$`)
+
+// PosixZone reads a POSIX TZ specification (FOO8BAR,
+// PST8PDT,M3.2.0,M11.1.0) into a location. Go reads such a text at the end
+// of a compiled zone file, for the times after its last transition: the
+// file made here has one transition, at the beginning of time, so the
+// text decides every instant.
+func PosixZone(spec string) (*time.Location, bool) {
+	if !posixZone.MatchString(spec) {
+		return nil, false
+	}
+	var b []byte
+	u32 := func(v uint32) { b = append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v)) }
+	header := func() {
+		b = append(b, "TZif2"...)
+		b = append(b, make([]byte, 15)...)
+		// isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt
+		for _, n := range []uint32{0, 0, 0, 1, 1, 4} {
+			u32(n)
+		}
+	}
+	header()
+	// Version 1 data: one transition (32-bit), its type, one type, "UTC".
+	u32(0x80000000) // -2^31
+	b = append(b, 0, 0, 0, 0, 0, 0, 0)
+	b = append(b, "UTC\x00"...)
+	header()
+	// Version 2 data: the same with a 64-bit transition.
+	u32(0xF0000000) // -2^60, high word
+	u32(0)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0)
+	b = append(b, "UTC\x00"...)
+	b = append(b, '\n')
+	b = append(b, spec...)
+	b = append(b, '\n')
+	loc, err := time.LoadLocationFromTZData(spec, b)
+	if err != nil {
+		return nil, false
+	}
+	// A text Go could not read leaves the zone at UTC: check that the
+	// standard offset came through.
+	if _, off := time.Date(2001, 1, 15, 12, 0, 0, 0, loc).Zone(); off == 0 && !strings.Contains(strings.SplitN(spec, ",", 2)[0], "0") {
+		return nil, false
+	}
+	return loc, true
 }
