@@ -311,16 +311,21 @@ func floatTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
 // numericText is numeric input PostgreSQL 15 reads: a decimal number with
 // an optional exponent (floatText), or NaN and the infinities (which
 // specialNumeric turns into a float before this is asked).
-var numericText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$|^[+-]?(?i:nan|inf|infinity)$`)
+var numericText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$|^(?i:nan)$|^[+-]?(?i:inf|infinity)$`)
 
 // CheckTextInput reports whether PostgreSQL's input function of typ
 // (integer, smallint, bigint, real, double precision or numeric) reads s,
 // and with what error when it does not.
 func CheckTextInput(s, typ string) error {
 	switch typ {
-	case "smallint", "integer", "bigint":
-		bits := map[string]int{"smallint": 16, "integer": 32, "bigint": 64}[typ]
-		_, err := ParseInteger(s, bits, typ)
+	case "smallint":
+		_, err := ParseInteger(s, 16, typ)
+		return err
+	case "integer":
+		_, err := ParseInteger(s, 32, typ)
+		return err
+	case "bigint":
+		_, err := ParseInteger(s, 64, typ)
 		return err
 	case "real":
 		return FloatInputError(s, 32)

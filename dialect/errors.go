@@ -438,7 +438,7 @@ func isRaise(n *pg_query.Node) bool {
 }
 
 // reEngineSequence is a temporary sequence's engine name in a message.
-var reEngineSequence = regexp.MustCompile(`"*(?:temp\.main\.)?_tsdb_sq_([^"\s]+)"*`)
+var reEngineSequence = regexp.MustCompile(`"*(?:temp\.main\.)?"*_tsdb_sq_([A-Za-z0-9_$]+)"*`)
 
 // reRaiseCall finds a Raise in statement text.
 var reRaiseCall = regexp.MustCompile(`error\('\[tsdb ([0-9A-Z]{5})\] ((?:[^']|'')*)'\)`)

@@ -41,7 +41,11 @@ func FloatInputError(s string, bits int) error {
 		typ = "real"
 	}
 	t := strings.Trim(s, " \t\n\r\v\f")
-	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
+	word := strings.ToLower(t)
+	if len(word) > 0 && (word[0] == '+' || word[0] == '-') {
+		word = word[1:]
+	}
+	switch word {
 	case "nan", "inf", "infinity":
 		return nil
 	}

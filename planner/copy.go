@@ -396,5 +396,5 @@ const maxZoneOffset = 15*3600 + 59*60 + 59
 // timeOfDayText reads time or timetz text (withZone) as PostgreSQL does
 // into the form a column holds (schema.TimeText).
 func timeOfDayText(s string, withZone bool, in textInput) (string, error) {
-	return dialect.TimeOfDayText(s, withZone, dialect.Input{Loc: in.loc, Order: in.order, Now: time.Now()})
+	return dialect.TimeOfDayText(s, withZone, dialect.Input{Loc: in.loc, Order: in.order, Now: in.now})
 }

@@ -93,7 +93,7 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 		return s.dropIndexes(st)
 	case pg_query.ObjectType_OBJECT_SEQUENCE:
 		if s.tx != nil {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DROP SEQUENCE inside a transaction block is not supported: its effect could not be rolled back")
+			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DROP SEQUENCE cannot run inside a transaction block")
 		}
 		return s.dropSequences(ctx, st)
 	}

@@ -312,15 +312,18 @@ func exactDecimal(s string) (float64, bool) {
 type textInput struct {
 	loc   *time.Location
 	order pgdatetime.Order
+	// now is the statement's time ('now', and the date a timetz
+	// without a zone takes its offset on).
+	now time.Time
 }
 
 // utcInput reads text as a session with PostgreSQL's defaults and TimeZone
 // UTC does.
-func utcInput() textInput { return textInput{loc: time.UTC, order: pgdatetime.MDY} }
+func utcInput() textInput { return textInput{loc: time.UTC, order: pgdatetime.MDY, now: time.Now()} }
 
 // textInput is the session's way of reading date and time text.
 func (s *Session) textInput() textInput {
-	return textInput{loc: s.settings.Location(), order: s.settings.DateOrder()}
+	return textInput{loc: s.settings.Location(), order: s.settings.DateOrder(), now: s.statementTime()}
 }
 
 // instant converts what parseTimestamp read to the instant a timestamptz

@@ -459,7 +459,7 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		return s.createTable(ctx, n.CreateStmt)
 	case *pg_query.Node_CreateSeqStmt:
 		if s.tx != nil {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE SEQUENCE inside a transaction block is not supported: its effect could not be rolled back")
+			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "CREATE SEQUENCE cannot run inside a transaction block")
 		}
 		return s.createSequence(ctx, n.CreateSeqStmt)
 	case *pg_query.Node_ViewStmt:

@@ -45,7 +45,7 @@ func (s *Session) createSequence(ctx context.Context, st *pg_query.CreateSeqStmt
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "cannot create temporary relation in non-temporary schema")
 	}
 	name := rel.Relname
-	if s.seqs[name] || s.isTemp(name) {
+	if _, _, isView := s.view(name); s.seqs[name] || s.isTemp(name) || isView {
 		if st.IfNotExists {
 			return &Result{Tag: "CREATE SEQUENCE"}, nil
 		}
@@ -148,8 +148,8 @@ func (s *Session) closeSequences(ctx context.Context) {
 // and refuses a name that is no sequence of the session (42P01, as
 // PostgreSQL answers). lastval is refused.
 func (s *Session) expandSequences(st statement) (statement, error) {
-	if st.node == nil {
-		return st, nil
+	if st.node == nil || !strings.Contains(strings.ToLower(st.text), "val") {
+		return st, nil // names none of the functions
 	}
 	var failed error
 	var node *pg_query.Node
@@ -176,15 +176,15 @@ func (s *Session) expandSequences(st statement) (statement, error) {
 				failed = sqlerr.New(sqlerr.FeatureNotSupported, "%s() takes the sequence's name as a constant", fn)
 				return nil
 			}
-			name := sv.Sval
-			if n, ok := strings.CutPrefix(strings.ToLower(name), "pg_temp."); ok {
-				name = n
+			if strings.HasPrefix(sv.Sval, `temp.main."`+seqPrefix) {
+				return nil // put in place already (a prepared statement's)
 			}
-			if !s.seqs[name] {
+			name, ok := sequenceName(sv.Sval)
+			if !ok || !s.seqs[name] {
 				failed = sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", sv.Sval)
 				return nil
 			}
-			fc.Args[0] = pg_query.MakeAConstStrNode("temp.main."+seqPrefix+name, -1)
+			fc.Args[0] = pg_query.MakeAConstStrNode("temp.main."+schema.QuoteIdent(seqPrefix+name), -1)
 			return nil
 		})
 	}
@@ -215,6 +215,24 @@ func (s *Session) expandSequences(st statement) (statement, error) {
 	return st, nil
 }
 
+// sequenceName reads a sequence's name as regclass input does: a name
+// not in double quotes folds to lower case, pg_temp. may qualify it.
+func sequenceName(s string) (string, bool) {
+	tree, err := pg_query.Parse("SELECT 1 FROM " + s)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", false
+	}
+	from := tree.Stmts[0].Stmt.GetSelectStmt().GetFromClause()
+	if len(from) != 1 || from[0].GetRangeVar() == nil {
+		return "", false
+	}
+	rv := from[0].GetRangeVar()
+	if rv.Catalogname != "" || rv.Schemaname != "" && !strings.EqualFold(rv.Schemaname, "pg_temp") || rv.Alias != nil {
+		return "", false
+	}
+	return rv.Relname, true
+}
+
 // lateSequenceCalls makes a select list's sequence calls run after the
 // query's ORDER BY and LIMIT, as PostgreSQL's plan computes them (SELECT
 // x, nextval('s') FROM t ORDER BY x LIMIT 10 takes ten values, in x's
@@ -235,6 +253,28 @@ func lateSequenceCalls(sel *pg_query.SelectStmt) {
 			return // computed bounds: left as they are
 		}
 		offset = sel.LimitOffset
+	}
+	// The inner query's columns get names of their own: an ORDER BY by
+	// an output name, or a *, would not find its column; such queries
+	// are left as they are.
+	aliases := map[string]bool{}
+	for _, t := range sel.TargetList {
+		if rt := t.GetResTarget(); rt != nil && rt.Name != "" {
+			aliases[rt.Name] = true
+		}
+		if sqltree.Walk(t.ProtoReflect(), func(m proto.Message) error {
+			if _, ok := m.(*pg_query.A_Star); ok {
+				return errFound
+			}
+			return nil
+		}) != nil {
+			return
+		}
+	}
+	for _, sb := range sel.SortClause {
+		if cr := sb.GetSortBy().GetNode().GetColumnRef(); cr != nil && len(cr.Fields) == 1 && aliases[cr.Fields[0].GetString_().GetSval()] {
+			return
+		}
 	}
 	calls := map[int]*pg_query.Node{}
 	for i, t := range sel.TargetList {

@@ -37,3 +37,39 @@ func TestTemporarySequences(t *testing.T) {
 		{0, "SELECT nextval('fresh')", "err:42P01"},
 	})
 }
+
+// A sequence's name is read as regclass input reads it, and a prepared
+// statement's call finds the sequence each time it runs.
+func TestSequenceNames(t *testing.T) {
+	e := newEnv(t)
+	e.must(txSetup)
+	runScript(t, e, []txStep{
+		{0, `CREATE TEMP SEQUENCE "MySeq"`, "tag:CREATE SEQUENCE"},
+		{0, "CREATE TEMP SEQUENCE s", "tag:CREATE SEQUENCE"},
+		{0, `SELECT nextval('"MySeq"'), nextval('S'), nextval('pg_temp.s')`, "1|1|2"},
+		{0, "SELECT nextval('MySeq')", "err:42P01"},
+		{0, "CREATE TEMP TABLE s (a int)", "err:42P07"},
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "CREATE TEMP SEQUENCE inblock", "err:25001"},
+		{0, "ROLLBACK", "tag:ROLLBACK"},
+	})
+	// Prepared (the extended protocol's path): executed twice, a value
+	// each time.
+	p, err := e.s.Prepare(t.Context(), "SELECT nextval('s')", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want := int64(3); want <= 4; want++ {
+		var got any
+		err := e.s.ExecutePrepared(t.Context(), p, nil, func(r *Result) error {
+			defer r.Rows.Close()
+			for r.Rows.Next() {
+				got = r.Rows.Values()[0]
+			}
+			return r.Rows.Err()
+		})
+		if err != nil || got != want {
+			t.Fatalf("prepared nextval: %v %v, want %d", got, err, want)
+		}
+	}
+}

@@ -209,7 +209,7 @@ func (s *Session) tempNameTaken(name string, ifNotExists bool) (bool, error) {
 		}
 		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
-	if _, _, ok := s.view(name); ok {
+	if _, _, ok := s.view(name); ok || s.seqs[name] {
 		return false, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
 	}
 	return false, nil
@@ -577,6 +577,19 @@ func (s *Session) tempDML(ctx context.Context, node *pg_query.Node, op string) (
 // subquery that reads the row (excluded, or the table's columns) cannot
 // be computed alone and is refused.
 func (s *Session) constantSetSubqueries(ctx context.Context, oc *pg_query.OnConflictClause, tables []string) error {
+	if sqltree.Walk(oc.ProtoReflect(), func(m proto.Message) error {
+		if _, ok := m.(*pg_query.SubLink); ok {
+			return errFound
+		}
+		return nil
+	}) == nil {
+		return nil // no subquery
+	}
+	b, err := s.bind(ctx, tables, nil)
+	if err != nil {
+		return err
+	}
+	defer b.done()
 	var failed error
 	for _, t := range oc.TargetList {
 		rt := t.GetResTarget()
@@ -593,15 +606,10 @@ func (s *Session) constantSetSubqueries(ctx context.Context, oc *pg_query.OnConf
 				failed = err
 				return nil
 			}
-			b, err := s.bind(ctx, tables, nil)
-			if err != nil {
-				failed = err
-				return nil
-			}
-			defer b.done()
 			var v sql.NullString
 			var typ string
-			q := fmt.Sprintf("SELECT CAST((%s) AS VARCHAR), typeof((%s))", expr, expr)
+			// The subquery once: its value, and the engine's name of its type.
+			q := fmt.Sprintf("SELECT CAST(v AS VARCHAR), typeof(v) FROM (SELECT (%s) AS v) AS s", expr)
 			if err := s.conn.QueryRowContext(ctx, q).Scan(&v, &typ); err != nil {
 				failed = engineError(err)
 				if code := sqlerr.Code(failed); code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable || code == "42000" {

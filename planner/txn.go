@@ -319,9 +319,6 @@ func (s *Session) commitTx(ctx context.Context) error {
 			return &sqlerr.Error{Code: sqlerr.IOError, Message: fmt.Sprintf("the transaction's rows are committed, but function %q could not be stored: %v", tf.f.Name, err), Err: err}
 		}
 	}
-	if len(tx.functions) > 0 {
-		s.dropPlans()
-	}
 	return nil
 }
 
@@ -344,8 +341,10 @@ func (s *Session) endTx(ctx context.Context, committed bool) {
 		s.p.mirror.epochs.unpin(tx.epoch)
 	}
 	s.dropTxEngineState(context.WithoutCancel(ctx), tx)
-	if !committed && len(tx.functions) > 0 {
-		s.dropPlans() // plans that inlined the block's functions
+	if len(tx.functions) > 0 {
+		// Plans that inlined the block's functions, stored or not (a
+		// COMMIT may fail).
+		s.dropPlans()
 	}
 	if !tx.implicit {
 		if !committed && tx.before != nil {

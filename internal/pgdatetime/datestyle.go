@@ -162,6 +162,10 @@ func appendClock(dst []byte, t time.Time) []byte {
 }
 
 // appendOffset writes a UTC offset in seconds east as ±hh[:mm[:ss]].
+// AppendOffset writes a UTC offset (seconds east) as PostgreSQL's output
+// does: +HH, +HH:MM or +HH:MM:SS.
+func AppendOffset(dst []byte, off int) []byte { return appendOffset(dst, off) }
+
 func appendOffset(dst []byte, off int) []byte {
 	sign := byte('+')
 	if off < 0 {

@@ -91,32 +91,10 @@ func (v Value) instant(loc *time.Location) time.Time {
 		if v.abbrev != "" {
 			// A dynamic abbreviation means the offset it stood for in
 			// its zone at that time (MSK was +3, then +4 from 2011-03-27).
-			if off, ok := abbrevOffset(z, v.abbrev, t); ok {
+			if off, ok := AbbreviationOffset(t, z, v.abbrev); ok {
 				t = wall.Add(-time.Duration(off) * time.Second)
 			}
 		}
 	}
 	return t
-}
-
-// abbrevOffset is the offset a zone's abbreviation stood for at t, as
-// PostgreSQL reads one (pg_interpret_timezone_abbrev): its last use at or
-// before t, else its first use after (MSK in June 2010, when Moscow
-// showed MSD, is the winter's +03; MSD in 2015 its last summer's +04).
-// Zones change names at most a few times a year: a week's step finds
-// each use.
-func abbrevOffset(z *time.Location, abbrev string, t time.Time) (int, bool) {
-	for _, step := range []time.Duration{-7 * 24 * time.Hour, 7 * 24 * time.Hour} {
-		probe := t
-		if step > 0 {
-			probe = t.Add(step)
-		}
-		for range 100 * 53 {
-			if name, off := probe.In(z).Zone(); strings.EqualFold(name, abbrev) {
-				return off, true
-			}
-			probe = probe.Add(step)
-		}
-	}
-	return 0, false
 }

@@ -156,13 +156,22 @@ func Abbreviation(name string) (offset int, zone string, ok bool) {
 }
 
 // AbbreviationOffset is the offset (seconds east) a dynamic abbreviation of
-// zone z stood for at instant t: the zone's offset then if the zone used
-// that name then, else the offset of the nearest reading with that name
-// (PostgreSQL looks through the zone's transitions the same way).
+// zone z stood for at instant t, as PostgreSQL reads one
+// (pg_interpret_timezone_abbrev): its last use at or before t, else its
+// first use after (MSK in June 2010, when Moscow showed MSD, is the
+// winter's +03; MSD in 2015 its last summer's +04). Zones change names at
+// most a few times a year: a week's step finds each use.
 func AbbreviationOffset(t time.Time, z *time.Location, abbrev string) (int, bool) {
-	for _, d := range []time.Duration{0, -48 * time.Hour, 48 * time.Hour, -200 * 24 * time.Hour, 200 * 24 * time.Hour} {
-		if name, off := t.Add(d).In(z).Zone(); strings.EqualFold(name, abbrev) {
-			return off, true
+	for _, step := range []time.Duration{-7 * 24 * time.Hour, 7 * 24 * time.Hour} {
+		probe := t
+		if step > 0 {
+			probe = t.Add(step)
+		}
+		for range 100 * 53 {
+			if name, off := probe.In(z).Zone(); strings.EqualFold(name, abbrev) {
+				return off, true
+			}
+			probe = probe.Add(step)
 		}
 	}
 	return 0, false
@@ -301,10 +310,12 @@ func PosixZone(spec string) (*time.Location, bool) {
 	if err != nil {
 		return nil, false
 	}
-	// A text Go could not read leaves the zone at UTC: check that the
-	// standard offset came through.
-	if _, off := time.Date(2001, 1, 15, 12, 0, 0, 0, loc).Zone(); off == 0 && !strings.Contains(strings.SplitN(spec, ",", 2)[0], "0") {
-		return nil, false
+	// A text Go could not read leaves the zone at the file's UTC: the
+	// names it shows must be the specification's.
+	for _, month := range []time.Month{time.January, time.July} {
+		if name, _ := time.Date(2001, month, 15, 12, 0, 0, 0, loc).Zone(); name == "UTC" && !strings.Contains(spec, "UTC") {
+			return nil, false
+		}
 	}
 	return loc, true
 }

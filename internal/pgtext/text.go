@@ -180,7 +180,7 @@ func AppendTime(dst []byte, t time.Time, oid uint32, st Style) []byte {
 		return AppendClock(dst, ClockMicros(t))
 	case OIDTimeTZ:
 		_, off := t.Zone()
-		return AppendZoneOffset(AppendClock(dst, ClockMicros(t)), off)
+		return pgdatetime.AppendOffset(AppendClock(dst, ClockMicros(t)), off)
 	}
 	switch infinite(t, oid) {
 	case 1:
@@ -349,23 +349,6 @@ func AppendClock(dst []byte, us int64) []byte {
 			f = f[:len(f)-1]
 		}
 		dst = append(append(dst, '.'), f...)
-	}
-	return dst
-}
-
-// AppendZoneOffset writes a UTC offset (seconds east) as PostgreSQL's
-// timetz output does: +HH, +HH:MM or +HH:MM:SS.
-func AppendZoneOffset(dst []byte, east int) []byte {
-	sign := byte('+')
-	if east < 0 {
-		sign, east = '-', -east
-	}
-	dst = fmt.Appendf(dst, "%c%02d", sign, east/3600)
-	switch {
-	case east%60 != 0:
-		dst = fmt.Appendf(dst, ":%02d:%02d", east/60%60, east%60)
-	case east/60%60 != 0:
-		dst = fmt.Appendf(dst, ":%02d", east/60%60)
 	}
 	return dst
 }
