@@ -220,24 +220,40 @@ func integerTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
 	return nil, true
 }
 
-// IntegerInput applies PostgreSQL's integer input rules to a cast made by
+// NumberInput applies PostgreSQL's number input rules to a cast made by
 // the planner after the dialect's rewrite (an INSERT's cell typed as its
-// column): a literal is checked now, other text when the statement runs.
-func IntegerInput(n *pg_query.Node) (*pg_query.Node, error) {
+// column, a number type): a literal is checked now, other text when the
+// statement runs (_tsdb_input).
+func NumberInput(n *pg_query.Node) (*pg_query.Node, error) {
 	tc := n.GetTypeCast()
-	if tc == nil {
+	if tc == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
 		return n, nil
 	}
-	r, ok := integerTextCast(tc)
-	switch {
-	case !ok || r == nil:
+	var typ string
+	switch name := sqltree.LastName(tc.TypeName.GetNames()); name {
+	case "int2", "int4", "int8":
+		typ = integerTypes[name].name
+	case "float4":
+		typ = "real"
+	case "float8":
+		typ = "double precision"
+	case "numeric", "decimal":
+		typ = "numeric"
+	default:
 		return n, nil
-	case isRaise(r):
-		sv := r.GetFuncCall().Args[0].GetAConst().GetSval().Sval
-		code, msg, _ := strings.Cut(strings.TrimPrefix(sv, "[tsdb "), "] ")
-		return nil, sqlerr.New(code, "%s", msg)
 	}
-	return r, nil
+	if c := tc.Arg.GetAConst(); c != nil {
+		if sv := c.GetSval(); sv != nil {
+			if err := CheckTextInput(sv.Sval, typ); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	}
+	if !isTextChecked(tc.Arg) {
+		tc.Arg = textInput(tc.Arg, typ)
+	}
+	return n, nil
 }
 
 // textInput is n read by the input rules of PostgreSQL's type typ

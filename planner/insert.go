@@ -174,7 +174,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					typ.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(int64(col.Digits), -1), pg_query.MakeAConstIntNode(int64(col.Scale), -1)}
 				}
 				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: item, TypeName: typ}}}
-				if items[j], err = dialect.IntegerInput(items[j]); err != nil {
+				if items[j], err = dialect.NumberInput(items[j]); err != nil {
 					return nil, err
 				}
 				if err := s.rewriteDateTimes(items[j]); err != nil {
@@ -276,9 +276,11 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 	for i, c := range tbl.Columns {
 		if j, ok := pos[i]; ok {
 			v := fmt.Sprintf("v.c%d", j)
-			if c.Type.IsInteger() {
-				// Text read by PostgreSQL's integer input ('7.5' is
-				// refused; the engine's cast rounds it).
+			switch c.Type {
+			case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
+				// Text read by PostgreSQL's number input ('7.5' is
+				// refused for an integer, '1_000' and '1e500' for a
+				// float; the engine's cast takes them).
 				v = fmt.Sprintf("_tsdb_input(%s, '%s')", v, c.Type)
 			}
 			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Type: c.Type}, v), c.DuckDBType())

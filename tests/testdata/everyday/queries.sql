@@ -77,3 +77,9 @@ SELECT (cnt::text || '.25')::float8, (cnt::text || '.25')::numeric(6,1), (' ' ||
 SELECT '11:00 BST'::timetz, '11:00 pm'::time, time '1100', '04:05:06 PST'::timetz, '23:30:00-05'::timetz + interval '2 hours', '11:00:00.5+05:45'::timetz, time '10:00' + interval '1 hour', '2024-07-01 11:00 America/New_York'::timetz
 SELECT '25:00'::time
 SELECT '11:00 America/New_York'::timetz
+-- Text into number columns, by INSERT … SELECT (the referee's tables are
+-- made by the test; these read no table): casts of text at run time.
+SELECT CAST(s AS float8) FROM (VALUES ('1_000')) v(s)
+SELECT CAST(s AS float8) FROM (VALUES ('1e500')) v(s)
+SELECT CAST(s AS numeric(10,2)) FROM (VALUES ('1_000')) v(s)
+SELECT CAST(s AS float4), CAST(s AS numeric(6,2)), CAST(s AS float8) FROM (VALUES (' 1.5 '), ('-.25')) v(s)
