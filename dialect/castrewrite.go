@@ -68,21 +68,13 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			return r, true
 		}
 	}
-	if sv := tc.Arg.GetAConst().GetSval(); sv != nil {
-		bits := map[string]int{"float8": 64, "float4": 32}[sqltree.LastName(tc.TypeName.GetNames())]
-		if bits > 0 && len(tc.TypeName.GetArrayBounds()) == 0 {
-			if err := FloatInputError(sv.Sval, bits); err != nil {
-				var se *sqlerr.Error
-				errors.As(err, &se)
-				return Raise(se.Code, se.Message), true
-			}
-		}
-	}
-	if r, ok := floatTextCast(tc); ok {
-		return r, true
-	}
-	if r, ok := integerTextCast(tc); ok {
-		return r, true
+	// Text read as a number by PostgreSQL's rules; the cast's other
+	// rewrites (numeric's precision) still apply.
+	checked, err := numberInput(tc)
+	if err != nil {
+		var se *sqlerr.Error
+		errors.As(err, &se)
+		return Raise(se.Code, se.Message), true
 	}
 	if sv := tc.Arg.GetAConst().GetSval(); sv != nil && len(tc.TypeName.GetArrayBounds()) > 0 {
 		// '{1,2}'::int[]: PostgreSQL's array text; the engine reads
@@ -128,18 +120,6 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		tc.TypeName = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1}
 		return nil, true
 	case name == "numeric" || name == "decimal":
-		changed := false
-		if len(tc.TypeName.GetArrayBounds()) == 0 {
-			if sv := tc.Arg.GetAConst().GetSval(); sv != nil && !numericText.MatchString(strings.Trim(sv.Sval, " \t\n\r\v\f")) {
-				// 1_000 and 0x10 are PostgreSQL 15's errors; the engine
-				// reads the first as 1000.
-				return Raise(sqlerr.InvalidTextRep, fmt.Sprintf("invalid input syntax for type numeric: \"%s\"", sv.Sval)), true
-			}
-			if tc.Arg.GetAConst() == nil && !isTextChecked(tc.Arg) {
-				tc.Arg = textInput(tc.Arg, "numeric")
-				changed = true
-			}
-		}
 		if len(tc.TypeName.Typmods) == 0 {
 			// PostgreSQL's numeric without precision keeps any value;
 			// DuckDB's is DECIMAL(18,3) and silently rounds to 3 places
@@ -160,15 +140,12 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 			tc.TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(precision, -1), pg_query.MakeAConstIntNode(scale, -1)}
 			return nil, true
 		}
-		if changed {
-			return nil, true
-		}
 	}
 	if names := tc.TypeName.GetNames(); len(names) == 2 && strings.EqualFold(names[0].GetString_().GetSval(), "pg_catalog") {
 		tc.TypeName.Names = names[1:]
 		return nil, true
 	}
-	return nil, false
+	return nil, checked
 }
 
 // specialNumeric reports whether s is numeric input for NaN or an
@@ -181,77 +158,45 @@ func specialNumeric(s string) bool {
 	return false
 }
 
-// integerTypes are PostgreSQL's integer types by the names a parse tree
-// gives them, with the names its messages use.
-var integerTypes = map[string]struct {
-	name string
-	bits int
-}{"int2": {"smallint", 16}, "int4": {"integer", 32}, "int8": {"bigint", 64}}
-
-// integerTextCast reads text as an integer by PostgreSQL's rules: blanks,
-// a sign and decimal digits only. The engine also reads '1.5' (as 2),
-// '1e3', '0x1F' and '1_000', which PostgreSQL 15 refuses. A literal is
-// checked now; any other operand at run time, when it is text
-// (_tsdb_input leaves numbers to the cast, which rounds as PostgreSQL's
-// does).
-func integerTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
-	it, ok := integerTypes[sqltree.LastName(tc.TypeName.GetNames())]
-	if !ok || len(tc.TypeName.GetArrayBounds()) > 0 || isTextChecked(tc.Arg) {
-		return nil, false
-	}
-	if c := tc.Arg.GetAConst(); c != nil {
-		sv := c.GetSval()
-		if sv == nil {
-			return nil, false
-		}
-		digits, err := ParseInteger(sv.Sval, it.bits, it.name)
-		if err != nil {
-			var se *sqlerr.Error
-			errors.As(err, &se)
-			return Raise(se.Code, se.Message), true
-		}
-		if digits == sv.Sval {
-			return nil, false
-		}
-		tc.Arg = pg_query.MakeAConstStrNode(digits, -1)
-		return nil, true
-	}
-	tc.Arg = textInput(tc.Arg, it.name)
-	return nil, true
+// numberTypes are PostgreSQL's number types by the names a parse tree
+// gives them, with the names their messages use (CheckTextInput's).
+var numberTypes = map[string]string{
+	"int2": "smallint", "int4": "integer", "int8": "bigint",
+	"float4": "real", "float8": "double precision", "numeric": "numeric", "decimal": "numeric",
 }
 
-// NumberInput applies PostgreSQL's number input rules to a cast made by
-// the planner after the dialect's rewrite (an INSERT's cell typed as its
-// column, a number type): a literal is checked now, other text when the
-// statement runs (_tsdb_input).
-func NumberInput(n *pg_query.Node) (*pg_query.Node, error) {
-	tc := n.GetTypeCast()
-	if tc == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
-		return n, nil
-	}
-	var typ string
-	switch name := sqltree.LastName(tc.TypeName.GetNames()); name {
-	case "int2", "int4", "int8":
-		typ = integerTypes[name].name
-	case "float4":
-		typ = "real"
-	case "float8":
-		typ = "double precision"
-	case "numeric", "decimal":
-		typ = "numeric"
-	default:
-		return n, nil
+// numberInput makes a cast of text to a number read the text as
+// PostgreSQL's input function of the type does (CheckTextInput): the
+// engine also reads '1.5' as the integer 2, '1e3', '0x1F' and '1_000' as
+// numbers, '1e500' as Infinity. A literal is checked now (the error is
+// PostgreSQL's); any other operand at run time, when it is text
+// (_tsdb_input leaves numbers to the cast, which rounds as PostgreSQL's
+// does). It reports whether it changed tc.
+func numberInput(tc *pg_query.TypeCast) (bool, error) {
+	typ, ok := numberTypes[sqltree.LastName(tc.TypeName.GetNames())]
+	if !ok || len(tc.TypeName.GetArrayBounds()) > 0 {
+		return false, nil
 	}
 	if c := tc.Arg.GetAConst(); c != nil {
 		if sv := c.GetSval(); sv != nil {
-			if err := CheckTextInput(sv.Sval, typ); err != nil {
-				return nil, err
-			}
+			return false, CheckTextInput(sv.Sval, typ)
 		}
-		return n, nil
+		return false, nil
 	}
-	if !isTextChecked(tc.Arg) {
-		tc.Arg = textInput(tc.Arg, typ)
+	if isTextChecked(tc.Arg) {
+		return false, nil
+	}
+	tc.Arg = textInput(tc.Arg, typ)
+	return true, nil
+}
+
+// NumberInput is numberInput of a cast the planner makes after the
+// dialect's rewrite (an INSERT's cell typed as its column).
+func NumberInput(n *pg_query.Node) (*pg_query.Node, error) {
+	if tc := n.GetTypeCast(); tc != nil {
+		if _, err := numberInput(tc); err != nil {
+			return nil, err
+		}
 	}
 	return n, nil
 }
@@ -282,47 +227,26 @@ func isTextChecked(n *pg_query.Node) bool {
 	return false
 }
 
-// ParseInteger reads s as PostgreSQL 15's integer input does (pg_strtoint):
-// optional blanks, an optional sign, decimal digits, optional blanks.
-// It returns the sign and digits; the error is 22P02 for other text and
-// 22003 for a value out of the type's range (bits 16, 32 or 64, name the
-// type's name in messages).
-func ParseInteger(s string, bits int, name string) (string, error) {
-	isSpace := func(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f' }
-	i, j := 0, len(s)
-	for i < j && isSpace(s[i]) {
-		i++
-	}
-	for j > i && isSpace(s[j-1]) {
-		j--
-	}
-	t := s[i:j]
+// checkInteger reads s as PostgreSQL 15's integer input does
+// (pg_strtoint): optional blanks, an optional sign, decimal digits,
+// optional blanks. The error is 22P02 for other text and 22003 for a
+// value out of the type's range (bits 16, 32 or 64; name the type's name
+// in messages).
+func checkInteger(s string, bits int, name string) error {
+	t := strings.Trim(s, pgBlanks)
 	body := strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
 	if len(t)-len(body) > 1 || body == "" || strings.TrimLeft(body, "0123456789") != "" {
-		return "", sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
+		return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
 	}
 	if _, err := strconv.ParseInt(t, 10, bits); err != nil {
-		return "", sqlerr.New(sqlerr.NumericOutOfRange, "value \"%s\" is out of range for type %s", s, name)
+		return sqlerr.New(sqlerr.NumericOutOfRange, "value \"%s\" is out of range for type %s", s, name)
 	}
-	return t, nil
+	return nil
 }
 
-// floatTextCast reads text that is only known when the statement runs as
-// PostgreSQL's float input does (FloatInputError; _tsdb_input leaves
-// numbers to the cast).
-func floatTextCast(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
-	name := sqltree.LastName(tc.TypeName.GetNames())
-	bits := map[string]int{"float8": 64, "float4": 32}[name]
-	if bits == 0 || len(tc.TypeName.GetArrayBounds()) > 0 || tc.Arg.GetAConst() != nil || isTextChecked(tc.Arg) {
-		return nil, false
-	}
-	typ := "double precision"
-	if bits == 32 {
-		typ = "real"
-	}
-	tc.Arg = textInput(tc.Arg, typ)
-	return nil, true
-}
+// pgBlanks are the blanks PostgreSQL's number input skips around a
+// number (C's isspace).
+const pgBlanks = " \t\n\r\v\f"
 
 // numericText is numeric input PostgreSQL 15 reads: a decimal number with
 // an optional exponent (floatText), or NaN and the infinities (which
@@ -335,20 +259,17 @@ var numericText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?
 func CheckTextInput(s, typ string) error {
 	switch typ {
 	case "smallint":
-		_, err := ParseInteger(s, 16, typ)
-		return err
+		return checkInteger(s, 16, typ)
 	case "integer":
-		_, err := ParseInteger(s, 32, typ)
-		return err
+		return checkInteger(s, 32, typ)
 	case "bigint":
-		_, err := ParseInteger(s, 64, typ)
-		return err
+		return checkInteger(s, 64, typ)
 	case "real":
 		return FloatInputError(s, 32)
 	case "double precision":
 		return FloatInputError(s, 64)
 	case "numeric":
-		if !numericText.MatchString(strings.Trim(s, " \t\n\r\v\f")) {
+		if !numericText.MatchString(strings.Trim(s, pgBlanks)) {
 			return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type numeric: \"%s\"", s)
 		}
 		return nil

@@ -40,7 +40,7 @@ func FloatInputError(s string, bits int) error {
 	if bits == 32 {
 		typ = "real"
 	}
-	t := strings.Trim(s, " \t\n\r\v\f")
+	t := strings.Trim(s, pgBlanks)
 	word := strings.ToLower(t)
 	if len(word) > 0 && (word[0] == '+' || word[0] == '-') {
 		word = word[1:]
@@ -252,7 +252,7 @@ func literalOwnScale(n *pg_query.Node) (scale, digits int, ok bool) {
 			// '1.50'::numeric: numeric input keeps its scale too;
 			// blanks around it are allowed, anything else is left to
 			// the cast.
-			text = strings.Trim(sv.Sval, " \t\n\r\v\f")
+			text = strings.Trim(sv.Sval, pgBlanks)
 			if len(text) > 1 && (text[0] == '+' || text[0] == '-') {
 				text = text[1:]
 			}

@@ -95,27 +95,28 @@ func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type)
 	return changed
 }
 
-// numberColumn is the type of n when n is a column of a number type,
-// else schema.Invalid.
-func numberColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
+// columnOf is the type of n when n is a column, else schema.Invalid.
+func columnOf(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
 	if n.GetColumnRef() == nil {
 		return schema.Invalid
 	}
-	switch t := typeOf(n); t {
-	case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
-		return t
-	}
-	return schema.Invalid
+	return typeOf(n)
 }
 
 // temporalColumn is the type of n when n is a column of a date or time
 // type, else schema.Invalid.
 func temporalColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
-	if n.GetColumnRef() == nil {
-		return schema.Invalid
+	if t := columnOf(n, typeOf); t.IsDateTime() {
+		return t
 	}
-	switch t := typeOf(n); t {
-	case schema.Timestamptz, schema.Timestamp, schema.Date, schema.Interval, schema.Time, schema.TimeTZ:
+	return schema.Invalid
+}
+
+// numberColumn is the type of n when n is a column of a number type, else
+// schema.Invalid.
+func numberColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
+	switch t := columnOf(n, typeOf); t {
+	case schema.Int16, schema.Int32, schema.Int64, schema.Float32, schema.Float64, schema.Decimal:
 		return t
 	}
 	return schema.Invalid

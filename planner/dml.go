@@ -95,11 +95,8 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 		// as in the transaction's path (dmlInTx).
 		for _, t := range u.TargetList {
 			rt := t.GetResTarget()
-			if i := tbl.ColumnIndex(rt.GetName()); i >= 0 && rt.Val.GetAConst().GetSval() != nil {
-				switch ty := tbl.Columns[i].Type; ty {
-				case schema.Timestamptz, schema.Timestamp, schema.Date, schema.Interval, schema.Time, schema.TimeTZ:
-					rt.Val = sqltree.Cast(rt.Val, ty.UDTName())
-				}
+			if i := tbl.ColumnIndex(rt.GetName()); i >= 0 && rt.Val.GetAConst().GetSval() != nil && tbl.Columns[i].Type.IsDateTime() {
+				rt.Val = sqltree.Cast(rt.Val, tbl.Columns[i].Type.UDTName())
 			}
 		}
 	}

@@ -124,7 +124,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			}
 			for j, item := range items {
 				col := tbl.Columns[targets[j]]
-				if (col.Type.IsTimestamp() || col.Type == schema.Date || col.Type == schema.Interval || col.Type == schema.Time || col.Type == schema.TimeTZ) && item.GetAConst().GetSval() != nil {
+				if col.Type.IsDateTime() && item.GetAConst().GetSval() != nil {
 					// A time written as PostgreSQL reads it ('Mon Feb 10
 					// 17:32:01 1997 PST'), as in a SELECT.
 					cell := &pg_query.TypeCast{Arg: item, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}}
@@ -152,15 +152,6 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					continue
 				}
 				item = normalizeLiteral(col.Type, item)
-				if sv := item.GetAConst().GetSval(); sv != nil && (col.Type == schema.Float64 || col.Type == schema.Float32) {
-					bits := 64
-					if col.Type == schema.Float32 {
-						bits = 32
-					}
-					if err := dialect.FloatInputError(sv.Sval, bits); err != nil {
-						return nil, err
-					}
-				}
 				if isTransactionTime(item) {
 					// 'now' in a block: the block's time (fixTransactionTime)
 					item = s.fixTransactionTime(item)
@@ -174,6 +165,8 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 					typ.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(int64(col.Digits), -1), pg_query.MakeAConstIntNode(int64(col.Scale), -1)}
 				}
 				items[j] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: item, TypeName: typ}}}
+				// Text read by PostgreSQL's number input (the engine reads
+				// '1.5' as the integer 2, '1e500' as Infinity).
 				if items[j], err = dialect.NumberInput(items[j]); err != nil {
 					return nil, err
 				}

@@ -151,57 +151,50 @@ func (s *Session) expandSequences(st statement) (statement, error) {
 	if st.node == nil || !strings.Contains(strings.ToLower(st.text), "val") {
 		return st, nil // names none of the functions
 	}
+	node := proto.Clone(st.node).(*pg_query.Node)
 	var failed error
-	var node *pg_query.Node
-	visit := func(root *pg_query.Node) {
-		_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
-			fc, ok := m.(*pg_query.FuncCall)
-			if !ok {
-				return nil
-			}
-			fn := sqltree.LastName(fc.Funcname)
-			if fn == "lastval" && len(fc.Args) == 0 {
-				failed = sqlerr.New(sqlerr.FeatureNotSupported, "lastval() is not supported; call currval() with the sequence's name")
-				return nil
-			}
-			if !sequenceFunctions[fn] || len(fc.Args) == 0 {
-				return nil
-			}
-			arg := fc.Args[0]
-			if tc := arg.GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "regclass" {
-				arg = tc.Arg
-			}
-			sv := arg.GetAConst().GetSval()
-			if sv == nil {
-				failed = sqlerr.New(sqlerr.FeatureNotSupported, "%s() takes the sequence's name as a constant", fn)
-				return nil
-			}
-			if strings.HasPrefix(sv.Sval, `temp.main."`+seqPrefix) {
-				return nil // put in place already (a prepared statement's)
-			}
-			name, ok := sequenceName(sv.Sval)
-			if !ok || !s.seqs[name] {
-				failed = sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", sv.Sval)
-				return nil
-			}
-			fc.Args[0] = pg_query.MakeAConstStrNode("temp.main."+schema.QuoteIdent(seqPrefix+name), -1)
+	named := 0 // calls whose name this pass put in place
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
+		fc, ok := m.(*pg_query.FuncCall)
+		if !ok || failed != nil {
 			return nil
-		})
-	}
-	found := false
-	_ = sqltree.Walk(st.node.ProtoReflect(), func(m proto.Message) error {
-		if fc, ok := m.(*pg_query.FuncCall); ok && (sequenceFunctions[sqltree.LastName(fc.Funcname)] || sqltree.LastName(fc.Funcname) == "lastval") {
-			found = true
 		}
+		fn := sqltree.LastName(fc.Funcname)
+		if fn == "lastval" && len(fc.Args) == 0 {
+			failed = sqlerr.New(sqlerr.FeatureNotSupported, "lastval() is not supported; call currval() with the sequence's name")
+			return nil
+		}
+		if !sequenceFunctions[fn] || len(fc.Args) == 0 {
+			return nil
+		}
+		arg := fc.Args[0]
+		if tc := arg.GetTypeCast(); tc != nil && sqltree.LastName(tc.TypeName.GetNames()) == "regclass" {
+			arg = tc.Arg
+		}
+		sv := arg.GetAConst().GetSval()
+		if sv == nil {
+			failed = sqlerr.New(sqlerr.FeatureNotSupported, "%s() takes the sequence's name as a constant", fn)
+			return nil
+		}
+		if strings.HasPrefix(sv.Sval, `temp.main."`+seqPrefix) {
+			return nil // put in place already (a prepared statement's)
+		}
+		name, ok := sequenceName(sv.Sval)
+		if !ok || !s.seqs[name] {
+			failed = sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", sv.Sval)
+			return nil
+		}
+		fc.Args[0] = pg_query.MakeAConstStrNode("temp.main."+schema.QuoteIdent(seqPrefix+name), -1)
+		named++
 		return nil
 	})
-	if !found {
-		return st, nil
-	}
-	node = proto.Clone(st.node).(*pg_query.Node)
-	visit(node)
 	if failed != nil {
 		return st, failed
+	}
+	if named == 0 {
+		// No sequence call, or a statement this pass already made
+		// (prepared, then executed): its calls stay where they are.
+		return st, nil
 	}
 	fenceSequenceFilters(node)
 	if sel := node.GetSelectStmt(); sel != nil {

@@ -151,6 +151,16 @@ func (t Type) Delta() string { return typeInfos[t].delta }
 // IsTimestamp reports whether the type can be a table's time column.
 func (t Type) IsTimestamp() bool { return t == Timestamptz || t == Timestamp }
 
+// IsDateTime reports whether t is a date or time type, whose text
+// PostgreSQL's date and time input reads.
+func (t Type) IsDateTime() bool {
+	switch t {
+	case Timestamptz, Timestamp, Date, Interval, Time, TimeTZ:
+		return true
+	}
+	return false
+}
+
 // IsInteger reports whether t is one of the integer types.
 func (t Type) IsInteger() bool { return t == Int16 || t == Int32 || t == Int64 }
 
