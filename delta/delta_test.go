@@ -767,3 +767,41 @@ func TestTimestampNTZProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A table's keys are kept in its configuration: read back on open and
+// after a schema change, and a key naming a column the table lacks makes
+// the metadata unreadable rather than unchecked.
+func TestKeysInMetadata(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := schema.New("k", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "id", Type: schema.Int64, NotNull: true}, {Name: "Host", Type: schema.Text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch.Keys = []schema.Key{{Name: "k_pkey", Columns: []string{"id"}, Primary: true}, {Name: "k_Host_time_key", Columns: []string{"Host", "time"}}}
+	tbl, err := Create(ctx, store, sch, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := tbl.AddColumns(ctx, "ADD COLUMNS", []schema.Column{{Name: "v", Type: schema.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := Open(ctx, store, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []schema.Table{tbl.Snapshot().Schema, next.Schema, reopened.Snapshot().Schema} {
+		if fmt.Sprint(got.Keys) != fmt.Sprint(sch.Keys) {
+			t.Fatalf("keys %v, want %v", got.Keys, sch.Keys)
+		}
+	}
+	md := tbl.Snapshot().Metadata
+	md.Configuration = map[string]string{confKeys: `[{"name":"x","columns":["nope"]}]`}
+	if _, err := schemaFromMetadata(md); err == nil {
+		t.Fatal("a key on a missing column was accepted")
+	}
+}

@@ -20,7 +20,18 @@ const (
 	// ClusterKey names the table's cluster column (schema.Table.Cluster);
 	// absent means its first TEXT column.
 	ClusterKey = "tsdb.clusterColumn"
+	// confKeys holds the table's PRIMARY KEY and UNIQUE constraints
+	// (schema.Table.Keys) as JSON. Delta has no such constraints: they
+	// hold for what tsdb writes; other writers are not checked.
+	confKeys = "tsdb.keys"
 )
+
+// keyJSON is a schema.Key in the table configuration.
+type keyJSON struct {
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+	Primary bool     `json:"primary,omitempty"`
+}
 
 type structType struct {
 	Type   string        `json:"type"`
@@ -69,7 +80,40 @@ func configurationFor(t schema.Table) map[string]string {
 	if t.Cluster != "" {
 		cfg[ClusterKey] = t.Cluster
 	}
+	if len(t.Keys) > 0 {
+		keys := make([]keyJSON, len(t.Keys))
+		for i, k := range t.Keys {
+			keys[i] = keyJSON{Name: k.Name, Columns: k.Columns, Primary: k.Primary}
+		}
+		b, _ := json.Marshal(keys) // strings only: cannot fail
+		cfg[confKeys] = string(b)
+	}
 	return cfg
+}
+
+// keysFromConfiguration reads confKeys back; every column a key names
+// must be one of t's.
+func keysFromConfiguration(t schema.Table, v string) ([]schema.Key, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var keys []keyJSON
+	if err := json.Unmarshal([]byte(v), &keys); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", confKeys, err)
+	}
+	out := make([]schema.Key, len(keys))
+	for i, k := range keys {
+		if len(k.Columns) == 0 {
+			return nil, fmt.Errorf("%s: key %q has no columns", confKeys, k.Name)
+		}
+		for _, c := range k.Columns {
+			if t.ColumnIndex(c) < 0 {
+				return nil, fmt.Errorf("%s: key %q names column %q, which the table does not have", confKeys, k.Name, c)
+			}
+		}
+		out[i] = schema.Key{Name: k.Name, Columns: k.Columns, Primary: k.Primary}
+	}
+	return out, nil
 }
 
 // deltaTypes maps Delta types to tsdb types for tables written by others.
@@ -124,6 +168,11 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 	if t.TimeIndex < 0 {
 		return schema.Table{}, fmt.Errorf("table has no timestamp column")
 	}
+	keys, err := keysFromConfiguration(t, md.Configuration[confKeys])
+	if err != nil {
+		return schema.Table{}, err
+	}
+	t.Keys = keys
 	return t, nil
 }
 

@@ -18,6 +18,8 @@ import (
 // own tables, in PostgreSQL's shape (the subset clients such as Grafana
 // read). DuckDB's own catalogs would list engine internals instead.
 var catalogRelations = map[string]func(tables []schema.Table) string{
+	"information_schema.table_constraints": tableConstraintsRelation,
+	"information_schema.key_column_usage":  keyColumnUsageRelation,
 	"information_schema.tables": func(ts []schema.Table) string {
 		var rows []string
 		for _, t := range ts {
@@ -289,7 +291,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_attrdef":               emptyRelation("oid", "adrelid", "adnum", "adbin"),
 	"pg_catalog.pg_collation":             emptyRelation("oid", "collname", "collnamespace"),
 	"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey", "indoption:SMALLINT[]", "indexprs", "indpred", "indnatts:INTEGER"),
-	"pg_catalog.pg_constraint":            emptyRelation("oid", "conname", "conrelid", "contype", "conindid", "conparentid", "confrelid", "conislocal", "connoinherit"),
+	"pg_catalog.pg_constraint":            pgConstraintRelation,
 	"pg_catalog.pg_inherits":              emptyRelation("inhrelid", "inhparent", "inhseqno", "inhdetachpending"),
 	"pg_catalog.pg_policy":                emptyRelation("oid", "polname", "polrelid", "polpermissive", "polroles:BIGINT[]", "polqual", "polwithcheck", "polcmd"),
 	"pg_catalog.pg_statistic_ext":         emptyRelation("oid", "stxrelid", "stxname", "stxnamespace", "stxkeys:BIGINT[]", "stxkind:VARCHAR[]", "stxstattarget", "stxexprs"),

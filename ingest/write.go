@@ -145,7 +145,25 @@ func (s *Store) Insert(ctx context.Context, name string, rec arrow.RecordBatch) 
 
 // InsertBatches is Insert of several records as one statement: all of their
 // rows land, or none. The store keeps the records.
+//
+// A table with keys (PRIMARY KEY, UNIQUE) is refused: its rows are
+// written by InsertKeyed once the caller has checked them.
 func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
+	return s.insertBatches(ctx, name, recs, false)
+}
+
+// InsertKeyed is InsertBatches for a table with keys: the caller holds
+// the table's lock (LockTable) and has checked that no key repeats.
+func (s *Store) InsertKeyed(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
+	return s.insertBatches(ctx, name, recs, true)
+}
+
+// keyedError refuses a write that cannot check a table's keys.
+func keyedError(t schema.Table) error {
+	return errorf(KindUnsupported, "table %q has a PRIMARY KEY or UNIQUE constraint, which only SQL writes (INSERT, COPY) check; write its rows with SQL", t.Name)
+}
+
+func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.RecordBatch, keyed bool) (int64, error) {
 	ts, err := s.state(name)
 	if err != nil {
 		return 0, err
@@ -154,6 +172,9 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 		return 0, err
 	}
 	t := ts.sch()
+	if len(t.Keys) > 0 && !keyed {
+		return 0, keyedError(t)
+	}
 	e, err := s.encode(t, recs)
 	if err != nil {
 		return 0, err

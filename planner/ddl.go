@@ -37,12 +37,26 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "inheritance, partitioning and typed tables are not supported")
 	}
 	var cols []schema.Column
+	var keys []keyDef
 	for _, elt := range st.TableElts {
+		if con := elt.GetConstraint(); con != nil {
+			k, err := tableKey(con)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, k)
+			continue
+		}
 		cd := elt.GetColumnDef()
 		if cd == nil {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY) are not supported")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE … LIKE is not supported")
 		}
-		col, err := columnFromDef(cd)
+		colKeys, plain, err := columnKeys(cd)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, colKeys...)
+		col, err := columnFromDef(plain)
 		if err != nil {
 			return nil, err
 		}
@@ -52,6 +66,9 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 	if err != nil {
 		code := schemaErrorCode(err)
 		return nil, &sqlerr.Error{Code: code, Message: err.Error()}
+	}
+	if tbl.Keys, err = s.tableKeys(&tbl, keys); err != nil {
+		return nil, err
 	}
 	// WITH (cluster_by = 'host', retention = '30 days'): checked before
 	// the table exists and written in its first commit, so a bad option

@@ -51,6 +51,9 @@ func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error)
 		if _, ok := isTempRelation(n.UpdateStmt.Relation); ok {
 			return s.tempDML(ctx, node, "UPDATE")
 		}
+		if err := s.refuseKeyUpdate(n.UpdateStmt); err != nil {
+			return nil, err
+		}
 	}
 	// A logged statement is replayed on a connection in UTC: one that a
 	// session in another zone runs is applied once and its effect logged,

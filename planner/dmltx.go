@@ -176,7 +176,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if err := tx.lock(ctx, s, name); err != nil {
 		return nil, err
 	}
-	if err := s.checkUnchanged(ctx, name); err != nil {
+	if err := s.checkUnchanged(ctx, name, false); err != nil {
 		return nil, err
 	}
 	tt, err := tx.tableFor(s, name)

@@ -100,6 +100,9 @@ func (s *Session) writeRows(ctx context.Context, name string, recs []arrow.Recor
 		if recs, err = applyTypmods(tbl, recs); err != nil {
 			return 0, err
 		}
+		if len(tbl.Keys) > 0 {
+			return s.writeKeyed(ctx, tbl, recs)
+		}
 	}
 	if s.tx == nil {
 		return s.p.store.InsertBatches(ctx, name, recs)
@@ -265,8 +268,10 @@ func (s *Session) snapshot(ctx context.Context, name string) (*ingest.Snapshot, 
 // change must be those of its snapshot, so a table changed since — rows
 // deleted or updated by others, buffered rows flushed, files compacted —
 // fails the statement with 40001, to be retried. Rows inserted since are
-// not in the snapshot and stay untouched.
-func (s *Session) checkUnchanged(ctx context.Context, name string) error {
+// not in the snapshot and stay untouched, unless keys: a write to a table
+// with keys (writeKeyed) must see every row, so rows written since fail
+// it too.
+func (s *Session) checkUnchanged(ctx context.Context, name string, keys bool) error {
 	tx := s.tx
 	if tx == nil || tx.iso == dialect.ReadCommitted {
 		return nil
@@ -293,6 +298,11 @@ func (s *Session) checkUnchanged(ctx context.Context, name string) error {
 	}
 	for _, b := range old.Batches {
 		changed = changed || !batches[b.ID]
+	}
+	if keys {
+		// Nothing was removed (or changed is set): the same counts mean
+		// nothing was added either.
+		changed = changed || len(cur.Files) != len(old.Files) || len(cur.Batches) != len(old.Batches)
 	}
 	if changed {
 		return &sqlerr.Error{Code: sqlerr.SerializationFailure, Message: "could not serialize access due to concurrent update",

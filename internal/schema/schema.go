@@ -318,6 +318,43 @@ type Table struct {
 	// ViewQuery is set for a view (CREATE VIEW), which catalogs list
 	// beside the tables: its query as SQL text. A view has no files.
 	ViewQuery string
+	// Keys are the table's PRIMARY KEY and UNIQUE constraints, which
+	// every write through tsdb keeps (planner/unique.go).
+	Keys []Key
+}
+
+// Key is a PRIMARY KEY or UNIQUE constraint: no two rows of the table
+// have equal values in all of Columns. A UNIQUE key does not compare rows
+// with a NULL in one of its columns (PostgreSQL's NULLS DISTINCT); a
+// primary key's columns are NOT NULL.
+type Key struct {
+	// Name is the constraint's name (PostgreSQL's default: t_pkey,
+	// t_a_b_key), which the error of a duplicate names.
+	Name    string
+	Columns []string
+	Primary bool
+}
+
+// PrimaryKey returns the table's primary key, if it has one.
+func (t Table) PrimaryKey() (Key, bool) {
+	for _, k := range t.Keys {
+		if k.Primary {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// KeyColumn reports whether column name is in one of the table's keys.
+func (t Table) KeyColumn(name string) bool {
+	for _, k := range t.Keys {
+		for _, c := range k.Columns {
+			if c == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MaxNameLen is the longest name in bytes, PostgreSQL's NAMEDATALEN-1.

@@ -61,6 +61,7 @@ const (
 	InFailedTransaction    = "25P02"
 	NoActiveSQLTransaction = "25P01"
 	SerializationFailure   = "40001"
+	UniqueViolation        = "23505"
 	// Warning is the class of WARNING notices without a narrower code.
 	Warning              = "01000"
 	CardinalityViolation = "21000"

@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"errors"
+	"testing"
+
+	"tsdb/internal/sqlerr"
+)
+
+// PRIMARY KEY and UNIQUE hold for every write path: a key repeated in
+// one statement, or repeating one of a buffered row, of a flushed file or
+// of the transaction's own rows, is refused with 23505 and nothing of the
+// statement lands; NULLs do not repeat a UNIQUE key; another session's
+// write waits for a transaction that wrote the table, and REPEATABLE READ
+// refuses a write to a table changed since its snapshot.
+func TestKeys(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE k (time TIMESTAMPTZ, id INT PRIMARY KEY, host TEXT, v INT, UNIQUE (host, time))", "tag:CREATE TABLE"},
+		{0, "INSERT INTO k VALUES ('2026-01-01', 1, 'a', 10), ('2026-01-01', 2, 'b', 20)", "tag:INSERT 0 2"},
+		{0, "CHECKPOINT", "tag:CHECKPOINT"},
+		{0, "INSERT INTO k VALUES ('2026-01-02', 3, 'a', 30)", "tag:INSERT 0 1"},
+		// Against a flushed row, a buffered row, and within the statement.
+		{0, "INSERT INTO k VALUES ('2026-01-03', 1, 'c', 0)", "err:23505"},
+		{0, "INSERT INTO k VALUES ('2026-01-03', 3, 'c', 0)", "err:23505"},
+		{0, "INSERT INTO k VALUES ('2026-01-03', 4, 'c', 0), ('2026-01-04', 4, 'd', 0)", "err:23505"},
+		{0, "INSERT INTO k VALUES ('2026-01-02', 5, 'a', 0)", "err:23505"},
+		{0, "INSERT INTO k SELECT time + interval '10 days', id + 10, host, v FROM k", "tag:INSERT 0 3"},
+		{0, "INSERT INTO k VALUES ('2026-01-05', NULL, 'e', 0)", "err:23502"},
+		// NULL hosts never repeat the UNIQUE key.
+		{0, "INSERT INTO k VALUES ('2026-01-05', 20, NULL, 0), ('2026-01-05', 21, NULL, 0)", "tag:INSERT 0 2"},
+		{0, "SELECT count(*), count(DISTINCT id) FROM k", "8|8"},
+		// A key freed by DELETE can be written again; a key column is
+		// not updated.
+		{0, "DELETE FROM k WHERE id = 1", "tag:DELETE 1"},
+		{0, "INSERT INTO k VALUES ('2026-01-01', 1, 'a', 11)", "tag:INSERT 0 1"},
+		{0, "UPDATE k SET v = v + 1 WHERE id = 1", "tag:UPDATE 1"},
+		{0, "UPDATE k SET id = 100 WHERE id = 1", "err:0A000"},
+		// A transaction's own rows count, and its lock makes another
+		// session's write wait.
+		{1, "BEGIN", "tag:BEGIN"},
+		{1, "INSERT INTO k VALUES ('2026-02-01', 50, 'x', 0)", "tag:INSERT 0 1"},
+		{1, "INSERT INTO k VALUES ('2026-02-02', 50, 'y', 0)", "err:23505"},
+		{1, "ROLLBACK", "tag:ROLLBACK"},
+		{1, "BEGIN", "tag:BEGIN"},
+		{1, "INSERT INTO k VALUES ('2026-02-01', 50, 'x', 0)", "tag:INSERT 0 1"},
+		{0, "SET statement_timeout = '300ms'", "tag:SET"},
+		{0, "INSERT INTO k VALUES ('2026-02-01', 50, 'x', 0)", "err:57014"},
+		{1, "COMMIT", "tag:COMMIT"},
+		{0, "INSERT INTO k VALUES ('2026-02-01', 50, 'x', 0)", "err:23505"},
+		{0, "RESET statement_timeout", "tag:RESET"},
+		{1, "BEGIN ISOLATION LEVEL REPEATABLE READ", "tag:BEGIN"},
+		{1, "SELECT count(*) FROM k", "9"},
+		{0, "INSERT INTO k VALUES ('2026-03-01', 60, 'z', 0)", "tag:INSERT 0 1"},
+		{1, "INSERT INTO k VALUES ('2026-03-01', 60, 'z', 0)", "err:40001"},
+		{1, "ROLLBACK", "tag:ROLLBACK"},
+		// The catalogs show the keys.
+		{0, "SELECT conname, contype, conkey FROM pg_constraint WHERE conrelid = 'k'::regclass ORDER BY 1", "k_host_time_key|u|[3 1];k_pkey|p|[2]"},
+		{0, "SELECT constraint_name, column_name, ordinal_position FROM information_schema.key_column_usage WHERE table_name = 'k' ORDER BY 1, 3",
+			"k_host_time_key|host|1;k_host_time_key|time|2;k_pkey|id|1"},
+		{0, "SELECT attname, attnotnull FROM pg_attribute WHERE attrelid = 'k'::regclass AND attnum = 2", "id|true"},
+	})
+}
+
+// CREATE TABLE reads keys as PostgreSQL does, names them as it does, and
+// refuses what tsdb does not keep.
+func TestKeyDefinitions(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE a (time TIMESTAMPTZ, x INT UNIQUE, y INT UNIQUE, CONSTRAINT mine UNIQUE (x, y), UNIQUE (x))", "tag:CREATE TABLE"},
+		{0, "SELECT conname FROM pg_constraint ORDER BY 1", "a_x_key;a_x_key1;a_y_key;mine"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT PRIMARY KEY, PRIMARY KEY (time))", "err:42P16"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT, PRIMARY KEY (z))", "err:42703"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT, CONSTRAINT a PRIMARY KEY (x))", "err:42P07"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT, UNIQUE NULLS NOT DISTINCT (x))", "err:0A000"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT, CHECK (x > 0))", "err:0A000"},
+		{0, "CREATE TABLE b (time TIMESTAMPTZ, x INT PRIMARY KEY DEFERRABLE)", "err:0A000"},
+		{0, "ALTER TABLE a ADD COLUMN z INT UNIQUE", "err:0A000"},
+	})
+}
+
+// COPY into a table with keys checks its rows against each other and the
+// table; a refused COPY writes nothing.
+func TestCopyKeys(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE c (time TIMESTAMPTZ, id INT PRIMARY KEY)")
+	e.must("INSERT INTO c VALUES ('2026-01-01', 1)")
+	for _, tc := range []struct {
+		data string
+		code string
+	}{
+		{"2026-01-01\t2\n2026-01-01\t3\n", ""},
+		{"2026-01-01\t4\n2026-01-01\t4\n", sqlerr.UniqueViolation},
+		{"2026-01-01\t5\n2026-01-01\t1\n", sqlerr.UniqueViolation},
+	} {
+		err := copyChunks(t, e, "COPY c FROM STDIN", []byte(tc.data), 7)
+		var se *sqlerr.Error
+		switch {
+		case tc.code == "" && err != nil:
+			t.Fatalf("COPY %q: %v", tc.data, err)
+		case tc.code != "" && (!errors.As(err, &se) || se.Code != tc.code):
+			t.Fatalf("COPY %q: got %v, want %s", tc.data, err, tc.code)
+		}
+	}
+	if got := e.rows("SELECT string_agg(CAST(id AS TEXT), ',' ORDER BY id) FROM c"); got != "1,2,3" {
+		t.Fatalf("rows: %s", got)
+	}
+}
