@@ -87,6 +87,17 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		return nil, true
 	}
 	switch name := sqltree.LastName(tc.TypeName.GetNames()); {
+	case name == "oid" && tc.Arg.GetAConst() == nil && !oidAliasTypes[sqltree.LastName(tc.Arg.GetTypeCast().GetTypeName().GetNames())]:
+		// A number made an oid: a bigint must be 0 to 2^32-1 (22003
+		// otherwise), where the cast would keep any value. (PostgreSQL
+		// reads a negative integer as unsigned, -1 as 4294967295; not
+		// knowing the operand's type, tsdb refuses every negative one.)
+		r, err := sqltree.Template(`CASE WHEN _tsdb_arg1 IS NULL THEN NULL WHEN _tsdb_arg1 BETWEEN 0 AND 4294967295 THEN CAST(_tsdb_arg1 AS BIGINT)
+			ELSE error('[tsdb 22003] OID out of range') END`, tc.Arg)
+		if err != nil {
+			return nil, false
+		}
+		return r, true
 	case oidAliasTypes[name]:
 		arg := tc.Arg
 		for arg.GetTypeCast() != nil && oidAliasTypes[sqltree.LastName(arg.GetTypeCast().TypeName.GetNames())] {

@@ -222,6 +222,9 @@ func TestPostgresRefusals(t *testing.T) {
 		{0, "SELECT sqrt(-1)", "err:2201F"},
 		{0, "SELECT exp(1000)", "err:22003"},
 		{0, "SELECT ln(1), log(100), sqrt(4)", "0|2|2"},
+		// A bigint made an oid stays within an oid's range.
+		{0, "SELECT CAST(v AS oid) FROM (VALUES (4567890123456789::int8)) t(v)", "err:22003"},
+		{0, "SELECT CAST(v AS oid) FROM (VALUES (4294967295::int8), (NULL)) t(v)", "4294967295;NULL"},
 		// The smallest integer modulo -1 is 0, no overflow.
 		{0, "SELECT (-9223372036854775808)::int8 % (-1)::int8, (-32768)::int2 % (-1)::int2, NULL::int % -1", "0|0|NULL"},
 		// << in two's complement, the bits shifted out dropped.

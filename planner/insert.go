@@ -33,9 +33,6 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		// The engine's own INSERT … ON CONFLICT, for the engine's table.
 		return s.tempDML(ctx, &pg_query.Node{Node: &pg_query.Node_InsertStmt{InsertStmt: st}}, "INSERT")
 	}
-	if st.OnConflictClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT is not supported")
-	}
 	if st.WithClause != nil {
 		// WITH … INSERT … SELECT is INSERT … WITH … SELECT.
 		inner := st.SelectStmt.GetSelectStmt()
@@ -62,11 +59,17 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 			return nil, err
 		}
 	}
+	var skip *schema.Key
+	if st.OnConflictClause != nil {
+		if skip, err = conflictKey(tbl, st.OnConflictClause, st.ReturningList); err != nil {
+			return nil, err
+		}
+	}
 	write := func(rec arrow.RecordBatch, targets []int) (*Result, error) {
 		if temp {
 			return s.insertTemp(ctx, tbl, targets, rec)
 		}
-		return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec)
+		return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec, skip)
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.
 	var names []string
@@ -211,7 +214,10 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 // insertRecord writes an INSERT's rows and, for RETURNING, evaluates its
 // list over them first: an error there fails the statement with nothing
 // written.
-func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias string, returning []*pg_query.Node, rec arrow.RecordBatch) (*Result, error) {
+//
+// skip (ON CONFLICT DO NOTHING) names the key whose repeats are left out
+// rather than refused.
+func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias string, returning []*pg_query.Node, rec arrow.RecordBatch, skip *schema.Key) (*Result, error) {
 	res := &Result{}
 	if len(returning) > 0 {
 		scratch := fmt.Sprintf(`%s."ret_%d"`, mirrorSchema, s.p.txSeq.Add(1))
@@ -228,7 +234,7 @@ func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias stri
 			return nil, err
 		}
 	}
-	n, err := s.writeRows(ctx, tbl.Name, []arrow.RecordBatch{rec})
+	n, err := s.writeRowsSkipping(ctx, tbl.Name, []arrow.RecordBatch{rec}, skip)
 	if err != nil {
 		return nil, err
 	}

@@ -95,13 +95,19 @@ func tableChanged(name string) error {
 // store when the statement runs on its own, to the transaction inside a
 // block. It returns the number of rows.
 func (s *Session) writeRows(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
+	return s.writeRowsSkipping(ctx, name, recs, nil)
+}
+
+// writeRowsSkipping is writeRows leaving out the rows that repeat key skip
+// (ON CONFLICT DO NOTHING), if not nil.
+func (s *Session) writeRowsSkipping(ctx context.Context, name string, recs []arrow.RecordBatch, skip *schema.Key) (int64, error) {
 	if tbl, ok := s.p.store.Table(name); ok {
 		var err error
 		if recs, err = applyTypmods(tbl, recs); err != nil {
 			return 0, err
 		}
 		if len(tbl.Keys) > 0 {
-			return s.writeKeyed(ctx, tbl, recs)
+			return s.writeKeyed(ctx, tbl, recs, skip)
 		}
 	}
 	if s.tx == nil {

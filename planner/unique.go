@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,8 +166,9 @@ func (s *Session) tableKeys(t *schema.Table, defs []keyDef) ([]schema.Key, error
 
 // writeKeyed writes recs to a table with keys: under the table's write
 // lock (the transaction's, held until it ends, in a block), after
-// checkKeys.
-func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) (int64, error) {
+// checkKeys. Rows that repeat key skip (ON CONFLICT DO NOTHING) are left
+// out; it returns the number written.
+func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, skip *schema.Key) (int64, error) {
 	if err := s.p.store.Validate(tbl.Name, recs); err != nil {
 		return 0, err
 	}
@@ -180,10 +182,11 @@ func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow
 		if err := s.checkUnchanged(ctx, tbl.Name, true); err != nil {
 			return 0, err
 		}
-		if err := s.checkKeys(ctx, tbl, recs); err != nil {
+		kept, err := s.checkKeys(ctx, tbl, recs, skip)
+		if err != nil {
 			return 0, err
 		}
-		return s.tx.insert(s, tbl.Name, recs)
+		return s.tx.insert(s, tbl.Name, kept)
 	}
 	held, unlock, err := s.p.store.LockTable(ctx, ingest.TxID(s.p.txSeq.Add(1)), tbl.Name)
 	if err != nil {
@@ -196,10 +199,71 @@ func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow
 	if cur, ok := s.p.store.Table(tbl.Name); ok {
 		tbl = cur
 	}
-	if err := s.checkKeys(ctx, tbl, recs); err != nil {
+	kept, err := s.checkKeys(ctx, tbl, recs, skip)
+	if err != nil {
 		return 0, err
 	}
-	return s.p.store.InsertKeyed(ctx, tbl.Name, recs)
+	return s.p.store.InsertKeyed(ctx, tbl.Name, kept)
+}
+
+// conflictKey reads INSERT's ON CONFLICT clause for a table of tsdb's:
+// DO NOTHING, for the key its target names (columns in any order, or ON
+// CONSTRAINT name), or without a target for the table's one key. It
+// returns nil when nothing can conflict (no keys, no target).
+func conflictKey(tbl schema.Table, oc *pg_query.OnConflictClause, returning []*pg_query.Node) (*schema.Key, error) {
+	switch {
+	case oc.Action != pg_query.OnConflictAction_ONCONFLICT_NOTHING:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT DO UPDATE is not supported on tsdb's tables (ON CONFLICT DO NOTHING is)")
+	case len(returning) > 0:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT … RETURNING is not supported on tsdb's tables")
+	case oc.Infer.GetWhereClause() != nil:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT (…) WHERE is not supported: tsdb's keys have no predicate")
+	}
+	if oc.Infer == nil {
+		switch len(tbl.Keys) {
+		case 0:
+			return nil, nil
+		case 1:
+			return &tbl.Keys[0], nil
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT DO NOTHING without a target on table %q, which has %d keys, is not supported; name the key: ON CONFLICT (columns)", tbl.Name, len(tbl.Keys))
+	}
+	if name := oc.Infer.Conname; name != "" {
+		for i, k := range tbl.Keys {
+			if k.Name == name {
+				return &tbl.Keys[i], nil
+			}
+		}
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "constraint %q for table %q does not exist", name, tbl.Name)
+	}
+	var cols []string
+	for _, n := range oc.Infer.IndexElems {
+		ie := n.GetIndexElem()
+		if ie == nil || ie.Name == "" {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT with an expression is not supported: tsdb's keys are on columns")
+		}
+		cols = append(cols, ie.Name)
+	}
+	for i, k := range tbl.Keys {
+		if sameColumns(k.Columns, cols) {
+			return &tbl.Keys[i], nil
+		}
+	}
+	return nil, sqlerr.New("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+}
+
+// sameColumns reports whether a and b name the same columns, in any
+// order.
+func sameColumns(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // refuseKeyUpdate refuses an UPDATE that sets a column of one of its
@@ -223,69 +287,133 @@ func (s *Session) refuseKeyUpdate(u *pg_query.UpdateStmt) error {
 
 // checkKeys refuses recs (23505) when two of them, or one of them and a
 // row of the table, have equal values in every column of one of its keys
-// (rows with a NULL there aside). The caller holds the table's lock.
-func (s *Session) checkKeys(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) error {
+// (rows with a NULL there aside). Rows that repeat key skip are left out
+// instead, as PostgreSQL's ON CONFLICT DO NOTHING inserts row after row:
+// a row repeating one of the table's, or one written before it in recs.
+// It returns the rows to write. The caller holds the table's lock.
+func (s *Session) checkKeys(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, skip *schema.Key) ([]arrow.RecordBatch, error) {
 	if len(tbl.Keys) == 0 {
-		return nil
+		return recs, nil
 	}
 	var rows int64
 	for _, r := range recs {
 		rows += r.NumRows()
 	}
 	if rows == 0 {
-		return nil
+		return recs, nil
 	}
 	scratch := fmt.Sprintf(`%s."keys_%d"`, mirrorSchema, s.p.txSeq.Add(1))
 	if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
-		return engineError(err)
+		return nil, engineError(err)
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
 	ids := make([]uint64, len(recs))
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
 	if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, recs, ids); err != nil {
-		return engineError(err)
+		return nil, engineError(err)
 	}
 	b, err := s.bind(ctx, []string{tbl.Name}, keyRangeStatement(tbl, recs))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer b.done()
-	newRows := fmt.Sprintf("(SELECT %s FROM %s)", selectList(tbl, len(tbl.Columns)), scratch)
 	old := "temp.main." + schema.QuoteIdent(tbl.Name)
+	if skip != nil {
+		if recs, err = s.skipConflicts(ctx, tbl, *skip, recs, scratch, old); err != nil {
+			return nil, err
+		}
+	}
+	newRows := fmt.Sprintf("(SELECT %s FROM %s)", selectList(tbl, len(tbl.Columns)), scratch)
 	for _, k := range tbl.Keys {
 		cols := make([]string, len(k.Columns))
 		texts := make([]string, len(k.Columns))
-		notNull := make([]string, len(k.Columns))
-		equal := make([]string, len(k.Columns))
 		for i, c := range k.Columns {
-			q := schema.QuoteIdent(c)
-			cols[i] = "n." + q
-			texts[i] = fmt.Sprintf("CAST(n.%s AS VARCHAR)", q)
-			notNull[i] = fmt.Sprintf("n.%s IS NOT NULL", q)
-			equal[i] = fmt.Sprintf("t.%s = n.%s", q, q)
+			cols[i] = "n." + schema.QuoteIdent(c)
+			texts[i] = fmt.Sprintf("CAST(n.%s AS VARCHAR)", schema.QuoteIdent(c))
 		}
 		text := strings.Join(texts, " || ', ' || ")
+		notNull, equal := keyPredicates(k)
 		queries := []string{
 			// Two new rows with one key.
 			fmt.Sprintf("SELECT %s FROM %s AS n WHERE %s GROUP BY %s HAVING count(*) > 1 LIMIT 1",
-				text, newRows, strings.Join(notNull, " AND "), strings.Join(cols, ", ")),
+				text, newRows, notNull, strings.Join(cols, ", ")),
 			// A new row with the key of one the table has.
 			fmt.Sprintf("SELECT %s FROM %s AS n WHERE %s AND EXISTS (SELECT 1 FROM %s AS t WHERE %s) LIMIT 1",
-				text, newRows, strings.Join(notNull, " AND "), old, strings.Join(equal, " AND ")),
+				text, newRows, notNull, old, equal),
 		}
 		for _, q := range queries {
 			dup, found, err := s.firstText(ctx, q)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !found {
 				continue
 			}
-			return &sqlerr.Error{Code: sqlerr.UniqueViolation,
+			return nil, &sqlerr.Error{Code: sqlerr.UniqueViolation,
 				Message: fmt.Sprintf("duplicate key value violates unique constraint %q", k.Name),
 				Detail:  fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(k.Columns, ", "), dup)}
 		}
 	}
-	return nil
+	return recs, nil
+}
+
+// keyPredicates are SQL conditions on a new row n and a row t of the
+// table: n has no NULL in key k, and t has n's key.
+func keyPredicates(k schema.Key) (notNull, equal string) {
+	nn := make([]string, len(k.Columns))
+	eq := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		q := schema.QuoteIdent(c)
+		nn[i] = fmt.Sprintf("n.%s IS NOT NULL", q)
+		eq[i] = fmt.Sprintf("t.%s = n.%s", q, q)
+	}
+	return strings.Join(nn, " AND "), strings.Join(eq, " AND ")
+}
+
+// skipConflicts removes from scratch (the new rows, staged) and from recs
+// the rows that repeat key k: one the table has, or one an earlier new row
+// has.
+func (s *Session) skipConflicts(ctx context.Context, tbl schema.Table, k schema.Key, recs []arrow.RecordBatch, scratch, old string) ([]arrow.RecordBatch, error) {
+	cols := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		cols[i] = schema.QuoteIdent(c)
+	}
+	notNull, equal := keyPredicates(k)
+	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (SELECT _rid FROM (SELECT rowid AS _rid, row_number() OVER (PARTITION BY %[2]s ORDER BY %[3]s, %[4]s) AS _tsdb_n, %[5]s FROM %[1]s) AS n
+		WHERE %[6]s AND (_tsdb_n > 1 OR EXISTS (SELECT 1 FROM %[7]s AS t WHERE %[8]s))) RETURNING %[3]s, %[4]s`,
+		scratch, strings.Join(cols, ", "), batchColumn, rowColumn, selectList(tbl, len(tbl.Columns)), notNull, old, equal)
+	rows, err := s.engineQuerier().QueryContext(ctx, q)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	defer rows.Close()
+	drop := make([][]int64, len(recs))
+	for rows.Next() {
+		var b uint64
+		var r uint32
+		if err := rows.Scan(&b, &r); err != nil {
+			return nil, engineError(err)
+		}
+		drop[b] = append(drop[b], int64(r))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, engineError(err)
+	}
+	out := make([]arrow.RecordBatch, 0, len(recs))
+	for i, rec := range recs {
+		if len(drop[i]) == 0 {
+			out = append(out, rec)
+			continue
+		}
+		kept, err := withoutRows(rec, sortedUnique(drop[i]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kept)
+	}
+	return out, nil
 }
 
 // firstText runs q, which returns one text column, on the session's

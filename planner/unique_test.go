@@ -106,3 +106,30 @@ func TestCopyKeys(t *testing.T) {
 		t.Fatalf("rows: %s", got)
 	}
 }
+
+// INSERT … ON CONFLICT DO NOTHING leaves out, as PostgreSQL does row
+// after row, each row whose key the table or an earlier row of the
+// statement has; its target must name a key. DO UPDATE is refused.
+func TestOnConflictDoNothing(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE oc (time TIMESTAMPTZ, id INT PRIMARY KEY, v TEXT, UNIQUE (v, time))", "tag:CREATE TABLE"},
+		{0, "INSERT INTO oc VALUES ('2026-01-01', 1, 'a'), ('2026-01-01', 2, 'b')", "tag:INSERT 0 2"},
+		{0, "CHECKPOINT", "tag:CHECKPOINT"},
+		{0, "INSERT INTO oc VALUES ('2026-01-02', 2, 'x'), ('2026-01-02', 3, 'c'), ('2026-01-02', 3, 'd'), ('2026-01-02', 4, 'e') ON CONFLICT (id) DO NOTHING", "tag:INSERT 0 2"},
+		{0, "INSERT INTO oc VALUES ('2026-01-03', 1, 'y') ON CONFLICT ON CONSTRAINT oc_pkey DO NOTHING", "tag:INSERT 0 0"},
+		// A row left out for one key; another key still refuses.
+		{0, "INSERT INTO oc VALUES ('2026-01-02', 9, 'c') ON CONFLICT (id) DO NOTHING", "err:23505"},
+		{0, "INSERT INTO oc VALUES ('2026-01-02', 9, 'c') ON CONFLICT (time, v) DO NOTHING", "tag:INSERT 0 0"},
+		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT DO NOTHING", "err:0A000"},
+		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT (v) DO NOTHING", "err:42P10"},
+		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT ON CONSTRAINT nope DO NOTHING", "err:42704"},
+		{0, "INSERT INTO oc VALUES ('2026-01-05', 1, 'f') ON CONFLICT (id) DO UPDATE SET v = excluded.v", "err:0A000"},
+		// The transaction's own rows count.
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "INSERT INTO oc VALUES ('2026-01-06', 6, 'g')", "tag:INSERT 0 1"},
+		{0, "INSERT INTO oc SELECT time + interval '1 day', id + 3, v || '2' FROM oc ON CONFLICT (id) DO NOTHING", "tag:INSERT 0 3"},
+		{0, "COMMIT", "tag:COMMIT"},
+		{0, "SELECT string_agg(id || v, ',' ORDER BY id) FROM oc", "1a,2b,3c,4e,5b2,6g,7e2,9g2"},
+	})
+}
