@@ -76,8 +76,8 @@ func TestNullOrder(t *testing.T) {
 	e.expectRows("", tests)
 }
 
-// A list of a scalar type is that type's PostgreSQL array; other lists
-// stay text.
+// A list of a scalar type, or of lists of one, is that type's PostgreSQL
+// array (PostgreSQL types int4[][] as int4[]); other lists stay text.
 func TestColumnForLists(t *testing.T) {
 	for _, tt := range []struct {
 		duck string
@@ -85,7 +85,7 @@ func TestColumnForLists(t *testing.T) {
 	}{
 		{"INTEGER[]", 1007}, {"BIGINT[]", 1016}, {"VARCHAR[]", 1009}, {"DOUBLE[]", 1022},
 		{"DECIMAL(38,10)[]", 1231}, {"TIMESTAMP WITH TIME ZONE[]", 1185}, {"BOOLEAN[]", 1000},
-		{"INTEGER[][]", 25}, {"STRUCT(a INTEGER)[]", 25}, {"JSON[]", 25}, {"MAP(VARCHAR, INTEGER)[]", 25},
+		{"INTEGER[][]", 1007}, {"DATE[][][]", 1182}, {"STRUCT(a INTEGER)[]", 25}, {"STRUCT(a INTEGER)[][]", 25}, {"JSON[]", 25}, {"MAP(VARCHAR, INTEGER)[]", 25},
 	} {
 		if got := columnFor("x", tt.duck).OID; got != tt.oid {
 			t.Errorf("%s: OID %d, want %d", tt.duck, got, tt.oid)

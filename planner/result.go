@@ -145,14 +145,21 @@ func (r *sqlRows) Close() error {
 func ArrayElement(oid uint32) uint32 { return dialect.ArrayElement(oid) }
 
 // columnFor maps a DuckDB result type name to a PostgreSQL column. A list
-// of a scalar type is that type's array (int8[], text[], …), which drivers
-// scan into slices; a list of lists or of records stays text.
+// of a scalar type, or of lists of one, is that type's array (int8[],
+// text[], …), which drivers scan into slices; a list of records stays
+// text.
 // oidRecord is PostgreSQL's record: a row value (SELECT t FROM t, ROW(…)).
 const oidRecord = 2249
 
 func columnFor(name, duckType string) Column {
 	t := strings.ToUpper(duckType)
 	if elemType, ok := strings.CutSuffix(t, "[]"); ok {
+		// A list of lists of a scalar type is a multidimensional array,
+		// which PostgreSQL types as the one-dimensional one (date[] for
+		// date[][]); its elements are written as their type's.
+		for strings.HasSuffix(elemType, "[]") {
+			elemType = strings.TrimSuffix(elemType, "[]")
+		}
 		nested := strings.Contains(elemType, "[") || strings.HasPrefix(elemType, "STRUCT") || strings.HasPrefix(elemType, "MAP") || strings.HasPrefix(elemType, "UNION")
 		if !nested {
 			elem := columnFor(name, elemType)

@@ -417,19 +417,38 @@ func decodeNumeric(raw []byte) (any, error) {
 	return s, nil
 }
 
-// appendBinaryArray writes a one-dimensional array in PostgreSQL's binary
-// format: dimensions, a has-NULLs flag, the element type, the length and
-// lower bound (1), then each element with its length (-1: NULL). An empty
-// array has no dimensions.
+// appendBinaryArray writes an array in PostgreSQL's binary format:
+// dimensions, a has-NULLs flag, the element type, each dimension's length
+// and lower bound (1), then each element with its length (-1: NULL), the
+// last dimension varying fastest. An empty array has no dimensions. A
+// list of lists is a multidimensional array, which must be rectangular
+// (2202E otherwise, as PostgreSQL refuses to build one).
 func appendBinaryArray(dst []byte, xs []any, elem uint32) ([]byte, bool, error) {
-	dims, hasNull := uint32(1), uint32(0)
-	if len(xs) == 0 {
-		dims = 0
+	var lens []int
+	for level := any(xs); ; {
+		l, ok := level.([]any)
+		if !ok {
+			break
+		}
+		lens = append(lens, len(l))
+		if len(l) == 0 {
+			break
+		}
+		level = l[0]
 	}
-	for _, x := range xs {
+	var flat []any
+	if err := flattenArray(xs, lens, &flat); err != nil {
+		return nil, false, err
+	}
+	hasNull := uint32(0)
+	for _, x := range flat {
 		if x == nil {
 			hasNull = 1
 		}
+	}
+	dims := uint32(len(lens))
+	if len(flat) == 0 {
+		dims = 0
 	}
 	dst = binary.BigEndian.AppendUint32(dst, dims)
 	dst = binary.BigEndian.AppendUint32(dst, hasNull)
@@ -437,9 +456,11 @@ func appendBinaryArray(dst []byte, xs []any, elem uint32) ([]byte, bool, error) 
 	if dims == 0 {
 		return dst, false, nil
 	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(xs)))
-	dst = binary.BigEndian.AppendUint32(dst, 1)
-	for _, x := range xs {
+	for _, n := range lens {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(n))
+		dst = binary.BigEndian.AppendUint32(dst, 1)
+	}
+	for _, x := range flat {
 		at := len(dst)
 		dst = binary.BigEndian.AppendUint32(dst, 0) // the length, set below
 		var null bool
@@ -454,6 +475,31 @@ func appendBinaryArray(dst []byte, xs []any, elem uint32) ([]byte, bool, error) 
 		binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	}
 	return dst, false, nil
+}
+
+// flattenArray appends the elements of a list of lists whose dimensions
+// must be lens to flat, in row-major order.
+func flattenArray(xs []any, lens []int, flat *[]any) error {
+	if len(xs) != lens[0] {
+		return sqlerr.New("2202E", "multidimensional arrays must have array expressions with matching dimensions")
+	}
+	for _, x := range xs {
+		if len(lens) == 1 {
+			if _, ok := x.([]any); ok {
+				return sqlerr.New("2202E", "multidimensional arrays must have array expressions with matching dimensions")
+			}
+			*flat = append(*flat, x)
+			continue
+		}
+		sub, ok := x.([]any)
+		if !ok {
+			return sqlerr.New("2202E", "multidimensional arrays must have array expressions with matching dimensions")
+		}
+		if err := flattenArray(sub, lens[1:], flat); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeArrayParam turns a binary array parameter (dimensions, then each

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 	"tsdb/internal/pgdatetime"
+	"tsdb/internal/sqlerr"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -341,6 +342,35 @@ func TestArrayBinary(t *testing.T) {
 	}
 	if got := string(encodeText([]any{"a", "b c", nil}, 1009, utcStyle())); got != `{a,"b c",NULL}` {
 		t.Fatalf("text[] in text: %s", got)
+	}
+	// A list of lists: one header with each dimension, then the
+	// elements row by row.
+	raw, err = encodeBinary([]any{[]any{int32(1), int32(2)}, []any{int32(3), nil}}, 1007)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []byte{
+		0, 0, 0, 2, // dimensions
+		0, 0, 0, 1, // has NULLs
+		0, 0, 0, 23, // int4
+		0, 0, 0, 2, 0, 0, 0, 1, // 2 from 1
+		0, 0, 0, 2, 0, 0, 0, 1, // 2 from 1
+		0, 0, 0, 4, 0, 0, 0, 1,
+		0, 0, 0, 4, 0, 0, 0, 2,
+		0, 0, 0, 4, 0, 0, 0, 3,
+		0xff, 0xff, 0xff, 0xff,
+	}
+	if !bytes.Equal(raw, want) {
+		t.Fatalf("int4[] {{1,2},{3,NULL}}: % x", raw)
+	}
+	for _, ragged := range [][]any{
+		{[]any{int32(1), int32(2)}, []any{int32(3)}},
+		{[]any{int32(1)}, int32(2)},
+		{int32(1), []any{int32(2)}},
+	} {
+		if _, err := encodeBinary(ragged, 1007); sqlerr.Code(err) != "2202E" {
+			t.Fatalf("ragged %v: %v", ragged, err)
+		}
 	}
 }
 

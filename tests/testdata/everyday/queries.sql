@@ -83,3 +83,7 @@ SELECT CAST(s AS float8) FROM (VALUES ('1_000')) v(s)
 SELECT CAST(s AS float8) FROM (VALUES ('1e500')) v(s)
 SELECT CAST(s AS numeric(10,2)) FROM (VALUES ('1_000')) v(s)
 SELECT CAST(s AS float4), CAST(s AS numeric(6,2)), CAST(s AS float8) FROM (VALUES (' 1.5 '), ('-.25')) v(s)
+-- Multidimensional arrays of dates and times print their elements as
+-- their type (they printed as timestamptz).
+SELECT ARRAY[[date '2020-01-01', date '2020-01-02']] AS a, ARRAY[[time '10:00']] AS b, ARRAY[[timestamp '2020-01-01 10:00']] AS c
+SELECT ARRAY[[1,2],[3,4]] AS d, ARRAY[['a','b']] AS e
