@@ -69,6 +69,13 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		if temp {
 			return s.insertTemp(ctx, tbl, targets, rec)
 		}
+		if st.OnConflictClause.GetAction() == pg_query.OnConflictAction_ONCONFLICT_UPDATE {
+			n, err := s.upsert(ctx, tbl, *skip, st, []arrow.RecordBatch{rec})
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+		}
 		return s.insertRecord(ctx, tbl, alias, st.ReturningList, rec, skip)
 	}
 	// targets[i] is the table column that the i-th inserted value goes to.

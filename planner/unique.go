@@ -173,13 +173,7 @@ func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow
 		return 0, err
 	}
 	if s.tx != nil {
-		if err := s.writableTx("INSERT"); err != nil {
-			return 0, err
-		}
-		if err := s.tx.lock(ctx, s, tbl.Name); err != nil {
-			return 0, err
-		}
-		if err := s.checkUnchanged(ctx, tbl.Name, true); err != nil {
+		if err := s.lockKeyed(ctx, tbl.Name); err != nil {
 			return 0, err
 		}
 		kept, err := s.checkKeys(ctx, tbl, recs, skip)
@@ -206,14 +200,28 @@ func (s *Session) writeKeyed(ctx context.Context, tbl schema.Table, recs []arrow
 	return s.p.store.InsertKeyed(ctx, tbl.Name, kept)
 }
 
+// lockKeyed takes, for the session's transaction, the lock of a table
+// with keys that it is about to write, and applies REPEATABLE READ's rule
+// for such writes (checkUnchanged).
+func (s *Session) lockKeyed(ctx context.Context, name string) error {
+	if err := s.writableTx("INSERT"); err != nil {
+		return err
+	}
+	if err := s.tx.lock(ctx, s, name); err != nil {
+		return err
+	}
+	return s.checkUnchanged(ctx, name, true)
+}
+
 // conflictKey reads INSERT's ON CONFLICT clause for a table of tsdb's:
-// DO NOTHING, for the key its target names (columns in any order, or ON
-// CONSTRAINT name), or without a target for the table's one key. It
-// returns nil when nothing can conflict (no keys, no target).
+// the key its target names (columns in any order, or ON CONSTRAINT name),
+// or without a target (DO NOTHING only) the table's one key. It returns
+// nil when nothing can conflict (no keys, no target).
 func conflictKey(tbl schema.Table, oc *pg_query.OnConflictClause, returning []*pg_query.Node) (*schema.Key, error) {
 	switch {
-	case oc.Action != pg_query.OnConflictAction_ONCONFLICT_NOTHING:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT DO UPDATE is not supported on tsdb's tables (ON CONFLICT DO NOTHING is)")
+	case oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE && oc.Infer == nil:
+		return nil, &sqlerr.Error{Code: sqlerr.SyntaxError, Message: "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+			Hint: "For example, ON CONFLICT (column_name)."}
 	case len(returning) > 0:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT … RETURNING is not supported on tsdb's tables")
 	case oc.Infer.GetWhereClause() != nil:

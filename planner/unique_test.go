@@ -124,12 +124,41 @@ func TestOnConflictDoNothing(t *testing.T) {
 		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT DO NOTHING", "err:0A000"},
 		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT (v) DO NOTHING", "err:42P10"},
 		{0, "INSERT INTO oc VALUES ('2026-01-05', 5, 'f') ON CONFLICT ON CONSTRAINT nope DO NOTHING", "err:42704"},
-		{0, "INSERT INTO oc VALUES ('2026-01-05', 1, 'f') ON CONFLICT (id) DO UPDATE SET v = excluded.v", "err:0A000"},
 		// The transaction's own rows count.
 		{0, "BEGIN", "tag:BEGIN"},
 		{0, "INSERT INTO oc VALUES ('2026-01-06', 6, 'g')", "tag:INSERT 0 1"},
 		{0, "INSERT INTO oc SELECT time + interval '1 day', id + 3, v || '2' FROM oc ON CONFLICT (id) DO NOTHING", "tag:INSERT 0 3"},
 		{0, "COMMIT", "tag:COMMIT"},
 		{0, "SELECT string_agg(id || v, ',' ORDER BY id) FROM oc", "1a,2b,3c,4e,5b2,6g,7e2,9g2"},
+	})
+}
+
+// INSERT … ON CONFLICT (key) DO UPDATE updates the rows whose key a new
+// row has, by its SET list and WHERE (the row as it is, and excluded, the
+// new row), and inserts the others: together, at once or at COMMIT.
+func TestOnConflictDoUpdate(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE up (time TIMESTAMPTZ, id INT PRIMARY KEY, v TEXT, n INT)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO up VALUES ('2026-01-01', 1, 'a', 1), ('2026-01-01', 2, 'b', 1)", "tag:INSERT 0 2"},
+		{0, "CHECKPOINT", "tag:CHECKPOINT"},
+		{0, "INSERT INTO up AS u VALUES ('2026-01-02', 2, 'x', 5), ('2026-01-02', 3, 'c', 1) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = u.n + excluded.n", "tag:INSERT 0 2"},
+		{0, "SELECT string_agg(id || v || n || date_part('day', time), ',' ORDER BY id) FROM up", "1a11,2x61,3c12"},
+		{0, "INSERT INTO up VALUES ('2026-01-02', 1, 'y', 7) ON CONFLICT (id) DO UPDATE SET v = excluded.v WHERE up.n > 5", "tag:INSERT 0 0"},
+		{0, "INSERT INTO up VALUES ('2026-01-02', 2, 'z', 7) ON CONFLICT (id) DO UPDATE SET v = excluded.v WHERE up.n > 5", "tag:INSERT 0 1"},
+		{0, "INSERT INTO up VALUES ('2026-01-02', 4, 'q', 7), ('2026-01-02', 4, 'r', 7) ON CONFLICT (id) DO UPDATE SET v = excluded.v", "err:21000"},
+		{0, "INSERT INTO up VALUES ('2026-01-02', 4, 'q', 7) ON CONFLICT DO UPDATE SET v = excluded.v", "err:42601"},
+		{0, "INSERT INTO up VALUES ('2026-01-02', 4, 'q', 7) ON CONFLICT (id) DO UPDATE SET id = 9", "err:0A000"},
+		{0, "SELECT string_agg(id || v || n, ',' ORDER BY id) FROM up", "1a1,2z6,3c1"},
+		// Another session waits for the transaction's table, and sees its
+		// changes only after COMMIT.
+		{1, "BEGIN", "tag:BEGIN"},
+		{1, "INSERT INTO up VALUES ('2026-01-03', 5, 'p', 1), ('2026-01-03', 1, 'aa', 2) ON CONFLICT ON CONSTRAINT up_pkey DO UPDATE SET v = excluded.v, n = excluded.n", "tag:INSERT 0 2"},
+		{1, "SELECT string_agg(id || v || n, ',' ORDER BY id) FROM up", "1aa2,2z6,3c1,5p1"},
+		{0, "SELECT string_agg(id || v || n, ',' ORDER BY id) FROM up", "1a1,2z6,3c1"},
+		{1, "COMMIT", "tag:COMMIT"},
+		{0, "SELECT string_agg(id || v || n, ',' ORDER BY id) FROM up", "1aa2,2z6,3c1,5p1"},
+		{0, "INSERT INTO up SELECT time, id, v || '!', n FROM up ON CONFLICT (id) DO UPDATE SET v = excluded.v", "tag:INSERT 0 4"},
+		{0, "SELECT string_agg(id || v, ',' ORDER BY id), count(*) FROM up", "1aa!,2z!,3c!,5p!|4"},
 	})
 }
