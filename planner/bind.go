@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,6 +300,9 @@ type bindOptions struct {
 	// identity names the table a DELETE or UPDATE changes: it gets an
 	// identity view too (txview.go).
 	identity string
+	// last: the statement needs only the newest row of each value of a
+	// column of this table (lastpoint.go), which bounds what is read.
+	last *lastKey
 }
 
 // bindWith is bind with spill.
@@ -346,7 +350,21 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		if !ok {
 			r = fullRange
 		}
+		var from *int64
+		if opts.last != nil && opts.last.table == snap.Table.Name {
+			bound, ok, err := s.lastKeyBound(ctx, snap, opts.last.column)
+			if err != nil {
+				b.done()
+				return nil, err
+			}
+			if ok {
+				r = r.intersect(interval{bound, math.MaxInt64})
+				from = &bound
+				s.p.metrics.lastKeyBounds.Inc()
+			}
+		}
 		pr := prune(snap, r)
+		pr.from = from
 		if pr.damage != nil {
 			b.done()
 			return nil, unavailableError(pr.damage)
@@ -445,8 +463,14 @@ func viewSQL(p *pruned) string {
 	all := len(snap.Table.Columns)
 	var parts []string
 	counts, byCols := p.filesByColumns()
+	// Rows older than from cannot change the answer (lastpoint.go): the
+	// engine skips row groups and rows before it.
+	filter := ""
+	if p.from != nil {
+		filter = " WHERE " + timeFrom(snap.Table, *p.from)
+	}
 	for _, n := range counts {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(snap.Table, n), strings.Join(byCols[n], ", ")))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])%s", selectList(snap.Table, n), strings.Join(byCols[n], ", "), filter))
 	}
 	keys, byLayout, layouts := p.layoutGroups()
 	for _, k := range keys {
@@ -461,7 +485,11 @@ func viewSQL(p *pruned) string {
 	// UNION ALL with an empty branch still costs DuckDB plan and pipeline
 	// work on every query.
 	if len(p.batchIDs) > 0 || len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, idPredicate(p.batchIDs)))
+		cond := idPredicate(p.batchIDs)
+		if p.from != nil {
+			cond = "(" + cond + ") AND " + timeFrom(snap.Table, *p.from)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, cond))
 	}
 	return fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", schema.QuoteIdent(snap.Table.Name), strings.Join(parts, " UNION ALL "))
 }

@@ -78,6 +78,9 @@ type metrics struct {
 	// spillRetries counts statements run again over buffered rows read
 	// from a file after running out of memory (queryCatalog).
 	spillRetries prometheus.Counter
+	// lastKeyBounds counts statements that read only from their values'
+	// oldest newest row on (lastpoint.go).
+	lastKeyBounds prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -88,9 +91,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Statements refused before parsing, by the limit they passed (size, tokens, depth)."}, []string{"limit"}),
 		spillRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_spill_retries_total",
 			Help: "Queries run again, after running out of memory, over buffered rows read from a file, where the engine's aggregation spills."}),
+		lastKeyBounds: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_last_row_bounds_total",
+			Help: "Queries needing each value's newest row (lastpoint, SELECT DISTINCT of a column) that read only from the oldest of those rows on."}),
 	}
 	if r != nil {
-		r.MustRegister(m.abandoned, m.limited, m.spillRetries)
+		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds)
 	}
 	return m
 }

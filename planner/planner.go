@@ -51,6 +51,9 @@ type Planner struct {
 	// txSeq numbers transactions (ingest.TxID) and the engine tables
 	// holding their writes.
 	txSeq atomic.Uint64
+	// keyTimes summarizes files and batches for statements that need
+	// each value's newest row only (lastpoint.go).
+	keyTimes keyTimes
 
 	stop chan struct{}
 	done chan struct{}
@@ -533,10 +536,14 @@ func (s *Session) query(ctx context.Context, text string, tables []string, sel *
 // queryCatalog is query with catalog views bound as well.
 func (s *Session) queryCatalog(ctx context.Context, text string, tables []string, sel *pg_query.SelectStmt, tag string, catalog []string) (*Result, error) {
 	var root proto.Message
+	var opts bindOptions
 	if sel != nil {
 		root = sel
+		if lk, ok := s.lastPerKey(sel); ok {
+			opts.last = &lk
+		}
 	}
-	b, err := s.bind(ctx, tables, root)
+	b, err := s.bindOpts(ctx, tables, root, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -384,6 +384,10 @@ type pruned struct {
 	// damage is set when a file the range needs is damaged: the
 	// statement must fail rather than read around it.
 	damage error
+	// from, when set, is a time no row the statement needs is older
+	// than (lastKeyBound), which the files' reads filter on as well, so
+	// that the engine skips their older row groups.
+	from *int64
 }
 
 func prune(snap *ingest.Snapshot, r interval) *pruned {

@@ -84,6 +84,8 @@ func queries(d *dataset, table string) []benchQuery {
 		{"high-cpu-1", highCPU(1)},
 		{"high-cpu-all", highCPU(0)},
 		{"lastpoint", fmt.Sprintf("SELECT DISTINCT ON (hostname) * FROM %s ORDER BY hostname, time DESC", table)},
+		// A dashboard variable's query: the series of the table.
+		{"distinct-hosts", fmt.Sprintf("SELECT DISTINCT hostname FROM %s ORDER BY 1", table)},
 		{"groupby-orderby-limit", fmt.Sprintf("SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM %s WHERE time < '%s' GROUP BY minute ORDER BY minute DESC LIMIT 5", table, lastEnd)},
 	}
 }

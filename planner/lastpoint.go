@@ -1,0 +1,365 @@
+package planner
+
+// The newest row of each series (TSBS's lastpoint, Grafana's "last value
+// per host") and the series of a table (SELECT DISTINCT host, a dashboard
+// variable) depend on few rows: each value of the column has a newest
+// row, and no row older than the oldest of those newest times can change
+// the answer. For such a statement bind reads only the snapshot's files
+// and buffered batches from that time on, which it computes from the
+// snapshot itself: per data file and per batch, each value's newest time
+// (files and batches never change, so each is summarized once and kept).
+// The statement runs as written; only what it reads is cut, and only to
+// where each value's newest row still is.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"tsdb/delta"
+	"tsdb/ingest"
+	"tsdb/internal/schema"
+)
+
+// lastKey names a statement's table and the text column whose values'
+// newest rows are all the statement needs.
+type lastKey struct {
+	table  string
+	column string
+}
+
+// lastPerKey recognizes a statement that needs only the newest row of
+// each value of one text column c of a table of tsdb's t, and reads
+// nothing else:
+//
+//	SELECT DISTINCT ON (c) <columns or *> FROM t ORDER BY c, time DESC …
+//	SELECT DISTINCT c FROM t …  /  SELECT c FROM t GROUP BY c …
+//
+// with no WHERE, no aggregate, window or other expression (any of which
+// may read the older rows), LIMIT and OFFSET allowed.
+func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 || sel.WhereClause != nil ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || sel.WithClause != nil || len(sel.ValuesLists) > 0 || sel.IntoClause != nil ||
+		len(sel.LockingClause) > 0 {
+		return lastKey{}, false
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || rv.Catalogname != "" || (rv.Schemaname != "" && rv.Schemaname != "public") {
+		return lastKey{}, false
+	}
+	if _, temp := isTempRelation(rv); temp || s.isTemp(rv.Relname) {
+		return lastKey{}, false
+	}
+	tbl, ok := s.p.store.Table(rv.Relname)
+	if !ok || tbl.ViewQuery != "" {
+		return lastKey{}, false
+	}
+	if s.tx != nil && s.tx.tables[tbl.Name] != nil {
+		return lastKey{}, false // its own writes are not in the files and batches
+	}
+	alias := rv.Relname
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	// column is the table's column a bare reference names, or "".
+	column := func(n *pg_query.Node) string {
+		cr := n.GetColumnRef()
+		if cr == nil {
+			return ""
+		}
+		var parts []string
+		for _, f := range cr.Fields {
+			if f.GetString_() == nil {
+				return ""
+			}
+			parts = append(parts, f.GetString_().Sval)
+		}
+		switch {
+		case len(parts) == 2 && parts[0] == alias:
+			parts = parts[1:]
+		case len(parts) != 1:
+			return ""
+		}
+		if tbl.ColumnIndex(parts[0]) < 0 {
+			return ""
+		}
+		return parts[0]
+	}
+	star := func(n *pg_query.Node) bool {
+		cr := n.GetColumnRef()
+		return cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetAStar() != nil
+	}
+	key := ""
+	switch {
+	case len(sel.DistinctClause) == 1 && sel.DistinctClause[0].GetNode() != nil && len(sel.GroupClause) == 0:
+		// DISTINCT ON (c) … ORDER BY c, time DESC: each c's newest row.
+		key = column(sel.DistinctClause[0])
+		timeName := tbl.Columns[tbl.TimeIndex].Name
+		if len(sel.SortClause) < 2 {
+			return lastKey{}, false
+		}
+		first, second := sel.SortClause[0].GetSortBy(), sel.SortClause[1].GetSortBy()
+		if first == nil || second == nil || column(first.Node) != key || column(second.Node) != timeName ||
+			second.SortbyDir != pg_query.SortByDir_SORTBY_DESC || len(first.UseOp) > 0 || len(second.UseOp) > 0 {
+			return lastKey{}, false
+		}
+		for _, t := range sel.TargetList {
+			if v := t.GetResTarget().GetVal(); !star(v) && column(v) == "" {
+				return lastKey{}, false
+			}
+		}
+	case len(sel.DistinctClause) == 1 && sel.DistinctClause[0].GetNode() == nil && len(sel.GroupClause) == 0,
+		len(sel.DistinctClause) == 0 && len(sel.GroupClause) == 1 && column(sel.GroupClause[0]) != "":
+		// The values of c: each has a newest row.
+		if len(sel.TargetList) != 1 {
+			return lastKey{}, false
+		}
+		key = column(sel.TargetList[0].GetResTarget().GetVal())
+		if len(sel.GroupClause) == 1 && column(sel.GroupClause[0]) != key {
+			return lastKey{}, false
+		}
+		for _, sb := range sel.SortClause {
+			if column(sb.GetSortBy().GetNode()) != key && !isOutputRef(sb.GetSortBy().GetNode(), sel) {
+				return lastKey{}, false
+			}
+		}
+	default:
+		return lastKey{}, false
+	}
+	if key == "" || tbl.Columns[tbl.ColumnIndex(key)].Type != schema.Text {
+		return lastKey{}, false
+	}
+	return lastKey{table: tbl.Name, column: key}, true
+}
+
+// isOutputRef reports whether n is ORDER BY's reference to the first
+// output column (ORDER BY 1).
+func isOutputRef(n *pg_query.Node, sel *pg_query.SelectStmt) bool {
+	iv := n.GetAConst().GetIval()
+	return iv != nil && iv.Ival == 1 && len(sel.TargetList) == 1
+}
+
+// keyTimes remembers, per data file, per table version's files and per
+// buffered batch, the newest time of each value of a column: what
+// lastKeyBound needs of them. All are immutable, so an entry is never
+// stale, only unused; the whole is cleared when it grows past maxKeyTimes
+// values.
+type keyTimes struct {
+	mu sync.Mutex
+	// files: "path\x00column" and "table ID\x00Delta version\x00column".
+	files   map[string]map[string]int64
+	batches map[string]map[string]int64 // "ID\x00column"
+	values  int
+}
+
+// maxKeyTimes bounds what keyTimes holds (values summed over entries).
+const maxKeyTimes = 2_000_000
+
+// nullKey stands for NULL among a column's values (text never holds NUL).
+const nullKey = "\x00"
+
+func (k *keyTimes) get(files bool, key string) (map[string]int64, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m := k.batches
+	if files {
+		m = k.files
+	}
+	v, ok := m[key]
+	return v, ok
+}
+
+func (k *keyTimes) put(files bool, key string, v map[string]int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.files == nil || k.values+len(v) > maxKeyTimes {
+		k.files, k.batches, k.values = map[string]map[string]int64{}, map[string]map[string]int64{}, 0
+	}
+	if files {
+		k.files[key] = v
+	} else {
+		k.batches[key] = v
+	}
+	k.values += len(v)
+}
+
+// lastKeyBound is the oldest of the newest times of the values of column
+// key.column in snap: no row before it is the newest of its value. false
+// when it cannot tell (rows deleted by another writer's deletion vector,
+// files of other writers, whose columns are found by name) or the table
+// is empty.
+func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string) (int64, bool, error) {
+	col := snap.Table.ColumnIndex(column)
+	if col < 0 || len(snap.Deleted) > 0 {
+		return 0, false, nil
+	}
+	files, ok, err := s.filesNewest(ctx, snap, col)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	newest := make(map[string]int64, len(files))
+	for v, t := range files {
+		newest[v] = t
+	}
+	for _, b := range snap.Batches {
+		k := fmt.Sprintf("%d\x00%s", b.ID, column)
+		m, ok := s.p.keyTimes.get(false, k)
+		if !ok {
+			m = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex)
+			s.p.keyTimes.put(false, k, m)
+		}
+		mergeNewest(newest, m)
+	}
+	if len(newest) == 0 {
+		return 0, false, nil
+	}
+	bound := int64(math.MaxInt64)
+	for _, t := range newest {
+		bound = min(bound, t)
+	}
+	return bound, true, nil
+}
+
+// mergeNewest keeps in into each value's newer time of into and m.
+func mergeNewest(into, m map[string]int64) {
+	for v, t := range m {
+		if old, ok := into[v]; !ok || t > old {
+			into[v] = t
+		}
+	}
+}
+
+// filesNewest is each value's newest time over the data files of snap
+// (column col), kept per Delta version of the table: the files of a
+// version never change. The map is shared: read it only.
+func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col int) (map[string]int64, bool, error) {
+	column := snap.Table.Columns[col].Name
+	version := fmt.Sprintf("%s\x00%d\x00%s", snap.Table.ID, snap.DeltaVersion, column)
+	if m, ok := s.p.keyTimes.get(true, version); ok {
+		return m, true, nil
+	}
+	newest := map[string]int64{}
+	var missing []string
+	for i, f := range snap.Files {
+		switch {
+		case !delta.OwnLayout(f):
+			return nil, false, nil // its columns are found by name (layout.go)
+		case col >= f.Columns && (f.MaxTime == math.MaxInt64 || f.MinTime > f.MaxTime):
+			return nil, false, nil // no statistics to stand for its rows
+		case col >= f.Columns:
+			// Written before the column was added: NULL in every row, the
+			// newest at the file's newest time.
+			mergeNewest(newest, map[string]int64{nullKey: f.MaxTime})
+		default:
+			if m, ok := s.p.keyTimes.get(true, snap.FilePaths[i]+"\x00"+column); ok {
+				mergeNewest(newest, m)
+			} else {
+				missing = append(missing, snap.FilePaths[i])
+			}
+		}
+	}
+	if len(missing) > 0 {
+		got, err := s.fileKeyTimes(ctx, snap.Table, column, missing)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, p := range missing {
+			m := got[p]
+			if m == nil {
+				m = map[string]int64{}
+			}
+			s.p.keyTimes.put(true, p+"\x00"+column, m)
+			mergeNewest(newest, m)
+		}
+	}
+	s.p.keyTimes.put(true, version, newest)
+	return newest, true, nil
+}
+
+// batchKeyTimes is each value's newest time in a buffered batch (a batch
+// written before the column existed holds NULL there).
+func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) map[string]int64 {
+	m := map[string]int64{}
+	ts, ok := rec.Column(timeCol).(*array.Timestamp)
+	if !ok {
+		return m
+	}
+	var strs *array.String
+	if col < int(rec.NumCols()) {
+		strs, _ = rec.Column(col).(*array.String)
+	}
+	for i := range ts.Len() {
+		v := nullKey
+		if strs != nil && strs.IsValid(i) {
+			v = strs.Value(i)
+		}
+		t := int64(ts.Value(i))
+		if old, ok := m[v]; !ok || t > old {
+			m[v] = t
+		}
+	}
+	return m
+}
+
+// fileKeyTimes reads each value's newest time in data files, in one
+// query over their two columns (a file written before the column existed
+// holds NULL there).
+func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, column string, paths []string) (map[string]map[string]int64, error) {
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = schema.QuoteString(p)
+	}
+	q := fmt.Sprintf("SELECT filename, %s, epoch_us(max(%s)) FROM read_parquet([%s], filename = true, union_by_name = true) GROUP BY ALL",
+		schema.QuoteIdent(column), schema.QuoteIdent(t.Columns[t.TimeIndex].Name), strings.Join(quoted, ", "))
+	rows, err := s.engineQuerier().QueryContext(ctx, q)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	defer rows.Close()
+	out := map[string]map[string]int64{}
+	for rows.Next() {
+		var file string
+		var v sql.NullString
+		var newest int64
+		if err := rows.Scan(&file, &v, &newest); err != nil {
+			return nil, engineError(err)
+		}
+		key := nullKey
+		if v.Valid {
+			key = v.String
+		}
+		if out[file] == nil {
+			out[file] = map[string]int64{}
+		}
+		out[file][key] = newest
+	}
+	if err := rows.Err(); err != nil {
+		return nil, engineError(err)
+	}
+	return out, nil
+}
+
+// timeFrom is the condition on a data file's time column that keeps its
+// rows from micros on: a literal of the column's type as files hold it,
+// which the engine checks against row groups' statistics. (A bound a
+// literal cannot write keeps every row.)
+func timeFrom(t schema.Table, micros int64) string {
+	c := t.Columns[t.TimeIndex]
+	tm := time.UnixMicro(micros).UTC()
+	if tm.Year() < 1 || tm.Year() > 9999 {
+		return "true"
+	}
+	text := tm.Format("2006-01-02 15:04:05.999999")
+	if c.StoredAsInstant() {
+		return fmt.Sprintf("%s >= TIMESTAMPTZ '%s+00'", schema.QuoteIdent(c.Name), text)
+	}
+	return fmt.Sprintf("%s >= TIMESTAMP '%s'", schema.QuoteIdent(c.Name), text)
+}

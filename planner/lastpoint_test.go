@@ -1,0 +1,103 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// Statements that need each value's newest row read only from the oldest
+// of those rows on; they answer as the same statement reading every row
+// (made so by a WHERE true), through late rows, rows of a new value
+// older than every other, flushes, DELETE, UPDATE, a column added, NULLs,
+// and a transaction's own rows.
+func TestLastRowPerValue(t *testing.T) {
+	e := newEnv(t)
+	queries := []string{
+		"SELECT DISTINCT ON (host) * FROM lp %s ORDER BY host, time DESC",
+		"SELECT DISTINCT ON (host) host, v, time FROM lp %s ORDER BY host, time DESC LIMIT 3",
+		"SELECT DISTINCT ON (lp.host) time, v FROM lp %s ORDER BY lp.host DESC, time DESC, v",
+		"SELECT DISTINCT host FROM lp %s ORDER BY 1",
+		"SELECT host FROM lp %s GROUP BY host ORDER BY host",
+		"SELECT DISTINCT zone FROM lp %s ORDER BY zone",
+	}
+	check := func(stage string) {
+		t.Helper()
+		// The statements are bounded at every stage: the table's files
+		// are tsdb's own, with or without the column added later.
+		snap, err := e.store.Snapshot(t.Context(), "lp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []string{"host", "zone"} {
+			if c == "zone" && !strings.Contains(stage, "zone") {
+				continue
+			}
+			if _, ok, err := e.s.lastKeyBound(t.Context(), snap, c); err != nil || !ok {
+				t.Fatalf("%s: no bound for %s: %v", stage, c, err)
+			}
+		}
+		for _, q := range queries {
+			if strings.Contains(q, "zone") && !strings.Contains(stage, "zone") {
+				continue
+			}
+			fast := e.rows(strings.Replace(q, "%s", "", 1))
+			full := e.rows(strings.Replace(q, "%s", "WHERE true", 1))
+			if fast != full {
+				t.Errorf("%s: %s\n got %s\nwant %s", stage, q, fast, full)
+			}
+		}
+	}
+	e.must("CREATE TABLE lp (time TIMESTAMPTZ, host TEXT, v BIGINT)")
+	e.must("INSERT INTO lp SELECT TIMESTAMPTZ '2026-01-01' + i * INTERVAL '1 minute', 'h' || (i % 4), i FROM generate_series(0, 2999) i")
+	check("buffered")
+	// The bound is the oldest value's newest row: h0's, minute 2996.
+	bound := func() int64 {
+		t.Helper()
+		snap, err := e.store.Snapshot(t.Context(), "lp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok, err := e.s.lastKeyBound(t.Context(), snap, "host")
+		if err != nil || !ok {
+			t.Fatalf("bound: %v %v", ok, err)
+		}
+		return b
+	}
+	want := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(2996 * time.Minute).UnixMicro()
+	if got := bound(); got != want {
+		t.Fatalf("bound over batches %d, want %d", got, want)
+	}
+	if testutil.ToFloat64(e.p.metrics.lastKeyBounds) == 0 {
+		t.Fatal("no statement was bounded")
+	}
+	e.must("CHECKPOINT")
+	check("flushed")
+	if got := bound(); got != want {
+		t.Fatalf("bound over files %d, want %d", got, want)
+	}
+	e.must("INSERT INTO lp VALUES ('2025-06-01', 'late', 1), ('2026-01-01 00:30', NULL, 2), ('2026-03-01', 'h1', 3)")
+	check("late rows")
+	e.must("CHECKPOINT")
+	e.must("DELETE FROM lp WHERE host = 'h1' AND time >= '2026-01-02'")
+	check("delete")
+	e.must("UPDATE lp SET host = 'moved' WHERE host = 'h2' AND v = 2998")
+	check("update")
+	e.must("ALTER TABLE lp ADD COLUMN zone TEXT")
+	e.must("INSERT INTO lp VALUES ('2026-04-01', 'h0', 5, 'eu'), ('2026-04-02', 'h9', 6, NULL)")
+	check("zone")
+	e.must("VACUUM lp")
+	check("zone, compacted")
+	runScript(t, e, []txStep{
+		{0, "BEGIN", "tag:BEGIN"},
+		{0, "INSERT INTO lp VALUES ('2020-01-01', 'own', 7, NULL)", "tag:INSERT 0 1"},
+		{0, "SELECT host, v FROM (SELECT DISTINCT ON (host) * FROM lp ORDER BY host, time DESC) s WHERE host = 'own'", "own|7"},
+		{0, "SELECT count(*) FROM (SELECT DISTINCT host FROM lp) s WHERE host = 'own'", "1"},
+		{0, "ROLLBACK", "tag:ROLLBACK"},
+	})
+	if got := e.rows("SELECT DISTINCT ON (host) host FROM lp ORDER BY host, time DESC"); !strings.Contains(got, "late") || strings.Contains(got, "own") {
+		t.Fatalf("hosts: %s", got)
+	}
+}
