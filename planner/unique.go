@@ -1,7 +1,8 @@
 package planner
 
-// PRIMARY KEY and UNIQUE constraints of tsdb's tables (schema.Key): read
-// from CREATE TABLE, and kept by every write the planner makes. Storage
+// PRIMARY KEY and UNIQUE constraints of tsdb's tables (schema.Key), kept
+// by every write the planner makes (keydefs.go reads them from CREATE
+// TABLE; onconflict.go is INSERT … ON CONFLICT). Storage
 // refuses other writers of such a table (line protocol), so every row
 // reaches it through writeKeyed: the table's write lock taken, the new
 // keys compared with each other and with the table (buffered rows, files
@@ -15,7 +16,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -28,141 +28,6 @@ import (
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
-
-// keyDef is a PRIMARY KEY or UNIQUE constraint as CREATE TABLE writes
-// it, before its name is chosen.
-type keyDef struct {
-	name    string // empty: PostgreSQL's default
-	columns []string
-	primary bool
-}
-
-// tableKey reads a table constraint; only PRIMARY KEY and UNIQUE are
-// kept by tsdb's tables.
-func tableKey(con *pg_query.Constraint) (keyDef, error) {
-	k, ok, err := keyOf(con)
-	if err != nil {
-		return keyDef{}, err
-	}
-	if !ok {
-		return keyDef{}, sqlerr.New(sqlerr.FeatureNotSupported, "table constraints other than PRIMARY KEY and UNIQUE (CHECK, FOREIGN KEY, EXCLUDE) are not supported")
-	}
-	for _, n := range con.Keys {
-		k.columns = append(k.columns, n.GetString_().GetSval())
-	}
-	return k, nil
-}
-
-// columnKeys takes a column's PRIMARY KEY and UNIQUE constraints out of
-// its definition: the keys on that column, and the definition without
-// them.
-func columnKeys(cd *pg_query.ColumnDef) ([]keyDef, *pg_query.ColumnDef, error) {
-	var keys []keyDef
-	var rest []*pg_query.Node
-	for _, n := range cd.Constraints {
-		k, ok, err := keyOf(n.GetConstraint())
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			rest = append(rest, n)
-			continue
-		}
-		k.columns = []string{cd.Colname}
-		keys = append(keys, k)
-	}
-	if len(keys) == 0 {
-		return nil, cd, nil
-	}
-	plain := proto.Clone(cd).(*pg_query.ColumnDef)
-	plain.Constraints = rest
-	return keys, plain, nil
-}
-
-// keyOf reads a PRIMARY KEY or UNIQUE constraint (ok false for any other
-// kind), refusing the options tsdb does not keep.
-func keyOf(con *pg_query.Constraint) (keyDef, bool, error) {
-	if con == nil {
-		return keyDef{}, false, nil
-	}
-	var k keyDef
-	switch con.Contype {
-	case pg_query.ConstrType_CONSTR_PRIMARY:
-		k.primary = true
-	case pg_query.ConstrType_CONSTR_UNIQUE:
-	default:
-		return keyDef{}, false, nil
-	}
-	switch {
-	case con.Deferrable || con.Initdeferred:
-		return keyDef{}, false, sqlerr.New(sqlerr.FeatureNotSupported, "DEFERRABLE constraints are not supported")
-	case con.NullsNotDistinct:
-		return keyDef{}, false, sqlerr.New(sqlerr.FeatureNotSupported, "UNIQUE NULLS NOT DISTINCT is not supported")
-	case len(con.Including) > 0, len(con.Options) > 0, con.Indexspace != "", con.Indexname != "":
-		return keyDef{}, false, sqlerr.New(sqlerr.FeatureNotSupported, "index options of a key (INCLUDE, WITH, USING INDEX) are not supported")
-	}
-	k.name = con.Conname
-	return k, true, nil
-}
-
-// tableKeys checks a new table's keys against its columns and names them
-// as PostgreSQL does: t_pkey for the primary key, t_a_b_key for UNIQUE
-// (a, b), numbered when a relation or another key has the name. A
-// primary key's columns become NOT NULL.
-func (s *Session) tableKeys(t *schema.Table, defs []keyDef) ([]schema.Key, error) {
-	var keys []schema.Key
-	taken := func(name string) bool {
-		for _, k := range keys {
-			if k.Name == name {
-				return true
-			}
-		}
-		return s.relationTaken(name) || name == t.Name
-	}
-	primary := false
-	for _, d := range defs {
-		if d.primary {
-			if primary {
-				return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", t.Name)
-			}
-			primary = true
-		}
-		for i, c := range d.columns {
-			j := t.ColumnIndex(c)
-			if j < 0 {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", c)
-			}
-			for _, prev := range d.columns[:i] {
-				if prev == c {
-					return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", c)
-				}
-			}
-			if d.primary {
-				t.Columns[j].NotNull = true
-			}
-		}
-		name := d.name
-		if name == "" {
-			label, second := "key", strings.Join(d.columns, "_")
-			if d.primary {
-				label, second = "pkey", ""
-			}
-			for i := 0; ; i++ {
-				suffix := label
-				if i > 0 {
-					suffix = fmt.Sprintf("%s%d", label, i)
-				}
-				if name = makeObjectName(t.Name, second, suffix); !taken(name) {
-					break
-				}
-			}
-		} else if taken(name) {
-			return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
-		}
-		keys = append(keys, schema.Key{Name: name, Columns: d.columns, Primary: d.primary})
-	}
-	return keys, nil
-}
 
 // writeKeyed writes recs to a table with keys: under the table's write
 // lock (the transaction's, held until it ends, in a block), after
@@ -211,67 +76,6 @@ func (s *Session) lockKeyed(ctx context.Context, name string) error {
 		return err
 	}
 	return s.checkUnchanged(ctx, name, true)
-}
-
-// conflictKey reads INSERT's ON CONFLICT clause for a table of tsdb's:
-// the key its target names (columns in any order, or ON CONSTRAINT name),
-// or without a target (DO NOTHING only) the table's one key. It returns
-// nil when nothing can conflict (no keys, no target).
-func conflictKey(tbl schema.Table, oc *pg_query.OnConflictClause, returning []*pg_query.Node) (*schema.Key, error) {
-	switch {
-	case oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE && oc.Infer == nil:
-		return nil, &sqlerr.Error{Code: sqlerr.SyntaxError, Message: "ON CONFLICT DO UPDATE requires inference specification or constraint name",
-			Hint: "For example, ON CONFLICT (column_name)."}
-	case len(returning) > 0:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT … RETURNING is not supported on tsdb's tables")
-	case oc.Infer.GetWhereClause() != nil:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT (…) WHERE is not supported: tsdb's keys have no predicate")
-	}
-	if oc.Infer == nil {
-		switch len(tbl.Keys) {
-		case 0:
-			return nil, nil
-		case 1:
-			return &tbl.Keys[0], nil
-		}
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT DO NOTHING without a target on table %q, which has %d keys, is not supported; name the key: ON CONFLICT (columns)", tbl.Name, len(tbl.Keys))
-	}
-	if name := oc.Infer.Conname; name != "" {
-		for i, k := range tbl.Keys {
-			if k.Name == name {
-				return &tbl.Keys[i], nil
-			}
-		}
-		return nil, sqlerr.New(sqlerr.UndefinedObject, "constraint %q for table %q does not exist", name, tbl.Name)
-	}
-	var cols []string
-	for _, n := range oc.Infer.IndexElems {
-		ie := n.GetIndexElem()
-		if ie == nil || ie.Name == "" {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT with an expression is not supported: tsdb's keys are on columns")
-		}
-		cols = append(cols, ie.Name)
-	}
-	for i, k := range tbl.Keys {
-		if sameColumns(k.Columns, cols) {
-			return &tbl.Keys[i], nil
-		}
-	}
-	return nil, sqlerr.New("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
-}
-
-// sameColumns reports whether a and b name the same columns, in any
-// order.
-func sameColumns(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // refuseKeyUpdate refuses an UPDATE that sets a column of one of its

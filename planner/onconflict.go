@@ -1,15 +1,18 @@
 package planner
 
-// INSERT … ON CONFLICT (key) DO UPDATE on a table of tsdb's: the
-// statement's rows are checked as every write is (unique.go), and then,
-// in the session's transaction or one of its own, the rows of the table
-// whose key a new row repeats are updated by the statement's SET list
-// (an UPDATE … FROM the new rows AS excluded, the transaction's DML path)
-// and the other new rows inserted. Both land at COMMIT, together.
+// INSERT … ON CONFLICT on a table of tsdb's: its target is one of the
+// table's keys (conflictKey). DO NOTHING leaves out the rows that repeat
+// it (unique.go's skipConflicts). DO UPDATE checks the statement's rows
+// as every write is checked (unique.go); then, in the session's
+// transaction or one of its own, the rows of the table whose key a new
+// row repeats are updated by the statement's SET list (an UPDATE … FROM
+// the new rows AS excluded, the transaction's DML path) and the other new
+// rows inserted. Both land at COMMIT, together.
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,6 +21,67 @@ import (
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
+
+// conflictKey reads INSERT's ON CONFLICT clause for a table of tsdb's:
+// the key its target names (columns in any order, or ON CONSTRAINT name),
+// or without a target (DO NOTHING only) the table's one key. It returns
+// nil when nothing can conflict (no keys, no target).
+func conflictKey(tbl schema.Table, oc *pg_query.OnConflictClause, returning []*pg_query.Node) (*schema.Key, error) {
+	switch {
+	case oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE && oc.Infer == nil:
+		return nil, &sqlerr.Error{Code: sqlerr.SyntaxError, Message: "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+			Hint: "For example, ON CONFLICT (column_name)."}
+	case len(returning) > 0:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT … RETURNING is not supported on tsdb's tables")
+	case oc.Infer.GetWhereClause() != nil:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT (…) WHERE is not supported: tsdb's keys have no predicate")
+	}
+	if oc.Infer == nil {
+		switch len(tbl.Keys) {
+		case 0:
+			return nil, nil
+		case 1:
+			return &tbl.Keys[0], nil
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT DO NOTHING without a target on table %q, which has %d keys, is not supported; name the key: ON CONFLICT (columns)", tbl.Name, len(tbl.Keys))
+	}
+	if name := oc.Infer.Conname; name != "" {
+		for i, k := range tbl.Keys {
+			if k.Name == name {
+				return &tbl.Keys[i], nil
+			}
+		}
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "constraint %q for table %q does not exist", name, tbl.Name)
+	}
+	var cols []string
+	for _, n := range oc.Infer.IndexElems {
+		ie := n.GetIndexElem()
+		if ie == nil || ie.Name == "" {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ON CONFLICT with an expression is not supported: tsdb's keys are on columns")
+		}
+		cols = append(cols, ie.Name)
+	}
+	for i, k := range tbl.Keys {
+		if sameColumns(k.Columns, cols) {
+			return &tbl.Keys[i], nil
+		}
+	}
+	return nil, sqlerr.New("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+}
+
+// sameColumns reports whether a and b name the same columns, in any
+// order.
+func sameColumns(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
 
 // upsert runs ON CONFLICT … DO UPDATE for recs, the rows of an INSERT
 // into tbl (whose relation st names), with key the conflict target. It
