@@ -144,6 +144,10 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				return nil, nil, err
 			}
 		}
+		if sel.WhereClause != nil {
+			// bytea LIKE over a column the FROM list types as bytea.
+			changed = dialect.ByteaFunctions(sel.WhereClause, typeOf) || changed
+		}
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil && rt.Val != nil {
 				changed = dialect.ExtractNumeric(rt.Val, typeOf) || changed

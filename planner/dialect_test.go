@@ -675,3 +675,16 @@ func TestColumnTypeModifiers(t *testing.T) {
 		{0, "CREATE TABLE bad (ts timestamptz NOT NULL, v bigint(3))", "err:42601"},
 	})
 }
+
+// LIKE over a bytea column of the FROM list compares bytes in WHERE as in
+// the select list (the engine has no LIKE for blobs).
+func TestByteaLikeInWhere(t *testing.T) {
+	e := newEnv(t)
+	e.must(`CREATE TABLE bt (time TIMESTAMPTZ, a BYTEA, b INT)`)
+	e.must(`INSERT INTO bt VALUES ('2026-01-01', '\x31', 1), ('2026-01-01', '\x41', 2), ('2026-01-01', 'x1y', 3)`)
+	e.expectRows("", []queryRows{
+		{"SELECT b FROM bt WHERE a LIKE '%1%' ORDER BY b", "1;3"},
+		{"SELECT b FROM bt WHERE a NOT LIKE '%1%' ORDER BY b", "2"},
+		{"SELECT a LIKE 'A' FROM bt WHERE b = 2", "true"},
+	})
+}
