@@ -3,6 +3,7 @@ package dialect
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"strings"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
@@ -66,6 +67,54 @@ func PercentileFloat(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) 
 			}
 		}
 		return nil
+	})
+	return changed
+}
+
+// PercentileFraction computes percentile_cont and percentile_disc whose
+// fraction is not a constant (a grouping column, as in PercentileFloat's
+// callers' select lists), which the engine's quantiles refuse, from the
+// group's values in their ORDER BY (_tsdb_pct_cont, _tsdb_pct_disc). It
+// reports whether anything under n (a select list item) changed.
+func PercentileFraction(n *pg_query.Node) bool {
+	changed := false
+	sqltree.ReplaceNodes(n.ProtoReflect(), func(x *pg_query.Node) *pg_query.Node {
+		fc := x.GetFuncCall()
+		if fc == nil || !fc.AggWithinGroup || len(fc.AggOrder) != 1 || len(fc.Args) != 1 || fc.Over != nil || fc.AggDistinct {
+			return nil
+		}
+		name := sqltree.LastName(fc.Funcname)
+		if name != "percentile_cont" && name != "percentile_disc" {
+			return nil
+		}
+		f := fc.Args[0]
+		for f.GetTypeCast() != nil {
+			f = f.GetTypeCast().Arg
+		}
+		if f.GetAConst() != nil || f.GetAArrayExpr() != nil || f.GetParamRef() != nil {
+			return nil
+		}
+		if ae := f.GetAExpr(); ae != nil && ae.Lexpr == nil && ae.Rexpr.GetAConst() != nil {
+			return nil // a negated constant
+		}
+		sb := fc.AggOrder[0].GetSortBy()
+		if sb == nil {
+			return nil
+		}
+		value := sb.Node
+		if name == "percentile_cont" {
+			value = sqltree.Cast(value, "float8")
+		}
+		notNull := &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{Arg: sb.Node, Nulltesttype: pg_query.NullTestType_IS_NOT_NULL}}}
+		filter := notNull
+		if fc.AggFilter != nil {
+			filter = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{fc.AggFilter, notNull}, -1)
+		}
+		list := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("list")}, []*pg_query.Node{value}, -1)
+		list.GetFuncCall().AggOrder = fc.AggOrder
+		list.GetFuncCall().AggFilter = filter
+		changed = true
+		return call("_tsdb_pct_"+strings.TrimPrefix(name, "percentile_"), list, sqltree.Cast(fc.Args[0], "float8"))
 	})
 	return changed
 }

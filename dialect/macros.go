@@ -364,6 +364,20 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_boolor(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE CAST(a AS BOOLEAN) OR CAST(b AS BOOLEAN) END`,
 	// string_agg's first argument (rewritePG): bytea refused.
 	`CREATE MACRO _tsdb_not_bytea(x) AS CASE WHEN typeof(x) = 'BLOB' THEN error('[tsdb 0A000] string_agg of bytea is not supported') ELSE x END`,
+	// percentile_cont and percentile_disc of a fraction that is not a
+	// constant (PercentileFraction), over the group's sorted values,
+	// NULLs left out, as PostgreSQL computes them.
+	`CREATE MACRO _tsdb_pct_cont(l, f) AS CASE
+			WHEN f IS NULL THEN NULL
+			WHEN f < 0 OR f > 1 OR isnan(f) THEN error('[tsdb 22003] percentile value ' || f || ' is not between 0 and 1')
+			WHEN len(l) = 0 THEN NULL
+			ELSE l[CAST(floor(f * (len(l) - 1)) AS BIGINT) + 1] + (f * (len(l) - 1) - floor(f * (len(l) - 1)))
+				* (l[CAST(ceil(f * (len(l) - 1)) AS BIGINT) + 1] - l[CAST(floor(f * (len(l) - 1)) AS BIGINT) + 1]) END`,
+	`CREATE MACRO _tsdb_pct_disc(l, f) AS CASE
+			WHEN f IS NULL THEN NULL
+			WHEN f < 0 OR f > 1 OR isnan(f) THEN error('[tsdb 22003] percentile value ' || f || ' is not between 0 and 1')
+			WHEN len(l) = 0 THEN NULL
+			ELSE l[greatest(CAST(ceil(f * len(l)) AS BIGINT), 1)] END`,
 	// PostgreSQL's sha256 returns bytea; DuckDB's returns the hex text.
 	`CREATE MACRO _tsdb_sha256(x) AS unhex(sha256(x))`,
 	// DuckDB's two-argument decode returned its input unchanged.

@@ -154,6 +154,7 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 				changed = dialect.ByteaFunctions(rt.Val, typeOf) || changed
 				changed = dialect.IntegerSums(rt.Val, typeOf) || changed
 				changed = dialect.PercentileFloat(rt.Val, typeOf) || changed
+				changed = dialect.PercentileFraction(t) || changed
 				if smallInput {
 					changed = dialect.FloatVariances(rt.Val, typeOf) || changed
 				}

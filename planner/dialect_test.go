@@ -688,3 +688,18 @@ func TestByteaLikeInWhere(t *testing.T) {
 		{"SELECT a LIKE 'A' FROM bt WHERE b = 2", "true"},
 	})
 }
+
+// percentile_cont and percentile_disc of a fraction that is a grouping
+// column (the engine's quantiles take constants only) compute what
+// PostgreSQL computes: interpolated, NULLs left out, in the ORDER BY's
+// direction, a fraction outside [0, 1] refused.
+func TestPercentileFraction(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "SELECT p, percentile_cont(p) WITHIN GROUP (ORDER BY x::float8), percentile_disc(p) WITHIN GROUP (ORDER BY x) FROM generate_series(1, 5) x, (VALUES (0::float8), (0.1), (0.75), (1)) v(p) GROUP BY p ORDER BY p",
+			"0|1|1;0.1|1.4|1;0.75|4|4;1|5|5"},
+		{0, "SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x DESC) FROM (VALUES (1, 0.3::float8), (3, 0.3), (NULL, 0.3), (10, 0.3)) t(x, p) GROUP BY p", "5.8"},
+		{0, "SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM (VALUES (NULL::int, 0.5::float8)) t(x, p) GROUP BY p", "NULL"},
+		{0, "SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM (VALUES (1, 1.5::float8)) t(x, p) GROUP BY p", "err:22003"},
+	})
+}
