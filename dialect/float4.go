@@ -78,9 +78,14 @@ func PercentileFloat(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) 
 // reports whether anything under n (a select list item) changed.
 func PercentileFraction(n *pg_query.Node) bool {
 	changed := false
-	sqltree.ReplaceNodes(n.ProtoReflect(), func(x *pg_query.Node) *pg_query.Node {
-		fc := x.GetFuncCall()
-		if fc == nil || !fc.AggWithinGroup || len(fc.AggOrder) != 1 || len(fc.Args) != 1 || fc.Over != nil || fc.AggDistinct {
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		fc, ok := m.(*pg_query.FuncCall)
+		if _, sub := m.(*pg_query.SubLink); sub {
+			// A subquery's aggregate may belong to this level (an ORDER
+			// BY of this level's columns), which PostgreSQL refuses.
+			return sqltree.SkipChildren
+		}
+		if !ok || !fc.AggWithinGroup || len(fc.AggOrder) != 1 || len(fc.Args) != 1 || fc.Over != nil || fc.AggDistinct {
 			return nil
 		}
 		name := sqltree.LastName(fc.Funcname)
@@ -113,8 +118,12 @@ func PercentileFraction(n *pg_query.Node) bool {
 		list := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("list")}, []*pg_query.Node{value}, -1)
 		list.GetFuncCall().AggOrder = fc.AggOrder
 		list.GetFuncCall().AggFilter = filter
+		// In place: fc becomes _tsdb_pct_cont(list, fraction).
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("_tsdb_pct_" + strings.TrimPrefix(name, "percentile_"))}
+		fc.Args = []*pg_query.Node{list, sqltree.Cast(fc.Args[0], "float8")}
+		fc.AggWithinGroup, fc.AggOrder, fc.AggFilter = false, nil, nil
 		changed = true
-		return call("_tsdb_pct_"+strings.TrimPrefix(name, "percentile_"), list, sqltree.Cast(fc.Args[0], "float8"))
+		return sqltree.SkipChildren
 	})
 	return changed
 }
