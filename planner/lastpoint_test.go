@@ -85,6 +85,13 @@ func TestLastRowPerValue(t *testing.T) {
 	check("delete")
 	e.must("UPDATE lp SET host = 'moved' WHERE host = 'h2' AND v = 2998")
 	check("update")
+	// Buffered rows deleted and updated: their batches are replaced.
+	e.must("INSERT INTO lp VALUES ('2026-05-01', 'h3', 8), ('2026-05-02', 'h0', 9), ('2026-05-03', 'fresh', 10)")
+	check("buffered rows")
+	e.must("DELETE FROM lp WHERE time >= '2026-05-02'")
+	check("buffered rows deleted")
+	e.must("UPDATE lp SET time = '2026-01-03' WHERE time = '2026-05-01'")
+	check("buffered rows updated")
 	e.must("ALTER TABLE lp ADD COLUMN zone TEXT")
 	e.must("INSERT INTO lp VALUES ('2026-04-01', 'h0', 5, 'eu'), ('2026-04-02', 'h9', 6, NULL)")
 	check("zone")
