@@ -27,6 +27,7 @@ import (
 	"tsdb/delta"
 	"tsdb/ingest"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqltree"
 )
 
 // lastKey names a statement's table and the text column whose values'
@@ -43,10 +44,11 @@ type lastKey struct {
 //	SELECT DISTINCT ON (c) <columns or *> FROM t ORDER BY c, time DESC …
 //	SELECT DISTINCT c FROM t …  /  SELECT c FROM t GROUP BY c …
 //
-// with no WHERE, no aggregate, window or other expression (any of which
-// may read the older rows), LIMIT and OFFSET allowed.
+// with no aggregate, window or other expression (any of which may read
+// the older rows), no WHERE but lower bounds on the time column
+// (timeFloorsOnly), LIMIT and OFFSET allowed.
 func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
-	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 || sel.WhereClause != nil ||
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 ||
 		sel.HavingClause != nil || len(sel.WindowClause) > 0 || sel.WithClause != nil || len(sel.ValuesLists) > 0 || sel.IntoClause != nil ||
 		len(sel.LockingClause) > 0 {
 		return lastKey{}, false
@@ -68,6 +70,9 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	alias := rv.Relname
 	if rv.Alias != nil {
 		alias = rv.Alias.Aliasname
+	}
+	if sel.WhereClause != nil && !timeFloorsOnly(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name) {
+		return lastKey{}, false
 	}
 	// column is the table's column a bare reference names, or "".
 	column := func(n *pg_query.Node) string {
@@ -140,6 +145,79 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	return lastKey{table: tbl.Name, column: key}, true
 }
 
+// timeFloorsOnly reports whether where is one or more lower bounds on the
+// time column, joined by AND (time > now() - interval '1 hour', time >=
+// '2026-01-01'): it keeps, of each value, every row from some time on,
+// so the value's newest row is its newest overall whenever it has one.
+// An upper bound, another column, a subquery or a bound that may differ
+// row by row is anything else.
+func timeFloorsOnly(where *pg_query.Node, alias, timeName string) bool {
+	if be := where.GetBoolExpr(); be != nil {
+		if be.Boolop != pg_query.BoolExprType_AND_EXPR {
+			return false
+		}
+		for _, a := range be.Args {
+			if !timeFloorsOnly(a, alias, timeName) {
+				return false
+			}
+		}
+		return true
+	}
+	ae := where.GetAExpr()
+	if ae == nil || ae.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(ae.Name) != 1 || ae.Lexpr == nil || ae.Rexpr == nil {
+		return false
+	}
+	isTime := func(n *pg_query.Node) bool {
+		cr := n.GetColumnRef()
+		if cr == nil {
+			return false
+		}
+		var parts []string
+		for _, f := range cr.Fields {
+			parts = append(parts, f.GetString_().GetSval())
+		}
+		return len(parts) == 1 && parts[0] == timeName || len(parts) == 2 && parts[0] == alias && parts[1] == timeName
+	}
+	op := ae.Name[0].GetString_().GetSval()
+	switch {
+	case (op == ">" || op == ">=") && isTime(ae.Lexpr):
+		return statementConstant(ae.Rexpr)
+	case (op == "<" || op == "<=") && isTime(ae.Rexpr):
+		return statementConstant(ae.Lexpr)
+	}
+	return false
+}
+
+// statementConstant reports whether n has one value for the whole
+// statement: literals, casts of them, now() and CURRENT_TIMESTAMP and
+// the like, and + and - of such (now() - interval '1 hour'). A column,
+// a subquery or a function that may change row by row (random(),
+// clock_timestamp()) is not.
+func statementConstant(n *pg_query.Node) bool {
+	switch {
+	case n.GetAConst() != nil, n.GetSqlvalueFunction() != nil:
+		return true
+	case n.GetTypeCast() != nil:
+		return statementConstant(n.GetTypeCast().Arg)
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		switch sqltree.LastName(fc.Funcname) {
+		case "now", "transaction_timestamp", "statement_timestamp":
+			return len(fc.Args) == 0
+		}
+		return false
+	case n.GetAExpr() != nil:
+		ae := n.GetAExpr()
+		op := ""
+		if len(ae.Name) == 1 {
+			op = ae.Name[0].GetString_().GetSval()
+		}
+		return ae.Kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "+" || op == "-") &&
+			(ae.Lexpr == nil || statementConstant(ae.Lexpr)) && statementConstant(ae.Rexpr)
+	}
+	return false
+}
+
 // isOutputRef reports whether n is ORDER BY's reference to the first
 // output column (ORDER BY 1).
 func isOutputRef(n *pg_query.Node, sel *pg_query.SelectStmt) bool {
@@ -196,7 +274,11 @@ func (k *keyTimes) put(files bool, key string, v map[string]int64) {
 // when it cannot tell (rows deleted by another writer's deletion vector,
 // files of other writers, whose columns are found by name) or the table
 // is empty.
-func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string) (int64, bool, error) {
+//
+// floor is the statement's lowest time (its WHERE's lower bound, or the
+// smallest time): a value whose newest row is older has no row the
+// statement reads, and does not lower the bound.
+func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string, floor int64) (int64, bool, error) {
 	col := snap.Table.ColumnIndex(column)
 	if col < 0 || len(snap.Deleted) > 0 {
 		return 0, false, nil
@@ -218,12 +300,14 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 		}
 		mergeNewest(newest, m)
 	}
-	if len(newest) == 0 {
-		return 0, false, nil
-	}
 	bound := int64(math.MaxInt64)
 	for _, t := range newest {
-		bound = min(bound, t)
+		if t >= floor {
+			bound = min(bound, t)
+		}
+	}
+	if bound == math.MaxInt64 {
+		return 0, false, nil // no value has a row the statement reads
 	}
 	return bound, true, nil
 }

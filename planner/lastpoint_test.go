@@ -1,10 +1,12 @@
 package planner
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -22,6 +24,11 @@ func TestLastRowPerValue(t *testing.T) {
 		"SELECT DISTINCT host FROM lp %s ORDER BY 1",
 		"SELECT host FROM lp %s GROUP BY host ORDER BY host",
 		"SELECT DISTINCT zone FROM lp %s ORDER BY zone",
+		// Lower bounds on the time column keep the bound (a value with
+		// no row after them has none the statement reads).
+		"SELECT DISTINCT ON (host) * FROM lp WHERE time >= '2026-01-02 12:00' %s ORDER BY host, time DESC",
+		"SELECT DISTINCT host FROM lp WHERE time > '2026-01-01' AND '2025-12-01' < lp.time %s ORDER BY 1",
+		"SELECT DISTINCT host FROM lp WHERE time >= now() - interval '100 years' %s ORDER BY 1",
 	}
 	check := func(stage string) {
 		t.Helper()
@@ -35,7 +42,7 @@ func TestLastRowPerValue(t *testing.T) {
 			if c == "zone" && !strings.Contains(stage, "zone") {
 				continue
 			}
-			if _, ok, err := e.s.lastKeyBound(t.Context(), snap, c); err != nil || !ok {
+			if _, ok, err := e.s.lastKeyBound(t.Context(), snap, c, math.MinInt64); err != nil || !ok {
 				t.Fatalf("%s: no bound for %s: %v", stage, c, err)
 			}
 		}
@@ -43,8 +50,12 @@ func TestLastRowPerValue(t *testing.T) {
 			if strings.Contains(q, "zone") && !strings.Contains(stage, "zone") {
 				continue
 			}
+			all := "WHERE true"
+			if strings.Contains(q, "WHERE") {
+				all = "AND true"
+			}
 			fast := e.rows(strings.Replace(q, "%s", "", 1))
-			full := e.rows(strings.Replace(q, "%s", "WHERE true", 1))
+			full := e.rows(strings.Replace(q, "%s", all, 1))
 			if fast != full {
 				t.Errorf("%s: %s\n got %s\nwant %s", stage, q, fast, full)
 			}
@@ -60,7 +71,7 @@ func TestLastRowPerValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, ok, err := e.s.lastKeyBound(t.Context(), snap, "host")
+		b, ok, err := e.s.lastKeyBound(t.Context(), snap, "host", math.MinInt64)
 		if err != nil || !ok {
 			t.Fatalf("bound: %v %v", ok, err)
 		}
@@ -106,5 +117,35 @@ func TestLastRowPerValue(t *testing.T) {
 	})
 	if got := e.rows("SELECT DISTINCT ON (host) host FROM lp ORDER BY host, time DESC"); !strings.Contains(got, "late") || strings.Contains(got, "own") {
 		t.Fatalf("hosts: %s", got)
+	}
+}
+
+// Only lower bounds on the time column, joined by AND, of one value for
+// the statement, keep a statement's rows of each value from some time on.
+func TestTimeFloorsOnly(t *testing.T) {
+	for _, tc := range []struct {
+		where string
+		want  bool
+	}{
+		{"time >= '2026-01-01'", true},
+		{"time > now() - interval '1 hour' AND '2026-01-01' <= lp.time", true},
+		{"time >= CURRENT_TIMESTAMP - interval '1 day'", true},
+		{"time < '2026-01-01'", false},
+		{"time BETWEEN '2026-01-01' AND '2026-02-01'", false},
+		{"time >= '2026-01-01' OR time >= '2025-01-01'", false},
+		{"time >= '2026-01-01' AND v > 1", false},
+		{"time > v::timestamptz", false},
+		{"time > now() - random() * interval '1 day'", false},
+		{"time > clock_timestamp()", false},
+		{"time > (SELECT max(time) FROM lp)", false},
+		{"other.time > '2026-01-01'", false},
+	} {
+		tree, err := pg_query.Parse("SELECT * FROM lp WHERE " + tc.where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := timeFloorsOnly(tree.Stmts[0].Stmt.GetSelectStmt().WhereClause, "lp", "time"); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.where, got, tc.want)
+		}
 	}
 }
