@@ -242,7 +242,7 @@ func (s *Session) function(name string) (views.Function, bool) {
 // mentionsFunction reports whether text may call a function the session
 // sees.
 func (s *Session) mentionsFunction(text string) bool {
-	if s.tx != nil {
+	if s.tx != nil && len(s.tx.functions) > 0 {
 		lower := strings.ToLower(text)
 		for _, tf := range s.tx.functions {
 			if strings.Contains(lower, strings.ToLower(tf.f.Name)) {

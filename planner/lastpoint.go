@@ -74,6 +74,20 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	if sel.WhereClause != nil && !timeFloorsOnly(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name) {
 		return lastKey{}, false
 	}
+	// LIMIT and OFFSET of a subquery would read the cut table too.
+	for _, n := range []*pg_query.Node{sel.LimitCount, sel.LimitOffset} {
+		if n != nil && !statementConstant(n) {
+			return lastKey{}, false
+		}
+	}
+	// An output column named like a column of the table: ORDER BY and
+	// DISTINCT ON would name the output column (v AS time), not the
+	// table's.
+	for _, t := range sel.TargetList {
+		if name := t.GetResTarget().GetName(); name != "" && tbl.ColumnIndex(name) >= 0 {
+			return lastKey{}, false
+		}
+	}
 	// column is the table's column a bare reference names, or "".
 	column := func(n *pg_query.Node) string {
 		cr := n.GetColumnRef()
@@ -280,7 +294,9 @@ func (k *keyTimes) put(files bool, key string, v map[string]int64) {
 // statement reads, and does not lower the bound.
 func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string, floor int64) (int64, bool, error) {
 	col := snap.Table.ColumnIndex(column)
-	if col < 0 || len(snap.Deleted) > 0 {
+	if col < 0 || len(snap.Deleted) > 0 || len(snap.Damaged) > 0 {
+		// Damaged files must stay out of what a statement reads unless its
+		// range needs them: the bound, which reads every file, gives up.
 		return 0, false, nil
 	}
 	files, ok, err := s.filesNewest(ctx, snap, col)
@@ -295,7 +311,9 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 		k := fmt.Sprintf("%d\x00%s", b.ID, column)
 		m, ok := s.p.keyTimes.get(false, k)
 		if !ok {
-			m = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex)
+			if m, ok = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex); !ok {
+				return 0, false, nil
+			}
 			s.p.keyTimes.put(false, k, m)
 		}
 		mergeNewest(newest, m)
@@ -369,16 +387,19 @@ func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col in
 }
 
 // batchKeyTimes is each value's newest time in a buffered batch (a batch
-// written before the column existed holds NULL there).
-func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) map[string]int64 {
+// written before the column existed holds NULL there); false for columns
+// of another Arrow type than the table's, which it cannot read.
+func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) (map[string]int64, bool) {
 	m := map[string]int64{}
 	ts, ok := rec.Column(timeCol).(*array.Timestamp)
 	if !ok {
-		return m
+		return nil, false
 	}
 	var strs *array.String
 	if col < int(rec.NumCols()) {
-		strs, _ = rec.Column(col).(*array.String)
+		if strs, ok = rec.Column(col).(*array.String); !ok {
+			return nil, false
+		}
 	}
 	for i := range ts.Len() {
 		v := nullKey
@@ -390,7 +411,7 @@ func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) map[string]int64 {
 			m[v] = t
 		}
 	}
-	return m
+	return m, true
 }
 
 // fileKeyTimes reads each value's newest time in data files, in one

@@ -24,6 +24,8 @@ func TestLastRowPerValue(t *testing.T) {
 		"SELECT DISTINCT host FROM lp %s ORDER BY 1",
 		"SELECT host FROM lp %s GROUP BY host ORDER BY host",
 		"SELECT DISTINCT zone FROM lp %s ORDER BY zone",
+		// ORDER BY time names the output column here, v: not bounded.
+		"SELECT DISTINCT ON (host) host, -v AS time FROM lp %s ORDER BY host, time DESC",
 		// Lower bounds on the time column keep the bound (a value with
 		// no row after them has none the statement reads).
 		"SELECT DISTINCT ON (host) * FROM lp WHERE time >= '2026-01-02 12:00' %s ORDER BY host, time DESC",

@@ -148,8 +148,10 @@ func (s *Session) closeSequences(ctx context.Context) {
 // and refuses a name that is no sequence of the session (42P01, as
 // PostgreSQL answers). lastval is refused.
 func (s *Session) expandSequences(st statement) (statement, error) {
-	if st.node == nil || !strings.Contains(strings.ToLower(st.text), "val") {
-		return st, nil // names none of the functions
+	if st.node == nil || !(containsFold(st.text, "nextval") || containsFold(st.text, "currval") || containsFold(st.text, "setval") || containsFold(st.text, "lastval")) {
+		// Names none of the functions: the tree (a large INSERT's) is
+		// neither copied nor walked.
+		return st, nil
 	}
 	node := proto.Clone(st.node).(*pg_query.Node)
 	var failed error

@@ -557,43 +557,51 @@ func TimeText(micros int64, east int, withZone bool) string {
 // so, and the store refuses anything else, which the engine's cast would
 // fail on when the table is read.
 func CheckTimeText(s string, withZone bool) error {
+	if !validTimeText(s, withZone) {
+		return fmt.Errorf("not a stored time of day: %q", s)
+	}
+	return nil
+}
+
+// validTimeText is CheckTimeText's test, which every value written to a
+// time column passes: it builds no error for a good one. A time without
+// zone stops before 24:00 (every writer refuses that, 0A000); a timetz
+// reaches it.
+func validTimeText(s string, withZone bool) bool {
 	n := 15
 	if withZone {
 		n = 24
 	}
-	bad := fmt.Errorf("not a stored time of day: %q", s)
 	if len(s) != n {
-		return bad
+		return false
 	}
 	for i := 0; i < n; i++ {
 		c := s[i]
 		switch i {
 		case 2, 5, 18, 21:
 			if c != ':' {
-				return bad
+				return false
 			}
 		case 8:
 			if c != '.' {
-				return bad
+				return false
 			}
 		case 15:
 			if c != '+' && c != '-' {
-				return bad
+				return false
 			}
 		default:
 			if c < '0' || c > '9' {
-				return bad
+				return false
 			}
 		}
 	}
 	hh, mm, ss := atoi2(s[0:2]), atoi2(s[3:5]), atoi2(s[6:8])
-	if mm > 59 || ss > 59 || hh > 24 || hh == 24 && s[3:15] != "00:00.000000" {
-		return bad
+	if mm > 59 || ss > 59 || hh > 24 || hh == 24 && (!withZone || s[3:15] != "00:00.000000") {
+		return false
 	}
-	if withZone && (atoi2(s[16:18]) > 15 || atoi2(s[19:21]) > 59 || atoi2(s[22:24]) > 59) {
-		return bad // PostgreSQL's offsets reach ±15:59:59
-	}
-	return nil
+	// PostgreSQL's offsets reach ±15:59:59.
+	return !withZone || atoi2(s[16:18]) <= 15 && atoi2(s[19:21]) <= 59 && atoi2(s[22:24]) <= 59
 }
 
 func atoi2(s string) int { return int(s[0]-'0')*10 + int(s[1]-'0') }

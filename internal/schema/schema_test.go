@@ -161,7 +161,7 @@ func TestTimeText(t *testing.T) {
 			t.Errorf("CheckTimeText(%q): %v", got, err)
 		}
 	}
-	for _, bad := range []string{"", "11:00:00", "11:00:00.00000x", "24:00:00.000001", "11:60:00.000000", "1:00:00.0000000"} {
+	for _, bad := range []string{"", "11:00:00", "11:00:00.00000x", "24:00:00.000001", "24:00:00.000000", "11:60:00.000000", "1:00:00.0000000"} {
 		if CheckTimeText(bad, false) == nil {
 			t.Errorf("CheckTimeText(%q) accepted", bad)
 		}
