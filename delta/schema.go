@@ -16,6 +16,9 @@ const (
 	// fieldMaxLengthKey and fieldPrecisionKey keep varchar(n)'s n and
 	// timestamp(p)'s p.
 	fieldMaxLengthKey = "tsdb.maxLength"
+	// fieldPaddedKey marks a character(n) column (with fieldMaxLengthKey
+	// its n): stored without trailing spaces, shown padded.
+	fieldPaddedKey    = "tsdb.padded"
 	fieldPrecisionKey = "tsdb.precision"
 	// ClusterKey names the table's cluster column (schema.Table.Cluster);
 	// absent means its first TEXT column.
@@ -55,6 +58,9 @@ func metadataFor(t schema.Table) (*Metadata, error) {
 		md := map[string]any{fieldTypeKey: c.Type.UDTName()}
 		if c.MaxLength > 0 {
 			md[fieldMaxLengthKey] = c.MaxLength
+			if c.Padded {
+				md[fieldPaddedKey] = true
+			}
 		}
 		if p, ok := c.Precision(); ok {
 			md[fieldPrecisionKey] = p
@@ -159,6 +165,7 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		col := schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable, Digits: digits, Scale: scale, NTZ: ty == schema.Timestamp && name == "timestamp_ntz"}
 		if n, ok := f.Metadata[fieldMaxLengthKey].(float64); ok && ty == schema.Text && n >= 1 {
 			col.MaxLength = int(n)
+			col.Padded = f.Metadata[fieldPaddedKey] == true
 		}
 		if p, ok := f.Metadata[fieldPrecisionKey].(float64); ok && ty.IsTimestamp() && p >= 0 && p < 6 {
 			col.FracDigits = int(p) + 1

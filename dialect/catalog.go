@@ -64,6 +64,9 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 				}
 				if c.MaxLength > 0 {
 					dataType, udt, maxLen = "character varying", "varchar", fmt.Sprint(c.MaxLength)
+					if c.Padded {
+						dataType, udt = "character", "bpchar"
+					}
 				}
 				if c.Type.IsTimestamp() {
 					precision = "6"
@@ -245,6 +248,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				}
 				if c.MaxLength > 0 {
 					oid, typmod = 1043, c.MaxLength+4 // varchar, PostgreSQL's VARHDRSZ added
+					if c.Padded {
+						oid = 1042 // bpchar
+					}
 				}
 				if c.Type == schema.Decimal && c.Digits > 0 {
 					typmod = c.Digits<<16 | c.Scale + 4 // numeric(p, s) as PostgreSQL packs it
@@ -334,6 +340,7 @@ var pgTypes = []struct {
 }{
 	{16, "bool", 1, "B"}, {17, "bytea", -1, "U"}, {20, "int8", 8, "N"}, {21, "int2", 2, "N"}, {23, "int4", 4, "N"},
 	{25, "text", -1, "S"}, {700, "float4", 4, "N"}, {701, "float8", 8, "N"}, {1043, "varchar", -1, "S"},
+	{1042, "bpchar", -1, "S"},
 	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1266, "timetz", 12, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
 	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
 }

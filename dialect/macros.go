@@ -240,11 +240,11 @@ var Macros = append([]string{
 			ELSE to_timestamp(CAST(x AS DOUBLE)) END`,
 	`CREATE MACRO _tsdb_format_type(t, m) AS CASE
 			WHEN t = 1184 AND m >= 0 THEN 'timestamp(' || m || ') with time zone' WHEN t = 1114 AND m >= 0 THEN 'timestamp(' || m || ') without time zone'
-			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')'
+			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')' WHEN t = 1042 AND m > 4 THEN 'character(' || (m - 4) || ')'
 			WHEN t = 1700 AND m >= 4 THEN 'numeric(' || ((m - 4) // 65536) || ',' || ((m - 4) % 65536) || ')' ELSE _tsdb_format_type1(t) END`,
 	`CREATE MACRO _tsdb_format_type1(t) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
-			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1700 THEN 'numeric'
+			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1042 THEN 'bpchar' WHEN 1700 THEN 'numeric'
 			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1266 THEN 'time with time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
 			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
 	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
@@ -291,6 +291,9 @@ var Macros = append([]string{
 	// refused, as PostgreSQL's input does.
 	`CREATE MACRO _tsdb_varchar(s, n) AS CASE WHEN length(s) <= n THEN s WHEN rtrim(substr(s, n + 1), ' ') = '' THEN substr(s, 1, n)
 			ELSE error('[tsdb 22001] value too long for type character varying(' || n || ')') END`,
+	// character(n) input, as varchar(n)'s with its type in the error.
+	`CREATE MACRO _tsdb_bpchar(s, n) AS CASE WHEN length(s) <= n THEN s WHEN rtrim(substr(s, n + 1), ' ') = '' THEN substr(s, 1, n)
+			ELSE error('[tsdb 22001] value too long for type character(' || n || ')') END`,
 	// Text converted to a number at run time is read by PostgreSQL's
 	// input rules (CheckTextInput, in Go: _tsdb_text_ok raises the error,
 	// and is not volatile, as error() is, so the cast may stand where

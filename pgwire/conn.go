@@ -329,7 +329,11 @@ func (c *conn) RowDescription(cols []session.Column, formats []int16) {
 		if formats != nil {
 			f = formats[i]
 		}
-		fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: -1, Format: f}
+		mod := int32(-1)
+		if col.Pad > 0 {
+			mod = int32(col.Pad) + 4 // character(n), PostgreSQL's VARHDRSZ added
+		}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID, DataTypeSize: col.Size, TypeModifier: mod, Format: f}
 	}
 	c.be.Send(&pgproto3.RowDescription{Fields: fields})
 }

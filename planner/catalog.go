@@ -120,6 +120,8 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// a time column, a real beside another number): in every SELECT of
 	// the statement, by the columns of its own FROM.
 	changed = s.typeOperands(out) || changed
+	// character(n) columns where PostgreSQL computes with their spaces.
+	changed = s.padCharacterRefs(out, true) || changed
 	// The types of the select list's columns, for the rewrites below that
 	// need them: its FROM tables are looked up once.
 	var typeOf func(*pg_query.Node) schema.Type

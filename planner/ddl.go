@@ -201,10 +201,15 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: array types are not supported", cd.Colname)
 	}
 	switch sqltree.TypeName(cd.TypeName) {
-	case "bpchar", "char", "character":
-		// Stored as text it would answer differently: PostgreSQL pads a
-		// char(n) value with spaces and compares without them.
-		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: type character(n) is not supported; use text or varchar", cd.Colname)
+	case "bpchar":
+		col, err := characterColumn(cd)
+		if err != nil {
+			return col, err
+		}
+		return col, columnConstraints(cd, &col)
+	case "char", "character":
+		// "char" (quoted), PostgreSQL's one-byte internal type.
+		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: type \"char\" is not supported; use character(1), text or varchar", cd.Colname)
 	}
 	ty, err := schema.ParseType(sqltree.TypeName(cd.TypeName))
 	if err != nil {
@@ -263,17 +268,43 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 			return schema.Column{}, sqlerr.New(sqlerr.SyntaxError, "column %q: type %s takes no modifier", cd.Colname, ty)
 		}
 	}
+	return col, columnConstraints(cd, &col)
+}
+
+// columnConstraints applies a column definition's constraints to col: at
+// most NOT NULL / NULL.
+func columnConstraints(cd *pg_query.ColumnDef, col *schema.Column) error {
 	for _, c := range cd.Constraints {
-		con := c.GetConstraint()
-		switch con.GetContype() {
+		switch c.GetConstraint().GetContype() {
 		case pg_query.ConstrType_CONSTR_NOTNULL:
 			col.NotNull = true
 		case pg_query.ConstrType_CONSTR_NULL:
 		default:
-			return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: only NOT NULL and NULL constraints are supported", cd.Colname)
+			return sqlerr.New(sqlerr.FeatureNotSupported, "column %q: only NOT NULL and NULL constraints are supported", cd.Colname)
 		}
 	}
-	return col, nil
+	return nil
+}
+
+// characterColumn reads a character(n) column: text of at most n
+// characters, stored without its trailing spaces and shown padded to n
+// (schema.Column.Padded). character without a length is character(1), as
+// the grammar gives it; bpchar without one keeps each value's own
+// trailing spaces in PostgreSQL, which a column stored without them
+// cannot, so it is refused.
+func characterColumn(cd *pg_query.ColumnDef) (schema.Column, error) {
+	mods := cd.TypeName.Typmods
+	if len(mods) != 1 {
+		return schema.Column{}, sqlerr.New(sqlerr.FeatureNotSupported, "column %q: bpchar without a length is not supported; use character(n), text or varchar", cd.Colname)
+	}
+	iv := mods[0].GetAConst().GetIval()
+	if iv == nil {
+		return schema.Column{}, sqlerr.New(sqlerr.SyntaxError, "column %q: invalid type modifier", cd.Colname)
+	}
+	if iv.Ival < 1 || iv.Ival > 10485760 {
+		return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "length for type char must be between 1 and 10485760")
+	}
+	return schema.Column{Name: cd.Colname, Type: schema.Text, NotNull: cd.IsNotNull, MaxLength: int(iv.Ival), Padded: true}, nil
 }
 
 // schemaErrorCode is the SQLSTATE of a table definition schema.New
@@ -299,7 +330,7 @@ func schemaErrorCode(err error) string {
 // store, by PostgreSQL type OID.
 var storableTypes = map[uint32]schema.Type{
 	1184: schema.Timestamptz, 1114: schema.Timestamp, 20: schema.Int64, 23: schema.Int32, 21: schema.Int16,
-	701: schema.Float64, 700: schema.Float32, 16: schema.Bool, 25: schema.Text, 1043: schema.Text, 1082: schema.Date,
+	701: schema.Float64, 700: schema.Float32, 16: schema.Bool, 25: schema.Text, 1043: schema.Text, 1042: schema.Text, 1082: schema.Date,
 	1186: schema.Interval, 1083: schema.Time, 1266: schema.TimeTZ,
 }
 
@@ -368,6 +399,9 @@ func (s *Session) createTableAs(ctx context.Context, st *pg_query.CreateTableAsS
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %q of the query is of type %s, which tsdb tables do not store; cast it to one they do", colName, pgTypeName(c.OID))
 		}
 		cols[i] = schema.Column{Name: colName, Type: ty, NTZ: ty == schema.Timestamp}
+		if c.Pad > 0 {
+			cols[i].MaxLength, cols[i].Padded = c.Pad, true // character(n), as the query's
+		}
 		if ty == schema.Decimal {
 			cols[i].Digits, cols[i].Scale = c.digits, c.scale
 		}

@@ -458,15 +458,43 @@ func TestFloatUnderflowRefused(t *testing.T) {
 	})
 }
 
-// char(n) is refused rather than stored as text that answers otherwise.
-func TestCharColumnsRefused(t *testing.T) {
+// character(n) columns keep their values without trailing spaces, in
+// the buffer and in flushed files, through INSERT, COPY-like fast paths
+// and UPDATE, and refuse a longer value; the result columns that show
+// them are marked for padding (the wire layer pads, see
+// tests/character_test.go). bpchar without a length and "char" are
+// refused rather than stored as text that answers otherwise.
+func TestCharColumns(t *testing.T) {
 	e := newEnv(t)
 	runScript(t, e, []txStep{
-		{0, "CREATE TABLE c (time timestamptz NOT NULL, code char(4))", "err:0A000"},
-		{0, "CREATE TABLE c (time timestamptz NOT NULL, code character(2))", "err:0A000"},
-		{0, "CREATE TABLE c (time timestamptz NOT NULL, code varchar(4), name text)", "tag:CREATE TABLE"},
-		{0, "ALTER TABLE c ADD COLUMN x bpchar", "err:0A000"},
+		{0, "CREATE TABLE c (time timestamptz NOT NULL, code char(4), name text)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO c VALUES ('2026-01-01', 'ab  ', 'x'), ('2026-01-02', 'abcd    ', 'y')", "tag:INSERT 0 2"},
+		{0, "INSERT INTO c VALUES ('2026-01-03', 'abcde', 'z')", "err:22001"},
+		{0, "CHECKPOINT", "tag:CHECKPOINT"},
+		{0, "ALTER TABLE c ADD COLUMN flag character", "tag:ALTER TABLE"},
+		{0, "INSERT INTO c VALUES ('2026-01-03', 'q', 'z', 'y ')", "tag:INSERT 0 1"},
+		{0, "SELECT code || '|', length(code), flag || '|' FROM c ORDER BY time", "ab||2|NULL;abcd||4|NULL;q||1|y|"},
+		{0, "UPDATE c SET code = 'zz   ' WHERE name = 'x'", "tag:UPDATE 1"},
+		{0, "UPDATE c SET code = 'zzzzz' WHERE name = 'x'", "err:22001"},
+		{0, "SELECT code || '|' FROM c WHERE code = 'zz ' AND code LIKE 'zz  '", "zz|"},
+		{0, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'c'::regclass AND attnum IN (2, 4) ORDER BY attnum", "character(4);character(1)"},
+		{0, "CREATE TABLE c2 (time timestamptz NOT NULL, code bpchar)", "err:0A000"},
+		{0, "CREATE TABLE c2 (time timestamptz NOT NULL, code \"char\")", "err:0A000"},
+		{0, "CREATE TABLE c2 (time timestamptz NOT NULL, code char(0))", "err:22023"},
 	})
+	var c []Column
+	if err := e.s.Execute(context.Background(), "SELECT code, name, flag FROM c", func(r *Result) error {
+		c = r.Columns
+		if r.Rows != nil {
+			r.Rows.Close()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(c) != 3 || c[0].OID != 1042 || c[0].Pad != 4 || c[1].Pad != 0 || c[2].Pad != 1 {
+		t.Errorf("result columns %+v: want code and flag as bpchar padded to 4 and 1", c)
+	}
 }
 
 // A DELETE naming the day deletes by the statement's day, written into

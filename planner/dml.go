@@ -42,6 +42,11 @@ var timeFunctions = map[string]bool{"now": true, "transaction_timestamp": true, 
 // compiled once to validate it, and handed to ingest, which logs it and
 // applies it to both layers.
 func (s *Session) dml(ctx context.Context, node *pg_query.Node) (*Result, error) {
+	if s.readsPadded(node) {
+		// LIKE and the like over a character(n) column see its spaces.
+		node = proto.Clone(node).(*pg_query.Node)
+		s.padCharacterRefs(node, false)
+	}
 	switch n := node.Node.(type) {
 	case *pg_query.Node_DeleteStmt:
 		if _, ok := isTempRelation(n.DeleteStmt.Relation); ok {

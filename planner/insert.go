@@ -200,6 +200,7 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		if err := s.rewriteDateTimes(st.SelectStmt); err != nil {
 			return nil, err
 		}
+		s.padCharacterRefs(st.SelectStmt, false)
 		dialect.RewriteTree(st.SelectStmt.ProtoReflect(), s.settings.Input(s.statementTime()))
 	}
 	src, err := deparse(s.p.pgVersion, st.SelectStmt)

@@ -450,6 +450,11 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			// constant and format_type() into an engine macro.
 			nameColumns(res.Columns, n.SelectStmt)
 		}
+		if err == nil {
+			if err = s.padCharacters(res.Columns, n.SelectStmt); err != nil && res.Rows != nil {
+				res.Rows.Close()
+			}
+		}
 		if err == nil && emptySelectList(n.SelectStmt) && len(res.Columns) == 1 {
 			res.Columns, res.Rows = []Column{}, noColumns{res.Rows}
 		}

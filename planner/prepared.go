@@ -222,6 +222,9 @@ func (s *Session) describeReturning(ctx context.Context, p *Prepared) error {
 		return engineError(err)
 	}
 	nameColumns(cols, asWritten)
+	if err := s.padCharacters(cols, asWritten); err != nil {
+		return err
+	}
 	p.Columns = cols
 	return nil
 }
@@ -395,7 +398,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	if sel != nil && emptySelectList(sel) && len(p.Columns) == 1 {
 		p.Columns = []Column{}
 	}
-	return nil
+	return s.padCharacters(p.Columns, sel)
 }
 
 // ExecutePrepared runs a prepared statement with parameter values (Go

@@ -21,6 +21,10 @@ type Column struct {
 	exact exactKind
 	// record is the shape of a row value (records.go).
 	record *recordShape
+	// Pad is character(n)'s n for a column of character(n) values (OID
+	// bpchar): stored without trailing spaces, they are written padded
+	// with spaces to n characters, as PostgreSQL shows them (charcols.go).
+	Pad int
 	// digits and scale are the engine's DECIMAL(digits, scale) of a
 	// numeric column (38 and 0 for its 128-bit integer); 0 digits when
 	// unknown.

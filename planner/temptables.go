@@ -360,7 +360,11 @@ func tempError(err error) error {
 		e.Message = strings.ReplaceAll(strings.ReplaceAll(e.Message, "temp.main.", ""), tempPrefix, "")
 		e.Detail = strings.ReplaceAll(e.Detail, tempPrefix, "")
 		if m := reLengthCheck.FindStringSubmatch(e.Message); m != nil {
-			e.Code, e.Message = "22001", "value too long for type character varying("+m[1]+")"
+			ty := "character varying"
+			if strings.Contains(m[0], "rtrim(") {
+				ty = "character" // character(n)'s check ignores trailing spaces
+			}
+			e.Code, e.Message = "22001", "value too long for type "+ty+"("+m[1]+")"
 		}
 	}
 	return err
@@ -394,7 +398,14 @@ func tempColumn(cd *pg_query.ColumnDef) (schema.Column, error) {
 	}
 	if col.MaxLength > 0 {
 		cd.TypeName.Typmods = nil
-		check, err := sqltree.Template(fmt.Sprintf("length(_tsdb_arg1) <= %d", col.MaxLength),
+		expr := "length(_tsdb_arg1) <= %d"
+		if col.Padded {
+			// What UPDATE writes keeps its trailing spaces until
+			// trimPadded takes them off: they do not count.
+			cd.TypeName.Names = []*pg_query.Node{pg_query.MakeStrNode("varchar")}
+			expr = "length(rtrim(_tsdb_arg1, ' ')) <= %d"
+		}
+		check, err := sqltree.Template(fmt.Sprintf(expr, col.MaxLength),
 			&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(cd.Colname)}}}})
 		if err != nil {
 			return col, err
@@ -472,6 +483,18 @@ func (s *Session) createTempTableAs(ctx context.Context, st *pg_query.CreateTabl
 	}
 	if err := s.addTemp(ctx, name, nil); err != nil {
 		return nil, err
+	}
+	// The query's character(n) columns stay character(n) (the engine's
+	// table has strings).
+	if q := sel.node.GetSelectStmt(); q != nil && s.readsPadded(q) {
+		a := &charAnalysis{s: s, width: len(s.temps[name])}
+		if out, ok := a.selectCols(q); ok && len(out) == len(s.temps[name]) {
+			for i, c := range out {
+				if col := &s.temps[name][i]; c.width > 0 && col.Type == schema.Text {
+					col.MaxLength, col.Padded = c.width, true
+				}
+			}
+		}
 	}
 	return &Result{Tag: fmt.Sprintf("SELECT %d", n)}, nil
 }
@@ -565,10 +588,42 @@ func (s *Session) tempDML(ctx context.Context, node *pg_query.Node, op string) (
 	if err != nil {
 		return nil, err
 	}
+	if err := s.trimPadded(ctx, node); err != nil {
+		return nil, err
+	}
 	if op == "INSERT" {
 		return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
 	}
 	return &Result{Tag: fmt.Sprintf("%s %d", op, n)}, nil
+}
+
+// trimPadded takes the trailing spaces off what an UPDATE or INSERT … ON
+// CONFLICT the engine ran wrote to the character(n) columns of a
+// temporary table: they are stored without them (schema.Column.Padded),
+// and the engine's column is a plain string.
+func (s *Session) trimPadded(ctx context.Context, node *pg_query.Node) error {
+	rel := node.GetUpdateStmt().GetRelation()
+	if rel == nil {
+		rel = node.GetInsertStmt().GetRelation()
+	}
+	name, ok := isTempRelation(rel)
+	if !ok {
+		return nil
+	}
+	var sets, where []string
+	for _, c := range s.temps[name] {
+		if c.Padded {
+			q := schema.QuoteIdent(c.Name)
+			sets = append(sets, fmt.Sprintf("%s = rtrim(%s, ' ')", q, q))
+			where = append(where, q+" LIKE '% '")
+		}
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	_, err := s.engineExec(ctx, fmt.Sprintf("UPDATE temp.main.%s SET %s WHERE %s", schema.QuoteIdent(tempPrefix+name),
+		strings.Join(sets, ", "), strings.Join(where, " OR ")), nil)
+	return err
 }
 
 // constantSetSubqueries computes the scalar subqueries of an ON CONFLICT

@@ -16,7 +16,9 @@ import (
 
 // applyTypmods makes rows written to tbl obey its columns' type modifiers,
 // as PostgreSQL's input does: a varchar(n) value longer than n characters
-// is refused (22001) unless what is past n is spaces, which are cut; a
+// is refused (22001) unless what is past n is spaces, which are cut (a
+// character(n) value loses all its trailing spaces, see
+// schema.Column.Padded); a
 // timestamp(p) value is rounded to p digits of a second, halves away from
 // zero. Records that need no change are returned as they are.
 func applyTypmods(tbl schema.Table, recs []arrow.RecordBatch) ([]arrow.RecordBatch, error) {
@@ -81,9 +83,13 @@ func applyTypmod(c schema.Column, a arrow.Array) (arrow.Array, error) {
 					k++
 				}
 				if strings.TrimRight(v[cut:], " ") != "" {
-					return nil, sqlerr.New("22001", "value too long for type character varying(%d)", n)
+					return nil, sqlerr.New("22001", "value too long for type %s", c.TypeText())
 				}
 				fixed = v[:cut]
+			}
+			if c.Padded {
+				// character(n) keeps no trailing spaces (schema.Column.Padded).
+				fixed = strings.TrimRight(fixed, " ")
 			}
 			if fixed != v && b == nil {
 				b = array.NewStringBuilder(memory.DefaultAllocator)
@@ -162,6 +168,9 @@ func roundMicros(v, scale int64) int64 {
 func typmodSQL(c schema.Column, expr string) string {
 	if p, ok := c.Precision(); ok {
 		return fmt.Sprintf("_tsdb_round_ts(%s, %d)", expr, int64(math.Pow10(6-p)))
+	}
+	if c.Padded {
+		return fmt.Sprintf("rtrim(_tsdb_bpchar(CAST(%s AS VARCHAR), %d), ' ')", expr, c.MaxLength)
 	}
 	if c.MaxLength > 0 {
 		return fmt.Sprintf("_tsdb_varchar(CAST(%s AS VARCHAR), %d)", expr, c.MaxLength)

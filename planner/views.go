@@ -226,7 +226,7 @@ func (s *Session) viewColumns(ctx context.Context, query *pg_query.Node) ([]view
 	nameColumns(named, query.GetSelectStmt())
 	cols := make([]views.Column, len(named))
 	for i, c := range named {
-		cols[i] = views.Column{Name: c.Name, OID: c.OID}
+		cols[i] = views.Column{Name: c.Name, OID: c.OID, Pad: c.Pad}
 	}
 	return cols, nil
 }
@@ -439,7 +439,11 @@ func viewTable(v views.View) schema.Table {
 		case !ok:
 			ty = schema.Text
 		}
-		t.Columns = append(t.Columns, schema.Column{Name: c.Name, Type: ty})
+		col := schema.Column{Name: c.Name, Type: ty}
+		if c.Pad > 0 {
+			col.MaxLength, col.Padded = c.Pad, true
+		}
+		t.Columns = append(t.Columns, col)
 	}
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"tsdb/dialect"
 	"tsdb/internal/pgtext"
@@ -172,6 +173,36 @@ func columnWriters(ch *planner.Chunk, cols []planner.Column, formats []int16, st
 		} else {
 			writers[i] = textWriter(kind, oid, st)
 		}
+		if i < len(cols) && cols[i].Pad > 0 && kind == planner.KindString {
+			w, n := writers[i], cols[i].Pad
+			writers[i] = func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+				start := len(dst)
+				dst, err := w(dst, v, row)
+				if err != nil {
+					return dst, err
+				}
+				return padTo(dst, start, n), nil
+			}
+		}
 	}
 	return writers
+}
+
+// padTo appends spaces to dst so that what was written from start holds
+// n characters: a character(n) value as PostgreSQL shows it
+// (planner.Column.Pad). Its binary form is the same bytes.
+func padTo(dst []byte, start, n int) []byte {
+	for c := utf8.RuneCount(dst[start:]); c < n; c++ {
+		dst = append(dst, ' ')
+	}
+	return dst
+}
+
+// padValue is padTo for a value held as a Go string.
+func padValue(v any, n int) any {
+	s, ok := v.(string)
+	if !ok || n <= 0 {
+		return v
+	}
+	return string(padTo([]byte(s), 0, n))
 }

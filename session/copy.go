@@ -127,7 +127,7 @@ func (ex *Executor) copyOut(co *planner.CopyOut, st textStyle) (string, error) {
 				line = append(line, co.Delim)
 			}
 			var null bool
-			val, null = appendText(val[:0], v, res.Columns[i].OID, st)
+			val, null = appendText(val[:0], padValue(v, res.Columns[i].Pad), res.Columns[i].OID, st)
 			field(val, null)
 		}
 		if err := endLine(); err != nil {

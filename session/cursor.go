@@ -161,6 +161,7 @@ func (cur *cursor) appendValues(buf []byte, vals []any) ([]byte, error) {
 		var oid uint32 = 25
 		if i < len(cur.cols) {
 			oid = cur.cols[i].OID
+			v = padValue(v, cur.cols[i].Pad)
 		}
 		if i < len(cur.formats) && cur.formats[i] == 1 {
 			if err := e.binary(v, oid); err != nil {

@@ -211,8 +211,15 @@ type Column struct {
 	Name    string
 	Type    Type
 	NotNull bool
-	// MaxLength is varchar(n)'s n, in characters; 0 is none.
+	// MaxLength is varchar(n)'s or character(n)'s n, in characters; 0
+	// is none.
 	MaxLength int
+	// Padded marks a character(n) column (a Text column; MaxLength is
+	// its n). Its values are stored without trailing spaces, which mean
+	// nothing to character(n) in PostgreSQL (length, comparison, a cast
+	// to text all ignore them), and shown padded with spaces to n
+	// characters, as PostgreSQL shows them.
+	Padded bool
 	// FracDigits is timestamp(p)'s p plus one (so that the zero value
 	// keeps microseconds): the digits of a second a value keeps.
 	FracDigits int
@@ -292,6 +299,8 @@ func (c Column) Precision() (int, bool) {
 // modifier: character varying(4), timestamp(2) with time zone.
 func (c Column) TypeText() string {
 	switch p, ok := c.Precision(); {
+	case c.Type == Text && c.MaxLength > 0 && c.Padded:
+		return fmt.Sprintf("character(%d)", c.MaxLength)
 	case c.Type == Text && c.MaxLength > 0:
 		return fmt.Sprintf("character varying(%d)", c.MaxLength)
 	case ok && c.Type == Timestamptz:

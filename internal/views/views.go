@@ -28,6 +28,8 @@ type Column struct {
 	Name string `json:"name"`
 	// OID is the PostgreSQL type of the column (catalogs show it).
 	OID uint32 `json:"oid"`
+	// Pad is character(n)'s n for a column of character(n) values.
+	Pad int `json:"pad,omitempty"`
 }
 
 // View is one view.
