@@ -10,6 +10,11 @@ import (
 	"tsdb/internal/sqltree"
 )
 
+// IsAggregate reports a call of an aggregate (outside a window).
+func IsAggregate(fc *pg_query.FuncCall) bool {
+	return fc.Over == nil && (aggregateNames[sqltree.LastName(fc.Funcname)] || fc.AggStar || fc.AggWithinGroup)
+}
+
 // aggregateNames are the aggregates the checks of this package recognise
 // (CheckOuterAggregates, CheckSetReturning): the common ones.
 var aggregateNames = map[string]bool{

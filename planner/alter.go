@@ -66,8 +66,18 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 					}
 					opts.Retention = &d
 				default:
-					return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+					if !pgStorageParameter(def) {
+						return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+					}
 				}
+			}
+		case pg_query.AlterTableType_AT_SetStorage, pg_query.AlterTableType_AT_SetCompression, pg_query.AlterTableType_AT_SetStatistics:
+			// How PostgreSQL stores or samples a column (TOAST,
+			// compression, the planner's statistics): nothing a
+			// table of Parquet files has, and nothing an answer
+			// depends on.
+			if tbl.ColumnIndex(cmd.GetName()) < 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.GetName(), name)
 			}
 		case pg_query.AlterTableType_AT_AddColumn:
 			col, err := columnFromDef(cmd.GetDef().GetColumnDef())
@@ -85,7 +95,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			}
 			add = append(add, col)
 		default:
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …) and RESET (retention, cluster_by)")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …) and RESET (retention, cluster_by); PostgreSQL's storage parameters and ALTER COLUMN … SET STORAGE, COMPRESSION and STATISTICS are taken and change nothing")
 		}
 	}
 	if opts.Cluster != nil {
@@ -109,6 +119,23 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 		}
 	}
 	return &Result{Tag: "ALTER TABLE"}, nil
+}
+
+// pgStorageParameters are PostgreSQL's storage parameters of a table:
+// how its heap is filled, vacuumed and TOASTed, and how many workers scan
+// it. tsdb's tables have none of that; ALTER TABLE … SET takes them (as
+// pg_dump and migration tools write them) and changes nothing, since no
+// answer depends on them.
+var pgStorageParameters = map[string]bool{
+	"fillfactor": true, "toast_tuple_target": true, "parallel_workers": true, "user_catalog_table": true,
+	"vacuum_index_cleanup": true, "vacuum_truncate": true, "log_autovacuum_min_duration": true,
+}
+
+// pgStorageParameter reports a PostgreSQL storage parameter
+// (pgStorageParameters, autovacuum_*, toast.*).
+func pgStorageParameter(def *pg_query.DefElem) bool {
+	name := def.GetDefname()
+	return pgStorageParameters[name] || strings.HasPrefix(name, "autovacuum_") || def.GetDefnamespace() == "toast"
 }
 
 // optionValue is an option's value as written: '30 days', 30, or a word

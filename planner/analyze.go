@@ -68,7 +68,14 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 			// (An INSERT's text never reaches the engine as written:
 			// its rows are read here, its SELECT deparsed; a large one
 			// is not scanned again.)
-			if rs.GetStmt().GetInsertStmt() == nil && dialect.NamesEngineKeyword(p, rs.GetStmt()) {
+			if containsFold(p, "only") && inheritAll(rs.GetStmt()) {
+				// FROM ONLY t, UPDATE ONLY t, ALTER TABLE ONLY t (pg_dump
+				// writes it): no table has children here, so ONLY t is
+				// t, which the engine does not read.
+				if d, err := deparse(tree.Version, rs.GetStmt()); err == nil {
+					text = d
+				}
+			} else if rs.GetStmt().GetInsertStmt() == nil && dialect.NamesEngineKeyword(p, rs.GetStmt()) {
 				// A name the engine reads as a keyword: deparsed, which
 				// quotes it.
 				if d, err := deparse(tree.Version, rs.GetStmt()); err == nil {
@@ -79,6 +86,19 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 		}
 	}
 	return out, nil
+}
+
+// inheritAll drops ONLY from the relations of a statement; it reports
+// whether there was one.
+func inheritAll(n *pg_query.Node) bool {
+	found := false
+	sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if rv, ok := m.(*pg_query.RangeVar); ok && !rv.Inh {
+			rv.Inh, found = true, true
+		}
+		return nil
+	})
+	return found
 }
 
 // splitSQL cuts a query string at top-level semicolons using PostgreSQL's
@@ -161,6 +181,8 @@ func collectRefs(node proto.Message, tables tableLookup) (refs, error) {
 	seen := map[string]bool{}
 	err := sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		switch n := m.(type) {
+		case *pg_query.LockingClause:
+			return sqltree.SkipChildren // FOR UPDATE OF names FROM items (rowlocks.go)
 		case *pg_query.RangeVar:
 			return r.addRangeVar(n.Catalogname, n.Schemaname, n.Relname, ctes, tables, seen)
 		case *pg_query.FuncCall:

@@ -93,7 +93,9 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 			}
 			opts.Retention = &d
 		default:
-			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+			if !pgStorageParameter(def) { // taken, changing nothing (alter.go)
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+			}
 		}
 	}
 	if _, err := s.p.store.CreateTableWith(ctx, tbl, st.IfNotExists, opts); err != nil {

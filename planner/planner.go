@@ -416,9 +416,16 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT INTO is not supported; use CREATE TABLE and INSERT … SELECT")
 		}
 		if hasLockingClause(st.node) {
-			// The engine has no row locks to take; answering without
-			// them would let a caller believe its rows are held.
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT … FOR UPDATE and FOR SHARE are not supported: tsdb has no row locks")
+			// The table locks that stand for the rows' (rowlocks.go).
+			node, err := s.lockRows(ctx, st.node, r.tables)
+			if err != nil {
+				return nil, err
+			}
+			if st.text, err = deparse(s.p.pgVersion, node); err != nil {
+				return nil, err
+			}
+			st.node = node
+			n = node.Node.(*pg_query.Node_SelectStmt)
 		}
 		text, sel, catalog := st.text, n.SelectStmt, []string(nil)
 		rewritten, used, err := s.rewriteSession(st.node)
@@ -596,6 +603,11 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	r, err := collectRefs(sel, s)
 	if err != nil {
 		return nil, err
+	}
+	// A locking clause takes locks when the query runs, not when it is
+	// described.
+	if q := stripLocking(ex.Query); q != ex.Query {
+		ex = &pg_query.ExplainStmt{Query: q, Options: ex.Options}
 	}
 	if err := s.rewriteDateTimes(ex.Query); err != nil {
 		return nil, err

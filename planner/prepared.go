@@ -273,6 +273,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		if err != nil {
 			return err
 		}
+		node = stripLocking(node) // taken when it runs
 		r, err := collectRefs(node.GetSelectStmt(), s)
 		if err != nil {
 			return err
