@@ -352,7 +352,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		}
 		var from *int64
 		if opts.last != nil && opts.last.table == snap.Table.Name {
-			bound, ok, err := s.lastKeyBound(ctx, snap, opts.last.column, r.lo)
+			bound, ok, err := s.lastKeyBound(ctx, snap, opts.last.column, r)
 			if err != nil {
 				b.done()
 				return nil, err

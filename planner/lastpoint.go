@@ -45,8 +45,8 @@ type lastKey struct {
 //	SELECT DISTINCT c FROM t …  /  SELECT c FROM t GROUP BY c …
 //
 // with no aggregate, window or other expression (any of which may read
-// the older rows), no WHERE but lower bounds on the time column
-// (timeFloorsOnly), LIMIT and OFFSET allowed.
+// the older rows), no WHERE but bounds on the time column
+// (timeBoundsOnly), LIMIT and OFFSET allowed.
 func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 ||
 		sel.HavingClause != nil || len(sel.WindowClause) > 0 || sel.WithClause != nil || len(sel.ValuesLists) > 0 || sel.IntoClause != nil ||
@@ -71,7 +71,7 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	if rv.Alias != nil {
 		alias = rv.Alias.Aliasname
 	}
-	if sel.WhereClause != nil && !timeFloorsOnly(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name) {
+	if sel.WhereClause != nil && !timeBoundsOnly(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name) {
 		return lastKey{}, false
 	}
 	// LIMIT and OFFSET of a subquery would read the cut table too.
@@ -159,26 +159,28 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	return lastKey{table: tbl.Name, column: key}, true
 }
 
-// timeFloorsOnly reports whether where is one or more lower bounds on the
-// time column, joined by AND (time > now() - interval '1 hour', time >=
-// '2026-01-01'): it keeps, of each value, every row from some time on,
-// so the value's newest row is its newest overall whenever it has one.
-// An upper bound, another column, a subquery or a bound that may differ
-// row by row is anything else.
-func timeFloorsOnly(where *pg_query.Node, alias, timeName string) bool {
+// timeBoundsOnly reports whether where is one or more bounds on the time
+// column, joined by AND (time > now() - interval '1 hour', time >=
+// '2026-01-01', time BETWEEN $from AND $to as Grafana's $__timeFilter
+// writes it), each of one value for the statement. A lower bound keeps,
+// of each value, every row from some time on; an upper bound every row
+// up to some time, which lastKeyBound checks against the values' newest
+// rows. Another column, a subquery, OR, or a bound that may differ row
+// by row is anything else.
+func timeBoundsOnly(where *pg_query.Node, alias, timeName string) bool {
 	if be := where.GetBoolExpr(); be != nil {
 		if be.Boolop != pg_query.BoolExprType_AND_EXPR {
 			return false
 		}
 		for _, a := range be.Args {
-			if !timeFloorsOnly(a, alias, timeName) {
+			if !timeBoundsOnly(a, alias, timeName) {
 				return false
 			}
 		}
 		return true
 	}
 	ae := where.GetAExpr()
-	if ae == nil || ae.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(ae.Name) != 1 || ae.Lexpr == nil || ae.Rexpr == nil {
+	if ae == nil || len(ae.Name) != 1 || ae.Lexpr == nil || ae.Rexpr == nil {
 		return false
 	}
 	isTime := func(n *pg_query.Node) bool {
@@ -192,12 +194,16 @@ func timeFloorsOnly(where *pg_query.Node, alias, timeName string) bool {
 		}
 		return len(parts) == 1 && parts[0] == timeName || len(parts) == 2 && parts[0] == alias && parts[1] == timeName
 	}
-	op := ae.Name[0].GetString_().GetSval()
-	switch {
-	case (op == ">" || op == ">=") && isTime(ae.Lexpr):
-		return statementConstant(ae.Rexpr)
-	case (op == "<" || op == "<=") && isTime(ae.Rexpr):
-		return statementConstant(ae.Lexpr)
+	if ae.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN {
+		bounds := ae.Rexpr.GetList().GetItems()
+		return isTime(ae.Lexpr) && len(bounds) == 2 && statementConstant(bounds[0]) && statementConstant(bounds[1])
+	}
+	if ae.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+		return false
+	}
+	switch ae.Name[0].GetString_().GetSval() {
+	case ">", ">=", "<", "<=":
+		return isTime(ae.Lexpr) && statementConstant(ae.Rexpr) || isTime(ae.Rexpr) && statementConstant(ae.Lexpr)
 	}
 	return false
 }
@@ -289,10 +295,13 @@ func (k *keyTimes) put(files bool, key string, v map[string]int64) {
 // files of other writers, whose columns are found by name) or the table
 // is empty.
 //
-// floor is the statement's lowest time (its WHERE's lower bound, or the
-// smallest time): a value whose newest row is older has no row the
-// statement reads, and does not lower the bound.
-func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string, floor int64) (int64, bool, error) {
+// r is the statement's time range (its WHERE's bounds, or all time): a
+// value whose newest row is older than r.lo has no row the statement
+// reads, and does not lower the bound; a value whose newest row is at or
+// past r.hi may have its newest row the statement reads anywhere before,
+// which no summary tells, so the bound gives up (a dashboard's upper
+// bound is now, past every row).
+func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, column string, r interval) (int64, bool, error) {
 	col := snap.Table.ColumnIndex(column)
 	if col < 0 || len(snap.Deleted) > 0 || len(snap.Damaged) > 0 {
 		// Damaged files must stay out of what a statement reads unless its
@@ -320,7 +329,10 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 	}
 	bound := int64(math.MaxInt64)
 	for _, t := range newest {
-		if t >= floor {
+		switch {
+		case t >= r.hi && r.hi != math.MaxInt64:
+			return 0, false, nil
+		case t >= r.lo:
 			bound = min(bound, t)
 		}
 	}

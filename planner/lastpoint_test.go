@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +30,12 @@ func TestLastRowPerValue(t *testing.T) {
 		"SELECT DISTINCT ON (host) * FROM lp WHERE time >= '2026-01-02 12:00' %s ORDER BY host, time DESC",
 		"SELECT DISTINCT host FROM lp WHERE time > '2026-01-01' AND '2025-12-01' < lp.time %s ORDER BY 1",
 		"SELECT DISTINCT host FROM lp WHERE time >= now() - interval '100 years' %s ORDER BY 1",
+		// Upper bounds too: past every row (a dashboard's now) the
+		// bound holds; within the rows it gives up.
+		"SELECT DISTINCT ON (host) * FROM lp WHERE time BETWEEN '2025-01-01' AND now() + interval '10 years' %s ORDER BY host, time DESC",
+		"SELECT DISTINCT ON (host) host, time FROM lp WHERE time BETWEEN '2026-01-01 06:00' AND '2026-01-02 12:00' %s ORDER BY host, time DESC",
+		"SELECT DISTINCT host FROM lp WHERE time >= '2026-01-01' AND time < '2026-01-01 00:02' %s ORDER BY 1",
+		"SELECT DISTINCT host FROM lp WHERE lp.time <= '2027-01-01' %s ORDER BY 1",
 	}
 	check := func(stage string) {
 		t.Helper()
@@ -44,7 +49,7 @@ func TestLastRowPerValue(t *testing.T) {
 			if c == "zone" && !strings.Contains(stage, "zone") {
 				continue
 			}
-			if _, ok, err := e.s.lastKeyBound(t.Context(), snap, c, math.MinInt64); err != nil || !ok {
+			if _, ok, err := e.s.lastKeyBound(t.Context(), snap, c, fullRange); err != nil || !ok {
 				t.Fatalf("%s: no bound for %s: %v", stage, c, err)
 			}
 		}
@@ -73,7 +78,7 @@ func TestLastRowPerValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, ok, err := e.s.lastKeyBound(t.Context(), snap, "host", math.MinInt64)
+		b, ok, err := e.s.lastKeyBound(t.Context(), snap, "host", fullRange)
 		if err != nil || !ok {
 			t.Fatalf("bound: %v %v", ok, err)
 		}
@@ -85,6 +90,18 @@ func TestLastRowPerValue(t *testing.T) {
 	}
 	if testutil.ToFloat64(e.p.metrics.lastKeyBounds) == 0 {
 		t.Fatal("no statement was bounded")
+	}
+	// An upper bound past every row keeps the bound; one within the
+	// rows drops it.
+	for q, bounded := range map[string]bool{
+		"SELECT DISTINCT ON (host) * FROM lp WHERE time BETWEEN '2025-01-01' AND now() + interval '10 years' ORDER BY host, time DESC": true,
+		"SELECT DISTINCT host FROM lp WHERE time < '2026-01-01 00:02'":                                                                 false,
+	} {
+		before := testutil.ToFloat64(e.p.metrics.lastKeyBounds)
+		e.rows(q)
+		if got := testutil.ToFloat64(e.p.metrics.lastKeyBounds) > before; got != bounded {
+			t.Errorf("%s: bounded %v, want %v", q, got, bounded)
+		}
 	}
 	e.must("CHECKPOINT")
 	check("flushed")
@@ -122,9 +139,9 @@ func TestLastRowPerValue(t *testing.T) {
 	}
 }
 
-// Only lower bounds on the time column, joined by AND, of one value for
-// the statement, keep a statement's rows of each value from some time on.
-func TestTimeFloorsOnly(t *testing.T) {
+// Only bounds on the time column, joined by AND, of one value for the
+// statement, keep a statement's rows of each value within one range.
+func TestTimeBoundsOnly(t *testing.T) {
 	for _, tc := range []struct {
 		where string
 		want  bool
@@ -132,11 +149,15 @@ func TestTimeFloorsOnly(t *testing.T) {
 		{"time >= '2026-01-01'", true},
 		{"time > now() - interval '1 hour' AND '2026-01-01' <= lp.time", true},
 		{"time >= CURRENT_TIMESTAMP - interval '1 day'", true},
-		{"time < '2026-01-01'", false},
-		{"time BETWEEN '2026-01-01' AND '2026-02-01'", false},
+		{"time < '2026-01-01'", true},
+		{"time BETWEEN '2026-01-01' AND '2026-02-01'", true},
+		{"time BETWEEN '2026-01-01' AND now() AND time < now()", true},
+		{"time NOT BETWEEN '2026-01-01' AND '2026-02-01'", false},
+		{"time BETWEEN v::timestamptz AND now()", false},
 		{"time >= '2026-01-01' OR time >= '2025-01-01'", false},
 		{"time >= '2026-01-01' AND v > 1", false},
 		{"time > v::timestamptz", false},
+		{"time <> '2026-01-01'", false},
 		{"time > now() - random() * interval '1 day'", false},
 		{"time > clock_timestamp()", false},
 		{"time > (SELECT max(time) FROM lp)", false},
@@ -146,7 +167,7 @@ func TestTimeFloorsOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := timeFloorsOnly(tree.Stmts[0].Stmt.GetSelectStmt().WhereClause, "lp", "time"); got != tc.want {
+		if got := timeBoundsOnly(tree.Stmts[0].Stmt.GetSelectStmt().WhereClause, "lp", "time"); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.where, got, tc.want)
 		}
 	}

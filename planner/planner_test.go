@@ -743,7 +743,7 @@ func TestClusterBy(t *testing.T) {
 	for _, tc := range []struct{ q, code string }{
 		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (cluster_by = 'nope')", sqlerr.UndefinedColumn},
 		{"CREATE TABLE n (time TIMESTAMPTZ, v DOUBLE PRECISION) WITH (cluster_by = 'v')", sqlerr.DatatypeMismatch},
-		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (fillfactor = 70)", sqlerr.InvalidParameterValue},
+		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (no_such_option = 70)", sqlerr.InvalidParameterValue},
 		{"CREATE TABLE n (time TIMESTAMPTZ, host TEXT) WITH (retention = 'soon')", sqlerr.InvalidParameterValue},
 		{"ALTER TABLE m SET (cluster_by = 'v')", sqlerr.DatatypeMismatch},
 		{"ALTER TABLE m SET (cluster_by = 'nope')", sqlerr.UndefinedColumn},

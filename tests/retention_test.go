@@ -79,7 +79,7 @@ func TestRetention(t *testing.T) {
 	// Bad settings change nothing and keep the connection.
 	for q, code := range map[string]string{
 		"ALTER TABLE m SET (retention = 'soon')":                 "22023",
-		"ALTER TABLE m SET (fillfactor = 50)":                    "22023",
+		"ALTER TABLE m SET (no_such_option = 50)":                "22023",
 		"ALTER TABLE nope SET (retention = '1 day')":             "42P01",
 		"ALTER TABLE m ALTER COLUMN k TYPE TEXT":                 "0A000",
 		"ALTER TABLE m SET (retention = '1 day'), DROP COLUMN k": "0A000",
