@@ -53,6 +53,40 @@ func isBytea(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
 	return typeOf != nil && n.GetColumnRef() != nil && typeOf(n) == schema.Bytea
 }
 
+// isText reports whether an expression is known to be text: a string
+// constant, a cast to text, varchar or char, or a text column.
+func isText(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
+	if c := n.GetAConst(); c != nil {
+		return c.GetSval() != nil
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		switch sqltree.LastName(tc.TypeName.GetNames()) {
+		case "text", "varchar", "bpchar":
+			return len(tc.TypeName.GetArrayBounds()) == 0
+		}
+		return false
+	}
+	if fc := n.GetFuncCall(); fc != nil {
+		name := sqltree.LastName(fc.Funcname)
+		if _, overload := byteaOverloads[name]; overload && name != "length" {
+			return len(fc.Args) > 0 && !isBytea(fc.Args[0], typeOf)
+		}
+		return textResults[name]
+	}
+	if e := n.GetAExpr(); e != nil && sqltree.LastName(e.Name) == "||" && e.Lexpr != nil && e.Rexpr != nil {
+		return !isBytea(e.Lexpr, typeOf) && !isBytea(e.Rexpr, typeOf)
+	}
+	return typeOf != nil && n.GetColumnRef() != nil && typeOf(n) == schema.Text
+}
+
+// textResults are functions whose result is text whatever they take.
+var textResults = map[string]bool{
+	"upper": true, "lower": true, "initcap": true, "concat": true, "concat_ws": true, "format": true,
+	"replace": true, "lpad": true, "rpad": true, "left": true, "right": true, "repeat": true, "reverse": true,
+	"md5": true, "to_char": true, "split_part": true, "translate": true, "quote_ident": true,
+	"quote_literal": true, "chr": true, "regexp_replace": true, "to_hex": true,
+}
+
 // ByteaFunctions rewrites, in root, the calls of byteaOverloads and the
 // LIKEs whose operand is known to be bytea (isBytea) to the Go functions.
 // typeOf, if not nil, gives the types of the FROM list's columns (the
@@ -93,6 +127,13 @@ func ByteaFunctions(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 				call("hex", &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{
 					Args: []*pg_query.Node{fc.Args[1], sqltree.Cast(pg_query.MakeAConstStrNode("", -1), "bytea")}}}})}
 			return call("unhex", &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: agg}})
+		}
+		if name == "octet_length" && len(fc.Args) == 1 && len(fc.Funcname) == 1 && isText(fc.Args[0], typeOf) {
+			// The engine's octet_length takes bytes only; strlen counts
+			// a string's (UTF-8) bytes, as PostgreSQL's octet_length of
+			// text does.
+			changed = true
+			return call("strlen", fc.Args[0])
 		}
 		fn, ok := byteaOverloads[name]
 		if !ok || !isBytea(fc.Args[0], typeOf) {

@@ -22,3 +22,16 @@ func TestStorageSettingsTaken(t *testing.T) {
 		{0, "SELECT f1 FROM ONLY s", "x"},
 	})
 }
+
+// octet_length counts a string's bytes as PostgreSQL's does (the engine's
+// takes bytes only), and a bytea's.
+func TestOctetLength(t *testing.T) {
+	e := newEnv(t)
+	runScript(t, e, []txStep{
+		{0, "CREATE TABLE ol (time timestamptz NOT NULL, s text, b bytea)", "tag:CREATE TABLE"},
+		{0, "INSERT INTO ol VALUES ('2026-01-01', 'héllo', '\\x0102')", "tag:INSERT 0 1"},
+		{0, "SELECT octet_length('é'), octet_length('é'::bytea), octet_length('abc'::varchar)", "2|2|3"},
+		{0, "SELECT octet_length(s), octet_length(b), octet_length(upper(s)), octet_length(s || 'x'), octet_length(substr(b, 1, 1)), octet_length(substr(s, 1, 2)) FROM ol", "6|2|6|7|1|3"},
+		{0, "SELECT count(*) FROM ol WHERE octet_length(s) = 6", "1"},
+	})
+}
