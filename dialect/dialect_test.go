@@ -851,3 +851,33 @@ func TestConcatChainStaysLinear(t *testing.T) {
 		t.Fatalf("the last link is written %d times", n)
 	}
 }
+
+// A shown ARRAY[…] of numbers of different scales is refused (the engine
+// would print them all with the largest); arrays a function takes, or of
+// one scale, are not.
+func TestCheckArrayScales(t *testing.T) {
+	for _, tc := range []struct {
+		sql     string
+		refused bool
+	}{
+		{"SELECT ARRAY[1.5, 2]", true},
+		{"SELECT ARRAY[1.50, 2.5]", true},
+		{"SELECT (ARRAY[1.5, 2])[2]", true},
+		{"SELECT ARRAY[[1.5], [2]]", true},
+		{"SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT (ARRAY[1, 2.5])[1]", true},
+		{"VALUES (ARRAY[1, 2.5])", true},
+		{"SELECT ARRAY[1.5, 2.5], ARRAY[1, 2], ARRAY[1.0, -2.0]", false},
+		{"SELECT percentile_cont(ARRAY[0, 0.25, 1]) WITHIN GROUP (ORDER BY x) FROM t", false},
+		{"SELECT 1 WHERE 2 = ANY(ARRAY[1.5, 2])", false},
+		{"SELECT ARRAY[1.5, 2]::float8[]", false},
+	} {
+		tree, err := pg_query.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckArrayScales(tree.Stmts[0].Stmt.GetSelectStmt())
+		if (err != nil) != tc.refused || err != nil && sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, refused %v", tc.sql, err, tc.refused)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -467,4 +468,63 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 		}
 	}
 	return false, false
+}
+
+// CheckArrayScales refuses a select list that shows an ARRAY[…] of
+// number literals of different scales (ARRAY[1.5, 2], ARRAY[1.50, 2.5],
+// an element of one): PostgreSQL's numeric[] keeps each element's own
+// scale ({1.5,2}), the engine's decimal list one scale for all
+// ({1.5,2.0}), a different value PostgreSQL would not print. An array a
+// function takes (percentile_cont(ARRAY[0, 0.25])) or WHERE compares is
+// left alone.
+func CheckArrayScales(sel *pg_query.SelectStmt) error {
+	if sel == nil {
+		return nil
+	}
+	if err := CheckArrayScales(sel.Larg); err != nil {
+		return err
+	}
+	if err := CheckArrayScales(sel.Rarg); err != nil {
+		return err
+	}
+	rows := [][]*pg_query.Node{}
+	for _, t := range sel.TargetList {
+		rows = append(rows, []*pg_query.Node{t.GetResTarget().GetVal()})
+	}
+	for _, row := range sel.ValuesLists {
+		rows = append(rows, row.GetList().GetItems())
+	}
+	for _, row := range rows {
+		for _, v := range row {
+			if ind := v.GetAIndirection(); ind != nil {
+				v = ind.Arg
+			}
+			if a := v.GetAArrayExpr(); a != nil && mixedScales(a) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, "ARRAY[…] of numbers of different scales is not supported: PostgreSQL shows each with its own scale, tsdb would show all with the largest; give them one scale (1.50, 2.00) or cast them to float8")
+			}
+		}
+	}
+	return nil
+}
+
+// mixedScales reports an array (of arrays) of number literals of more
+// than one scale, one of them with a decimal point.
+func mixedScales(a *pg_query.A_ArrayExpr) bool {
+	scales := map[int]bool{}
+	decimals := false
+	var walk func(a *pg_query.A_ArrayExpr)
+	walk = func(a *pg_query.A_ArrayExpr) {
+		for _, el := range a.Elements {
+			if inner := el.GetAArrayExpr(); inner != nil {
+				walk(inner)
+				continue
+			}
+			if s, dec, literal, good := literalScale(el); literal && good {
+				scales[s] = true
+				decimals = decimals || dec
+			}
+		}
+	}
+	walk(a)
+	return decimals && len(scales) > 1
 }

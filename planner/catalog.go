@@ -86,6 +86,9 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	if features.Err != nil {
 		return nil, nil, features.Err
 	}
+	if err := dialect.CheckArrayScales(out.GetSelectStmt()); err != nil {
+		return nil, nil, err
+	}
 	if features.SetOps {
 		changed = dialect.UnknownSetOpLiterals(out) || changed
 	}
