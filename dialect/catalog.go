@@ -231,8 +231,13 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 			if IsTempTable(t) {
 				ns, persistence = nsTemp, "t"
 			}
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d, '%s', 10, %d, 0, false, %v, false, false, false, false, 0, 0, '%s', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
-				TableOID(t), schema.QuoteString(t.Name), ns, kind, am, rules, persistence, len(t.Columns), options))
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, '%s', 10, %d, 0, %v, %v, false, false, false, false, 0, 0, '%s', 'd', 0, %d, false, -1, -1, CAST([%s] AS VARCHAR[]), NULL, NULL)",
+				TableOID(t), schema.QuoteString(t.Name), ns, kind, am, len(t.Keys) > 0, rules, persistence, len(t.Columns), options))
+			// The index behind each key (btree, access method 403).
+			for _, k := range t.Keys {
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, 'i', 10, 403, 0, false, false, false, false, false, false, 0, 0, '%s', 'n', 0, %d, false, -1, -1, CAST([] AS VARCHAR[]), NULL, NULL)",
+					IndexOID(t, k), schema.QuoteString(k.Name), ns, persistence, len(k.Columns)))
+			}
 		}
 		return ValuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
 			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
@@ -280,7 +285,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		return ValuesView(rows, "oid, typname, typnamespace, typtype, typcollation, typowner, typlen, typnotnull, typtypmod, typbasetype, typrelid, typelem, typarray, typcategory, typdelim, typisdefined", "")
 	},
 	"pg_catalog.pg_am": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (2, 'heap', 't')) AS t(oid, amname, amtype)"
+		return "SELECT * FROM (VALUES (2, 'heap', 't'), (403, 'btree', 'i')) AS t(oid, amname, amtype)"
 	},
 	// The session binds these two with the role store (bindCatalog).
 	"pg_catalog.pg_roles":        func([]schema.Table) string { return RolesRelation(nil) },
@@ -296,7 +301,8 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	},
 	"pg_catalog.pg_attrdef":               emptyRelation("oid", "adrelid", "adnum", "adbin"),
 	"pg_catalog.pg_collation":             emptyRelation("oid", "collname", "collnamespace"),
-	"pg_catalog.pg_index":                 emptyRelation("indexrelid", "indrelid", "indisprimary", "indisunique", "indisclustered", "indisvalid", "indisreplident", "indkey", "indoption:SMALLINT[]", "indexprs", "indpred", "indnatts:INTEGER"),
+	"pg_catalog.pg_index":                 pgIndexRelation,
+	KeyDefsRelation:                       keyDefsRelation,
 	"pg_catalog.pg_constraint":            pgConstraintRelation,
 	"pg_catalog.pg_inherits":              emptyRelation("inhrelid", "inhparent", "inhseqno", "inhdetachpending"),
 	"pg_catalog.pg_policy":                emptyRelation("oid", "polname", "polrelid", "polpermissive", "polroles:BIGINT[]", "polqual", "polwithcheck", "polcmd"),

@@ -16,6 +16,63 @@ func keyOID(t schema.Table, k schema.Key) int64 {
 	return HashOID(t.ID+"/"+k.Name, 16384, 1_000_000_000)
 }
 
+// IndexOID is the OID of the unique index that stands behind a key, as
+// PostgreSQL builds one for each PRIMARY KEY and UNIQUE constraint.
+func IndexOID(t schema.Table, k schema.Key) int64 {
+	return HashOID(t.ID+"/index/"+k.Name, 16384, 1_000_000_000)
+}
+
+// KeyDefsRelation names the rows pg_get_indexdef and pg_get_constraintdef
+// read for keys: each key's index and constraint OIDs, the texts
+// PostgreSQL gives them, and the index's columns (pg_get_indexdef(oid, n,
+// …) names the n-th).
+const KeyDefsRelation = "tsdb.keydefs"
+
+// keyColumns are a key's columns as a definition lists them.
+func keyColumns(k schema.Key) string {
+	names := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		names[i] = QuoteIdent(c)
+	}
+	return strings.Join(names, ", ")
+}
+
+func keyDefsRelation(ts []schema.Table) string {
+	var rows []string
+	for _, t := range ts {
+		for _, k := range t.Keys {
+			_, text := keyType(k)
+			index := fmt.Sprintf("CREATE UNIQUE INDEX %s ON public.%s USING btree (%s)", QuoteIdent(k.Name), QuoteIdent(t.Name), keyColumns(k))
+			cols := make([]string, len(k.Columns))
+			for i, c := range k.Columns {
+				cols[i] = schema.QuoteString(QuoteIdent(c))
+			}
+			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), CAST(%d AS BIGINT), %s, %s, CAST([%s] AS VARCHAR[]))",
+				IndexOID(t, k), keyOID(t, k), schema.QuoteString(index), schema.QuoteString(fmt.Sprintf("%s (%s)", text, keyColumns(k))), strings.Join(cols, ", ")))
+		}
+	}
+	return ValuesView(rows, "_tsdb_index_oid, _tsdb_con_oid, _tsdb_indexdef, _tsdb_condef, _tsdb_columns",
+		"CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR[])")
+}
+
+// pgIndexRelation lists the index behind each key, as pg_index does (JDBC's
+// getPrimaryKeys, SQLAlchemy's reflection and psql's \d read it).
+func pgIndexRelation(ts []schema.Table) string {
+	var rows []string
+	for _, t := range ts {
+		for _, k := range t.Keys {
+			nums := make([]string, len(k.Columns))
+			for i, c := range k.Columns {
+				nums[i] = fmt.Sprint(t.ColumnIndex(c) + 1)
+			}
+			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), CAST(%d AS BIGINT), %v, true, false, true, false, CAST([%s] AS SMALLINT[]), CAST([%s] AS SMALLINT[]), NULL, NULL, %d, %d)",
+				IndexOID(t, k), TableOID(t), k.Primary, strings.Join(nums, ", "), strings.TrimSuffix(strings.Repeat("0, ", len(nums)), ", "), len(nums), len(nums)))
+		}
+	}
+	return ValuesView(rows, "indexrelid, indrelid, indisprimary, indisunique, indisclustered, indisvalid, indisreplident, indkey, indoption, indexprs, indpred, indnatts, indnkeyatts",
+		"CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS SMALLINT[]), CAST(NULL AS SMALLINT[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
+}
+
 func keyType(k schema.Key) (contype, text string) {
 	if k.Primary {
 		return "p", "PRIMARY KEY"
@@ -32,8 +89,8 @@ func pgConstraintRelation(ts []schema.Table) string {
 				nums[i] = fmt.Sprint(t.ColumnIndex(c) + 1)
 			}
 			contype, _ := keyType(k)
-			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), %s, CAST(%d AS BIGINT), '%s', false, false, true, CAST(%d AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS BIGINT), true, 0, true, CAST([%s] AS SMALLINT[]), CAST(NULL AS SMALLINT[]))",
-				keyOID(t, k), schema.QuoteString(k.Name), nsPublic, contype, TableOID(t), strings.Join(nums, ", ")))
+			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), %s, CAST(%d AS BIGINT), '%s', false, false, true, CAST(%d AS BIGINT), CAST(0 AS BIGINT), CAST(%d AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS BIGINT), true, 0, true, CAST([%s] AS SMALLINT[]), CAST(NULL AS SMALLINT[]))",
+				keyOID(t, k), schema.QuoteString(k.Name), nsPublic, contype, TableOID(t), IndexOID(t, k), strings.Join(nums, ", ")))
 		}
 	}
 	return ValuesView(rows, "oid, conname, connamespace, contype, condeferrable, condeferred, convalidated, conrelid, contypid, conindid, conparentid, confrelid, conislocal, coninhcount, connoinherit, conkey, confkey",

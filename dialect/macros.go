@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -115,6 +116,23 @@ var QuotedKeywords = []string{
 	"verbose", "when", "where", "window", "with", "xmlattributes",
 	"xmlconcat", "xmlelement", "xmlexists", "xmlforest", "xmlnamespaces",
 	"xmlparse", "xmlpi", "xmlroot", "xmlserialize", "xmltable",
+}
+
+// QuoteIdent quotes a name as PostgreSQL's quote_ident does: bare when it
+// is lower-case letters, digits and underscores (not first a digit) and
+// no keyword of QuotedKeywords, else in double quotes.
+func QuoteIdent(s string) string {
+	plain := s != ""
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain && !slices.Contains(QuotedKeywords, s) {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // quotedKeywordList is QuotedKeywords as an engine list literal.
@@ -248,13 +266,13 @@ var Macros = append([]string{
 			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1266 THEN 'time with time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
 			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
 	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
-	// getPrimaryKeys and getIndexInfo call it: tsdb has no indexes, so
-	// pg_index is empty and the expansion never meets a row; the macro
-	// gives the queries the (x, n) record they read to bind.
+	// getPrimaryKeys and getIndexInfo call it: a row (x, n) per element
+	// of the key's columns, in the select list as PostgreSQL's
+	// set-returning function is.
 	// The search path as PostgreSQL reports it (DuckDB's own names its
 	// internal schemas); JDBC asks it to tell types on the path.
 	`CREATE MACRO _tsdb_current_schemas(implicit) AS CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END`,
-	`CREATE MACRO _tsdb_expandarray(a) AS {'x': CAST(NULL AS INTEGER), 'n': CAST(NULL AS INTEGER)}`,
+	`CREATE MACRO _tsdb_expandarray(a) AS unnest(list_transform(range(1, len(a) + 1), lambda i: {'x': CAST(a[i] AS INTEGER), 'n': CAST(i AS INTEGER)}))`,
 	// tsdb has no views: a view named by its name does not exist (psql
 	// asks by OID, and gets NULL as for any relation without a view).
 	`CREATE MACRO _tsdb_viewdef(a, b := NULL) AS CASE WHEN typeof(a) = 'VARCHAR' THEN error('[tsdb 42P01] relation "' || a || '" does not exist') END`,

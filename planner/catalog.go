@@ -212,6 +212,10 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 		if failed != nil {
 			return nil
 		}
+		if r, ok := int2vectorText(n); ok {
+			changed = true
+			return r
+		}
 		if name, ok := regclassLiteral(n); ok {
 			// 'cpu'::regclass is the table's OID, as pg_class and
 			// pg_attribute give it: tools join on it.
@@ -347,12 +351,53 @@ func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel stri
 		// same query is not: refused rather than answered differently.
 		err = &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: "pg_get_viewdef is not supported: tsdb does not keep PostgreSQL's text of a view",
 			Hint: "pg_views.definition holds tsdb's text of the view's query."}
+	case name == "pg_get_indexdef" && (len(fc.Args) == 1 || len(fc.Args) == 3),
+		name == "pg_get_constraintdef" && (len(fc.Args) == 1 || len(fc.Args) == 2):
+		// The texts of the index and the constraint behind a key
+		// (dialect.KeyDefsRelation): the whole index, or its n-th column
+		// (pg_get_indexdef(oid, n, pretty), JDBC's getIndexInfo); NULL for
+		// any other OID, as before.
+		rel = dialect.KeyDefsRelation
+		view := schema.QuoteIdent(catalogView(rel))
+		switch {
+		case name == "pg_get_constraintdef":
+			r, err = sqltree.Template("(SELECT _tsdb_condef FROM "+view+" WHERE _tsdb_con_oid = CAST(_tsdb_arg1 AS BIGINT))", fc.Args[0])
+		case len(fc.Args) == 3:
+			r, err = sqltree.Template("(SELECT CASE WHEN _tsdb_arg2 = 0 THEN _tsdb_indexdef ELSE _tsdb_columns[_tsdb_arg2] END FROM "+view+
+				" WHERE _tsdb_index_oid = CAST(_tsdb_arg1 AS BIGINT))", fc.Args[0], fc.Args[1])
+		default:
+			r, err = sqltree.Template("(SELECT _tsdb_indexdef FROM "+view+" WHERE _tsdb_index_oid = CAST(_tsdb_arg1 AS BIGINT))", fc.Args[0])
+		}
 	case name == "pg_backend_pid" && len(fc.Args) == 0:
 		r = sqltree.Cast(pg_query.MakeAConstIntNode(int64(s.pid), -1), "int4")
 	default:
 		return nil, "", false, nil
 	}
 	return r, rel, true, err
+}
+
+// int2vectorColumns are pg_index's int2vector columns, which tsdb's
+// catalog holds as lists.
+var int2vectorColumns = map[string]bool{"indkey": true, "indoption": true, "indclass": true, "indcollation": true}
+
+// int2vectorText turns a cast to text of pg_index's int2vector columns
+// (ix.indkey::varchar, which SQLAlchemy splits on spaces) into
+// PostgreSQL's text of an int2vector, "3 1", not the list's "{3,1}".
+func int2vectorText(n *pg_query.Node) (*pg_query.Node, bool) {
+	tc := n.GetTypeCast()
+	if tc == nil || tc.Arg.GetColumnRef() == nil {
+		return nil, false
+	}
+	switch sqltree.LastName(tc.TypeName.GetNames()) {
+	case "text", "varchar":
+	default:
+		return nil, false
+	}
+	if fields := tc.Arg.GetColumnRef().Fields; !int2vectorColumns[fields[len(fields)-1].GetString_().GetSval()] {
+		return nil, false
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("array_to_string")},
+		[]*pg_query.Node{tc.Arg, pg_query.MakeAConstStrNode(" ", -1)}, -1), true
 }
 
 // bindCatalog makes the catalog views a statement uses, over the tables

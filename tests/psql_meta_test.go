@@ -9,12 +9,16 @@ import (
 // psql's meta-commands read pg_catalog; tsdb answers them for its tables.
 func TestPsqlMetaCommands(t *testing.T) {
 	s := startServer(t, t.TempDir(), nil)
-	s.psql("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, n BIGINT);\nCREATE TABLE mem (ts TIMESTAMP, free INTEGER);\n")
+	s.psql("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, n BIGINT);\nCREATE TABLE mem (ts TIMESTAMP, free INTEGER);\n" +
+		"CREATE TABLE k (ts TIMESTAMPTZ NOT NULL, id INT PRIMARY KEY, host TEXT, UNIQUE (host, ts));\n")
 	tests := []struct {
 		cmd  string
 		want []string
 	}{
-		{`\dt`, []string{"public | cpu  | table | tsdb", "public | mem  | table | tsdb", "(2 rows)"}},
+		{`\dt`, []string{"public | cpu  | table | tsdb", "public | mem  | table | tsdb", "(3 rows)"}},
+		// The index PostgreSQL builds for each key, as it shows them.
+		{`\d k`, []string{"Indexes:", `"k_pkey" PRIMARY KEY, btree (id)`, `"k_host_ts_key" UNIQUE CONSTRAINT, btree (host, ts)`}},
+		{`\di`, []string{"public | k_host_ts_key | index | tsdb  | k", "public | k_pkey        | index | tsdb  | k"}},
 		{`\d cpu`, []string{`Table "public.cpu"`, "time   | timestamp with time zone |           | not null |", "usage  | double precision", "n      | bigint"}},
 		{`\d+ mem`, []string{`Table "public.mem"`, "ts     | timestamp without time zone", "free   | integer", "Access method: heap"}},
 		{`\dn`, []string{"public | tsdb"}},

@@ -102,6 +102,23 @@ public class Session {
             try (ResultSet rs = md.getIndexInfo(null, "public", "jdbc", false, true)) {
                 check(!rs.next(), "getIndexInfo: tsdb tables have none");
             }
+            // A table with keys: its primary key and the indexes behind
+            // its keys, as PostgreSQL lists them.
+            try (Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE jdbc_keyed (time TIMESTAMPTZ NOT NULL, id INT PRIMARY KEY, host TEXT, UNIQUE (host, time))");
+            }
+            try (ResultSet rs = md.getPrimaryKeys(null, "public", "jdbc_keyed")) {
+                check(rs.next() && rs.getString("COLUMN_NAME").equals("id") && rs.getInt("KEY_SEQ") == 1
+                    && rs.getString("PK_NAME").equals("jdbc_keyed_pkey") && !rs.next(), "getPrimaryKeys of jdbc_keyed");
+            }
+            try (ResultSet rs = md.getIndexInfo(null, "public", "jdbc_keyed", true, true)) {
+                StringBuilder idx = new StringBuilder();
+                while (rs.next()) {
+                    idx.append(rs.getString("INDEX_NAME")).append(':').append(rs.getString("COLUMN_NAME"))
+                        .append(':').append(rs.getShort("ORDINAL_POSITION")).append(' ');
+                }
+                check(idx.toString().equals("jdbc_keyed_host_time_key:host:1 jdbc_keyed_host_time_key:time:2 jdbc_keyed_pkey:id:1 "), "getIndexInfo " + idx);
+            }
             try (ResultSet rs = md.getTables(null, "public", "jdbc", new String[] {"TABLE"})) {
                 check(rs.next() && rs.getString("TABLE_NAME").equals("jdbc"), "getTables");
             }
