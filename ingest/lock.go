@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -80,10 +81,26 @@ func (s *Store) LockTable(ctx context.Context, tx TxID, name string) (held bool,
 	if err != nil {
 		return false, nil, err
 	}
-	return s.lockTableState(ctx, tx, ts)
+	return s.lockTableState(ctx, tx, ts, false)
 }
 
-func (s *Store) lockTableState(ctx context.Context, tx TxID, ts *tableState) (held bool, unlock func(), err error) {
+// ErrLockedByTx is LockTableUnlessTx's answer when another transaction
+// holds the lock.
+var ErrLockedByTx = errors.New("ingest: the table's write lock is held by another transaction")
+
+// LockTableUnlessTx is LockTable that does not wait for another
+// transaction (or statement) holding the lock: it returns ErrLockedByTx
+// then (SELECT … FOR UPDATE NOWAIT, SKIP LOCKED). A flush or compaction
+// holding it briefly is waited for, as it locks no rows.
+func (s *Store) LockTableUnlessTx(ctx context.Context, tx TxID, name string) (held bool, unlock func(), err error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return false, nil, err
+	}
+	return s.lockTableState(ctx, tx, ts, true)
+}
+
+func (s *Store) lockTableState(ctx context.Context, tx TxID, ts *tableState, unlessTx bool) (held bool, unlock func(), err error) {
 	lm := s.locks
 	lm.mu.Lock()
 	if lm.holders[ts] == tx {
@@ -93,6 +110,10 @@ func (s *Store) lockTableState(ctx context.Context, tx TxID, ts *tableState) (he
 	lm.mu.Unlock()
 	if !ts.flushMu.TryLock() {
 		lm.mu.Lock()
+		if h := lm.holders[ts]; unlessTx && h != 0 && h != tx {
+			lm.mu.Unlock()
+			return false, nil, ErrLockedByTx
+		}
 		// Follow the chain of waits from the holder: back at tx, waiting
 		// would never end.
 		for at := lm.holders[ts]; at != 0; {

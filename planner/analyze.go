@@ -68,7 +68,7 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 			// (An INSERT's text never reaches the engine as written:
 			// its rows are read here, its SELECT deparsed; a large one
 			// is not scanned again.)
-			if containsFold(p, "only") && inheritAll(rs.GetStmt()) {
+			if containsFold(p, "only") && !insertValues(rs.GetStmt()) && inheritAll(rs.GetStmt()) {
 				// FROM ONLY t, UPDATE ONLY t, ALTER TABLE ONLY t (pg_dump
 				// writes it): no table has children here, so ONLY t is
 				// t, which the engine does not read.
@@ -86,6 +86,13 @@ func splitStatements(query string, standardStrings bool) ([]statement, error) {
 		}
 	}
 	return out, nil
+}
+
+// insertValues reports an INSERT … VALUES, which has no ONLY to drop (and
+// whose tree may be large).
+func insertValues(n *pg_query.Node) bool {
+	ins := n.GetInsertStmt()
+	return ins != nil && len(ins.GetSelectStmt().GetSelectStmt().GetValuesLists()) > 0
 }
 
 // inheritAll drops ONLY from the relations of a statement; it reports

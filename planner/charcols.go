@@ -58,6 +58,8 @@ type charScope struct {
 	// segments are what * expands to, FROM item by FROM item (a join
 	// USING or NATURAL as PostgreSQL orders its columns).
 	segments []charSegment
+	// castsOnly: the analysis' castsOnly.
+	castsOnly bool
 }
 
 // charSegment is the columns * takes from one FROM item: cols when known;
@@ -79,6 +81,9 @@ type charAnalysis struct {
 	// width is the number of the statement's result columns; -1 when
 	// unknown.
 	width int
+	// castsOnly: no relation of the statement has a character(n) column,
+	// so only its casts make character(n) values.
+	castsOnly bool
 }
 
 // sub is selectCols of a subquery.
@@ -93,10 +98,15 @@ func (a *charAnalysis) sub(sel *pg_query.SelectStmt) ([]charCol, bool) {
 // may show one it cannot place. Statements over no relation with a
 // character(n) column cost one walk of their relations.
 func (s *Session) padCharacters(cols []Column, sel *pg_query.SelectStmt) error {
-	if sel == nil || !s.readsPadded(sel) {
+	if sel == nil || emptySelectList(sel) {
 		return nil
 	}
-	a := &charAnalysis{s: s, width: len(cols)}
+	tables, casts := s.paddedSources(sel)
+	if !tables && !casts {
+		return nil
+	}
+	// Only casts: a column tsdb cannot place is no character(n) column.
+	a := &charAnalysis{s: s, width: len(cols), castsOnly: !tables}
 	out, ok := a.selectCols(sel)
 	if !ok || len(out) != len(cols) {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "this query's result may show character(n) values, which tsdb cannot show padded here; cast them to text or varchar")
@@ -115,25 +125,31 @@ func (s *Session) padCharacters(cols []Column, sel *pg_query.SelectStmt) error {
 // readsPadded reports whether a relation the statement names has a
 // character(n) column, or the statement casts to character(n).
 func (s *Session) readsPadded(stmt proto.Message) bool {
-	found := false
+	tables, casts := s.paddedSources(stmt)
+	return tables || casts
+}
+
+// paddedSources reports whether a relation the statement names has a
+// character(n) column, and whether it casts to character(n).
+func (s *Session) paddedSources(stmt proto.Message) (tables, casts bool) {
 	sqltree.Walk(stmt.ProtoReflect(), func(m proto.Message) error {
 		if tc, ok := m.(*pg_query.TypeCast); ok && sqltree.LastName(tc.TypeName.GetNames()) == "bpchar" {
-			found = true // a cast to character(n)
+			casts = true
 		}
 		rv, ok := m.(*pg_query.RangeVar)
-		if !ok || found {
+		if !ok || tables {
 			return nil
 		}
 		if cols, ok := s.relationCharCols(rv); ok {
 			for _, c := range cols {
 				if c.width > 0 {
-					found = true
+					tables = true
 				}
 			}
 		}
 		return nil
 	})
-	return found
+	return tables, casts
 }
 
 // relationCharCols are the columns of a table, temporary table or view a
@@ -227,6 +243,7 @@ func (a *charAnalysis) selectCols(sel *pg_query.SelectStmt) ([]charCol, bool) {
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			for _, seg := range sc.star(cr.Fields[:len(cr.Fields)-1]) {
+				seg.plain = seg.plain || a.castsOnly // no character(n) column in it
 				switch {
 				case seg.known:
 					out = append(out, seg.cols...)
@@ -242,7 +259,7 @@ func (a *charAnalysis) selectCols(sel *pg_query.SelectStmt) ([]charCol, bool) {
 		if !ok {
 			return nil, false
 		}
-		if w == mixedWidth && a.depth == 0 {
+		if w == mixedWidth && a.depth == 0 && a.mixedPaddable(sc, rt.Val) {
 			w = 0 // padded value by value in the statement (padMixedResults)
 		}
 		name := rt.Name
@@ -281,7 +298,7 @@ func renamed(cols []charCol, names []*pg_query.Node) []charCol {
 
 // scope reads a FROM list.
 func (a *charAnalysis) scope(from []*pg_query.Node) *charScope {
-	sc := &charScope{}
+	sc := &charScope{castsOnly: a.castsOnly}
 	for _, n := range from {
 		sc.segments = append(sc.segments, a.fromItem(sc, n))
 	}
@@ -442,8 +459,11 @@ func (sc *charScope) star(qual []*pg_query.Node) []charSegment {
 // column resolves a column reference: its width, and false when the
 // scope cannot tell.
 func (sc *charScope) column(cr *pg_query.ColumnRef) (int, bool) {
-	if cr == nil {
+	if cr == nil || len(cr.Fields) == 0 {
 		return 0, false
+	}
+	if sc.castsOnly {
+		return 0, true // no relation's column is character(n)
 	}
 	var names []string
 	for _, f := range cr.Fields {
@@ -632,9 +652,15 @@ func (s *Session) padCharacterRefs(root *pg_query.Node, results bool) bool {
 	visitClauses = func(from, clauses []*pg_query.Node) {
 		for _, f := range from {
 			sqltree.Walk(f.ProtoReflect(), func(m proto.Message) error {
-				if rs, ok := m.(*pg_query.RangeSubselect); ok {
-					visit(rs.Subquery.GetSelectStmt())
+				switch x := m.(type) {
+				case *pg_query.RangeSubselect:
+					visit(x.Subquery.GetSelectStmt())
 					return sqltree.SkipChildren
+				case *pg_query.JoinExpr:
+					// ON sees the FROM list's columns.
+					clauses = append(clauses, x.Quals)
+				case *pg_query.SelectStmt:
+					return sqltree.SkipChildren // a subquery of ON: visited with it
 				}
 				return nil
 			})
@@ -664,9 +690,21 @@ func (s *Session) padCharacterRefs(root *pg_query.Node, results bool) bool {
 				case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && isComparison(op):
 					l := trimAgainst(sc, e.Lexpr, e.Rexpr)
 					changed = trimAgainst(sc, e.Rexpr, e.Lexpr) || l || changed
-				case e.Kind == pg_query.A_Expr_Kind_AEXPR_IN:
+				case e.Kind == pg_query.A_Expr_Kind_AEXPR_IN || e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN ||
+					e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 					for _, item := range e.Rexpr.GetList().GetItems() {
 						changed = trimAgainst(sc, e.Lexpr, item) || changed
+					}
+				case e.Kind == pg_query.A_Expr_Kind_AEXPR_DISTINCT || e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT ||
+					e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+					l := trimAgainst(sc, e.Lexpr, e.Rexpr)
+					changed = trimAgainst(sc, e.Rexpr, e.Lexpr) || l || changed
+				}
+			case *pg_query.CaseExpr:
+				// CASE c WHEN 'ab ' …: each WHEN compares with c.
+				if e.Arg != nil {
+					for _, w := range e.Args {
+						changed = trimAgainst(sc, e.Arg, w.GetCaseWhen().GetExpr()) || changed
 					}
 				}
 			case *pg_query.FuncCall:
@@ -745,18 +783,8 @@ func (a *charAnalysis) padMixedResults(sel *pg_query.SelectStmt) bool {
 		if e == nil {
 			continue
 		}
-		var results []*pg_query.Node
-		switch {
-		case e.GetCaseExpr() != nil:
-			for _, w := range e.GetCaseExpr().Args {
-				results = append(results, w.GetCaseWhen().GetResult())
-			}
-			results = append(results, e.GetCaseExpr().Defresult)
-		case e.GetCoalesceExpr() != nil:
-			results = e.GetCoalesceExpr().Args
-		case e.GetMinMaxExpr() != nil:
-			results = e.GetMinMaxExpr().Args
-		default:
+		results := mixedResults(e)
+		if results == nil || !a.mixedPaddable(sc, e) {
 			continue
 		}
 		if w, ok := a.exprWidth(sc, e); !ok || w != mixedWidth {
@@ -773,6 +801,43 @@ func (a *charAnalysis) padMixedResults(sel *pg_query.SelectStmt) bool {
 		}
 	}
 	return changed
+}
+
+// mixedResults are the results of a CASE, COALESCE, GREATEST or LEAST;
+// nil for anything else.
+func mixedResults(e *pg_query.Node) []*pg_query.Node {
+	var results []*pg_query.Node
+	switch {
+	case e.GetCaseExpr() != nil:
+		for _, w := range e.GetCaseExpr().Args {
+			results = append(results, w.GetCaseWhen().GetResult())
+		}
+		results = append(results, e.GetCaseExpr().Defresult)
+	case e.GetCoalesceExpr() != nil:
+		results = e.GetCoalesceExpr().Args
+	case e.GetMinMaxExpr() != nil:
+		results = e.GetMinMaxExpr().Args
+	}
+	return results
+}
+
+// mixedPaddable reports whether padMixedResults pads e's character(n)
+// values: a CASE, COALESCE, GREATEST or LEAST whose character(n) results
+// are column references.
+func (a *charAnalysis) mixedPaddable(sc *charScope, e *pg_query.Node) bool {
+	results := mixedResults(e)
+	if results == nil {
+		return false
+	}
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		if w, ok := a.exprWidth(sc, r); !ok || w == mixedWidth || w > 0 && r.GetColumnRef() == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // padRef replaces a column reference by rpad(column, n).

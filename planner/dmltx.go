@@ -274,7 +274,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if len(d.returning) > 0 {
 		// Evaluated before anything changes: an error in it fails the
 		// statement with nothing done.
-		if res.Columns, res.Rows, err = s.returning(ctx, alias, d.returning, rowsSQL); err != nil {
+		if res.Columns, res.Rows, err = s.returning(ctx, name, alias, d.returning, rowsSQL); err != nil {
 			return nil, err
 		}
 	}
@@ -349,8 +349,8 @@ func checkReturning(list []*pg_query.Node, alias, table string) error {
 }
 
 // returning evaluates a RETURNING list over the rows source (SQL with the
-// table's columns) as relation alias, into rows held in memory.
-func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.Node, source string) ([]Column, Rows, error) {
+// columns of table) as relation alias, into rows held in memory.
+func (s *Session) returning(ctx context.Context, table, alias string, list []*pg_query.Node, source string) ([]Column, Rows, error) {
 	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", returningView, source)); err != nil {
 		return nil, nil, engineError(err)
 	}
@@ -373,6 +373,10 @@ func (s *Session) returning(ctx context.Context, alias string, list []*pg_query.
 		return nil, nil, engineError(err)
 	}
 	nameColumns(cols, asWritten)
+	// character(n) columns shown padded, as the table's.
+	if err := s.padCharacters(cols, returningSelect(table, alias, list)); err != nil {
+		return nil, nil, err
+	}
 	var out [][]any
 	for rows.Next() {
 		vals, err := scanValues(rows, len(cols))

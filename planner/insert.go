@@ -237,7 +237,7 @@ func (s *Session) insertRecord(ctx context.Context, tbl schema.Table, alias stri
 			return nil, engineError(err)
 		}
 		var err error
-		res.Columns, res.Rows, err = s.returning(ctx, alias, returning, fmt.Sprintf("SELECT %s FROM %s", selectList(tbl, len(tbl.Columns)), scratch))
+		res.Columns, res.Rows, err = s.returning(ctx, tbl.Name, alias, returning, fmt.Sprintf("SELECT %s FROM %s", selectList(tbl, len(tbl.Columns)), scratch))
 		if err != nil {
 			return nil, err
 		}

@@ -399,7 +399,11 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 	if sel != nil && emptySelectList(sel) && len(p.Columns) == 1 {
 		p.Columns = []Column{}
 	}
-	return s.padCharacters(p.Columns, sel)
+	if err := s.padCharacters(p.Columns, sel); err != nil {
+		p.Columns = nil // not kept as described (the deferred cache)
+		return err
+	}
+	return nil
 }
 
 // ExecutePrepared runs a prepared statement with parameter values (Go

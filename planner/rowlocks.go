@@ -3,11 +3,13 @@ package planner
 import (
 	"context"
 	"errors"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
 	"tsdb/dialect"
+	"tsdb/ingest"
 	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
@@ -37,6 +39,7 @@ func (s *Session) lockRows(ctx context.Context, node *pg_query.Node, tables []st
 	nowait, skip := false, false
 	strength := ""
 	var failed error
+	top := node.GetSelectStmt()
 	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		sel, ok := m.(*pg_query.SelectStmt)
 		if !ok || len(sel.LockingClause) == 0 {
@@ -51,17 +54,28 @@ func (s *Session) lockRows(ctx context.Context, node *pg_query.Node, tables []st
 				strength = lockStrengthName(lc.Strength)
 			}
 			nowait = nowait || lc.WaitPolicy == pg_query.LockWaitPolicy_LockWaitError
-			skip = skip || lc.WaitPolicy == pg_query.LockWaitPolicy_LockWaitSkip
+			if lc.WaitPolicy == pg_query.LockWaitPolicy_LockWaitSkip {
+				if sel != top {
+					// Skipping rows of a subquery's table is not skipping
+					// the statement's rows.
+					failed = sqlerr.New(sqlerr.FeatureNotSupported, "SKIP LOCKED is supported on the statement's own SELECT only, not in a subquery")
+					return failed
+				}
+				skip = true
+			}
 			if len(lc.LockedRels) == 0 {
 				all = true
 				continue
 			}
 			for _, r := range lc.LockedRels {
-				name, ok := lockedTable(sel, r.GetRangeVar())
-				if !ok {
+				name, found, whole := lockedTable(sel, r.GetRangeVar())
+				if !found {
 					failed = sqlerr.New(sqlerr.UndefinedTable, "relation %q in FOR %s clause not found in FROM clause", r.GetRangeVar().GetRelname(), strength)
 					return failed
 				}
+				// A view or a subquery locks the tables it reads: all
+				// the statement's, to be sure.
+				all = all || whole || name != "" && !slices.Contains(tables, name)
 				lock[name] = true
 			}
 		}
@@ -95,15 +109,15 @@ func (s *Session) lockRows(ctx context.Context, node *pg_query.Node, tables []st
 			}
 		}()
 	}
+	take := s.p.store.LockTable
+	if nowait || skip {
+		// Not waiting for another transaction's lock (a flush holding it
+		// a moment is waited for: it locks no rows).
+		take = s.p.store.LockTableUnlessTx
+	}
 	for _, name := range names {
-		lctx := ctx
-		if nowait || skip {
-			var cancel context.CancelFunc
-			lctx, cancel = context.WithCancel(ctx)
-			cancel() // no wait: only a lock free now is taken
-		}
-		if err := tx.lock(lctx, s, name); err != nil {
-			if lctx == ctx || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		if err := tx.lockWith(ctx, s, name, take); err != nil {
+			if !errors.Is(err, ingest.ErrLockedByTx) {
 				return nil, err
 			}
 			if nowait {
@@ -111,9 +125,7 @@ func (s *Session) lockRows(ctx context.Context, node *pg_query.Node, tables []st
 			}
 			// SKIP LOCKED: every row of the table is locked by another
 			// transaction, so every row is skipped.
-			if sel := node.GetSelectStmt(); sel != nil {
-				sel.WhereClause = sqltree.Cast(pg_query.MakeAConstStrNode("f", -1), "bool")
-			}
+			node.GetSelectStmt().WhereClause = sqltree.Cast(pg_query.MakeAConstStrNode("f", -1), "bool")
 			return node, nil
 		}
 		if s.tx != nil {
@@ -126,21 +138,20 @@ func (s *Session) lockRows(ctx context.Context, node *pg_query.Node, tables []st
 }
 
 // lockedTable resolves a relation of FOR UPDATE OF: a table of the
-// store the SELECT's FROM list names so (by alias or name). ok is false
-// for a name the FROM list does not have; a temporary table or a
-// subquery gives "".
-func lockedTable(sel *pg_query.SelectStmt, rv *pg_query.RangeVar) (string, bool) {
+// store the SELECT's FROM list names so (by alias or name). found is false
+// for a name the FROM list does not have; whole is true for a subquery,
+// whose tables it locks; a temporary table gives "".
+func lockedTable(sel *pg_query.SelectStmt, rv *pg_query.RangeVar) (name string, found, whole bool) {
 	if rv == nil {
-		return "", false
+		return "", false, false
 	}
 	want := rv.Relname
-	found, name := false, ""
 	for _, f := range sel.FromClause {
 		_ = sqltree.Walk(f.ProtoReflect(), func(m proto.Message) error {
 			switch x := m.(type) {
 			case *pg_query.RangeSubselect:
-				if x.Alias != nil && x.Alias.Aliasname == want {
-					found = true
+				if x.Alias != nil && x.Alias.Aliasname == want && !found {
+					found, whole = true, true
 				}
 				return sqltree.SkipChildren
 			case *pg_query.RangeVar:
@@ -158,7 +169,7 @@ func lockedTable(sel *pg_query.SelectStmt, rv *pg_query.RangeVar) (string, bool)
 			return nil
 		})
 	}
-	return name, found
+	return name, found, whole
 }
 
 // checkLockable refuses what PostgreSQL refuses with a locking clause:

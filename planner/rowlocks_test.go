@@ -22,6 +22,8 @@ func TestRowLocks(t *testing.T) {
 		{1, "SELECT id FROM jobs FOR SHARE", "err:57014"},
 		{1, "SELECT id FROM jobs FOR UPDATE NOWAIT", "err:55P03"},
 		{1, "SELECT id FROM jobs FOR UPDATE SKIP LOCKED", ""},
+		{1, "SELECT now() IS NOT NULL, (SELECT id FROM jobs LIMIT 1 FOR UPDATE SKIP LOCKED)", "err:0A000"},
+		{1, "SELECT id FROM (SELECT id FROM jobs) s FOR UPDATE OF s NOWAIT", "err:55P03"},
 		{1, "SELECT count(*) FROM jobs", "2"},
 		{0, "UPDATE jobs SET state = 'taken' WHERE id = 1", "tag:UPDATE 1"},
 		{0, "COMMIT", "tag:COMMIT"},

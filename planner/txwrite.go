@@ -216,10 +216,15 @@ func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, del
 
 // lock takes table name's write lock for the transaction, once.
 func (tx *txn) lock(ctx context.Context, s *Session, name string) error {
+	return tx.lockWith(ctx, s, name, s.p.store.LockTable)
+}
+
+// lockWith is lock through take (ingest's LockTable or LockTableUnlessTx).
+func (tx *txn) lockWith(ctx context.Context, s *Session, name string, take func(context.Context, ingest.TxID, string) (bool, func(), error)) error {
 	if _, ok := tx.unlocks[name]; ok {
 		return nil
 	}
-	held, unlock, err := s.p.store.LockTable(ctx, tx.id, name)
+	held, unlock, err := take(ctx, tx.id, name)
 	if err != nil {
 		return err
 	}

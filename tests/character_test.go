@@ -46,6 +46,12 @@ func TestCharacterColumns(t *testing.T) {
 	if err == nil || !strings.Contains(out, "mixes character(n) values") {
 		t.Errorf("UNION of char(2) and char(3): %v\n%s", err, out)
 	}
+	// A COALESCE of the column and a constant, read through a subquery,
+	// whose rows PostgreSQL shows each as it is: refused too.
+	out, err = s.psqlErr("SELECT x FROM (SELECT COALESCE(a, 'zzz') AS x FROM c2) s;\n")
+	if err == nil || !strings.Contains(out, "mixes character(n) values") {
+		t.Errorf("COALESCE through a subquery: %v\n%s", err, out)
+	}
 
 	// Drivers see character(n) (bpchar, its typmod) and the padded value
 	// in text and in binary.
