@@ -538,7 +538,13 @@ func (a *charAnalysis) exprWidth(sc *charScope, n *pg_query.Node) (int, bool) {
 				return int(iv.Ival), true
 			}
 		}
+		if sqltree.LastName(tn.GetNames()) == "bpchar" && len(tn.GetTypmods()) == 0 && len(tn.GetArrayBounds()) == 0 {
+			// ::bpchar keeps a character(n) value as it is.
+			return a.exprWidth(sc, n.GetTypeCast().Arg)
+		}
 		return 0, true
+	case n.GetCollateClause() != nil:
+		return a.exprWidth(sc, n.GetCollateClause().Arg)
 	case n.GetCoalesceExpr() != nil:
 		return a.combine(sc, n.GetCoalesceExpr().Args)
 	case n.GetMinMaxExpr() != nil:
@@ -555,7 +561,19 @@ func (a *charAnalysis) exprWidth(sc *charScope, n *pg_query.Node) (int, bool) {
 		return a.exprWidth(sc, n.GetAExpr().Lexpr)
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if widthFunctions[sqltree.LastName(fc.Funcname)] && len(fc.Args) > 0 && len(fc.AggOrder) == 0 {
+		name := sqltree.LastName(fc.Funcname)
+		switch {
+		case (name == "mode" || name == "percentile_disc") && fc.AggWithinGroup && len(fc.AggOrder) == 1:
+			// A value of the ordered column (percentile_disc of an
+			// array fraction is an array: not a character(n) value).
+			if name == "percentile_disc" && (len(fc.Args) != 1 || fc.Args[0].GetAArrayExpr() != nil) {
+				return 0, true
+			}
+			return a.exprWidth(sc, fc.AggOrder[0].GetSortBy().GetNode())
+		case (name == "lag" || name == "lead") && len(fc.Args) == 3:
+			// The default is shown as it is, the column's values padded.
+			return a.combine(sc, []*pg_query.Node{fc.Args[0], fc.Args[2]})
+		case widthFunctions[name] && len(fc.Args) > 0 && len(fc.AggOrder) == 0:
 			return a.exprWidth(sc, fc.Args[0])
 		}
 		return 0, true
@@ -803,8 +821,8 @@ func (a *charAnalysis) padMixedResults(sel *pg_query.SelectStmt) bool {
 	return changed
 }
 
-// mixedResults are the results of a CASE, COALESCE, GREATEST or LEAST;
-// nil for anything else.
+// mixedResults are the results of a CASE, COALESCE, GREATEST or LEAST, or
+// the value and default of lag and lead; nil for anything else.
 func mixedResults(e *pg_query.Node) []*pg_query.Node {
 	var results []*pg_query.Node
 	switch {
@@ -817,6 +835,11 @@ func mixedResults(e *pg_query.Node) []*pg_query.Node {
 		results = e.GetCoalesceExpr().Args
 	case e.GetMinMaxExpr() != nil:
 		results = e.GetMinMaxExpr().Args
+	case e.GetFuncCall() != nil && len(e.GetFuncCall().Args) == 3:
+		// lag and lead with a default.
+		if name := sqltree.LastName(e.GetFuncCall().Funcname); name == "lag" || name == "lead" {
+			results = []*pg_query.Node{e.GetFuncCall().Args[0], e.GetFuncCall().Args[2]}
+		}
 	}
 	return results
 }

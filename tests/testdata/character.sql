@@ -31,6 +31,8 @@ SELECT CASE f1 WHEN 'ab ' THEN 'yes' ELSE 'no' END, NULLIF(f1, 'ab ') FROM chr O
 INSERT INTO chr VALUES ('r', 'r', 'ret', '2026-01-05') RETURNING f1, f1 || '|', note;
 UPDATE chr SET note = 'ret2' WHERE f1 = 'r' RETURNING f1, f2;
 DELETE FROM chr WHERE f1 = 'r ' RETURNING f1;
+SELECT f1::bpchar, f1 COLLATE "C", lag(f1, 1, 'x') OVER (ORDER BY ts), lead(f1) OVER (ORDER BY ts) FROM chr ORDER BY ts;
+SELECT mode() WITHIN GROUP (ORDER BY f1), percentile_disc(0.5) WITHIN GROUP (ORDER BY f1) FROM chr;
 CREATE VIEW chr_v AS SELECT f1, note FROM chr;
 SELECT * FROM chr_v ORDER BY note;
 DROP VIEW chr_v;
