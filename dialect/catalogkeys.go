@@ -61,16 +61,22 @@ func pgIndexRelation(ts []schema.Table) string {
 	var rows []string
 	for _, t := range ts {
 		for _, k := range t.Keys {
-			nums := make([]string, len(k.Columns))
-			for i, c := range k.Columns {
-				nums[i] = fmt.Sprint(t.ColumnIndex(c) + 1)
-			}
+			nums := keyAttnums(t, k)
 			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), CAST(%d AS BIGINT), %v, true, false, true, false, CAST([%s] AS SMALLINT[]), CAST([%s] AS SMALLINT[]), NULL, NULL, %d, %d)",
 				IndexOID(t, k), TableOID(t), k.Primary, strings.Join(nums, ", "), strings.TrimSuffix(strings.Repeat("0, ", len(nums)), ", "), len(nums), len(nums)))
 		}
 	}
 	return ValuesView(rows, "indexrelid, indrelid, indisprimary, indisunique, indisclustered, indisvalid, indisreplident, indkey, indoption, indexprs, indpred, indnatts, indnkeyatts",
 		"CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS SMALLINT[]), CAST(NULL AS SMALLINT[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS INTEGER), CAST(NULL AS INTEGER)")
+}
+
+// keyAttnums are a key's columns as attribute numbers (pg_attribute.attnum).
+func keyAttnums(t schema.Table, k schema.Key) []string {
+	nums := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		nums[i] = fmt.Sprint(t.ColumnIndex(c) + 1)
+	}
+	return nums
 }
 
 func keyType(k schema.Key) (contype, text string) {
@@ -84,10 +90,7 @@ func pgConstraintRelation(ts []schema.Table) string {
 	var rows []string
 	for _, t := range ts {
 		for _, k := range t.Keys {
-			nums := make([]string, len(k.Columns))
-			for i, c := range k.Columns {
-				nums[i] = fmt.Sprint(t.ColumnIndex(c) + 1)
-			}
+			nums := keyAttnums(t, k)
 			contype, _ := keyType(k)
 			rows = append(rows, fmt.Sprintf("(CAST(%d AS BIGINT), %s, CAST(%d AS BIGINT), '%s', false, false, true, CAST(%d AS BIGINT), CAST(0 AS BIGINT), CAST(%d AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS BIGINT), true, 0, true, CAST([%s] AS SMALLINT[]), CAST(NULL AS SMALLINT[]))",
 				keyOID(t, k), schema.QuoteString(k.Name), nsPublic, contype, TableOID(t), IndexOID(t, k), strings.Join(nums, ", ")))

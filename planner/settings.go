@@ -80,7 +80,7 @@ func (s *Session) set(ctx context.Context, st *pg_query.VariableSetStmt) (*Resul
 		if name == "search_path" {
 			// Schema names as PostgreSQL shows them: "$user" keeps its
 			// quotes (Grafana's schema picker looks for them).
-			v = quoteIdentIfNeeded(v)
+			v = dialect.QuoteIdent(v)
 		}
 		vals = append(vals, v)
 	}
@@ -191,22 +191,6 @@ func (s *Session) show(name string) (*Result, error) {
 		col = "DateStyle"
 	}
 	return &Result{Tag: "SHOW", Columns: []Column{{Name: col, OID: 25, Size: -1}}, Rows: NewStaticRows([][]any{{s.settings.Get(name)}})}, nil
-}
-
-// quoteIdentIfNeeded quotes s as an identifier unless it is a plain
-// lower-case one, as PostgreSQL's quote_ident does.
-func quoteIdentIfNeeded(s string) string {
-	plain := s != ""
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // timeZoneInterval reads SET TIME ZONE INTERVAL '-04:30' HOUR TO MINUTE as
