@@ -239,6 +239,17 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 					IndexOID(t, k), schema.QuoteString(k.Name), ns, persistence, len(k.Columns)))
 			}
 		}
+		// The catalog relations themselves, with PostgreSQL 15's OIDs, as
+		// clients look them up by name (relname = 'pg_class', JDBC's
+		// system tables).
+		for _, r := range catalogClasses {
+			kind, am, index := "r", 2, true
+			if r.view {
+				kind, am, index = "v", 0, false
+			}
+			rows = append(rows, fmt.Sprintf("(%d, '%s', 11, '%s', 10, %d, 0, %v, %v, false, false, false, false, 0, 0, 'p', 'n', 0, %d, false, -1, -1, CAST([] AS VARCHAR[]), NULL, NULL)",
+				r.oid, r.name, kind, am, index, r.view, r.natts))
+		}
 		return ValuesView(rows, "oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex, relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype, relpersistence, relreplident, reltoastrelid, relnatts, relhassubclass, relpages, reltuples, reloptions, relacl, relpartbound",
 			"CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BOOLEAN), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT), CAST(NULL AS INTEGER), CAST(NULL AS BOOLEAN), CAST(NULL AS INTEGER), CAST(NULL AS DOUBLE), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)") +
 			" ORDER BY 1"
@@ -260,8 +271,17 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				if c.Type == schema.Decimal && c.Digits > 0 {
 					typmod = c.Digits<<16 | c.Scale + 4 // numeric(p, s) as PostgreSQL packs it
 				}
-				rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %v, false, false, '', '', 0, 'p', '', -1, %d, NULL)",
-					TableOID(t), schema.QuoteString(c.Name), oid, typmod, i+1, c.NotNull, TypeLen(oid)))
+				// attstorage: the type's storage, as psql's \d+ shows it
+				// (text and character types extended, numeric main).
+				storage := "p"
+				switch oid {
+				case 25, 1042, 1043, 17, 114, 3802:
+					storage = "x"
+				case 1700:
+					storage = "m"
+				}
+				rows = append(rows, fmt.Sprintf("(%d, %s, %d, %d, %d, %v, false, false, '', '', 0, '%s', '', -1, %d, NULL)",
+					TableOID(t), schema.QuoteString(c.Name), oid, typmod, i+1, c.NotNull, storage, TypeLen(oid)))
 			}
 		}
 		return ValuesView(rows, "attrelid, attname, atttypid, atttypmod, attnum, attnotnull, attisdropped, atthasdef, attidentity, attgenerated, attcollation, attstorage, attcompression, attstattarget, attlen, attacl",
@@ -334,6 +354,51 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 	"pg_catalog.pg_database": func([]schema.Table) string {
 		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"
 	},
+}
+
+// catalogClasses are pg_catalog's relations tsdb answers for, with the
+// OIDs and column counts PostgreSQL 15 gives them.
+var catalogClasses = []struct {
+	oid   int
+	name  string
+	natts int
+	view  bool
+}{
+	{1213, "pg_tablespace", 5, false}, {1247, "pg_type", 32, false},
+	{1249, "pg_attribute", 26, false}, {1255, "pg_proc", 30, false},
+	{1259, "pg_class", 33, false}, {1261, "pg_auth_members", 4, false},
+	{1262, "pg_database", 16, false}, {2601, "pg_am", 4, false},
+	{2604, "pg_attrdef", 4, false}, {2606, "pg_constraint", 26, false},
+	{2609, "pg_description", 4, false}, {2610, "pg_index", 21, false},
+	{2611, "pg_inherits", 4, false}, {2615, "pg_namespace", 4, false},
+	{2618, "pg_rewrite", 8, false}, {2620, "pg_trigger", 19, false},
+	{3079, "pg_extension", 8, false}, {3118, "pg_foreign_table", 3, false},
+	{3256, "pg_policy", 8, false}, {3350, "pg_partitioned_table", 8, false},
+	{3381, "pg_statistic_ext", 9, false}, {3456, "pg_collation", 11, false},
+	{3466, "pg_event_trigger", 7, false}, {6104, "pg_publication", 9, false},
+	{6106, "pg_publication_rel", 5, false}, {6237, "pg_publication_namespace", 3, false},
+	{12000, "pg_roles", 13, true}, {12028, "pg_views", 4, true},
+	{12104, "pg_settings", 17, true},
+}
+
+// CatalogClassOID is the OID PostgreSQL 15 gives the catalog relation
+// name (pg_class, pg_type, …), if tsdb answers for it.
+func CatalogClassOID(name string) (int64, bool) {
+	for _, r := range catalogClasses {
+		if r.name == name {
+			return int64(r.oid), true
+		}
+	}
+	return 0, false
+}
+
+// CatalogClassOIDs are the OIDs of the catalog relations pg_class lists.
+func CatalogClassOIDs() []int64 {
+	out := make([]int64, len(catalogClasses))
+	for i, r := range catalogClasses {
+		out[i] = int64(r.oid)
+	}
+	return out
 }
 
 // pgTypes are the rows of pg_type: the types of tables' columns and of

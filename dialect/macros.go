@@ -24,6 +24,7 @@ var pgFunctions = map[string]string{
 	"pg_type_is_visible":              "_tsdb_visible",
 	"format_type":                     "_tsdb_format_type",
 	"pg_get_expr":                     "_tsdb_null2",
+	"pg_get_ruledef":                  "_tsdb_null2",
 	"obj_description":                 "_tsdb_null2",
 	"col_description":                 "_tsdb_null2",
 	"pg_encoding_to_char":             "_tsdb_encoding",

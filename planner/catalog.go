@@ -11,7 +11,6 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/schema"
-	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -339,18 +338,10 @@ func (s *Session) rewriteCall(fc *pg_query.FuncCall) (r *pg_query.Node, rel stri
 		r, err = s.relationSize(fc.Args[0])
 		rel = sizesRelation
 	case name == "pg_get_viewdef":
-		if len(fc.Args) > 0 {
-			if rel, ok := regclassLiteral(fc.Args[0]); ok {
-				if _, err := s.relationOID(rel); err != nil {
-					return nil, "", false, err // no such relation: 42P01 first, as in PostgreSQL
-				}
-			}
+		r, err = s.viewDef(fc)
+		if r == nil && err == nil {
+			return nil, "", false, nil
 		}
-		// PostgreSQL's answer is its own deparse of the stored rule
-		// (qualified columns, its line breaks), which tsdb's text of the
-		// same query is not: refused rather than answered differently.
-		err = &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: "pg_get_viewdef is not supported: tsdb does not keep PostgreSQL's text of a view",
-			Hint: "pg_views.definition holds tsdb's text of the view's query."}
 	case name == "pg_get_indexdef" && (len(fc.Args) == 1 || len(fc.Args) == 3),
 		name == "pg_get_constraintdef" && (len(fc.Args) == 1 || len(fc.Args) == 2):
 		// The texts of the index and the constraint behind a key

@@ -85,9 +85,15 @@ func (s *Session) relationOID(text string) (int64, error) {
 	return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", text)
 }
 
-// catalogOID gives a catalog relation a stable OID below the range of
-// tables' (tableOID).
-func catalogOID(rel string) int64 { return dialect.HashOID(rel, 1000, 15000) }
+// catalogOID gives a catalog relation its OID: PostgreSQL's for those
+// pg_class lists, else a stable one below the range of tables'
+// (tableOID).
+func catalogOID(rel string) int64 {
+	if oid, ok := dialect.CatalogClassOID(rel); ok {
+		return oid
+	}
+	return dialect.HashOID(rel, 1000, 15000)
+}
 
 // parseQualifiedName splits a relation name as PostgreSQL reads it:
 // dot-separated parts, each either a double-quoted identifier kept as
@@ -173,6 +179,14 @@ func (s *Session) refreshSizes(ctx context.Context, tables []schema.Table) error
 		if z, err := s.p.store.Size(t.Name); err == nil {
 			rows = append(rows, fmt.Sprintf("(%d, %s, %d)", dialect.TableOID(t), schema.QuoteString(t.Name), z.Bytes()))
 		}
+	}
+	// Views and the catalog relations take no storage in tsdb: 0, as a
+	// view's size is in PostgreSQL.
+	for _, t := range s.viewTables() {
+		rows = append(rows, fmt.Sprintf("(%d, NULL, 0)", dialect.TableOID(t)))
+	}
+	for _, oid := range dialect.CatalogClassOIDs() {
+		rows = append(rows, fmt.Sprintf("(%d, NULL, 0)", oid))
 	}
 	if len(rows) > 0 {
 		stmts = append(stmts, "INSERT INTO "+name+" VALUES "+strings.Join(rows, ", "))

@@ -24,7 +24,9 @@ func TestRegclassLiterals(t *testing.T) {
 		{q: "SELECT relname FROM pg_class WHERE oid = 'CPU'::pg_catalog.regclass", want: "cpu"},
 		{q: "SELECT relname FROM pg_class WHERE oid = CAST('cpu' AS regclass)", want: "cpu"},
 		{q: "SELECT 'pg_class'::regclass = 'pg_catalog.pg_class'::regclass", want: "true"},
-		{q: "SELECT count(*) FROM pg_class c WHERE c.oid::regclass::oid = c.oid", want: "1"},
+		{q: "SELECT count(*) FROM pg_class c WHERE c.oid::regclass::oid = c.oid AND relnamespace = 2200", want: "1"},
+		{q: "SELECT count(*) FROM pg_class c WHERE c.oid::regclass::oid <> c.oid", want: "0"},
+		{q: "SELECT 'pg_class'::regclass::oid, 'pg_catalog.pg_type'::regclass::oid", want: "1259|1247"},
 		{q: "SELECT relname FROM pg_class WHERE oid = (SELECT oid FROM pg_class WHERE relname = 'cpu')::text::regclass", want: "cpu"},
 		{q: `SELECT 1 WHERE 1 = '"CPU"'::regclass`, code: sqlerr.UndefinedTable},
 		{q: "SELECT 'nope'::regclass", code: sqlerr.UndefinedTable},
@@ -82,7 +84,9 @@ func TestRelationSizes(t *testing.T) {
 		{"SELECT pg_total_relation_size('cpu')", want},
 		{"SELECT pg_relation_size('public.cpu')", want},
 		{"SELECT pg_catalog.pg_table_size(c.oid) FROM pg_class c WHERE c.relname = 'cpu'", want},
-		{"SELECT relname, pg_table_size(oid) FROM pg_class ORDER BY relname", "cpu|" + want + ";mem|0"},
+		{"SELECT relname, pg_table_size(oid) FROM pg_class WHERE relnamespace = 2200 ORDER BY relname", "cpu|" + want + ";mem|0"},
+		// The catalog relations take no storage.
+		{"SELECT pg_table_size('pg_class'), count(*) FROM pg_class WHERE relnamespace = 11 AND pg_table_size(oid) = 0", "0|29"},
 		{"SELECT pg_indexes_size('cpu')", "0"},
 		// Names the query computes, as a "table sizes" query writes them.
 		{"SELECT table_name, pg_total_relation_size(quote_ident(table_name)) FROM information_schema.tables ORDER BY table_name", "cpu|" + want + ";mem|0"},

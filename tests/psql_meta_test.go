@@ -10,7 +10,8 @@ import (
 func TestPsqlMetaCommands(t *testing.T) {
 	s := startServer(t, t.TempDir(), nil)
 	s.psql("CREATE TABLE cpu (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, n BIGINT);\nCREATE TABLE mem (ts TIMESTAMP, free INTEGER);\n" +
-		"CREATE TABLE k (ts TIMESTAMPTZ NOT NULL, id INT PRIMARY KEY, host TEXT, UNIQUE (host, ts));\n")
+		"CREATE TABLE k (ts TIMESTAMPTZ NOT NULL, id INT PRIMARY KEY, host TEXT, UNIQUE (host, ts));\n" +
+		"CREATE VIEW busy AS SELECT host, avg(usage) AS avg_usage FROM cpu WHERE usage > 1 AND time > '2026-01-01' GROUP BY host;\n")
 	tests := []struct {
 		cmd  string
 		want []string
@@ -21,6 +22,10 @@ func TestPsqlMetaCommands(t *testing.T) {
 		{`\di`, []string{"public | k_host_ts_key | index | tsdb  | k", "public | k_pkey        | index | tsdb  | k"}},
 		{`\d cpu`, []string{`Table "public.cpu"`, "time   | timestamp with time zone |           | not null |", "usage  | double precision", "n      | bigint"}},
 		{`\d+ mem`, []string{`Table "public.mem"`, "ts     | timestamp without time zone", "free   | integer", "Access method: heap"}},
+		// A view's definition as PostgreSQL 15 writes it back (pretty, in
+		// the session's zone, UTC here).
+		{`\d+ busy`, []string{`View "public.busy"`, "View definition:\n SELECT cpu.host,\n    avg(cpu.usage) AS avg_usage\n   FROM cpu\n" +
+			"  WHERE cpu.usage > 1::double precision AND cpu.\"time\" > '2026-01-01 00:00:00+00'::timestamp with time zone\n  GROUP BY cpu.host;"}},
 		{`\dn`, []string{"public | tsdb"}},
 		{`\l`, []string{"tsdb | tsdb  | UTF8"}},
 		{`\conninfo`, []string{`You are connected to database "tsdb" as user "tsdb"`}},
