@@ -423,4 +423,4 @@ var Macros = append([]string{
 			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
 			ELSE t END`,
 	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
-}, rowMacros()...)
+}, append(rowMacros(), floatCheckMacros...)...)

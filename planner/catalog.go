@@ -536,6 +536,14 @@ func (s *Session) typeOperands(node *pg_query.Node) bool {
 		for _, r := range roots {
 			changed = dialect.TypedOperands(r, typeOf) || changed
 		}
+		// Float arithmetic that overflows fails, as in PostgreSQL.
+		changed = dialect.FloatOverflow(&sel.WhereClause, typeOf) || changed
+		changed = dialect.FloatOverflow(&sel.HavingClause, typeOf) || changed
+		for _, t := range sel.TargetList {
+			if rt := t.GetResTarget(); rt != nil {
+				changed = dialect.FloatOverflow(&rt.Val, typeOf) || changed
+			}
+		}
 		return nil
 	})
 	return changed

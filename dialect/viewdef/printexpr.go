@@ -145,14 +145,8 @@ func (p *printer) exprParen(e expr, showImplicit bool, parent expr) {
 // simple is isSimpleNode: whether e needs no parentheses beneath parent.
 func (p *printer) simple(e, parent expr) bool {
 	switch x := e.(type) {
-	case *varRef, *konst, *funcCall, *varargExpr, *caseExpr:
-		return true
-	case *castExpr:
-		// A cast is a FuncExpr, function-like; an implicit one shows its
-		// argument alone, which decides.
-		if x.implicit {
-			return true
-		}
+	case *varRef, *konst, *funcCall, *varargExpr, *caseExpr, *castExpr:
+		// (A cast is a FuncExpr: function-like.)
 		return true
 	case *opExpr:
 		if po, ok := parent.(*opExpr); ok && len(x.args) == 2 && len(po.args) == 2 {
@@ -193,13 +187,10 @@ func (p *printer) simple(e, parent expr) bool {
 // expressions beneath a parent that brings its own parentheses or
 // separators; beneath a cast they need theirs.
 func simpleUnder(parent expr) bool {
-	switch x := parent.(type) {
+	switch parent.(type) {
 	case *castExpr:
 		return false
-	case *funcCall, *varargExpr, *caseExpr:
-		return true
-	case *boolExpr:
-		_ = x
+	case *funcCall, *varargExpr, *caseExpr, *boolExpr:
 		return true
 	}
 	return false
