@@ -2,7 +2,6 @@ package dialect
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
@@ -46,7 +45,7 @@ func FloatOverflow(slot **pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 			return nil
 		}
 		// Children first: a checked result is a float operand above.
-		replaceChildren(n.ProtoReflect(), visit)
+		sqltree.ReplaceChildren(n.ProtoReflect(), visit)
 		e := n.GetAExpr()
 		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil || len(e.Name) != 1 {
 			return nil
@@ -65,36 +64,6 @@ func FloatOverflow(slot **pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 		*slot = r
 	}
 	return changed
-}
-
-// replaceChildren puts fn's replacement in place of each Node below m
-// that fn replaces (fn walks further itself).
-func replaceChildren(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsMap():
-		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
-					if r := fn(n); r != nil {
-						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
-					}
-					continue
-				}
-				replaceChildren(l.Get(i).Message(), fn)
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
-				if r := fn(n); r != nil {
-					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
-				}
-				return true
-			}
-			replaceChildren(v.Message(), fn)
-		}
-		return true
-	})
 }
 
 // floatOperand reports whether n is known to be a float: a float column,

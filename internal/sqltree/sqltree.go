@@ -101,6 +101,24 @@ func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node,
 	if depth > maxReplaceDepth {
 		panic(tooDeep{})
 	}
+	ReplaceChildren(m, func(n *pg_query.Node) *pg_query.Node {
+		if r := fn(n); r != nil {
+			if intoReplacements {
+				walkReplace(r.ProtoReflect(), fn, true, depth+1)
+			}
+			return r
+		}
+		walkReplace(n.ProtoReflect(), fn, intoReplacements, depth)
+		return nil
+	})
+}
+
+// ReplaceChildren calls fn for each Node directly below m (looking
+// through the messages that are not Nodes) and puts what it returns,
+// when not nil, in that Node's place. It goes no deeper: fn walks on
+// itself, in the order it needs (a post-order rewrite replaces a node's
+// children before the node).
+func ReplaceChildren(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
@@ -110,25 +128,19 @@ func walkReplace(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.Node,
 				if n, ok := l.Get(i).Message().Interface().(*pg_query.Node); ok {
 					if r := fn(n); r != nil {
 						l.Set(i, protoreflect.ValueOfMessage(r.ProtoReflect()))
-						if intoReplacements {
-							walkReplace(r.ProtoReflect(), fn, true, depth+1)
-						}
-						continue
 					}
+					continue
 				}
-				walkReplace(l.Get(i).Message(), fn, intoReplacements, depth)
+				ReplaceChildren(l.Get(i).Message(), fn)
 			}
 		case fd.Kind() == protoreflect.MessageKind:
 			if n, ok := v.Message().Interface().(*pg_query.Node); ok {
 				if r := fn(n); r != nil {
 					m.Set(fd, protoreflect.ValueOfMessage(r.ProtoReflect()))
-					if intoReplacements {
-						walkReplace(r.ProtoReflect(), fn, true, depth+1)
-					}
-					return true
 				}
+				return true
 			}
-			walkReplace(v.Message(), fn, intoReplacements, depth)
+			ReplaceChildren(v.Message(), fn)
 		}
 		return true
 	})
