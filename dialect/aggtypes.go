@@ -56,7 +56,9 @@ var floatVarianceKinds = map[string]int{"var_pop": 0, "var_samp": 1, "variance":
 var floatFunctions = map[string]bool{"sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true, "atan2": true,
 	"sqrt": true, "cbrt": true, "exp": true, "ln": true, "log10": true, "power": true, "pow": true, "random": true, "degrees": true,
 	"radians": true, "pi": true, "sind": true, "cosd": true, "tand": true, "cotd": true, "asind": true, "acosd": true, "atand": true,
-	"atan2d": true, "sinh": true, "cosh": true, "tanh": true, "float8": true}
+	"atan2d": true, "sinh": true, "cosh": true, "tanh": true, "float8": true,
+	// float arithmetic checked for overflow (FloatOverflow)
+	"_tsdb_fmul": true, "_tsdb_fadd": true, "_tsdb_fsub": true}
 
 // floatExpr reports whether an expression is double precision or real
 // by what is known here: a cast, a column (typeOf), a float function, or

@@ -881,3 +881,22 @@ func TestCheckArrayScales(t *testing.T) {
 		}
 	}
 }
+
+// PostgreSQL 15's answers to hashint4(1), hashint4(-7), hashint2(3),
+// hashint8(-5), hashint8(5000000000), interval_hash('30 days'),
+// interval_hash('1 month 2 hours'), interval_hash('-1 year'), hashint4(0).
+func TestHashFunctions(t *testing.T) {
+	tests := []struct {
+		got, want int32
+	}{
+		{HashInt4(1), -1905060026}, {HashInt4(-7), -82204417}, {HashInt4(3), -28094569},
+		{HashInt8(-5), 1412886042}, {HashInt8(5000000000), -694934712}, {HashInt8(1), -1905060026},
+		{IntervalHash(0, 30, 0), 1574789525}, {IntervalHash(1, 0, 2*3_600_000_000), -2132916014},
+		{IntervalHash(-12, 0, 0), 607734901}, {HashInt4(0), -272711505},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("case %d: %d, want %d", i, tt.got, tt.want)
+		}
+	}
+}

@@ -14,6 +14,10 @@ var pgFunctions = map[string]string{
 	// PostgreSQL's negative years are BC (-44 is 44 BC, the
 	// astronomical -43); there is no year 0.
 	"make_date":                       "_tsdb_make_date",
+	"hashint2":                        "_tsdb_hashint4",
+	"hashint4":                        "_tsdb_hashint4",
+	"hashint8":                        "_tsdb_hashint8",
+	"interval_hash":                   "_tsdb_interval_hash",
 	"ln":                              "_tsdb_ln",
 	"log10":                           "_tsdb_log10",
 	"sqrt":                            "_tsdb_sqrt",

@@ -145,6 +145,21 @@ func textFunctions(re *dialect.RegexpCache) []goScalar {
 			}
 			return s, nil
 		}},
+		// PostgreSQL's hash functions, its values (dialect/hashfn.go).
+		{"_tsdb_hashint4", []duckdb.Type{duckdb.TYPE_INTEGER}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			n, _ := v[0].(int32)
+			return dialect.HashInt4(n), nil
+		}},
+		{"_tsdb_hashint8", []duckdb.Type{bigint}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			return dialect.HashInt8(num(v[0])), nil
+		}},
+		{"_tsdb_interval_hash", []duckdb.Type{duckdb.TYPE_INTERVAL}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			iv, ok := v[0].(duckdb.Interval)
+			if !ok {
+				return nil, fmt.Errorf("interval_hash of %T", v[0])
+			}
+			return dialect.IntervalHash(iv.Months, iv.Days, iv.Micros), nil
+		}},
 		{"_tsdb_unistr", []duckdb.Type{text}, text, func(v []driver.Value) (any, error) {
 			return dialect.Unistr(str(v[0]))
 		}},
