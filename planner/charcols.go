@@ -36,6 +36,9 @@ import (
 type charCol struct {
 	name  string
 	width int
+	// text: a text or varchar column (width 0), whose type a set
+	// operation that starts with it keeps.
+	text bool
 }
 
 // mixedWidth marks a column whose values are padded to different lengths
@@ -167,7 +170,7 @@ func (s *Session) relationCharCols(rv *pg_query.RangeVar) ([]charCol, bool) {
 	} else if v, _, ok := s.view(name); ok {
 		out := make([]charCol, len(v.Columns))
 		for i, c := range v.Columns {
-			out[i] = charCol{name: c.Name, width: c.Pad}
+			out[i] = charCol{name: c.Name, width: c.Pad, text: c.Pad == 0 && (c.OID == oidText || c.OID == 1043)} // text, varchar
 		}
 		return out, true
 	} else {
@@ -179,6 +182,7 @@ func (s *Session) relationCharCols(rv *pg_query.RangeVar) ([]charCol, bool) {
 		if c.Padded {
 			out[i].width = c.MaxLength
 		}
+		out[i].text = c.Type == schema.Text && !c.Padded
 	}
 	return out, true
 }
@@ -219,9 +223,16 @@ func (a *charAnalysis) selectCols(sel *pg_query.SelectStmt) ([]charCol, bool) {
 		}
 		out := make([]charCol, len(l))
 		for i := range l {
-			out[i] = charCol{name: l[i].name, width: l[i].width}
-			if r[i].width != l[i].width {
-				out[i].width = mixedWidth
+			out[i] = l[i]
+			switch {
+			case r[i].width == l[i].width:
+			case l[i].text && r[i].width > 0:
+				// text or varchar first: PostgreSQL's common type is the
+				// first one's (text is preferred; varchar and bpchar
+				// convert either way), in which the character(n) values
+				// lose their spaces: as stored.
+			default:
+				out[i].width, out[i].text = mixedWidth, false
 			}
 		}
 		return out, true
@@ -258,6 +269,11 @@ func (a *charAnalysis) selectCols(sel *pg_query.SelectStmt) ([]charCol, bool) {
 		if !ok {
 			return nil, false
 		}
+		text := false
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			c, _ := sc.columnCol(cr)
+			text = c.text
+		}
 		if w == mixedWidth && a.depth == 0 && a.mixedPaddable(sc, rt.Val) {
 			w = 0 // padded value by value in the statement (padMixedResults)
 		}
@@ -265,7 +281,7 @@ func (a *charAnalysis) selectCols(sel *pg_query.SelectStmt) ([]charCol, bool) {
 		if name == "" {
 			name = figureColname(rt.Val)
 		}
-		out = append(out, charCol{name: name, width: w})
+		out = append(out, charCol{name: name, width: w, text: text && w == 0})
 	}
 	if hole >= 0 {
 		n := a.width - len(out)
@@ -458,17 +474,24 @@ func (sc *charScope) star(qual []*pg_query.Node) []charSegment {
 // column resolves a column reference: its width, and false when the
 // scope cannot tell.
 func (sc *charScope) column(cr *pg_query.ColumnRef) (int, bool) {
+	c, ok := sc.columnCol(cr)
+	return c.width, ok
+}
+
+// columnCol resolves a column reference to its column: false when the
+// scope cannot tell.
+func (sc *charScope) columnCol(cr *pg_query.ColumnRef) (charCol, bool) {
 	if cr == nil || len(cr.Fields) == 0 {
-		return 0, false
+		return charCol{}, false
 	}
 	if sc.castsOnly {
-		return 0, true // no relation's column is character(n)
+		return charCol{}, true // no relation's column is character(n)
 	}
 	var names []string
 	for _, f := range cr.Fields {
 		s := f.GetString_()
 		if s == nil {
-			return 0, false
+			return charCol{}, false
 		}
 		names = append(names, s.Sval)
 	}
@@ -480,19 +503,19 @@ func (sc *charScope) column(cr *pg_query.ColumnRef) (int, bool) {
 				continue
 			}
 			if it.plain {
-				return 0, true
+				return charCol{}, true
 			}
 			for _, c := range it.cols {
 				if c.name == col {
-					return c.width, true
+					return c, true
 				}
 			}
-			return 0, false
+			return charCol{}, false
 		}
-		return 0, false
+		return charCol{}, false
 	}
 	found, unknown, plain := false, false, false
-	width := 0
+	var match charCol
 	for _, it := range sc.items {
 		if it.cols == nil {
 			unknown = unknown || !it.plain
@@ -501,16 +524,16 @@ func (sc *charScope) column(cr *pg_query.ColumnRef) (int, bool) {
 		}
 		for _, c := range it.cols {
 			if c.name == col && !found {
-				found, width = true, c.width
+				found, match = true, c
 			}
 		}
 	}
 	if !found {
 		// A function's column, or a column of an outer query (which
 		// this scope cannot tell).
-		return 0, plain && !unknown
+		return charCol{}, plain && !unknown
 	}
-	return width, true
+	return match, true
 }
 
 // widthFunctions return their (first) argument's type: a character(n)

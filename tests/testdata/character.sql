@@ -53,4 +53,9 @@ UPDATE chr_t SET c = 'zz ' WHERE v = 'y';
 UPDATE chr_t SET c = 'abcd' WHERE v = 'y';
 SELECT c, length(c), c || '|', v FROM chr_t ORDER BY v;
 DROP TABLE chr_t;
+-- A set operation that starts with text or varchar keeps that type: the
+-- character(n) values lose their spaces.
+SELECT note FROM chr UNION ALL SELECT f1 FROM chr ORDER BY 1;
+SELECT '|' || x || '|' FROM (SELECT f1::text AS x FROM chr WHERE false UNION ALL SELECT note FROM chr UNION ALL SELECT f1 FROM chr) s ORDER BY 1;
+SELECT note FROM chr UNION SELECT f1 FROM chr UNION SELECT f2 FROM chr ORDER BY 1;
 DROP TABLE chr;
