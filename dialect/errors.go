@@ -35,6 +35,7 @@ var (
 	reIntOverflow   = regexp.MustCompile(`Overflow in \w+ of (INT16|INT32|INT64)\b`)
 	reWindowDefined = regexp.MustCompile(`^window "[^"]*" is already defined$`)
 	reSubqueryWidth = regexp.MustCompile(`^Subquery returns (\d+) columns - expected (\d+)`)
+	reUngrouped     = regexp.MustCompile(`^column "(.*)" must appear in the GROUP BY clause or must be part of an aggregate function\.?$`)
 	reOutOfRange    = regexp.MustCompile(`^Type [A-Z0-9]+ with value (\S+) can't be cast because the value is out of range for the destination type ([A-Z0-9]+)$`)
 )
 
@@ -60,10 +61,11 @@ func EngineError(err error) error {
 	if i := strings.Index(msg, "\n"); i >= 0 {
 		msg, detail = strings.TrimSpace(msg[:i]), strings.TrimSpace(msg[i+1:])
 	}
-	if strings.HasPrefix(detail, "LINE ") {
+	if i := strings.Index("\n"+detail, "\nLINE "); i >= 0 {
 		// DuckDB quotes the SQL it ran, tsdb's rewrite of the statement,
-		// with a caret into it: neither is the client's text.
-		detail = ""
+		// with a caret into it (after its own detail, if any): neither is
+		// the client's text.
+		detail = strings.TrimSpace(detail[:i])
 	}
 	e := &sqlerr.Error{Message: msg, Detail: detail, Err: err}
 	// An error of a Go function the planner registers (its raise, as
@@ -172,6 +174,11 @@ func EngineError(err error) error {
 			e.Code = sqlerr.UndefinedFunction
 		case strings.Contains(lower, "group by"):
 			e.Code = "42803"
+			if m := reUngrouped.FindStringSubmatch(msg); m != nil {
+				// PostgreSQL's words; DuckDB's detail suggests its own
+				// ANY_VALUE.
+				e.Message, e.Detail = fmt.Sprintf("column %q must appear in the GROUP BY clause or be used in an aggregate function", m[1]), ""
+			}
 		case strings.Contains(lower, "columns available but") || strings.Contains(lower, "columns specified"):
 			e.Code = sqlerr.SyntaxError
 		default:

@@ -20,9 +20,11 @@ import (
 //     and TSBS's form), '… PST', 'today' are then read by PostgreSQL's
 //     input rules (DateTimeLiteral). The engine read the bare string
 //     itself, and took +0000 for a zone name it does not know.
-//   - A bare string in arithmetic with a column of a number type is of
-//     that type (f1 * '1e200' is float8 arithmetic; the engine found no
-//     operator for a number and a string).
+//   - A bare string in arithmetic with a column of a number type, or
+//     compared with one, is of that type (f1 * '1e200' is float8
+//     arithmetic, the engine found no operator for a number and a
+//     string; n = 'x' fails as PostgreSQL's integer input does, the
+//     engine compared the two as text).
 //   - A real (float4) meeting a number of another type is float8:
 //     PostgreSQL's operators between float4 and integers, numeric or
 //     float8 take the float4 as float8 (0.1::float4 > 0.1 is true,
@@ -61,9 +63,9 @@ func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type)
 					return nil
 				}
 				if compare {
-					if ty := temporalColumn(e.Lexpr, typeOf); ty != schema.Invalid {
+					if ty := typedColumn(e.Lexpr, typeOf); ty != schema.Invalid {
 						retype(&e.Rexpr, ty)
-					} else if ty := temporalColumn(e.Rexpr, typeOf); ty != schema.Invalid {
+					} else if ty := typedColumn(e.Rexpr, typeOf); ty != schema.Invalid {
 						retype(&e.Lexpr, ty)
 					}
 				} else if ty := numberColumn(e.Lexpr, typeOf); ty != schema.Invalid {
@@ -80,7 +82,7 @@ func TypedOperands(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type)
 				}
 			case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
 				pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
-				ty := temporalColumn(e.Lexpr, typeOf)
+				ty := typedColumn(e.Lexpr, typeOf)
 				list := e.Rexpr.GetList()
 				if ty == schema.Invalid || list == nil {
 					return nil
@@ -110,6 +112,17 @@ func temporalColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) s
 		return t
 	}
 	return schema.Invalid
+}
+
+// typedColumn is the type of n when n is a column of a date, time or
+// number type, whose bare strings compared with it are of its type: the
+// engine compared 'x' with an integer column as text (no row, where
+// PostgreSQL fails: invalid input syntax for type integer).
+func typedColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
+	if t := temporalColumn(n, typeOf); t != schema.Invalid {
+		return t
+	}
+	return numberColumn(n, typeOf)
 }
 
 // numberColumn is the type of n when n is a column of a number type, else

@@ -395,6 +395,14 @@ func TestPostgresFunctions(t *testing.T) {
 		{0, "SET TimeZone = 'PST8PDT'", "tag:SET"},
 		{0, "DELETE FROM r4 WHERE time < '2026-01-01 00:00:01 +0000'", "tag:DELETE 1"},
 		{0, "RESET TimeZone", "tag:RESET"},
+		// A bare string compared with a number column is of its type:
+		// PostgreSQL's input rules (the engine compared 'x' as text and
+		// found no row).
+		{0, "SELECT count(*) FROM r4 WHERE v = '2' AND v > '0.5' AND v IN ('1', '2')", "1"},
+		{0, "SELECT count(*) FROM r4 WHERE v = 'x'", "err:22P02"},
+		{0, "SELECT count(*) FROM m WHERE v = '1.5'", "err:22P02"},
+		// An ungrouped column: PostgreSQL's words, none of the SQL tsdb ran.
+		{0, "SELECT v, count(*) FROM r4", "err:42803"},
 		// Text read by a template.
 		{0, "SELECT to_date('05 Dec 2026', 'DD Mon YYYY')::text, to_timestamp('2026-12-05 14:30 +05:30', 'YYYY-MM-DD HH24:MI TZH:TZM') = timestamptz '2026-12-05 09:00+00', to_timestamp('2026-12-05 14:30', 'YYYY-MM-DD HH24:MI') = timestamptz '2026-12-05 14:30+00'", "2026-12-05|true|true"},
 		{0, "SELECT to_date('2026-02-30', 'YYYY-MM-DD')", "err:22008"},
