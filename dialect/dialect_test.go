@@ -900,3 +900,36 @@ func TestHashFunctions(t *testing.T) {
 		}
 	}
 }
+
+// width_bucket and div as PostgreSQL 15 answered them.
+func TestWidthBucketAndDiv(t *testing.T) {
+	buckets := []struct {
+		x, lo, hi string
+		n         int64
+		exact     bool
+		want      int64
+	}{
+		{"5.5", "0", "10", 5, true, 3}, {"-1", "0", "10", 5, false, 0}, {"10", "0", "10", 5, false, 6},
+		{"0.3", "0", "1", 10, true, 4}, {"0.3", "0", "1", 10, false, 4}, {"5", "10", "0", 5, false, 3},
+		{"0", "10", "0", 5, false, 6}, {"3", "0", "10", 5, false, 2},
+	}
+	for _, b := range buckets {
+		if got, err := WidthBucket(b.x, b.lo, b.hi, b.n, b.exact); err != nil || got != b.want {
+			t.Errorf("width_bucket(%s, %s, %s, %d): %d, %v; want %d", b.x, b.lo, b.hi, b.n, got, err, b.want)
+		}
+	}
+	if _, err := WidthBucket("1", "1", "1", 5, false); sqlerr.Code(err) != "2201G" {
+		t.Errorf("equal bounds: %v", err)
+	}
+	if _, err := WidthBucket("1", "0", "1", 0, true); sqlerr.Code(err) != "2201G" {
+		t.Errorf("count 0: %v", err)
+	}
+	for _, d := range [][3]string{{"7", "2", "3"}, {"-7", "2", "-3"}, {"7.5", "2", "3"}, {"-7.5", "2.5", "-3"}} {
+		if got, err := Div(d[0], d[1]); err != nil || got != d[2] {
+			t.Errorf("div(%s, %s): %s, %v; want %s", d[0], d[1], got, err, d[2])
+		}
+	}
+	if _, err := Div("1", "0"); sqlerr.Code(err) != sqlerr.DivisionByZero {
+		t.Errorf("div by zero: %v", err)
+	}
+}

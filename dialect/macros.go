@@ -14,6 +14,8 @@ var pgFunctions = map[string]string{
 	// PostgreSQL's negative years are BC (-44 is 44 BC, the
 	// astronomical -43); there is no year 0.
 	"make_date":                       "_tsdb_make_date",
+	"width_bucket":                    "_tsdb_width_bucket",
+	"div":                             "_tsdb_div",
 	"hashint2":                        "_tsdb_hashint4",
 	"hashint4":                        "_tsdb_hashint4",
 	"hashint8":                        "_tsdb_hashint8",
@@ -426,5 +428,10 @@ var Macros = append([]string{
 			WHEN t = 'time' THEN 'time without time zone' WHEN t = '"null"' THEN 'unknown'
 			WHEN t = 'hugeint' OR starts_with(t, 'decimal') THEN 'numeric' WHEN starts_with(t, 'struct') THEN 'record'
 			ELSE t END`,
+	// width_bucket of numerics is exact, of anything with a double
+	// floating point, as PostgreSQL's two versions (dialect.WidthBucket).
+	`CREATE MACRO _tsdb_width_bucket(x, lo, hi, n) AS _tsdb_width_bucket_go(CAST(x AS VARCHAR), CAST(lo AS VARCHAR), CAST(hi AS VARCHAR), CAST(n AS BIGINT),
+		(typeof(x) LIKE 'DECIMAL%' OR typeof(lo) LIKE 'DECIMAL%' OR typeof(hi) LIKE 'DECIMAL%') AND NOT (typeof(x) IN ('DOUBLE', 'FLOAT') OR typeof(lo) IN ('DOUBLE', 'FLOAT') OR typeof(hi) IN ('DOUBLE', 'FLOAT')))`,
+	`CREATE MACRO _tsdb_div(a, b) AS CAST(_tsdb_div_go(CAST(a AS VARCHAR), CAST(b AS VARCHAR)) AS DECIMAL(38,0))`,
 	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
 }, append(rowMacros(), floatCheckMacros...)...)

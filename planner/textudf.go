@@ -145,6 +145,16 @@ func textFunctions(re *dialect.RegexpCache) []goScalar {
 			}
 			return s, nil
 		}},
+		// width_bucket and div (dialect/buckets.go), by the macros of
+		// the same names that hand the values over as text.
+		{"_tsdb_width_bucket_go", []duckdb.Type{text, text, text, bigint, duckdb.TYPE_BOOLEAN}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+			exact, _ := v[4].(bool)
+			n, err := dialect.WidthBucket(str(v[0]), str(v[1]), str(v[2]), num(v[3]), exact)
+			return int32(n), err
+		}},
+		{"_tsdb_div_go", []duckdb.Type{text, text}, text, func(v []driver.Value) (any, error) {
+			return dialect.Div(str(v[0]), str(v[1]))
+		}},
 		// PostgreSQL's hash functions, its values (dialect/hashfn.go).
 		{"_tsdb_hashint4", []duckdb.Type{duckdb.TYPE_INTEGER}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
 			n, _ := v[0].(int32)

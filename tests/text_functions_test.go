@@ -14,7 +14,7 @@ import (
 
 // PostgreSQL's regular expression and text functions that tsdb answers in
 // Go (regexp_replace, regexp_instr, substring … SIMILAR, SIMILAR TO,
-// unistr, sha224/384/512, the bytea functions, the hash functions, the degree trigonometric
+// unistr, sha224/384/512, the bytea functions, the hash functions, width_bucket and div, the degree trigonometric
 // functions, floats as text): each expression's answer, or its SQLSTATE, as
 // PostgreSQL 15 gave it (testdata/pg_text_functions.tsv, recorded with
 // psql against Debian's server).
