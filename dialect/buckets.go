@@ -62,14 +62,8 @@ func bucketFloat(x, b1, b2 float64, count int64) (int64, error) {
 	if b1 > b2 {
 		below, above = x > b1, x <= b2
 	}
-	switch {
-	case below:
-		return 0, nil
-	case above:
-		if count+1 > math.MaxInt32 {
-			return 0, sqlerr.New(sqlerr.NumericOutOfRange, "integer out of range")
-		}
-		return count + 1, nil
+	if n, out, err := outside(below, above, count); out {
+		return n, err
 	}
 	var r float64
 	if b1 < b2 {
@@ -102,14 +96,8 @@ func bucketRat(x, b1, b2 *big.Rat, count int64) (int64, error) {
 	if c > 0 {
 		below, above = x.Cmp(b1) > 0, x.Cmp(b2) <= 0
 	}
-	switch {
-	case below:
-		return 0, nil
-	case above:
-		if count+1 > math.MaxInt32 {
-			return 0, sqlerr.New(sqlerr.NumericOutOfRange, "integer out of range")
-		}
-		return count + 1, nil
+	if n, out, err := outside(below, above, count); out {
+		return n, err
 	}
 	num, den := new(big.Rat).Sub(x, b1), new(big.Rat).Sub(b2, b1)
 	if c > 0 {
@@ -122,6 +110,21 @@ func bucketRat(x, b1, b2 *big.Rat, count int64) (int64, error) {
 		n = count - 1
 	}
 	return n + 1, nil
+}
+
+// outside is the bucket of an operand below the first bound (0) or
+// beyond the second (count+1); out is false for one between them.
+func outside(below, above bool, count int64) (n int64, out bool, err error) {
+	switch {
+	case below:
+		return 0, true, nil
+	case above:
+		if count+1 > math.MaxInt32 {
+			return 0, true, sqlerr.New(sqlerr.NumericOutOfRange, "integer out of range")
+		}
+		return count + 1, true, nil
+	}
+	return 0, false, nil
 }
 
 // Div is div(a, b) of numerics: the quotient truncated toward zero.
