@@ -177,6 +177,11 @@ func intWidth(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) int {
 			t, _ := schema.ParseType(sqltree.LastName(n.GetTypeCast().TypeName.GetNames()))
 			return byType(t)
 		}
+	case n.GetFuncCall() != nil:
+		// count is a bigint, also over a window.
+		if fc := n.GetFuncCall(); sqltree.LastName(fc.Funcname) == "count" && len(fc.Funcname) == 1 {
+			return 64
+		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {

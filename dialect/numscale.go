@@ -435,9 +435,11 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 		return false, integerExpr(n, typeOf)
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if fc.Over != nil || fc.AggFilter != nil || fc.AggDistinct || len(fc.AggOrder) > 0 {
+		if fc.AggFilter != nil || fc.AggDistinct || len(fc.AggOrder) > 0 {
 			return false, false
 		}
+		// (Over a window, count, sum, min and max have the types they
+		// have as aggregates.)
 		switch name := sqltree.LastName(fc.Funcname); {
 		case name == "count":
 			return false, true
@@ -451,7 +453,7 @@ func numericOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) (
 			return num, integer && intWidth(fc.Args[0], typeOf) != 0
 		case (name == "min" || name == "max") && len(fc.Args) == 1:
 			return numericOperand(fc.Args[0], typeOf)
-		case (name == "round" || name == "_tsdb_round") && len(fc.Args) >= 1:
+		case (name == "round" || name == "_tsdb_round") && len(fc.Args) >= 1 && fc.Over == nil:
 			num, _ := numericOperand(fc.Args[0], typeOf)
 			return num, false
 		}

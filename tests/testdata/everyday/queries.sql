@@ -87,3 +87,14 @@ SELECT CAST(s AS float4), CAST(s AS numeric(6,2)), CAST(s AS float8) FROM (VALUE
 -- their type (they printed as timestamptz).
 SELECT ARRAY[[date '2020-01-01', date '2020-01-02']] AS a, ARRAY[[time '10:00']] AS b, ARRAY[[timestamp '2020-01-01 10:00']] AS c
 SELECT ARRAY[[1,2],[3,4]] AS d, ARRAY[['a','b']] AS e
+-- A share of a total: count is a bigint and the window's sum of it a
+-- numeric, so the quotient is numeric division (33.3333333333333333).
+SELECT region, count(*) * 100.0 / sum(count(*)) OVER () AS pct, count(*) OVER () / 2 FROM cpu GROUP BY region ORDER BY region
+SELECT host, sum(cnt) OVER (PARTITION BY host ORDER BY time) / 3 FROM cpu ORDER BY time, host LIMIT 4
+-- Histograms: width_bucket over doubles and numerics.
+SELECT width_bucket(usage_user, 0, 100, 10) AS b, count(*) FROM cpu GROUP BY b ORDER BY b
+SELECT width_bucket(price, 0, 100, 7) AS b, count(*), div(sum(cnt), 3) FROM cpu GROUP BY b ORDER BY b
+-- Float arithmetic that overflows fails as in PostgreSQL.
+SELECT usage_user * 1e308 FROM cpu WHERE usage_user > 1 LIMIT 1
+SELECT count(*) FROM cpu WHERE cnt = '01' OR cnt IN ('2', '3')
+SELECT count(*) FROM cpu WHERE cnt = 'x'
