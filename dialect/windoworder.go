@@ -6,7 +6,6 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -135,7 +134,7 @@ func windowKeys(w *pg_query.WindowDef, named map[string]*pg_query.WindowDef) ([]
 	var keys []*pg_query.Node
 	for _, p := range part {
 		keys = append(keys, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
-			Node: withoutLocations(p), SortbyDir: pg_query.SortByDir_SORTBY_DEFAULT,
+			Node: sqltree.WithoutLocations(p), SortbyDir: pg_query.SortByDir_SORTBY_DEFAULT,
 			SortbyNulls: pg_query.SortByNulls_SORTBY_NULLS_DEFAULT, Location: -1,
 		}}})
 	}
@@ -143,7 +142,7 @@ func windowKeys(w *pg_query.WindowDef, named map[string]*pg_query.WindowDef) ([]
 		if o.GetSortBy() == nil {
 			return nil, false
 		}
-		keys = append(keys, withoutLocations(o))
+		keys = append(keys, sqltree.WithoutLocations(o))
 	}
 	return keys, true
 }
@@ -161,20 +160,6 @@ func refersToAlias(n *pg_query.Node, aliases map[string]bool) bool {
 		return nil
 	})
 	return found
-}
-
-// withoutLocations is a copy of n with every source position cleared, so
-// that the same key written twice compares equal.
-func withoutLocations(n *pg_query.Node) *pg_query.Node {
-	c := proto.Clone(n).(*pg_query.Node)
-	_ = sqltree.Walk(c.ProtoReflect(), func(m proto.Message) error {
-		r := m.ProtoReflect()
-		if fd := r.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
-			r.Set(fd, protoreflect.ValueOfInt32(-1))
-		}
-		return nil
-	})
-	return c
 }
 
 // frameGroups is PostgreSQL's FRAMEOPTION_GROUPS bit of a window's frame

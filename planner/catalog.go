@@ -81,6 +81,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	out := proto.Clone(node).(*pg_query.Node)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
 	changed := nameSubqueryColumns(out)
+	byName, err := orderByOutputNames(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	changed = byName || changed
 	features := dialect.FeaturesOf(out)
 	if features.Err != nil {
 		return nil, nil, features.Err

@@ -6,6 +6,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -267,4 +268,69 @@ func nameColumns(cols []Column, sel *pg_query.SelectStmt) {
 			cols[i].Name = n
 		}
 	}
+}
+
+// orderByOutputNames makes ORDER BY of a bare name mean what PostgreSQL
+// means by it: the output column of that name — its alias, or the name
+// PostgreSQL gives an expression (n::text is "n", upper(s) "upper") —
+// before any input column (SQL92's rule, findTargetlistEntrySQL92). The
+// engine took the input column: SELECT n::text FROM t ORDER BY n sorted
+// as integers where PostgreSQL sorts the text, and ORDER BY upper found
+// no column. Such an item becomes the output column's position. Two
+// different output columns of the name are 42702, as in PostgreSQL. A
+// select list with * is left as it is (its names are not known here).
+// It reports whether anything changed.
+func orderByOutputNames(root *pg_query.Node) (bool, error) {
+	changed := false
+	var failed error
+	_ = sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
+		sel, ok := m.(*pg_query.SelectStmt)
+		if !ok || failed != nil || len(sel.SortClause) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
+			return nil
+		}
+		names := make([]string, len(sel.TargetList))
+		for i, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if rt == nil || isStar(rt.Val) {
+				return nil
+			}
+			names[i] = rt.Name
+			if names[i] == "" {
+				names[i] = figureColname(rt.Val)
+			}
+		}
+		for _, o := range sel.SortClause {
+			sb := o.GetSortBy()
+			cr := sb.GetNode().GetColumnRef()
+			if cr == nil || len(cr.Fields) != 1 || cr.Fields[0].GetString_() == nil {
+				continue
+			}
+			name := cr.Fields[0].GetString_().Sval
+			match := -1
+			for i, n := range names {
+				if n != name {
+					continue
+				}
+				if match < 0 {
+					match = i
+					continue
+				}
+				a, b := sel.TargetList[match].GetResTarget().Val, sel.TargetList[i].GetResTarget().Val
+				if !proto.Equal(sqltree.WithoutLocations(a), sqltree.WithoutLocations(b)) {
+					failed = sqlerr.New(sqlerr.AmbiguousColumn, "ORDER BY %q is ambiguous", name)
+					return failed
+				}
+			}
+			if match < 0 {
+				continue
+			}
+			if c := sel.TargetList[match].GetResTarget().Val.GetColumnRef(); c != nil && len(c.Fields) == 1 && c.Fields[0].GetString_().GetSval() == name {
+				continue // the input column itself: the same either way
+			}
+			sb.Node = pg_query.MakeAConstIntNode(int64(match+1), sb.Node.GetColumnRef().Location)
+			changed = true
+		}
+		return nil
+	})
+	return changed, failed
 }

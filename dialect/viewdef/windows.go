@@ -6,7 +6,8 @@ package viewdef
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"tsdb/internal/sqltree"
 )
 
 // window analyses a window definition.
@@ -173,7 +174,7 @@ func sameWindow(x, y *pg_query.WindowDef) bool {
 	strip := func(ns []*pg_query.Node) []*pg_query.Node {
 		out := make([]*pg_query.Node, len(ns))
 		for i, n := range ns {
-			out[i] = withoutLocations(n)
+			out[i] = sqltree.WithoutLocations(n)
 		}
 		return out
 	}
@@ -196,27 +197,4 @@ func sameWindow(x, y *pg_query.WindowDef) bool {
 	}
 	return eq(strip(x.PartitionClause), strip(y.PartitionClause)) && eq(strip(x.OrderClause), strip(y.OrderClause)) &&
 		eq(strip(one(x.StartOffset)), strip(one(y.StartOffset))) && eq(strip(one(x.EndOffset)), strip(one(y.EndOffset)))
-}
-
-// withoutLocations is a copy of n with every location field zero.
-func withoutLocations(n *pg_query.Node) *pg_query.Node {
-	c := proto.Clone(n).(*pg_query.Node)
-	var clear func(m protoreflect.Message)
-	clear = func(m protoreflect.Message) {
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Name() == "location" || fd.Name() == "stmt_location":
-				m.Clear(fd)
-			case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-				for i := 0; i < v.List().Len(); i++ {
-					clear(v.List().Get(i).Message())
-				}
-			case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
-				clear(v.Message())
-			}
-			return true
-		})
-	}
-	clear(c.ProtoReflect())
-	return c
 }

@@ -14,6 +14,7 @@ const (
 	SyntaxError                = "42601"
 	UndefinedTable             = "42P01"
 	UndefinedColumn            = "42703"
+	AmbiguousColumn            = "42702"
 	UndefinedFunction          = "42883"
 	DuplicateTable             = "42P07"
 	DuplicateColumn            = "42701"

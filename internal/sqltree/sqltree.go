@@ -146,6 +146,20 @@ func ReplaceChildren(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.N
 	})
 }
 
+// WithoutLocations is a copy of n with every source position cleared, so
+// that the same expression written twice compares equal (proto.Equal).
+func WithoutLocations(n *pg_query.Node) *pg_query.Node {
+	c := proto.Clone(n).(*pg_query.Node)
+	_ = Walk(c.ProtoReflect(), func(m proto.Message) error {
+		r := m.ProtoReflect()
+		if fd := r.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
+			r.Set(fd, protoreflect.ValueOfInt32(-1))
+		}
+		return nil
+	})
+	return c
+}
+
 // Cast is arg cast to the type named typeName.
 func Cast(arg *pg_query.Node, typeName string) *pg_query.Node {
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{

@@ -98,3 +98,8 @@ SELECT width_bucket(price, 0, 100, 7) AS b, count(*), div(sum(cnt), 3) FROM cpu 
 SELECT usage_user * 1e308 FROM cpu WHERE usage_user > 1 LIMIT 1
 SELECT count(*) FROM cpu WHERE cnt = '01' OR cnt IN ('2', '3')
 SELECT count(*) FROM cpu WHERE cnt = 'x'
+-- ORDER BY a bare name is the output column of that name first (n::text
+-- is named n, upper(x) upper): PostgreSQL sorts the text.
+SELECT cnt::text FROM cpu WHERE cnt IN (2, 9, 10, 100) ORDER BY cnt
+SELECT upper(host), count(*) FROM cpu GROUP BY 1 ORDER BY upper
+SELECT cnt::text, cnt FROM cpu ORDER BY cnt
