@@ -933,3 +933,25 @@ func TestWidthBucketAndDiv(t *testing.T) {
 		t.Errorf("div by zero: %v", err)
 	}
 }
+
+// PostgreSQL 15's answers for numeric constants: sqrt, exp, ln, log.
+func TestNumericMath(t *testing.T) {
+	tests := []struct{ sql, want string }{
+		{"sqrt(2.0)", "1.414213562373095"}, {"exp(1.0)", "2.7182818284590452"}, {"ln(10.0)", "2.3025850929940457"},
+		{"log(10.0, 1000.0)", "3.0000000000000000"}, {"log(3.0, 10.0)", "2.0959032742893846"}, {"log(0.001)", "-3.0000000000000000"},
+		{"log(1.5, 100.0)", "11.3577471745351456"}, {"sqrt(0.0002)", "0.01414213562373095"}, {"ln(1.0000001)", "0.00000009999999500000033"},
+		{"exp(-2.5)", "0.08208499862389880"}, {"sqrt(12345678.9)", "3513.6418286444622"}, {"ln(0.5)", "-0.6931471805599453"},
+		{"sqrt('16'::numeric)", "4.000000000000000"}, {"log(10, 1000)", "3.0000000000000000"}, {"log(3, 10)", "2.0959032742893846"}, {"log10(2.00)", "0.3010299956639812"}, {"exp(0.0)", "1.0000000000000000"},
+	}
+	for _, tt := range tests {
+		tree, err := pg_query.Parse("SELECT " + tt.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetFuncCall()
+		got, ok, err := NumericMath(sqltree.LastName(fc.Funcname), fc.Args)
+		if !ok || err != nil || got != tt.want {
+			t.Errorf("%s: %q, %v, %v; want %s", tt.sql, got, ok, err, tt.want)
+		}
+	}
+}

@@ -17,6 +17,9 @@ import (
 // rewriteFuncCall is RewritePG of a function call: PostgreSQL's
 // functions where the engine lacks them, names them otherwise or answers
 // differently.
+// numericMathNames are the functions NumericMath answers.
+var numericMathNames = map[string]bool{"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true}
+
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)
@@ -31,6 +34,16 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		// PostgreSQL's cast functions carry their type's name
 		// (float8(x), int4(x), text(x)); the engine has none of them.
 		return sqltree.Cast(fc.Args[0], name), true
+	}
+	if numericMathNames[name] && fc.Over == nil && !fc.AggStar && !fc.AggDistinct && fc.AggFilter == nil && len(fc.AggOrder) == 0 &&
+		(len(fc.Funcname) == 1 || strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog")) {
+		// Of numeric constants: the numeric PostgreSQL computes.
+		if text, ok, err := NumericMath(name, fc.Args); ok {
+			if err != nil {
+				return raiseError(err), true
+			}
+			return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: text}}}}}, true
+		}
 	}
 	if (name == "to_timestamp" || name == "to_date") && len(fc.Args) == 2 && len(fc.Funcname) == 1 {
 		// Text read by a template, in Go (pgdatetime.ToTimestamp).
