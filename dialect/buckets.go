@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tsdb/internal/pgnumeric"
 	"tsdb/internal/sqlerr"
 )
 
@@ -32,9 +33,9 @@ func WidthBucket(operand, low, high string, count int64, exact bool) (int64, err
 		return 0, sqlerr.New(sqlerr.NumericOutOfRange, "integer out of range")
 	}
 	if exact {
-		x, ok1 := new(big.Rat).SetString(strings.TrimSpace(operand))
-		b1, ok2 := new(big.Rat).SetString(strings.TrimSpace(low))
-		b2, ok3 := new(big.Rat).SetString(strings.TrimSpace(high))
+		x, ok1 := parseNumeric(operand)
+		b1, ok2 := parseNumeric(low)
+		b2, ok3 := parseNumeric(high)
 		if ok1 && ok2 && ok3 {
 			return bucketRat(x, b1, b2, count)
 		}
@@ -48,7 +49,10 @@ func WidthBucket(operand, low, high string, count int64, exact bool) (int64, err
 	return bucketFloat(x, b1, b2, count)
 }
 
-// bucketFloat is PostgreSQL's width_bucket_float8.
+// bucketFloat is PostgreSQL 15's width_bucket_float8: the bucket is
+// ((x - low) · count) / (high - low) + 1, truncated. A quotient that is
+// not a finite integer (PostgreSQL 15 answers -2147483648 there, as its
+// conversion of an infinity gives) is 22003.
 func bucketFloat(x, b1, b2 float64, count int64) (int64, error) {
 	switch {
 	case math.IsNaN(x) || math.IsNaN(b1) || math.IsNaN(b2):
@@ -58,58 +62,79 @@ func bucketFloat(x, b1, b2 float64, count int64) (int64, error) {
 	case b1 == b2:
 		return 0, widthBucketError("lower bound cannot equal upper bound")
 	}
-	lo, hi, below, above := b1, b2, x < b1, x >= b2
+	below, above := x < b1, x >= b2
 	if b1 > b2 {
 		below, above = x > b1, x <= b2
 	}
 	if n, out, err := outside(below, above, count); out {
 		return n, err
 	}
-	var r float64
-	if b1 < b2 {
-		if !math.IsInf(hi-lo, 0) {
-			r = (x - lo) * float64(count) / (hi - lo)
-		} else {
-			r = (x/4 - lo/4) * float64(count) / (hi/4 - lo/4)
-		}
-	} else {
-		if !math.IsInf(b1-b2, 0) {
-			r = (b1 - x) * float64(count) / (b1 - b2)
-		} else {
-			r = (b1/4 - x/4) * float64(count) / (b1/4 - b2/4)
-		}
+	r := (x-b1)*float64(count)/(b2-b1) + 1
+	if b1 > b2 {
+		r = (b1-x)*float64(count)/(b1-b2) + 1
 	}
-	n := int64(r) // C's conversion truncates
-	if n >= count {
-		n = count - 1 // a quotient rounded up to count would be a lie
+	if math.IsNaN(r) || r >= math.MaxInt32+1 || r <= math.MinInt32-1 {
+		return 0, sqlerr.New(sqlerr.NumericOutOfRange, "integer out of range")
 	}
-	return n + 1, nil
+	return int64(r), nil // C's conversion truncates
 }
 
-// bucketRat is PostgreSQL's width_bucket_numeric: exact.
-func bucketRat(x, b1, b2 *big.Rat, count int64) (int64, error) {
-	c := b1.Cmp(b2)
+// bucketRat is PostgreSQL 15's width_bucket_numeric (compute_bucket):
+// (x - low) · count exactly, divided by (high - low) at the scale numeric
+// division takes (select_div_scale, rounded half away from zero), plus
+// one, floored.
+func bucketRat(x, b1, b2 pgnumeric.Value, count int64) (int64, error) {
+	c := numCmp(b1, b2)
 	if c == 0 {
 		return 0, widthBucketError("lower bound cannot equal upper bound")
 	}
-	below, above := x.Cmp(b1) < 0, x.Cmp(b2) >= 0
+	below, above := numCmp(x, b1) < 0, numCmp(x, b2) >= 0
 	if c > 0 {
-		below, above = x.Cmp(b1) > 0, x.Cmp(b2) <= 0
+		below, above = numCmp(x, b1) > 0, numCmp(x, b2) <= 0
 	}
 	if n, out, err := outside(below, above, count); out {
 		return n, err
 	}
-	num, den := new(big.Rat).Sub(x, b1), new(big.Rat).Sub(b2, b1)
+	num, den := numSub(x, b1), numSub(b2, b1)
 	if c > 0 {
-		num.Sub(b1, x)
-		den.Sub(b1, b2)
+		num, den = numSub(b1, x), numSub(b1, b2)
 	}
-	q := new(big.Rat).Quo(new(big.Rat).Mul(num, new(big.Rat).SetInt64(count)), den)
-	n := new(big.Int).Quo(q.Num(), q.Denom()).Int64() // non-negative: truncation is floor
-	if n >= count {
-		n = count - 1
+	num.V.Mul(num.V, big.NewInt(count))
+	q := pgnumeric.Div(num, den, pgnumeric.DivScale(num, den))
+	// floor(q + 1), q positive: its integer part plus one.
+	return new(big.Int).Quo(q.V, pow10(q.Scale)).Int64() + 1, nil
+}
+
+// parseNumeric reads a numeric's text (digits, a point, a sign) with its
+// scale.
+func parseNumeric(s string) (pgnumeric.Value, bool) {
+	s = strings.TrimSpace(s)
+	whole, frac, _ := strings.Cut(s, ".")
+	v, ok := new(big.Int).SetString(whole+frac, 10)
+	if !ok || strings.ContainsAny(s, "eE") {
+		return pgnumeric.Value{}, false
 	}
-	return n + 1, nil
+	return pgnumeric.Value{V: v, Scale: len(frac)}, true
+}
+
+// numAligned gives a and b one scale, the larger.
+func numAligned(a, b pgnumeric.Value) (*big.Int, *big.Int, int) {
+	s := max(a.Scale, b.Scale)
+	x := new(big.Int).Mul(a.V, pow10(s-a.Scale))
+	y := new(big.Int).Mul(b.V, pow10(s-b.Scale))
+	return x, y, s
+}
+
+// numCmp compares two numerics.
+func numCmp(a, b pgnumeric.Value) int {
+	x, y, _ := numAligned(a, b)
+	return x.Cmp(y)
+}
+
+// numSub is a - b.
+func numSub(a, b pgnumeric.Value) pgnumeric.Value {
+	x, y, s := numAligned(a, b)
+	return pgnumeric.Value{V: x.Sub(x, y), Scale: s}
 }
 
 // outside is the bucket of an operand below the first bound (0) or

@@ -912,11 +912,18 @@ func TestWidthBucketAndDiv(t *testing.T) {
 		{"5.5", "0", "10", 5, true, 3}, {"-1", "0", "10", 5, false, 0}, {"10", "0", "10", 5, false, 6},
 		{"0.3", "0", "1", 10, true, 4}, {"0.3", "0", "1", 10, false, 4}, {"5", "10", "0", 5, false, 3},
 		{"0", "10", "0", 5, false, 6}, {"3", "0", "10", 5, false, 2},
+		{"0.9999999999999999", "0", "1", 10, false, 10}, {"1.0", "0.0", "3.0", 3, true, 2},
+		{"2.9999999999999999999999", "0", "3", 3, true, 3}, {"1", "0", "3.000000000000000000000000001", 3, true, 2},
 	}
 	for _, b := range buckets {
 		if got, err := WidthBucket(b.x, b.lo, b.hi, b.n, b.exact); err != nil || got != b.want {
 			t.Errorf("width_bucket(%s, %s, %s, %d): %d, %v; want %d", b.x, b.lo, b.hi, b.n, got, err, b.want)
 		}
+	}
+	// PostgreSQL 15 answers -2147483648 where its quotient overflows:
+	// refused.
+	if _, err := WidthBucket("1e308", "0", "1.5e308", 10, false); sqlerr.Code(err) != sqlerr.NumericOutOfRange {
+		t.Errorf("overflowing quotient: %v", err)
 	}
 	if _, err := WidthBucket("1", "1", "1", 5, false); sqlerr.Code(err) != "2201G" {
 		t.Errorf("equal bounds: %v", err)
@@ -941,17 +948,30 @@ func TestNumericMath(t *testing.T) {
 		{"log(10.0, 1000.0)", "3.0000000000000000"}, {"log(3.0, 10.0)", "2.0959032742893846"}, {"log(0.001)", "-3.0000000000000000"},
 		{"log(1.5, 100.0)", "11.3577471745351456"}, {"sqrt(0.0002)", "0.01414213562373095"}, {"ln(1.0000001)", "0.00000009999999500000033"},
 		{"exp(-2.5)", "0.08208499862389880"}, {"sqrt(12345678.9)", "3513.6418286444622"}, {"ln(0.5)", "-0.6931471805599453"},
-		{"sqrt('16'::numeric)", "4.000000000000000"}, {"log(10, 1000)", "3.0000000000000000"}, {"log(3, 10)", "2.0959032742893846"}, {"log10(2.00)", "0.3010299956639812"}, {"exp(0.0)", "1.0000000000000000"},
+		{"sqrt('16'::numeric)", "4.000000000000000"}, {"sqrt(0.0)", "0.000000000000000"}, {"log(10, 1000)", "3.0000000000000000"}, {"log(3, 10)", "2.0959032742893846"}, {"log10(2.00)", "0.3010299956639812"}, {"exp(0.0)", "1.0000000000000000"},
 	}
-	for _, tt := range tests {
-		tree, err := pg_query.Parse("SELECT " + tt.sql)
+	call := func(sql string) (string, bool, error) {
+		tree, err := pg_query.Parse("SELECT " + sql)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fc := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetFuncCall()
-		got, ok, err := NumericMath(sqltree.LastName(fc.Funcname), fc.Args)
-		if !ok || err != nil || got != tt.want {
+		return NumericMath(sqltree.LastName(fc.Funcname), fc.Args)
+	}
+	for _, tt := range tests {
+		if got, ok, err := call(tt.sql); !ok || err != nil || got != tt.want {
 			t.Errorf("%s: %q, %v, %v; want %s", tt.sql, got, ok, err, tt.want)
 		}
+	}
+	// Results wider than the engine's 38 digits, and arguments far out of
+	// a double's range, are 22003 at once (not a crash, not a hang).
+	for _, sql := range []string{"sqrt(1e400)", "exp(1e10)", "exp(1e9)", "exp(100.0)", "exp(-7000.0)", "ln(1.00000000000000000000000000001)"} {
+		if _, ok, err := call(sql); !ok || sqlerr.Code(err) != sqlerr.NumericOutOfRange {
+			t.Errorf("%s: %v, %v; want 22003", sql, ok, err)
+		}
+	}
+	// ln of a number beyond a double's range is still computed.
+	if got, _, err := call("ln(1e400)"); err != nil || got != "921.03403719761827" {
+		t.Errorf("ln(1e400): %q, %v", got, err)
 	}
 }

@@ -13,11 +13,13 @@ import (
 // "…: underflow" (float8mul, float8pl, float8mi and their float4 twins).
 // The engine answers Infinity and 0. FloatOverflow puts those checks
 // (the _tsdb_fmul, _tsdb_fadd and _tsdb_fsub macros) on the arithmetic
-// that is known to be float: an operand is a float column, a cast to a
-// float type or a checked float result, and the other a number (column,
-// literal or cast) — integer, numeric and float4 meeting float8 are float8
-// arithmetic in PostgreSQL too. Arithmetic the types of which are not
-// known stays as it is.
+// that is known to be float: an operand is a float column or a cast to a
+// float type, and the other a number (column, literal or cast) —
+// integer, numeric and float4 meeting float8 are float8 arithmetic in
+// PostgreSQL too. Arithmetic the types of which are not known stays as it
+// is, and so does arithmetic over checked results: a macro names its
+// operands three to five times, and checks nested in checks would grow a
+// sum of 16 columns to millions of nodes.
 
 // floatOps are the checked operators and their macros.
 var floatOps = map[string]string{"*": "_tsdb_fmul", "+": "_tsdb_fadd", "-": "_tsdb_fsub"}
@@ -66,12 +68,11 @@ func FloatOverflow(slot **pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 	return changed
 }
 
-// floatOperand reports whether n is known to be a float: a float column,
-// a cast to a float type, or a checked float result.
+// floatOperand reports whether n is known to be a float: a float column
+// or a cast to a float type (of a column or a constant), or its negation.
 func floatOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
-	if fc := n.GetFuncCall(); fc != nil {
-		name := sqltree.LastName(fc.Funcname)
-		return name == "_tsdb_fmul" || name == "_tsdb_fadd" || name == "_tsdb_fsub"
+	if tc := n.GetTypeCast(); tc != nil && tc.Arg.GetColumnRef() == nil && tc.Arg.GetAConst() == nil {
+		return false // a cast of an expression, which may hold checks
 	}
 	if e := n.GetAExpr(); e != nil && e.Lexpr == nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
 		// -x and +x of a float.
@@ -84,13 +85,16 @@ func floatOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) boo
 }
 
 // numberOperand reports whether n is known to be a number: a number
-// column, literal or cast, or a float result.
+// column, literal or cast (of a column or a constant).
 func numberOperand(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
 	if c := n.GetAConst(); c != nil {
 		return c.GetIval() != nil || c.GetFval() != nil
 	}
 	if floatOperand(n, typeOf) {
 		return true
+	}
+	if tc := n.GetTypeCast(); tc != nil && tc.Arg.GetColumnRef() == nil && tc.Arg.GetAConst() == nil {
+		return false
 	}
 	switch knownNumberType(n, typeOf) {
 	case schema.Int16, schema.Int32, schema.Int64, schema.Decimal:

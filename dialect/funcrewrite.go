@@ -14,12 +14,12 @@ import (
 	"tsdb/internal/sqltree"
 )
 
-// rewriteFuncCall is RewritePG of a function call: PostgreSQL's
-// functions where the engine lacks them, names them otherwise or answers
-// differently.
 // numericMathNames are the functions NumericMath answers.
 var numericMathNames = map[string]bool{"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true}
 
+// rewriteFuncCall is RewritePG of a function call: PostgreSQL's
+// functions where the engine lacks them, names them otherwise or answers
+// differently.
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)

@@ -432,6 +432,10 @@ var Macros = append([]string{
 	// floating point, as PostgreSQL's two versions (dialect.WidthBucket).
 	`CREATE MACRO _tsdb_width_bucket(x, lo, hi, n) AS _tsdb_width_bucket_go(CAST(x AS VARCHAR), CAST(lo AS VARCHAR), CAST(hi AS VARCHAR), CAST(n AS BIGINT),
 		(typeof(x) LIKE 'DECIMAL%' OR typeof(lo) LIKE 'DECIMAL%' OR typeof(hi) LIKE 'DECIMAL%') AND NOT (typeof(x) IN ('DOUBLE', 'FLOAT') OR typeof(lo) IN ('DOUBLE', 'FLOAT') OR typeof(hi) IN ('DOUBLE', 'FLOAT')))`,
-	`CREATE MACRO _tsdb_div(a, b) AS CAST(_tsdb_div_go(CAST(a AS VARCHAR), CAST(b AS VARCHAR)) AS DECIMAL(38,0))`,
+	// div takes numerics (and integers): a double is not one
+	// implicitly in PostgreSQL, which has no div of it (42883).
+	`CREATE MACRO _tsdb_div(a, b) AS CASE WHEN typeof(a) IN ('DOUBLE', 'FLOAT') OR typeof(b) IN ('DOUBLE', 'FLOAT')
+		THEN error('[tsdb 42883] function div(double precision) does not exist')
+		ELSE CAST(_tsdb_div_go(CAST(a AS VARCHAR), CAST(b AS VARCHAR)) AS DECIMAL(38,0)) END`,
 	`CREATE MACRO _tsdb_typeof(x) AS _tsdb_pgtypename(regexp_replace(lower(typeof(x)), '(\[\])+$', '')) || regexp_extract(typeof(x), '(\[\])+$')`,
 }, append(rowMacros(), floatCheckMacros...)...)

@@ -86,12 +86,13 @@ func displayScale(text string) int {
 // nbaseDigits is a positive value's weight and first digit in numeric.c's
 // base 10000 (NBASE): x ≈ first · 10000^weight, and the second digit.
 func nbaseDigits(x *big.Rat) (weight int, first, second int64, ndigits int) {
-	f, _ := x.Float64()
-	if f <= 0 {
+	if x.Sign() <= 0 {
 		return 0, 0, 0, 0
 	}
-	// The decimal exponent of the leading digit, exactly.
-	e := int(math.Floor(math.Log10(f)))
+	// The decimal exponent of the leading digit, exactly: from the
+	// lengths of numerator and denominator (a double overflows for
+	// 1e400), then corrected.
+	e := len(x.Num().String()) - len(x.Denom().String())
 	for ratPow10(e+1).Cmp(x) <= 0 {
 		e++
 	}
@@ -111,6 +112,7 @@ func nbaseDigits(x *big.Rat) (weight int, first, second int64, ndigits int) {
 	return weight, first, second, ndigits
 }
 
+// floorDiv is a/b rounded toward minus infinity.
 func floorDiv(a, b int) int {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {
@@ -119,6 +121,7 @@ func floorDiv(a, b int) int {
 	return q
 }
 
+// pow10 is 10^e for e ≥ 0.
 func pow10(e int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil) }
 
 // ratPow10 is 10^e for any integer e.
@@ -232,6 +235,9 @@ func bigLn2(prec uint) *big.Float {
 // numeric.c's round_var.
 func roundText(x *big.Float, scale int) string {
 	r, _ := x.Rat(nil)
+	if r == nil { // ±Inf: not reached, the scale checks come first
+		return "NaN"
+	}
 	neg := r.Sign() < 0
 	r.Abs(r)
 	r.Mul(r, ratPow10(scale))
@@ -265,12 +271,31 @@ func clampScale(rscale int, dscales ...int) int {
 // engine's 38 digits is 22003.
 func NumericMath(name string, args []*pg_query.Node) (text string, ok bool, err error) {
 	text, ok, err = numericMath(name, args)
-	if err == nil && ok && len(strings.Trim(strings.Replace(text, ".", "", 1), "-")) > 38 {
-		return "", true, sqlerr.New(sqlerr.NumericOutOfRange, "value overflows numeric format")
+	if err == nil && ok && !fitsEngine(text) {
+		return "", true, errNumericWidth
 	}
 	return text, ok, err
 }
 
+// maxEngineDigits is the widest decimal the engine holds.
+const maxEngineDigits = 38
+
+// errNumericWidth is a numeric result wider than the engine's decimal.
+var errNumericWidth = sqlerr.New(sqlerr.NumericOutOfRange, "value overflows numeric format")
+
+// fitsEngine reports whether a numeric's text fits the engine's decimal:
+// its integer digits (no leading zeros) and its scale, 38 in all.
+func fitsEngine(text string) bool {
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(text, "-"), ".")
+	if strings.Trim(whole+frac, "0123456789") != "" {
+		return false
+	}
+	return len(strings.TrimLeft(whole, "0"))+len(frac) <= maxEngineDigits
+}
+
+// numericMath is NumericMath before the width check. A result's scale or
+// size that cannot fit the engine is refused before it is computed: a
+// constant like exp(1e9) would take the time of 400 million digits.
 func numericMath(name string, args []*pg_query.Node) (text string, ok bool, err error) {
 	vals := make([]*big.Rat, len(args))
 	scales := make([]int, len(args))
@@ -293,19 +318,30 @@ func numericMath(name string, args []*pg_query.Node) (text string, ok bool, err 
 		if x.Sign() < 0 {
 			return "", true, sqlerr.New("2201F", "cannot take square root of a negative number")
 		}
-		if x.Sign() == 0 {
-			return roundText(new(big.Float), clampScale(numericMinSigDigits, scales[0])), true, nil
-		}
-		w, _, _, _ := nbaseDigits(x)
+		w, _, _, _ := nbaseDigits(x) // 0 for zero, as numeric.c's
 		sweight := (w+1)*4/2 - 1
 		rscale := clampScale(numericMinSigDigits-sweight, scales[0])
+		if rscale+max(sweight+1, 0) > maxEngineDigits+4 {
+			return "", true, errNumericWidth
+		}
+		if x.Sign() == 0 {
+			return roundText(new(big.Float), rscale), true, nil
+		}
 		prec := precision(rscale + 4*max(w, 0) + 8)
 		f := new(big.Float).SetPrec(prec).SetRat(x)
 		return roundText(f.Sqrt(f), rscale), true, nil
 	case name == "exp" && len(args) == 1:
 		f64, _ := vals[0].Float64()
+		if math.Abs(f64) > 6000 {
+			// numeric.c's exp_var: overflow beyond; below, a result of
+			// more places than the engine holds.
+			return "", true, errNumericWidth
+		}
 		val := max(min(f64*0.434294481903252, numericMaxResultScale), -numericMaxResultScale)
 		rscale := clampScale(numericMinSigDigits-int(val), scales[0])
+		if rscale+max(int(val)+1, 0) > maxEngineDigits+4 {
+			return "", true, errNumericWidth
+		}
 		prec := precision(rscale + int(math.Max(val, 0)) + 8)
 		return roundText(bigExp(new(big.Float).SetPrec(prec).SetRat(vals[0]), prec), rscale), true, nil
 	case name == "ln" && len(args) == 1:
@@ -314,6 +350,9 @@ func numericMath(name string, args []*pg_query.Node) (text string, ok bool, err 
 			return "", true, err
 		}
 		rscale := clampScale(numericMinSigDigits-lnDWeight(x), scales[0])
+		if rscale > maxEngineDigits+4 {
+			return "", true, errNumericWidth
+		}
 		prec := precision(rscale + 8)
 		return roundText(bigLn(new(big.Float).SetPrec(prec).SetRat(x), prec), rscale), true, nil
 	case (name == "log" || name == "log10") && len(args) == 1, name == "log" && len(args) == 2:
@@ -331,6 +370,9 @@ func numericMath(name string, args []*pg_query.Node) (text string, ok bool, err 
 			return "", true, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
 		}
 		rscale := clampScale(numericMinSigDigits-(lnDWeight(x)-lnDWeight(base)), bs, xs)
+		if rscale > maxEngineDigits+4 {
+			return "", true, errNumericWidth
+		}
 		prec := precision(rscale + 16)
 		lx := bigLn(new(big.Float).SetPrec(prec).SetRat(x), prec)
 		lb := bigLn(new(big.Float).SetPrec(prec).SetRat(base), prec)

@@ -541,12 +541,24 @@ func (s *Session) typeOperands(node *pg_query.Node) bool {
 		for _, r := range roots {
 			changed = dialect.TypedOperands(r, typeOf) || changed
 		}
-		// Float arithmetic that overflows fails, as in PostgreSQL.
+		// Float arithmetic that overflows fails, as in PostgreSQL: in
+		// GROUP BY, ORDER BY and DISTINCT ON alike, so that the engine
+		// still finds there the select list's expressions.
 		changed = dialect.FloatOverflow(&sel.WhereClause, typeOf) || changed
 		changed = dialect.FloatOverflow(&sel.HavingClause, typeOf) || changed
 		for _, t := range sel.TargetList {
 			if rt := t.GetResTarget(); rt != nil {
 				changed = dialect.FloatOverflow(&rt.Val, typeOf) || changed
+			}
+		}
+		for _, list := range [][]*pg_query.Node{sel.GroupClause, sel.DistinctClause} {
+			for i := range list {
+				changed = dialect.FloatOverflow(&list[i], typeOf) || changed
+			}
+		}
+		for _, o := range sel.SortClause {
+			if sb := o.GetSortBy(); sb != nil {
+				changed = dialect.FloatOverflow(&sb.Node, typeOf) || changed
 			}
 		}
 		return nil

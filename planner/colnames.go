@@ -316,13 +316,20 @@ func orderByOutputNames(root *pg_query.Node) (bool, error) {
 					continue
 				}
 				a, b := sel.TargetList[match].GetResTarget().Val, sel.TargetList[i].GetResTarget().Val
+				if a.GetColumnRef() != nil && b.GetColumnRef() != nil {
+					// a and t.a may be one column (PostgreSQL compares
+					// them resolved, which tsdb does not here): left to
+					// the engine, which resolves them.
+					match = -2
+					break
+				}
 				if !proto.Equal(sqltree.WithoutLocations(a), sqltree.WithoutLocations(b)) {
 					failed = sqlerr.New(sqlerr.AmbiguousColumn, "ORDER BY %q is ambiguous", name)
 					return failed
 				}
 			}
 			if match < 0 {
-				continue
+				continue // no output column of the name, or two columns
 			}
 			if c := sel.TargetList[match].GetResTarget().Val.GetColumnRef(); c != nil && len(c.Fields) == 1 && c.Fields[0].GetString_().GetSval() == name {
 				continue // the input column itself: the same either way

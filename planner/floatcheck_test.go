@@ -34,5 +34,12 @@ func TestFloatOverflow(t *testing.T) {
 		{"SELECT r * 1e10 FROM f ORDER BY 1", "2e+10;1.0000000150474662e+40"},
 		{"SELECT n * 400000000 FROM f ORDER BY 1", "0;2000000000"},
 		{"SELECT time - interval '1 hour' FROM f ORDER BY 1 LIMIT 1", "2025-12-31 23:00:00"},
+		// The checked expression in GROUP BY, ORDER BY and DISTINCT is the
+		// select list's.
+		{"SELECT x * 2, count(*) FROM f GROUP BY x * 2 ORDER BY x * 2", "-6|1;2e+200|1"},
+		{"SELECT DISTINCT x * 2 FROM f ORDER BY x * 2", "-6;2e+200"},
+		// A long sum stays a sum (checks are not nested in checks), added
+		// from the left as PostgreSQL adds.
+		{"SELECT x + n + x + n + x + n + x + n + x + n + x + n + x + n + x + n FROM f ORDER BY n", "-24;7.999999999999998e+200"},
 	})
 }

@@ -86,13 +86,13 @@ func (s *Session) relationOID(text string) (int64, error) {
 }
 
 // catalogOID gives a catalog relation its OID: PostgreSQL's for those
-// pg_class lists, else a stable one below the range of tables'
-// (tableOID).
+// pg_class lists, else a stable one between those and tables'
+// (tableOID, from 16384).
 func catalogOID(rel string) int64 {
 	if oid, ok := dialect.CatalogClassOID(rel); ok {
 		return oid
 	}
-	return dialect.HashOID(rel, 1000, 15000)
+	return dialect.HashOID(rel, 13001, 3000) // above PostgreSQL's catalog OIDs pg_class lists, below tables'
 }
 
 // parseQualifiedName splits a relation name as PostgreSQL reads it:

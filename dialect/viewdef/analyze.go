@@ -408,7 +408,7 @@ func (a *analyzer) sortKey(n *pg_query.Node, sel *pg_query.SelectStmt, group boo
 		if i < 1 || i > len(a.q.targets) {
 			return sortKey{}, refuse("a position out of range")
 		}
-		return sortKey{e: a.q.targets[i-1].e, resno: i}, nil
+		return sortKey{e: a.q.targets[i-1].e}, nil
 	}
 	if n.GetAConst() != nil {
 		return sortKey{}, refuse("a constant in ORDER BY or GROUP BY")
@@ -422,7 +422,7 @@ func (a *analyzer) sortKey(n *pg_query.Node, sel *pg_query.SelectStmt, group boo
 		}
 		match := -1
 		for i, t := range a.targets {
-			if t != nil && t.Name == name || t != nil && t.Name == "" && a.q.targets[i].name == name && isVarNamed(a.q.targets[i].e, name) {
+			if t != nil && (t.Name == name || t.Name == "" && figureName(t.Val) == name) {
 				if match >= 0 {
 					return sortKey{}, refuse("an ambiguous ORDER BY name")
 				}
@@ -440,21 +440,35 @@ func (a *analyzer) sortKey(n *pg_query.Node, sel *pg_query.SelectStmt, group boo
 	return a.keyFor(e), nil
 }
 
-func isVarNamed(e expr, name string) bool {
-	v, ok := e.(*varRef)
-	return ok && v.col == name
+// figureName is the name PostgreSQL's FigureColname gives an unaliased
+// select list item, as far as ORDER BY's output names need it: a
+// column's name, a function's, a cast's argument's (else its type's),
+// case, coalesce, greatest, least; "" for none (?column?).
+func figureName(n *pg_query.Node) string {
+	switch {
+	case n.GetColumnRef() != nil:
+		if f := n.GetColumnRef().Fields; len(f) > 0 {
+			return f[len(f)-1].GetString_().GetSval()
+		}
+	case n.GetFuncCall() != nil:
+		return sqltree.LastName(n.GetFuncCall().Funcname)
+	case n.GetTypeCast() != nil:
+		if name := figureName(n.GetTypeCast().Arg); name != "" {
+			return name
+		}
+		return sqltree.LastName(n.GetTypeCast().TypeName.GetNames())
+	case n.GetCaseExpr() != nil:
+		return "case"
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce"
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_LEAST {
+			return "least"
+		}
+		return "greatest"
+	}
+	return ""
 }
 
-// keyFor is e as a sort key: a constant names the output column it is
-// (its resno), as PostgreSQL prints it.
-func (a *analyzer) keyFor(e expr) sortKey {
-	k := sortKey{e: e}
-	if _, ok := e.(*konst); ok {
-		for i, t := range a.q.targets {
-			if t.e == e {
-				k.resno = i + 1
-			}
-		}
-	}
-	return k
-}
+// keyFor is e as a sort key.
+func (a *analyzer) keyFor(e expr) sortKey { return sortKey{e: e} }

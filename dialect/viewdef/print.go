@@ -1,7 +1,6 @@
 package viewdef
 
 import (
-	"strconv"
 	"strings"
 
 	"tsdb/dialect"
@@ -192,12 +191,13 @@ func (p *printer) varRef(v *varRef) {
 }
 
 // sortGroupItem is get_rule_sortgroupclause: a column plain, a constant
-// as its output column's number, a function-like expression in
-// parentheses (any other expression too when pretty).
+// with its type (ORDER BY 5::integer: a bare 5 would be a position), a
+// function-like expression in parentheses (any other expression too when
+// pretty).
 func (p *printer) sortGroupItem(k sortKey) {
 	switch e := k.e.(type) {
 	case *konst:
-		p.str(strconv.Itoa(k.resno))
+		p.konstShown(e, false, true)
 	case *varRef:
 		p.varRef(e)
 	default:

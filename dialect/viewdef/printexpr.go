@@ -197,7 +197,11 @@ func simpleUnder(parent expr) bool {
 }
 
 // konst is get_const_expr; bare is showtype -1 (no type label).
-func (p *printer) konst(k *konst, bare bool) {
+func (p *printer) konst(k *konst, bare bool) { p.konstShown(k, bare, false) }
+
+// konstShown is get_const_expr with showtype -1 (bare), 0 or 1 (labelled:
+// a constant sort key, which a bare number would make a position).
+func (p *printer) konstShown(k *konst, bare, labelled bool) {
 	if k.null {
 		p.str("NULL")
 		if !bare {
@@ -232,7 +236,7 @@ func (p *printer) konst(k *konst, bare bool) {
 		p.str("'" + strings.ReplaceAll(k.text, "'", "''") + "'")
 		label = true
 	}
-	if label && !bare {
+	if label && !bare || labelled {
 		p.str("::" + k.t.String())
 	}
 }

@@ -99,12 +99,10 @@ func (e *arrayOp) typ() Type    { return tBool }
 func (e *caseExpr) typ() Type   { return e.t }
 func (e *varargExpr) typ() Type { return e.t }
 
-// sortKey is an ORDER BY, GROUP BY or PARTITION BY item: its expression,
-// and resno, the output column it names when that is a constant (which
-// PostgreSQL prints as the column's number).
+// sortKey is an ORDER BY, GROUP BY or PARTITION BY item: its expression
+// and direction.
 type sortKey struct {
 	e          expr
-	resno      int
 	desc       bool
 	nullsFirst bool
 }

@@ -45,3 +45,6 @@ select case when ok then 1 else 1.5 end as c, case when ok then v else n end as 
 select dt::timestamp as a, ts::date as b, time::date as c from m
 select host from m where v in (1, 2.5) and d in (1.5, 2)
 select host, percentile_disc(0.5) within group (order by n) as p50, percentile_disc(0.5) within group (order by n) filter (where s = 1) as px, rank(5, 'AZZZZ', 50) within group (order by n, host desc, n) as r, percentile_cont(0.9) within group (order by v desc) as p90, mode() within group (order by host) as mo from m group by host order by host
+select host, 5 as k from m order by 2, host
+select n::bigint, v from m order by n
+select host, 'x' as t from m group by host, 2 order by t
