@@ -87,6 +87,15 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	if fc.AggFilter != nil && !fc.AggWithinGroup && guardFiltered(fc) {
 		return nil, true
 	}
+	if (name == "string_agg" || name == "array_agg") && fc.AggDistinct && len(fc.AggOrder) == 0 && len(fc.Args) >= 1 && fc.Over == nil {
+		// PostgreSQL sorts a DISTINCT aggregate's input to drop the
+		// repeats, so its values come in their order
+		// (string_agg(DISTINCT host, ',') is a,b,c); the engine's come in
+		// the order of its hash table.
+		fc.AggOrder = []*pg_query.Node{{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
+			Node: proto.Clone(fc.Args[0]).(*pg_query.Node), SortbyDir: pg_query.SortByDir_SORTBY_DEFAULT, SortbyNulls: pg_query.SortByNulls_SORTBY_NULLS_DEFAULT}}}}
+		return nil, true
+	}
 	if name == "every" && len(fc.Funcname) == 1 {
 		// every is the SQL standard's name of bool_and.
 		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}

@@ -103,3 +103,7 @@ SELECT count(*) FROM cpu WHERE cnt = 'x'
 SELECT cnt::text FROM cpu WHERE cnt IN (2, 9, 10, 100) ORDER BY cnt
 SELECT upper(host), count(*) FROM cpu GROUP BY 1 ORDER BY upper
 SELECT cnt::text, cnt FROM cpu ORDER BY cnt
+-- A DISTINCT aggregate's values come sorted, as PostgreSQL sorts them to
+-- drop the repeats.
+SELECT string_agg(DISTINCT host, ','), array_agg(DISTINCT cnt % 3), string_agg(DISTINCT region, '|') FROM cpu
+SELECT region, string_agg(DISTINCT host, ',') FROM cpu GROUP BY region ORDER BY region
