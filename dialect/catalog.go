@@ -352,7 +352,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		return fmt.Sprintf("SELECT * FROM (VALUES (2200, 'public', 10, NULL), (11, 'pg_catalog', 10, NULL), (13000, 'information_schema', 10, NULL), (%d, '%s', 10, NULL)) AS t(oid, nspname, nspowner, nspacl)", nsTemp, tempSchema)
 	},
 	"pg_catalog.pg_database": func([]schema.Table) string {
-		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C', 'C', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"
+		return "SELECT * FROM (VALUES (16384, 'tsdb', 10, 6, 'C.UTF-8', 'C.UTF-8', 'c', NULL, false, true, -1, NULL, 1663)) AS t(oid, datname, datdba, encoding, datcollate, datctype, datlocprovider, daticulocale, datistemplate, datallowconn, datconnlimit, datacl, dattablespace)"
 	},
 }
 

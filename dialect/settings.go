@@ -29,16 +29,20 @@ type setting struct {
 }
 
 var settingDefs = map[string]setting{
-	"application_name":                    {def: "", reports: true},
-	"client_encoding":                     {def: "UTF8", reports: true, check: checkEncoding},
-	"datestyle":                           {def: "ISO, MDY", reports: true, check: checkDateStyle},
-	"default_transaction_isolation":       {def: "read committed", check: checkIsolation},
-	"extra_float_digits":                  {def: "1", check: checkFloatDigits},
-	"integer_datetimes":                   {def: "on", reports: true, fixed: true},
-	"intervalstyle":                       {def: "postgres", reports: true, check: checkIntervalStyle},
-	"is_superuser":                        {def: "on", reports: true, fixed: true},
-	"search_path":                         {def: `"$user", public`},
-	"server_encoding":                     {def: "UTF8", reports: true, fixed: true},
+	"application_name":              {def: "", reports: true},
+	"client_encoding":               {def: "UTF8", reports: true, check: checkEncoding},
+	"datestyle":                     {def: "ISO, MDY", reports: true, check: checkDateStyle},
+	"default_transaction_isolation": {def: "read committed", check: checkIsolation},
+	"extra_float_digits":            {def: "1", check: checkFloatDigits},
+	"integer_datetimes":             {def: "on", reports: true, fixed: true},
+	"intervalstyle":                 {def: "postgres", reports: true, check: checkIntervalStyle},
+	"is_superuser":                  {def: "on", reports: true, fixed: true},
+	"search_path":                   {def: `"$user", public`},
+	"server_encoding":               {def: "UTF8", reports: true, fixed: true},
+	// Text sorts by code point and changes case by Unicode's rules, as
+	// PostgreSQL's C.UTF-8 locale does (pg_database says so too).
+	"lc_collate":                          {def: "C.UTF-8", fixed: true},
+	"lc_ctype":                            {def: "C.UTF-8", fixed: true},
 	"server_version":                      {def: ServerVersion, reports: true, fixed: true},
 	"server_version_num":                  {def: "160006", fixed: true},
 	"standard_conforming_strings":         {def: "on", reports: true, check: checkBool},
