@@ -201,6 +201,25 @@ func numberInput(tc *pg_query.TypeCast) (bool, error) {
 	return true, nil
 }
 
+// CheckConstantInput is the input error of a string constant cast to a
+// number, date or time type (tc), by PostgreSQL's input rules, which its
+// parse analysis raises before the statement runs, wherever the cast
+// stands (in a CASE branch never taken too); nil for any other cast.
+func CheckConstantInput(tc *pg_query.TypeCast, in Input) error {
+	sv := tc.Arg.GetAConst().GetSval()
+	if sv == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
+		return nil
+	}
+	if typ, ok := numberTypes[sqltree.LastName(tc.TypeName.GetNames())]; ok {
+		if typ == "numeric" && specialNumeric(sv.Sval) {
+			return nil
+		}
+		return CheckTextInput(sv.Sval, typ)
+	}
+	_, _, err := DateTimeLiteral(tc, in)
+	return err
+}
+
 // NumberInput is numberInput of a cast the planner makes after the
 // dialect's rewrite (an INSERT's cell typed as its column).
 func NumberInput(n *pg_query.Node) (*pg_query.Node, error) {

@@ -127,6 +127,12 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	// a time column, a real beside another number): in every SELECT of
 	// the statement, by the columns of its own FROM.
 	changed = s.typeOperands(out) || changed
+	// Constants of number, date and time types read now, as PostgreSQL's
+	// parse analysis reads them: their input errors are the statement's
+	// even where no row reaches them.
+	if err := s.checkConstantInput(out); err != nil {
+		return nil, nil, err
+	}
 	// character(n) columns where PostgreSQL computes with their spaces.
 	changed = s.padCharacterRefs(out, true) || changed
 	// The types of the select list's columns, for the rewrites below that
@@ -513,6 +519,20 @@ func int4Series(rf *pg_query.RangeFunction) *pg_query.Node {
 		Subquery: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sub}},
 		Alias:    &pg_query.Alias{Aliasname: table, Colnames: []*pg_query.Node{pg_query.MakeStrNode(col)}},
 	}}}
+}
+
+// checkConstantInput returns the first input error of a constant cast in
+// node (dialect.CheckConstantInput).
+func (s *Session) checkConstantInput(node *pg_query.Node) error {
+	in := s.settings.Input(s.statementTime())
+	var failed error
+	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
+		if tc, ok := m.(*pg_query.TypeCast); ok && failed == nil {
+			failed = dialect.CheckConstantInput(tc, in)
+		}
+		return nil
+	})
+	return failed
 }
 
 // typeOperands applies dialect.TypedOperands to every SELECT in node,

@@ -107,3 +107,7 @@ SELECT cnt::text, cnt FROM cpu ORDER BY cnt
 -- drop the repeats.
 SELECT string_agg(DISTINCT host, ','), array_agg(DISTINCT cnt % 3), string_agg(DISTINCT region, '|') FROM cpu
 SELECT region, string_agg(DISTINCT host, ',') FROM cpu GROUP BY region ORDER BY region
+-- A constant's input error is the statement's, as PostgreSQL's parse
+-- analysis raises it, where no row reaches it too.
+SELECT CASE WHEN false THEN 'y'::int END
+SELECT count(*) FROM cpu WHERE false AND cnt = '2024-13-45'::date - date '2024-01-01'
