@@ -17,8 +17,8 @@ import (
 // which tsdb sends as numeric (a driver then returns a Decimal, not an
 // int). The cast overflows where PostgreSQL's bigint sum does. The sum of
 // a bigint column is numeric, as PostgreSQL's is (the engine's 128-bit
-// integer divided as an integer). Calls in a subquery are their own scope
-// and left alone.
+// integer divided as an integer); of a real column a real. Calls in a
+// subquery are their own scope and left alone.
 func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) bool {
 	if typeOf == nil {
 		return false
@@ -32,7 +32,7 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 		if fc == nil || sqltree.LastName(fc.Funcname) != "sum" || len(fc.Args) != 1 || fc.AggStar {
 			return nil
 		}
-		switch typeOf(fc.Args[0]) {
+		switch knownNumberType(fc.Args[0], typeOf) { // a column's type, or a cast's
 		case schema.Int32, schema.Int16:
 			changed = true
 			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "int8")
@@ -41,6 +41,11 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 			// integer division (sum(v) / 7 is 1.43 for 10, not 1).
 			changed = true
 			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "numeric")
+		case schema.Float32:
+			// The sum of reals is a real (the engine's, a double, printed
+			// 4.241590142250061 for PostgreSQL's 4.24159).
+			changed = true
+			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "float4")
 		}
 		return nil
 	}

@@ -176,7 +176,9 @@ func appendLit(b array.Builder, ty schema.Type, lit literal, in textInput) bool 
 			if !ok {
 				return false
 			}
-			f = x
+			// A number literal is a numeric, which has no negative
+			// zero: -0.0 is 0 (the string '-0' keeps its sign).
+			f = x + 0
 		default:
 			return false
 		}

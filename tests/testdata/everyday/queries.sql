@@ -111,3 +111,5 @@ SELECT region, string_agg(DISTINCT host, ',') FROM cpu GROUP BY region ORDER BY 
 -- analysis raises it, where no row reaches it too.
 SELECT CASE WHEN false THEN 'y'::int END
 SELECT count(*) FROM cpu WHERE false AND cnt = '2024-13-45'::date - date '2024-01-01'
+-- sum of reals is a real; a number literal -0.0 is 0.
+SELECT sum(usage_user::real), sum(cnt::int), sum(cnt::smallint) FROM cpu WHERE cnt < 100
