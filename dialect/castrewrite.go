@@ -216,6 +216,12 @@ func CheckConstantInput(tc *pg_query.TypeCast, in Input) error {
 		}
 		return CheckTextInput(sv.Sval, typ)
 	}
+	if IsISOLiteral(tc) && (strings.HasPrefix(sv.Sval, "-") || strings.HasPrefix(sv.Sval, "0000-")) {
+		// The year 0 and the years before, astronomically numbered: the
+		// form tsdb writes a bound parameter of a BC date in, which the
+		// engine reads.
+		return nil
+	}
 	_, _, err := DateTimeLiteral(tc, in)
 	return err
 }
