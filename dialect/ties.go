@@ -87,7 +87,7 @@ func tiesQuery(sel *pg_query.SelectStmt) (*pg_query.Node, error) {
 	for _, t := range sel.TargetList {
 		if rt := t.GetResTarget(); rt == nil {
 			return nil, nil
-		} else if cr := rt.Val.GetColumnRef(); cr != nil && isStar(cr) {
+		} else if sqltree.IsStar(rt.Val) {
 			star = true
 		}
 	}
@@ -176,13 +176,4 @@ func notPrefixPattern(prefix string) string {
 
 func columnRef(name string) *pg_query.Node {
 	return &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(name)}}}}
-}
-
-func isStar(cr *pg_query.ColumnRef) bool {
-	for _, f := range cr.Fields {
-		if f.GetAStar() != nil {
-			return true
-		}
-	}
-	return false
 }

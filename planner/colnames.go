@@ -35,7 +35,7 @@ func pgColumnNames(sel *pg_query.SelectStmt, ncols int) []string {
 		if rt == nil {
 			return nil
 		}
-		if isStar(rt.Val) {
+		if sqltree.IsStar(rt.Val) {
 			stars++
 			continue
 		}
@@ -61,13 +61,6 @@ func pgColumnNames(sel *pg_query.SelectStmt, ncols int) []string {
 		names = append(names, "")
 	}
 	return append(names, after...)
-}
-
-func isStar(n *pg_query.Node) bool {
-	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-		return cr.Fields[len(cr.Fields)-1].GetAStar() != nil
-	}
-	return false
 }
 
 // figureColname follows PostgreSQL's FigureColname.
@@ -208,7 +201,7 @@ func nameSubqueryColumns(node *pg_query.Node) bool {
 		}
 		for _, t := range sel.TargetList {
 			rt := t.GetResTarget()
-			if rt == nil || rt.Name != "" || isStar(rt.Val) || rt.Val.GetColumnRef() != nil {
+			if rt == nil || rt.Name != "" || sqltree.IsStar(rt.Val) || rt.Val.GetColumnRef() != nil {
 				continue
 			}
 			rt.Name = figureColname(rt.Val)
@@ -291,7 +284,7 @@ func orderByOutputNames(root *pg_query.Node) (bool, error) {
 		names := make([]string, len(sel.TargetList))
 		for i, t := range sel.TargetList {
 			rt := t.GetResTarget()
-			if rt == nil || isStar(rt.Val) {
+			if rt == nil || sqltree.IsStar(rt.Val) {
 				return nil
 			}
 			names[i] = rt.Name

@@ -75,7 +75,7 @@ func analyze(sel *pg_query.SelectStmt, names []string, env Env) (*query, error) 
 	}
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
-		if cr := rt.Val.GetColumnRef(); cr != nil && isStar(cr) {
+		if cr := rt.Val.GetColumnRef(); cr != nil && sqltree.IsStar(rt.Val) {
 			vars, err := a.star(cr)
 			if err != nil {
 				return nil, err
@@ -151,10 +151,6 @@ func analyze(sel *pg_query.SelectStmt, names []string, env Env) (*query, error) 
 		}
 	}
 	return q, nil
-}
-
-func isStar(cr *pg_query.ColumnRef) bool {
-	return len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil
 }
 
 // limitValue is a LIMIT or OFFSET: an integer constant (its coercion to
@@ -321,7 +317,7 @@ func (a *analyzer) condition(n *pg_query.Node, sel *pg_query.SelectStmt) (expr, 
 func (a *analyzer) expr(n *pg_query.Node, sel *pg_query.SelectStmt) (expr, error) {
 	switch {
 	case n.GetColumnRef() != nil:
-		if isStar(n.GetColumnRef()) {
+		if sqltree.IsStar(n) {
 			return nil, refuse("* in an expression")
 		}
 		return a.column(n.GetColumnRef())

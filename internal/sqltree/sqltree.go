@@ -146,6 +146,13 @@ func ReplaceChildren(m protoreflect.Message, fn func(*pg_query.Node) *pg_query.N
 	})
 }
 
+// IsStar reports whether n is * or rel.* (a column reference ending in a
+// star).
+func IsStar(n *pg_query.Node) bool {
+	cr := n.GetColumnRef()
+	return cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil
+}
+
 // WithoutLocations is a copy of n with every source position cleared, so
 // that the same expression written twice compares equal (proto.Equal).
 func WithoutLocations(n *pg_query.Node) *pg_query.Node {
