@@ -29,14 +29,10 @@ func knownNotFloat4(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 	if c := n.GetAConst(); c != nil {
 		return c.GetIval() != nil || c.GetFval() != nil
 	}
-	var t schema.Type
-	switch {
-	case n.GetTypeCast() != nil && len(n.GetTypeCast().TypeName.GetArrayBounds()) == 0:
-		t, _ = schema.ParseType(sqltree.LastName(n.GetTypeCast().TypeName.GetNames()))
-	case n.GetColumnRef() != nil && typeOf != nil:
-		t = typeOf(n)
+	if typeOf == nil && n.GetColumnRef() != nil {
+		return false
 	}
-	switch t {
+	switch knownNumberType(n, typeOf) {
 	case schema.Int16, schema.Int32, schema.Int64, schema.Float64, schema.Decimal:
 		return true
 	}
