@@ -155,7 +155,7 @@ func checkLeaf(c schema.Column, f parquet.Field) error {
 		ok = kind == parquet.Float
 	case schema.Bool:
 		ok = kind == parquet.Boolean
-	case schema.Text, schema.Bytea, schema.Interval, schema.Time, schema.TimeTZ:
+	case schema.Text, schema.Bytea, schema.Interval, schema.Time, schema.TimeTZ, schema.Bit, schema.VarBit:
 		ok = kind == parquet.ByteArray
 	case schema.Date:
 		_, isDate := logical.(*format.DateType)

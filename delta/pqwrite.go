@@ -115,6 +115,8 @@ func columnNode(c schema.Column) parquet.Node {
 		return parquet.String() // Delta has no interval: schema.IntervalText
 	case schema.Time, schema.TimeTZ:
 		return parquet.String() // Delta has no time of day: schema.TimeText
+	case schema.Bit, schema.VarBit:
+		return parquet.String() // Delta has no bit string: '0' and '1'
 	}
 	panic(fmt.Sprintf("delta: column %s has no Parquet type (%v)", c.Name, c.Type))
 }

@@ -163,7 +163,7 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 			return schema.Table{}, fmt.Errorf("column %q: numeric column of Delta type %s", f.Name, typeText(f.Type))
 		}
 		col := schema.Column{Name: f.Name, Type: ty, NotNull: !f.Nullable, Digits: digits, Scale: scale, NTZ: ty == schema.Timestamp && name == "timestamp_ntz"}
-		if n, ok := f.Metadata[fieldMaxLengthKey].(float64); ok && ty == schema.Text && n >= 1 {
+		if n, ok := f.Metadata[fieldMaxLengthKey].(float64); ok && (ty == schema.Text || ty == schema.Bit || ty == schema.VarBit) && n >= 1 {
 			col.MaxLength = int(n)
 			col.Padded = f.Metadata[fieldPaddedKey] == true
 		}

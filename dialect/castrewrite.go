@@ -21,9 +21,9 @@ import (
 func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	tc := n.GetTypeCast()
 	if tn := sqltree.LastName(tc.TypeName.GetNames()); tn == "bit" || tn == "varbit" {
-		// PostgreSQL's bit is bit(1) and truncates; the engine's BIT
-		// keeps every digit.
-		return Raise(sqlerr.FeatureNotSupported, "type "+tn+" is not supported"), true
+		// PostgreSQL's bit is bit(1) and cuts; the engine's BIT keeps
+		// every digit (bitstring.go).
+		return BitCast(tc), true
 	}
 	if r, ok := CharacterCast(tc, false); ok {
 		return r, true

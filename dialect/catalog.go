@@ -62,7 +62,9 @@ var catalogRelations = map[string]func(tables []schema.Table) string{
 				case schema.Float32:
 					numPrecision, numRadix = "24", "2"
 				}
-				if c.MaxLength > 0 {
+				if c.MaxLength > 0 && (c.Type == schema.Bit || c.Type == schema.VarBit) {
+					maxLen = fmt.Sprint(c.MaxLength)
+				} else if c.MaxLength > 0 {
 					dataType, udt, maxLen = "character varying", "varchar", fmt.Sprint(c.MaxLength)
 					if c.Padded {
 						dataType, udt = "character", "bpchar"
@@ -262,7 +264,9 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				if p, ok := c.Precision(); ok {
 					typmod = p
 				}
-				if c.MaxLength > 0 {
+				if c.MaxLength > 0 && (c.Type == schema.Bit || c.Type == schema.VarBit) {
+					typmod = c.MaxLength // bit(n)'s is n
+				} else if c.MaxLength > 0 {
 					oid, typmod = 1043, c.MaxLength+4 // varchar, PostgreSQL's VARHDRSZ added
 					if c.Padded {
 						oid = 1042 // bpchar
@@ -275,7 +279,7 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 				// (text and character types extended, numeric main).
 				storage := "p"
 				switch oid {
-				case 25, 1042, 1043, 17, 114, 3802:
+				case 25, 1042, 1043, 17, 114, 3802, 1560, 1562:
 					storage = "x"
 				case 1700:
 					storage = "m"
@@ -414,6 +418,7 @@ var pgTypes = []struct {
 	{1042, "bpchar", -1, "S"},
 	{1082, "date", 4, "D"}, {1083, "time", 8, "D"}, {1266, "timetz", 12, "D"}, {1114, "timestamp", 8, "D"}, {1184, "timestamptz", 8, "D"},
 	{1186, "interval", 16, "T"}, {1700, "numeric", -1, "N"}, {2950, "uuid", 16, "U"}, {114, "json", -1, "U"},
+	{1560, "bit", -1, "V"}, {1562, "varbit", -1, "V"},
 }
 
 // TypeLen is pg_type.typlen of a type OID.
@@ -430,7 +435,7 @@ func TypeLen(oid uint32) int {
 // have, by element OID.
 var arrayOIDs = map[uint32]uint32{
 	16: 1000, 21: 1005, 23: 1007, 20: 1016, 700: 1021, 701: 1022, 25: 1009,
-	1082: 1182, 1083: 1183, 1266: 1270, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
+	1082: 1182, 1083: 1183, 1266: 1270, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951, 1560: 1561,
 }
 
 // arrayElements is arrayOIDs turned around, for the wire layer, which asks

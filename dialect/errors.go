@@ -26,6 +26,9 @@ var (
 	reNoColumnNamed = regexp.MustCompile(`"([^"]+)" does not have a column named "([^"]+)"`)
 	reIntegerText   = regexp.MustCompile(`^\s*[+-]?[0-9]+\s*$`)
 	reRaised        = regexp.MustCompile(`^\[tsdb ([0-9A-Z]{5})\] (.*)$`)
+	// reCheckRaised is a CHECK constraint whose expression raised (a
+	// temporary table's bit(n) column, _tsdb_bit_check).
+	reCheckRaised = regexp.MustCompile(`^CHECK constraint failed .*\(Error: \[tsdb ([0-9A-Z]{5})\] (.*)\)$`)
 	// reDecimalOverflow is a value too wide for a DECIMAL(p,s) cast.
 	reDecimalOverflow = regexp.MustCompile(`to type DECIMAL\((\d+),(\d+)\) failed: value is out of range`)
 	// reDecimalText is text the engine could not make a DECIMAL(p,s) of:
@@ -72,6 +75,10 @@ func EngineError(err error) error {
 	// Raise's) comes wrapped by the driver's words.
 	if m := reRaised.FindStringSubmatch(strings.TrimPrefix(msg, "database/sql/driver: API error: ")); m != nil {
 		// raised by Raise: the SQLSTATE travels in the message.
+		e.Code, e.Message, e.Detail = m[1], m[2], ""
+		return e
+	}
+	if m := reCheckRaised.FindStringSubmatch(msg); m != nil {
 		e.Code, e.Message, e.Detail = m[1], m[2], ""
 		return e
 	}
@@ -268,6 +275,14 @@ var engineMessages = []struct{ contains, code, message string }{
 	{"group by clause cannot contain window functions", "42P20", "window functions are not allowed in GROUP BY"},
 	{"negative substring length not allowed", "22011", ""},
 	{"can't bucket using zero", sqlerr.DatetimeOverflow, "stride must be greater than zero"},
+	// Bit strings: PostgreSQL's wording, and its codes.
+	{"cannot and bit strings of different sizes", "22026", "cannot AND bit strings of different sizes"},
+	{"cannot or bit strings of different sizes", "22026", "cannot OR bit strings of different sizes"},
+	{"cannot xor bit strings of different sizes", "22026", "cannot XOR bit strings of different sizes"},
+	{"out of valid range (0..", "2202E", ""},
+	{"bitstring doesn't fit inside of int32", sqlerr.NumericOutOfRange, "integer out of range"},
+	{"bitstring doesn't fit inside of int64", sqlerr.NumericOutOfRange, "bigint out of range"},
+	{"the new bit must be 1 or 0", sqlerr.InvalidParameterValue, "new bit must be 0 or 1"},
 	{"period must be greater than 0", sqlerr.DatetimeOverflow, "stride must be greater than zero"},
 	{"is not an ordered-set aggregate", "42809", ""},
 	{"in in/any/all clause - an explicit cast is required", "42883", ""},
@@ -282,7 +297,7 @@ var engineMessages = []struct{ contains, code, message string }{
 // have.
 var postgresOnlyTypes = map[string]bool{
 	"money": true, "point": true, "line": true, "lseg": true, "box": true, "path": true, "polygon": true, "circle": true,
-	"bit": true, "varbit": true, "inet": true, "cidr": true, "macaddr": true, "macaddr8": true, "tsvector": true, "tsquery": true,
+	"inet": true, "cidr": true, "macaddr": true, "macaddr8": true, "tsvector": true, "tsquery": true,
 	"xml": true, "int4range": true, "int8range": true, "numrange": true, "tsrange": true, "tstzrange": true, "daterange": true,
 	"int4multirange": true, "int8multirange": true, "nummultirange": true, "tsmultirange": true, "tstzmultirange": true,
 	"datemultirange": true, "pg_lsn": true, "txid_snapshot": true, "pg_snapshot": true, "regproc": true, "regprocedure": true,

@@ -29,6 +29,11 @@ func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		}
 		return nil, true
 	}
+	if name == "set_bit" && len(fc.Args) == 3 && len(fc.Funcname) == 1 && isBitExpr(fc.Args[0]) {
+		// The engine's set_bit of a BIT; set_bit of anything else is
+		// bytea's (pgFunctions).
+		return call("_tsdb_set_bit_bits", fc.Args...), true
+	}
 	if castFunctions[name] && len(fc.Args) == 1 && fc.Over == nil && !fc.AggStar && !fc.AggDistinct && fc.AggFilter == nil &&
 		len(fc.AggOrder) == 0 && !fc.FuncVariadic && (len(fc.Funcname) == 1 || strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog")) {
 		// PostgreSQL's cast functions carry their type's name

@@ -49,7 +49,7 @@ var pgFunctions = map[string]string{
 	"get_byte":                        "_tsdb_get_byte",
 	"set_byte":                        "_tsdb_set_byte",
 	"get_bit":                         "_tsdb_get_bit",
-	"set_bit":                         "_tsdb_set_bit",
+	"set_bit":                         "_tsdb_set_bit_bytea", // of bit strings: bitSetBit
 	"bit_count":                       "_tsdb_bit_count",
 	"decode":                          "_tsdb_decode",
 	"encode":                          "_tsdb_encode",
@@ -266,12 +266,13 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_format_type(t, m) AS CASE
 			WHEN t = 1184 AND m >= 0 THEN 'timestamp(' || m || ') with time zone' WHEN t = 1114 AND m >= 0 THEN 'timestamp(' || m || ') without time zone'
 			WHEN t = 1043 AND m > 4 THEN 'character varying(' || (m - 4) || ')' WHEN t = 1042 AND m > 4 THEN 'character(' || (m - 4) || ')'
+			WHEN t = 1560 AND m > 0 THEN 'bit(' || m || ')' WHEN t = 1562 AND m > 0 THEN 'bit varying(' || m || ')'
 			WHEN t = 1700 AND m >= 4 THEN 'numeric(' || ((m - 4) // 65536) || ',' || ((m - 4) % 65536) || ')' ELSE _tsdb_format_type1(t) END`,
 	`CREATE MACRO _tsdb_format_type1(t) AS CASE t WHEN 1184 THEN 'timestamp with time zone' WHEN 1114 THEN 'timestamp without time zone'
 			WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real'
 			WHEN 16 THEN 'boolean' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 1042 THEN 'bpchar' WHEN 1700 THEN 'numeric'
 			WHEN 1082 THEN 'date' WHEN 1083 THEN 'time without time zone' WHEN 1266 THEN 'time with time zone' WHEN 1186 THEN 'interval' WHEN 2950 THEN 'uuid'
-			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' ELSE CAST(t AS VARCHAR) END`,
+			WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' WHEN 1560 THEN 'bit' WHEN 1562 THEN 'bit varying' ELSE CAST(t AS VARCHAR) END`,
 	// information_schema._pg_expandarray(pg_index.indkey), as JDBC's
 	// getPrimaryKeys and getIndexInfo call it: a row (x, n) per element
 	// of the key's columns, in the select list as PostgreSQL's
@@ -293,6 +294,32 @@ var Macros = append([]string{
 	// a longer one).
 	// to_char's TH suffix of a number's text: 1st, 2nd, 3rd, the teens th.
 	// nanDivision: NaN / 0 is NaN; any other number / 0 still fails.
+	// Bit strings (bitstring.go): a constant; a cast the rewrite could
+	// not type, chosen by the engine's type (an integer's lowest bits,
+	// a bit string fitted, text read); a shift by a negative count,
+	// which PostgreSQL takes as one the other way; get_bit and bit_count
+	// of bit strings or of bytea, set_bit of bit strings.
+	`CREATE MACRO _tsdb_bit(s) AS CAST(s AS BIT)`,
+	`CREATE MACRO _tsdb_fit_bit(b, n, varying) AS CASE WHEN n <= 0 OR length(b) = n OR (varying AND length(b) < n) THEN b
+		WHEN length(b) > n THEN CAST(left(CAST(b AS VARCHAR), n) AS BIT)
+		ELSE CAST(rpad(CAST(b AS VARCHAR), n, '0') AS BIT) END`,
+	`CREATE MACRO _tsdb_int_bit(v, n) AS CAST(CASE WHEN greatest(n, 1) <= 64 THEN right(CAST(CAST(v AS BIT) AS VARCHAR), greatest(n, 1))
+		ELSE lpad(CAST(CAST(v AS BIT) AS VARCHAR), n, CASE WHEN v < 0 THEN '1' ELSE '0' END) END AS BIT)`,
+	`CREATE MACRO _tsdb_to_bit(x, n, varying) AS CASE WHEN typeof(x) = 'BIT' THEN _tsdb_fit_bit(CAST(x AS BIT), n, varying)
+		WHEN typeof(x) IN ('INTEGER', 'BIGINT') AND varying THEN error('[tsdb 42846] cannot cast type ' || CASE WHEN typeof(x) = 'BIGINT' THEN 'bigint' ELSE 'integer' END || ' to bit varying')
+		WHEN typeof(x) IN ('INTEGER', 'BIGINT') THEN _tsdb_int_bit(CAST(x AS BIGINT), n)
+		ELSE CAST(_tsdb_bit_text(CAST(x AS VARCHAR), n, varying) AS BIT) END`,
+	`CREATE MACRO _tsdb_shift(a, b, toleft) AS CASE WHEN typeof(a) = 'BIT' AND b < 0 THEN (CASE WHEN toleft THEN a >> -b ELSE a << -b END)
+		WHEN toleft THEN a << b ELSE a >> b END`,
+	`CREATE MACRO _tsdb_get_bit(x, n) AS CASE WHEN typeof(x) = 'BIT' THEN get_bit(CAST(x AS BIT), CAST(n AS INTEGER))
+		ELSE _tsdb_get_bit_bytea(CAST(x AS BLOB), n) END`,
+	// A temporary table's bit(n) or bit varying(n) column on UPDATE.
+	`CREATE MACRO _tsdb_bit_check(b, n, varying) AS CASE WHEN b IS NULL OR bit_length(b) = n OR (varying AND bit_length(b) < n) THEN true
+		WHEN varying THEN error('[tsdb 22001] bit string too long for type bit varying(' || n || ')')
+		ELSE error('[tsdb 22026] bit string length ' || bit_length(b) || ' does not match type bit(' || n || ')') END`,
+	`CREATE MACRO _tsdb_bit_assign(b, n, varying) AS CASE WHEN _tsdb_bit_check(b, n, varying) THEN b END`,
+	`CREATE MACRO _tsdb_set_bit_bits(x, n, v) AS set_bit(x, CAST(n AS INTEGER), CAST(v AS INTEGER))`,
+	`CREATE MACRO _tsdb_bit_count(x) AS CASE WHEN typeof(x) = 'BIT' THEN bit_count(CAST(x AS BIT)) ELSE _tsdb_bit_count_bytea(CAST(x AS BLOB)) END`,
 	`CREATE MACRO _tsdb_fdiv(a, b) AS CASE WHEN isnan(a) AND b IS NOT NULL THEN a ELSE a / b END`,
 	// shiftLeft: a << b in two's complement of span = 2^bits; mask is
 	// span - 1, top 2^(bits-1). (& binds looser than -.)

@@ -72,6 +72,11 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		if r, ok := shiftLeft(e); ok {
 			return r, true
 		}
+		if op := sqltree.LastName(e.Name); e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil && (op == "<<" || op == ">>") {
+			// A bit string shifted by a negative count is shifted the
+			// other way (the engine's shifts in zeros only).
+			return call("_tsdb_shift", e.Lexpr, e.Rexpr, boolConst(op == "<<")), true
+		}
 		if r, ok := nanDivision(e); ok {
 			return r, true
 		}
@@ -162,8 +167,8 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		return nil, true
 	case n.GetAConst().GetBsval() != nil:
 		// B'101' and X'1F' are PostgreSQL's bit strings; the engine reads
-		// X'1F' as bytes, and bit strings are not among tsdb's types.
-		return Raise(sqlerr.FeatureNotSupported, "bit string constants are not supported"), true
+		// X'1F' as bytes (bitstring.go).
+		return bitConstant(n.GetAConst().GetBsval().Bsval), true
 	case n.GetTypeCast() != nil:
 		return rewriteTypeCast(n, in)
 	case n.GetFuncCall() != nil:

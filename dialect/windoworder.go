@@ -281,7 +281,7 @@ func RangeOffsetTypes(sel *pg_query.SelectStmt, typeOf func(*pg_query.Node) sche
 				if ot == "integer" || ot == "numeric" {
 					failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot)
 				}
-			case schema.Text, schema.Bool, schema.Bytea:
+			case schema.Text, schema.Bool, schema.Bytea, schema.Bit, schema.VarBit:
 				failed = sqlerr.New(sqlerr.FeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", kt)
 			}
 			if failed != nil {

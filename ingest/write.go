@@ -89,11 +89,15 @@ func (s *Store) validate(t schema.Table, rec arrow.RecordBatch) error {
 					Msg: fmt.Sprintf("column %q, row %d: %v", c.Name, row+1, err), Err: err}
 			}
 		}
-		if c.Type == schema.Time || c.Type == schema.TimeTZ {
+		if c.Type == schema.Time || c.Type == schema.TimeTZ || c.Type == schema.Bit || c.Type == schema.VarBit {
 			a := rec.Column(i).(*array.String)
 			for r := range a.Len() {
 				if a.IsValid(r) {
-					if err := schema.CheckTimeText(a.Value(r), c.Type == schema.TimeTZ); err != nil {
+					check := schema.CheckBitText
+					if c.Type == schema.Time || c.Type == schema.TimeTZ {
+						check = func(s string) error { return schema.CheckTimeText(s, c.Type == schema.TimeTZ) }
+					}
+					if err := check(a.Value(r)); err != nil {
 						return &Error{Kind: KindBadText, Msg: fmt.Sprintf("column %q, row %d: %v", c.Name, r+1, err), Err: err}
 					}
 				}

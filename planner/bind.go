@@ -548,7 +548,7 @@ func selectList(t schema.Table, present int) string {
 			// Files hold intervals as text (schema.IntervalText); buffered
 			// rows already as intervals, which the cast leaves alone.
 			cols[i] = fmt.Sprintf("CAST(%s AS INTERVAL) AS %s", q, q)
-		case c.Type == schema.Time || c.Type == schema.TimeTZ:
+		case c.Type == schema.Time || c.Type == schema.TimeTZ || c.Type == schema.Bit || c.Type == schema.VarBit:
 			// Held as text everywhere (schema.TimeText).
 			cols[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", q, c.Type.DuckDB(), q)
 		default:

@@ -287,6 +287,14 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			return err
 		}
 		b.(*array.StringBuilder).Append(text)
+	case schema.Bit, schema.VarBit:
+		// bit_in: binary digits, B… or X…; the length is the column's
+		// to check (applyTypmods).
+		bits, err := dialect.ParseBitString(s)
+		if err != nil {
+			return err
+		}
+		return appendBits(b, bits)
 	case schema.Bytea:
 		// PostgreSQL's bytea input: hex (\x…) or the escape format.
 		v, err := dialect.ParseBytea(s)
@@ -377,6 +385,12 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 			return fmt.Errorf("time of day out of range")
 		}
 		b.(*array.StringBuilder).Append(schema.TimeText(us, east, ty == schema.TimeTZ))
+	case schema.Bit, schema.VarBit:
+		bits, err := schema.BitsFromPGBinary(v)
+		if err != nil {
+			return err
+		}
+		return appendBits(b, bits)
 	case schema.Interval:
 		// interval_send: microseconds, days, months.
 		iv, err := schema.IntervalValue(int32(binary.BigEndian.Uint32(v[12:])), int32(binary.BigEndian.Uint32(v[8:])), int64(binary.BigEndian.Uint64(v)))
@@ -387,6 +401,16 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 	default:
 		return fmt.Errorf("unsupported type %s", ty)
 	}
+	return nil
+}
+
+// appendBits appends a bit string read from COPY; the empty one, which
+// the engine's BIT cannot hold, is refused.
+func appendBits(b array.Builder, bits string) error {
+	if bits == "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "empty bit strings are not supported")
+	}
+	b.(*array.StringBuilder).Append(bits)
 	return nil
 }
 

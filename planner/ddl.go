@@ -260,6 +260,13 @@ func columnFromDef(cd *pg_query.ColumnDef) (schema.Column, error) {
 			col.MaxLength = n
 		case ty == schema.Text:
 			return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "length for type varchar must be between 1 and 10485760")
+		case (ty == schema.Bit || ty == schema.VarBit) && n >= 1 && n <= maxBitLength:
+			col.MaxLength = n
+		case ty == schema.Bit || ty == schema.VarBit:
+			if n < 1 {
+				return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "length for type %s must be at least 1", ty.UDTName())
+			}
+			return schema.Column{}, sqlerr.New(sqlerr.InvalidParameterValue, "length for type %s cannot exceed %d", ty.UDTName(), maxBitLength)
 		case ty.IsTimestamp() && n >= 0 && n < 6:
 			col.FracDigits = n + 1
 		case ty.IsTimestamp() && n >= 6:
@@ -333,8 +340,12 @@ func schemaErrorCode(err error) string {
 var storableTypes = map[uint32]schema.Type{
 	1184: schema.Timestamptz, 1114: schema.Timestamp, 20: schema.Int64, 23: schema.Int32, 21: schema.Int16,
 	701: schema.Float64, 700: schema.Float32, 16: schema.Bool, 25: schema.Text, 1043: schema.Text, 1042: schema.Text, 1082: schema.Date,
-	1186: schema.Interval, 1083: schema.Time, 1266: schema.TimeTZ,
+	1186: schema.Interval, 1083: schema.Time, 1266: schema.TimeTZ, 1560: schema.Bit,
 }
+
+// maxBitLength is the longest bit(n) PostgreSQL takes (MaxAttrSize in
+// bits).
+const maxBitLength = 83886080
 
 // createTableAs is CREATE TABLE … AS SELECT: a table of the query's
 // columns (its first timestamp column is the time column, as in CREATE

@@ -169,6 +169,16 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 				// Cast every cell on its own: DuckDB cannot unify a VALUES
 				// column of text and timestamptz, PostgreSQL casts per cell.
 				typ := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}
+				if col.Type == schema.Bit || col.Type == schema.VarBit {
+					// As the dialect casts to a bit string of any length
+					// (a constant's own cast, 9::bit(4), first); the
+					// column's is checked as written (applyTypmod).
+					if tc := item.GetTypeCast(); tc != nil && dialect.IsBitType(tc.TypeName) {
+						item = dialect.BitCast(tc)
+					}
+					items[j] = dialect.BitCast(&pg_query.TypeCast{Arg: item, TypeName: typ})
+					continue
+				}
 				if col.Type == schema.Decimal {
 					// numeric(p, s) itself: a cast to numeric first would
 					// round twice.

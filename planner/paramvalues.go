@@ -48,7 +48,7 @@ func substituteParams(node *pg_query.Node, oids []uint32, params []any) (*pg_que
 var typeNames = map[uint32]string{
 	oidBool: "bool", oidInt2: "int2", oidInt4: "int4", oidInt8: "int8", oidFloat4: "float4", oidFloat8: "float8",
 	oidTimestamp: "timestamp", oidTimestamptz: "timestamptz", oidDate: "date", oidNumeric: "numeric",
-	oidInterval: "interval",
+	oidInterval: "interval", 1560: "bit", 1562: "varbit", // bit strings of any length
 }
 
 // literalNode renders one parameter value as a literal. Text parameters

@@ -215,6 +215,10 @@ func columnFor(name, duckType string) Column {
 		return Column{Name: name, OID: 2950, Size: 16}
 	case "BLOB":
 		return Column{Name: name, OID: 17, Size: -1}
+	case "BIT":
+		// bit and bit varying are one type to the engine: bit, as
+		// bit_and and the columns of bit(n) are.
+		return Column{Name: name, OID: 1560, Size: -1}
 	case "JSON":
 		return Column{Name: name, OID: 114, Size: -1}
 	case "STRUCT":

@@ -395,7 +395,16 @@ func tempColumn(cd *pg_query.ColumnDef) (schema.Column, error) {
 			col.NotNull = true
 		}
 	}
-	if col.MaxLength > 0 {
+	switch {
+	case col.Type == schema.Bit || col.Type == schema.VarBit:
+		// The engine's BIT takes no length: a CHECK that raises
+		// PostgreSQL's error holds bit(n) and bit varying(n) on UPDATE.
+		cd.TypeName.Typmods = nil
+		cd.TypeName.Names = []*pg_query.Node{pg_query.MakeStrNode("bit")}
+		if col.MaxLength > 0 {
+			return col, addColumnCheck(cd, fmt.Sprintf("_tsdb_bit_check(_tsdb_arg1, %d, %t)", col.MaxLength, col.Type == schema.VarBit))
+		}
+	case col.MaxLength > 0:
 		cd.TypeName.Typmods = nil
 		expr := "length(_tsdb_arg1) <= %d"
 		if col.Padded {
@@ -404,15 +413,22 @@ func tempColumn(cd *pg_query.ColumnDef) (schema.Column, error) {
 			cd.TypeName.Names = []*pg_query.Node{pg_query.MakeStrNode("varchar")}
 			expr = "length(rtrim(_tsdb_arg1, ' ')) <= %d"
 		}
-		check, err := sqltree.Template(fmt.Sprintf(expr, col.MaxLength),
-			&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(cd.Colname)}}}})
-		if err != nil {
-			return col, err
-		}
-		cd.Constraints = append(cd.Constraints, &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: &pg_query.Constraint{
-			Contype: pg_query.ConstrType_CONSTR_CHECK, RawExpr: check, InitiallyValid: true}}})
+		return col, addColumnCheck(cd, fmt.Sprintf(expr, col.MaxLength))
 	}
 	return col, nil
+}
+
+// addColumnCheck adds to a column a CHECK of expr, in which _tsdb_arg1 is
+// the column.
+func addColumnCheck(cd *pg_query.ColumnDef, expr string) error {
+	check, err := sqltree.Template(expr,
+		&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(cd.Colname)}}}})
+	if err != nil {
+		return err
+	}
+	cd.Constraints = append(cd.Constraints, &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: &pg_query.Constraint{
+		Contype: pg_query.ConstrType_CONSTR_CHECK, RawExpr: check, InitiallyValid: true}}})
+	return nil
 }
 
 // tempConstraint checks a constraint of a temporary table: the engine

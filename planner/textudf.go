@@ -180,14 +180,20 @@ func textFunctions(re *dialect.RegexpCache) []goScalar {
 		{"_tsdb_set_byte", []duckdb.Type{bytea, bigint, bigint}, bytea, func(v []driver.Value) (any, error) {
 			return dialect.SetByte(bytesOf(v[0]), num(v[1]), num(v[2]))
 		}},
-		{"_tsdb_get_bit", []duckdb.Type{bytea, bigint}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
+		// A text cast to bit(n) or bit varying(n) (n 0: any length), by
+		// PostgreSQL's input, then fitted as an explicit cast fits.
+		{"_tsdb_bit_text", []duckdb.Type{text, bigint, duckdb.TYPE_BOOLEAN}, text, func(v []driver.Value) (any, error) {
+			varying, _ := v[2].(bool)
+			return dialect.BitText(str(v[0]), int(num(v[1])), varying)
+		}},
+		{"_tsdb_get_bit_bytea", []duckdb.Type{bytea, bigint}, duckdb.TYPE_INTEGER, func(v []driver.Value) (any, error) {
 			n, err := dialect.GetBit(bytesOf(v[0]), num(v[1]))
 			return int32(n), err
 		}},
-		{"_tsdb_set_bit", []duckdb.Type{bytea, bigint, bigint}, bytea, func(v []driver.Value) (any, error) {
+		{"_tsdb_set_bit_bytea", []duckdb.Type{bytea, bigint, bigint}, bytea, func(v []driver.Value) (any, error) {
 			return dialect.SetBit(bytesOf(v[0]), num(v[1]), num(v[2]))
 		}},
-		{"_tsdb_bit_count", []duckdb.Type{bytea}, bigint, func(v []driver.Value) (any, error) {
+		{"_tsdb_bit_count_bytea", []duckdb.Type{bytea}, bigint, func(v []driver.Value) (any, error) {
 			return dialect.BitCount(bytesOf(v[0])), nil
 		}},
 		{"_tsdb_bytea_substr", []duckdb.Type{bytea, bigint, bigint, duckdb.TYPE_BOOLEAN}, bytea, func(v []driver.Value) (any, error) {

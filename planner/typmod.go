@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"tsdb/dialect"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
@@ -62,6 +63,19 @@ func applyTypmods(tbl schema.Table, recs []arrow.RecordBatch) ([]arrow.RecordBat
 // applyTypmod returns the column's values made to fit c, or nil when they
 // fit as they are.
 func applyTypmod(c schema.Column, a arrow.Array) (arrow.Array, error) {
+	if c.Type == schema.Bit || c.Type == schema.VarBit {
+		// Checked, never fitted: PostgreSQL's assignment of a bit
+		// string of another length fails.
+		x := a.(*array.String)
+		for i := 0; i < x.Len(); i++ {
+			if x.IsValid(i) {
+				if err := dialect.CheckBitLength(x.Value(i), c.MaxLength, c.Type == schema.VarBit); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return nil, nil
+	}
 	switch x := a.(type) {
 	case *array.String:
 		n := c.MaxLength
@@ -166,6 +180,13 @@ func roundMicros(v, scale int64) int64 {
 // typmodSQL wraps an expression written to column c in what applies c's
 // modifier in the engine (an UPDATE's SET).
 func typmodSQL(c schema.Column, expr string) string {
+	if c.Type == schema.Bit || c.Type == schema.VarBit {
+		if c.MaxLength == 0 {
+			return expr
+		}
+		// Checked, never fitted, as PostgreSQL's assignment does.
+		return fmt.Sprintf("_tsdb_bit_assign(CAST(%s AS BIT), %d, %t)", expr, c.MaxLength, c.Type == schema.VarBit)
+	}
 	if p, ok := c.Precision(); ok {
 		return fmt.Sprintf("_tsdb_round_ts(%s, %d)", expr, int64(math.Pow10(6-p)))
 	}

@@ -128,6 +128,8 @@ func decodeParam(raw []byte, format int16, oid uint32) (any, error) {
 			return nil, err
 		}
 		return string(raw), nil
+	case 1560, 1562:
+		return schema.BitsFromPGBinary(raw) // cast from text by the planner
 	case 3802: // jsonb: a version byte, then the text
 		if len(raw) > 0 && raw[0] == 1 {
 			return string(raw[1:]), nil
@@ -241,6 +243,13 @@ func appendBinary(dst []byte, v any, oid uint32) (b []byte, null bool, err error
 	case 2249:
 		if r, ok := v.(planner.Record); ok {
 			return appendBinaryRecord(dst, r)
+		}
+	case 1560, 1562:
+		if s, ok := v.(string); ok {
+			if err := schema.CheckBitText(s); err != nil {
+				return nil, false, err
+			}
+			return schema.AppendPGBinaryBits(dst, s), false, nil
 		}
 	case 1700:
 		n, err := encodeNumeric(string(encodeText(v, oid, utcStyle())))

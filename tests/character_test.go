@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,25 +19,8 @@ import (
 // the padded value in SELECT, UPDATE and DELETE alike, 22001 for a value
 // too long, on a table of the store and on a temporary table.
 func TestCharacterColumns(t *testing.T) {
-	want, err := os.ReadFile("testdata/character.pg15.out")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := startServer(t, t.TempDir(), nil)
-	got, _ := s.psqlErr("\\i testdata/character.sql\n", "-A", "-a", "-v", "ON_ERROR_STOP=0")
-	wantLines, gotLines := lines(string(want)), lines(got)
-	for i := 0; i < len(wantLines) || i < len(gotLines); i++ {
-		var w, g string
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if w != g {
-			t.Fatalf("line %d: tsdb %q, PostgreSQL 15 %q\n%s", i+1, g, w, got)
-		}
-	}
+	checkRecordedScript(t, s, "testdata/character.sql", "testdata/character.pg15.out", lines)
 
 	// What tsdb refuses rather than answer unlike PostgreSQL: a set
 	// operation of character columns of two lengths.

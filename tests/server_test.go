@@ -255,6 +255,32 @@ func (s *server) psqlErr(script string, extra ...string) (string, error) {
 	return string(out), err
 }
 
+// checkRecordedScript runs a psql script on s (unaligned, echoing the
+// statements, going on after errors) and requires the lines of its output
+// that keep picks to equal those of PostgreSQL 15's output recorded in
+// recorded.
+func checkRecordedScript(t *testing.T, s *server, script, recorded string, keep func(string) []string) {
+	t.Helper()
+	want, err := os.ReadFile(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.psqlErr("\\i "+script+"\n", "-A", "-a", "-v", "ON_ERROR_STOP=0")
+	wantLines, gotLines := keep(string(want)), keep(got)
+	for i := 0; i < len(wantLines) || i < len(gotLines); i++ {
+		var w, g string
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if i < len(gotLines) {
+			g = gotLines[i]
+		}
+		if w != g {
+			t.Fatalf("%s, line %d: tsdb %q, PostgreSQL 15 %q\n%s", script, i+1, g, w, got)
+		}
+	}
+}
+
 func lines(s string) []string {
 	var out []string
 	sc := bufio.NewScanner(strings.NewReader(s))

@@ -50,6 +50,13 @@ const (
 	// fixed form the engine's cast reads back, TimeText.
 	Time
 	TimeTZ
+	// Bit and VarBit are PostgreSQL's bit(n) and bit varying(n): a
+	// string of bits, n its column's MaxLength (bit(n) holds exactly n,
+	// bit varying(n) at most n; 0 is no limit). Arrow and Delta hold it
+	// as text of '0' and '1' (Delta has no bit string), the engine as
+	// its BIT, which reads that text back.
+	Bit
+	VarBit
 )
 
 // MaxDecimalDigits is the widest numeric(p, s) a column takes: the
@@ -84,6 +91,8 @@ var typeInfos = map[Type]typeInfo{
 	Interval:    {"interval", "interval", 1186, "INTERVAL", "string"},
 	Time:        {"time without time zone", "time", 1083, "TIME", "string"},
 	TimeTZ:      {"time with time zone", "timetz", 1266, "TIMETZ", "string"},
+	Bit:         {"bit", "bit", 1560, "BIT", "string"},
+	VarBit:      {"bit varying", "varbit", 1562, "BIT", "string"},
 }
 
 // typeAliases maps the names a user may write in CREATE TABLE to a Type.
@@ -99,6 +108,7 @@ var typeAliases = map[string]Type{
 	"date": Date, "numeric": Decimal, "decimal": Decimal, "bytea": Bytea, "interval": Interval,
 	"time": Time, "time without time zone": Time, "timetz": TimeTZ, "time with time zone": TimeTZ,
 	"text": Text, "varchar": Text, "character varying": Text, "string": Text,
+	"bit": Bit, "bit varying": VarBit, "varbit": VarBit,
 }
 
 // ParseType resolves a type name as written in SQL (case-insensitive,
@@ -112,7 +122,7 @@ func ParseType(name string) (Type, error) {
 	if t, ok := typeAliases[n]; ok {
 		return t, nil
 	}
-	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea, interval, time, timetz)", name)
+	return Invalid, fmt.Errorf("type %q is not supported (supported: timestamptz, timestamp, bigint, integer, smallint, double precision, real, boolean, text, date, numeric(p, s), bytea, interval, time, timetz, bit(n), bit varying(n))", name)
 }
 
 // duckdbAliases are the other names DuckDB prints for the types, in
@@ -124,6 +134,9 @@ var duckdbAliases = map[string]Type{
 
 // FromDuckDB resolves a type name as DuckDB prints it (DOUBLE, INT64, …).
 func FromDuckDB(name string) (Type, bool) {
+	if name == "BIT" {
+		return Bit, true // VarBit's too: bit is PostgreSQL's name for it
+	}
 	for t, info := range typeInfos {
 		if info.duckdb == name {
 			return t, true
@@ -192,6 +205,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.FixedWidthTypes.MonthDayNanoInterval
 	case Time, TimeTZ:
 		return arrow.BinaryTypes.String // TimeText
+	case Bit, VarBit:
+		return arrow.BinaryTypes.String // '0' and '1'
 	}
 	return nil
 }
@@ -211,8 +226,8 @@ type Column struct {
 	Name    string
 	Type    Type
 	NotNull bool
-	// MaxLength is varchar(n)'s or character(n)'s n, in characters; 0
-	// is none.
+	// MaxLength is varchar(n)'s or character(n)'s n, in characters, or
+	// bit(n)'s or bit varying(n)'s, in bits; 0 is none.
 	MaxLength int
 	// Padded marks a character(n) column (a Text column; MaxLength is
 	// its n). Its values are stored without trailing spaces, which mean
@@ -309,6 +324,8 @@ func (c Column) TypeText() string {
 		return fmt.Sprintf("timestamp(%d) without time zone", p)
 	case c.Type == Decimal:
 		return fmt.Sprintf("numeric(%d,%d)", c.Digits, c.Scale)
+	case (c.Type == Bit || c.Type == VarBit) && c.MaxLength > 0:
+		return fmt.Sprintf("%s(%d)", c.Type, c.MaxLength)
 	}
 	return c.Type.String()
 }
