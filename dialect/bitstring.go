@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -76,9 +77,9 @@ func checkBitLength(length, n int, varying bool) error {
 	switch {
 	case n <= 0:
 	case !varying && length != n:
-		return sqlerr.New("22026", "bit string length %d does not match type bit(%d)", length, n)
+		return sqlerr.New(sqlerr.StringDataLengthMismatch, "bit string length %d does not match type bit(%d)", length, n)
 	case varying && length > n:
-		return sqlerr.New("22001", "bit string too long for type bit varying(%d)", n)
+		return sqlerr.New(sqlerr.StringDataRightTruncation, "bit string too long for type bit varying(%d)", n)
 	}
 	return nil
 }
@@ -125,14 +126,14 @@ func BitFromInt(v int64, n int) string {
 	return b.String()
 }
 
-// errEmptyBits refuses the empty bit string, which the engine's BIT
-// cannot hold (it reads ” as 0).
-var errEmptyBits = sqlerr.New(sqlerr.FeatureNotSupported, "empty bit strings are not supported")
+// ErrEmptyBits refuses the empty bit string, which the engine's BIT
+// cannot hold (it reads the empty text as 0).
+var ErrEmptyBits = sqlerr.New(sqlerr.FeatureNotSupported, "empty bit strings are not supported")
 
 // bitValue is the engine's expression of a bit string constant.
 func bitValue(bits string) *pg_query.Node {
 	if bits == "" {
-		return raiseError(errEmptyBits)
+		return raiseError(ErrEmptyBits)
 	}
 	return call("_tsdb_bit", pg_query.MakeAConstStrNode(bits, -1))
 }
@@ -145,7 +146,7 @@ func BitText(s string, n int, varying bool) (string, error) {
 		return "", err
 	}
 	if bits = FitBit(bits, n, varying); bits == "" {
-		return "", errEmptyBits
+		return "", ErrEmptyBits
 	}
 	return bits, nil
 }
@@ -179,7 +180,11 @@ func BitCast(tc *pg_query.TypeCast) *pg_query.Node {
 			return Raise(sqlerr.SyntaxError, "type modifiers must be simple constants or identifiers")
 		}
 		if iv.Ival < 1 {
-			return Raise(sqlerr.InvalidParameterValue, "length for type "+map[bool]string{false: "bit", true: "varbit"}[varying]+" must be at least 1")
+			name := "bit"
+			if varying {
+				name = "varbit"
+			}
+			return Raise(sqlerr.InvalidParameterValue, "length for type "+name+" must be at least 1")
 		}
 		n = int(iv.Ival)
 	default:
@@ -192,19 +197,57 @@ func BitCast(tc *pg_query.TypeCast) *pg_query.Node {
 	case c.GetSval() != nil || c.GetBsval() != nil:
 		// A constant cast explicitly is read, then fitted: '0101'::bit(3)
 		// is 010 (only assignment checks the length, BitInput).
-		text := c.GetSval().GetSval()
-		if c.GetBsval() != nil {
-			text = c.GetBsval().Bsval
-		}
-		bits, err := ParseBitString(text)
-		if err != nil {
-			return raiseError(err)
-		}
-		return bitValue(FitBit(bits, n, varying))
+		return constantBits(c, func(bits string) string { return FitBit(bits, n, varying) })
 	case c.GetIval() != nil && !varying:
 		return bitValue(BitFromInt(int64(c.GetIval().Ival), n))
 	}
 	return call("_tsdb_to_bit", tc.Arg, pg_query.MakeAConstIntNode(int64(n), -1), boolConst(varying))
+}
+
+// constantBits is the engine's value of a string or bit string constant
+// read by the bit input, then made what fit makes of it.
+func constantBits(c *pg_query.A_Const, fit func(string) string) *pg_query.Node {
+	text := c.GetSval().GetSval()
+	if c.GetBsval() != nil {
+		text = c.GetBsval().Bsval
+	}
+	bits, err := ParseBitString(text)
+	if err != nil {
+		return raiseError(err)
+	}
+	return bitValue(fit(bits))
+}
+
+// BitAssign is the value written to column name of a bit string type
+// (varying: bit varying). PostgreSQL's assignment takes a bit string, or a string constant read by
+// the bit input (its length is the column's to check), and refuses
+// anything else, an integer among them (42804), where a cast would take
+// its lowest bits.
+func BitAssign(n *pg_query.Node, name string, varying bool) *pg_query.Node {
+	ty := "bit"
+	if varying {
+		ty = "bit varying"
+	}
+	if tc := n.GetTypeCast(); tc != nil && IsBitType(tc.TypeName) {
+		n = BitCast(tc) // 9::bit(4), from a row the rewrite did not walk
+	}
+	c := n.GetAConst()
+	switch {
+	case c == nil:
+		return call("_tsdb_bit_assigned", n, pg_query.MakeAConstStrNode(name, -1), pg_query.MakeAConstStrNode(ty, -1))
+	case c.GetIsnull():
+		return call("_tsdb_bit", n)
+	case c.GetSval() != nil || c.GetBsval() != nil:
+		return constantBits(c, func(bits string) string { return bits })
+	}
+	given := "integer"
+	switch {
+	case c.GetFval() != nil:
+		given = "numeric"
+	case c.GetBoolval() != nil:
+		given = "boolean"
+	}
+	return Raise(sqlerr.DatatypeMismatch, fmt.Sprintf("column %q is of type %s but expression is of type %s", name, ty, given))
 }
 
 // IsBitType reports whether a type name is bit or bit varying.

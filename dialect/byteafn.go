@@ -117,6 +117,14 @@ func ByteaFunctions(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type
 			return nil
 		}
 		name := sqltree.LastName(fc.Funcname)
+		if (name == "set_bit" || name == "_tsdb_set_bit_bytea") && len(fc.Args) == 3 && typeOf != nil {
+			if t := columnOf(fc.Args[0], typeOf); t == schema.Bit || t == schema.VarBit {
+				// set_bit of a bit string column (bitstring.go): the
+				// engine's, not bytea's.
+				changed = true
+				return call("_tsdb_set_bit_bits", fc.Args...)
+			}
+		}
 		if name == "string_agg" && len(fc.Args) == 2 && len(fc.Funcname) == 1 && isBytea(fc.Args[0], typeOf) {
 			// string_agg of bytea is bytea; the engine's casts the bytes
 			// to text. Joined as hex and made bytes again, the values and

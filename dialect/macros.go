@@ -317,6 +317,12 @@ var Macros = append([]string{
 	`CREATE MACRO _tsdb_bit_check(b, n, varying) AS CASE WHEN b IS NULL OR bit_length(b) = n OR (varying AND bit_length(b) < n) THEN true
 		WHEN varying THEN error('[tsdb 22001] bit string too long for type bit varying(' || n || ')')
 		ELSE error('[tsdb 22026] bit string length ' || bit_length(b) || ' does not match type bit(' || n || ')') END`,
+	// BitAssign of an expression: a bit string, or text read by the
+	// bit input; anything else is PostgreSQL's 42804.
+	`CREATE MACRO _tsdb_bit_assigned(x, name, ty) AS CASE WHEN typeof(x) = 'BIT' THEN CAST(x AS BIT)
+		WHEN typeof(x) = 'VARCHAR' THEN CAST(_tsdb_bit_text(CAST(x AS VARCHAR), 0, false) AS BIT)
+		WHEN typeof(x) = '"NULL"' THEN CAST(NULL AS BIT)
+		ELSE error('[tsdb 42804] column "' || name || '" is of type ' || ty || ' but expression is of type ' || _tsdb_typeof(x)) END`,
 	`CREATE MACRO _tsdb_bit_assign(b, n, varying) AS CASE WHEN _tsdb_bit_check(b, n, varying) THEN b END`,
 	`CREATE MACRO _tsdb_set_bit_bits(x, n, v) AS set_bit(x, CAST(n AS INTEGER), CAST(v AS INTEGER))`,
 	`CREATE MACRO _tsdb_bit_count(x) AS CASE WHEN typeof(x) = 'BIT' THEN bit_count(CAST(x AS BIT)) ELSE _tsdb_bit_count_bytea(CAST(x AS BLOB)) END`,

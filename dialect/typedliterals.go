@@ -114,13 +114,16 @@ func temporalColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) s
 	return schema.Invalid
 }
 
-// typedColumn is the type of n when n is a column of a date, time or
-// number type, whose bare strings compared with it are of its type: the
+// typedColumn is the type of n when n is a column of a date, time,
+// number or bit string type, whose bare strings compared with it are of its type: the
 // engine compared 'x' with an integer column as text (no row, where
 // PostgreSQL fails: invalid input syntax for type integer).
 func typedColumn(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) schema.Type {
 	if t := temporalColumn(n, typeOf); t != schema.Invalid {
 		return t
+	}
+	if t := columnOf(n, typeOf); t == schema.Bit || t == schema.VarBit {
+		return t // 'X5' is 0101; the engine read '' as 0
 	}
 	return numberColumn(n, typeOf)
 }

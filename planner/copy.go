@@ -408,7 +408,7 @@ func appendBinary(b array.Builder, ty schema.Type, v []byte) error {
 // the engine's BIT cannot hold, is refused.
 func appendBits(b array.Builder, bits string) error {
 	if bits == "" {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "empty bit strings are not supported")
+		return dialect.ErrEmptyBits
 	}
 	b.(*array.StringBuilder).Append(bits)
 	return nil

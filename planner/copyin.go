@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -246,6 +247,8 @@ func valueErrorCode(err error) string {
 		return re.SQLState() // interval_field_overflow, or the months' total
 	case errors.Is(err, schema.ErrNumericOverflow):
 		return sqlerr.NumericOutOfRange
+	case errors.As(err, new(*sqlerr.Error)):
+		return sqlerr.Code(err) // the dialect's input (bit strings)
 	}
 	return sqlerr.InvalidTextRep
 }
@@ -463,6 +466,13 @@ func (d *chunkDecoder) appendFields() error {
 			// the line that is not (the store would refuse it without).
 			if err := schema.CheckText(s); err != nil {
 				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err), Err: err}
+			}
+		}
+		if col.Type == schema.Bit || col.Type == schema.VarBit {
+			// bit_in with the column's length: a wrong length is
+			// reported before a wrong digit, as PostgreSQL does.
+			if _, err := dialect.BitInput(s, col.MaxLength, col.Type == schema.VarBit); err != nil {
+				return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 			}
 		}
 		if err := appendText(bld.Field(ci), col.Type, s, c.in); err != nil {

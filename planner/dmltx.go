@@ -196,7 +196,11 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	for _, c := range tbl.Columns {
 		val := columnRef(alias, c.Name)
 		if e, ok := sets[c.Name]; ok {
-			val = sqltree.Cast(e, c.Type.UDTName())
+			if c.Type == schema.Bit || c.Type == schema.VarBit {
+				val = dialect.BitAssign(e, c.Name, c.Type == schema.VarBit) // its length: applyTypmods
+			} else {
+				val = sqltree.Cast(e, c.Type.UDTName())
+			}
 		}
 		list = append(list, resTarget(c.Name, val))
 	}

@@ -170,13 +170,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 				// column of text and timestamptz, PostgreSQL casts per cell.
 				typ := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(col.Type.UDTName())}}
 				if col.Type == schema.Bit || col.Type == schema.VarBit {
-					// As the dialect casts to a bit string of any length
-					// (a constant's own cast, 9::bit(4), first); the
-					// column's is checked as written (applyTypmod).
-					if tc := item.GetTypeCast(); tc != nil && dialect.IsBitType(tc.TypeName) {
-						item = dialect.BitCast(tc)
-					}
-					items[j] = dialect.BitCast(&pg_query.TypeCast{Arg: item, TypeName: typ})
+					// PostgreSQL's assignment of a bit string; the
+					// column's length is checked as written (applyTypmod).
+					items[j] = dialect.BitAssign(item, col.Name, col.Type == schema.VarBit)
 					continue
 				}
 				if col.Type == schema.Decimal {
@@ -300,7 +296,7 @@ func (s *Session) insertSelect(ctx context.Context, tbl schema.Table, targets []
 				// float; the engine's cast takes them).
 				v = fmt.Sprintf("_tsdb_input(%s, '%s')", v, c.Type)
 			}
-			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Type: c.Type}, v), c.DuckDBType())
+			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", typmodSQL(schema.Column{Name: c.Name, Type: c.Type}, v), c.DuckDBType())
 		} else {
 			exprs[i] = fmt.Sprintf("CAST(NULL AS %s)", c.DuckDBType())
 		}

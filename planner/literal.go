@@ -89,7 +89,9 @@ func constOf(n *pg_query.Node, ty schema.Type) (literal, bool) {
 		// 'x'::type where the type is the column's own is a plain literal
 		// too (bound parameters look like that); casts to other types are
 		// left to DuckDB.
-		if t, err := schema.ParseType(sqltree.TypeName(tc.TypeName)); err == nil && t == ty {
+		// A cast with a length ('0101'::varbit(2), 'abc'::varchar(2))
+		// changes the value: the engine's path applies it.
+		if t, err := schema.ParseType(sqltree.TypeName(tc.TypeName)); err == nil && t == ty && len(tc.TypeName.Typmods) == 0 {
 			c = tc.Arg.GetAConst()
 		}
 	}

@@ -87,6 +87,9 @@ func (s *Session) inferParams(node *pg_query.Node, declared []uint32) []uint32 {
 				}
 				return nil
 			}
+			if op := sqltree.LastName(x.Name); op == "<<" || op == ">>" {
+				return nil // a shift's count is an integer, whatever it shifts
+			}
 			if t, ok := colType(x.Lexpr); ok {
 				set(x.Rexpr, t.OID())
 				for _, it := range x.Rexpr.GetList().GetItems() {

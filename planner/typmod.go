@@ -181,11 +181,13 @@ func roundMicros(v, scale int64) int64 {
 // modifier in the engine (an UPDATE's SET).
 func typmodSQL(c schema.Column, expr string) string {
 	if c.Type == schema.Bit || c.Type == schema.VarBit {
+		// A bit string or text, never an integer (dialect.BitAssign);
+		// its length checked, never fitted, as PostgreSQL's assignment.
+		expr = fmt.Sprintf("_tsdb_bit_assigned(%s, %s, '%s')", expr, schema.QuoteString(c.Name), c.Type)
 		if c.MaxLength == 0 {
 			return expr
 		}
-		// Checked, never fitted, as PostgreSQL's assignment does.
-		return fmt.Sprintf("_tsdb_bit_assign(CAST(%s AS BIT), %d, %t)", expr, c.MaxLength, c.Type == schema.VarBit)
+		return fmt.Sprintf("_tsdb_bit_assign(%s, %d, %t)", expr, c.MaxLength, c.Type == schema.VarBit)
 	}
 	if p, ok := c.Precision(); ok {
 		return fmt.Sprintf("_tsdb_round_ts(%s, %d)", expr, int64(math.Pow10(6-p)))

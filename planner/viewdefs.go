@@ -179,6 +179,8 @@ func (s *Session) viewdefRelation(name string) ([]viewdef.Column, bool) {
 	for i, c := range cols {
 		ty := viewdef.Type{OID: c.Type.OID(), Mod: -1}
 		switch {
+		case c.MaxLength > 0 && (c.Type == schema.Bit || c.Type == schema.VarBit):
+			ty.Mod = int32(c.MaxLength) // bit(n)'s typmod is n
 		case c.MaxLength > 0:
 			ty = viewdef.Type{OID: 1043, Mod: int32(c.MaxLength + 4)} // varchar(n)
 			if c.Padded {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -13,10 +14,10 @@ import (
 // (the engine's BIT has no empty string) and nothing but '0' and '1'.
 func CheckBitText(s string) error {
 	if s == "" {
-		return fmt.Errorf("empty bit string")
+		return errors.New("schema: empty bit string")
 	}
 	if i := strings.IndexFunc(s, func(r rune) bool { return r != '0' && r != '1' }); i >= 0 {
-		return fmt.Errorf("%q is not a bit string", s)
+		return fmt.Errorf("schema: %q is not a bit string", s)
 	}
 	return nil
 }
@@ -26,11 +27,11 @@ func CheckBitText(s string) error {
 // first bit highest.
 func BitsFromPGBinary(v []byte) (string, error) {
 	if len(v) < 4 {
-		return "", fmt.Errorf("bit string of %d bytes", len(v))
+		return "", fmt.Errorf("schema: bit string of %d bytes", len(v))
 	}
 	n := int64(int32(binary.BigEndian.Uint32(v)))
 	if n < 0 || int64(len(v)-4) != (n+7)/8 {
-		return "", fmt.Errorf("bit string of %d bits in %d bytes", n, len(v)-4)
+		return "", fmt.Errorf("schema: bit string of %d bits in %d bytes", n, len(v)-4)
 	}
 	var b strings.Builder
 	b.Grow(int(n))

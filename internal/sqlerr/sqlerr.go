@@ -67,6 +67,11 @@ const (
 	Warning              = "01000"
 	CardinalityViolation = "21000"
 	InvalidLimitValue    = "2201W"
+	// StringDataRightTruncation is a value longer than its column's type
+	// takes (varchar(n), bit varying(n)); StringDataLengthMismatch a bit
+	// string of another length than bit(n)'s.
+	StringDataRightTruncation = "22001"
+	StringDataLengthMismatch  = "22026"
 )
 
 // Error is an error with a SQLSTATE code and PostgreSQL-style fields.
