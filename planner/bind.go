@@ -351,6 +351,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 			r = fullRange
 		}
 		var from *int64
+		newest := ""
 		if opts.last != nil && opts.last.table == snap.Table.Name {
 			bound, ok, err := s.lastKeyBound(ctx, snap, opts.last.column, r)
 			if err != nil {
@@ -361,10 +362,20 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 				r = r.intersect(interval{bound, math.MaxInt64})
 				from = &bound
 				s.p.metrics.lastKeyBounds.Inc()
+				if newest, err = s.newestFiles(ctx, snap, opts.last.column); err != nil {
+					b.done()
+					return nil, err
+				}
 			}
 		}
 		pr := prune(snap, r)
 		pr.from = from
+		if newest != "" {
+			// The files' newest rows stand for the files (a spill of
+			// buffered rows still adds its file).
+			pr.files, pr.fileCols, pr.fileDeleted, pr.fileByName = nil, nil, nil, nil
+			pr.newest = newest
+		}
 		if pr.damage != nil {
 			b.done()
 			return nil, unavailableError(pr.damage)
@@ -468,6 +479,9 @@ func viewSQL(p *pruned) string {
 	filter := ""
 	if p.from != nil {
 		filter = " WHERE " + timeFrom(snap.Table, *p.from)
+	}
+	if p.newest != "" {
+		parts = append(parts, "SELECT * FROM "+p.newest)
 	}
 	for _, n := range counts {
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])%s", selectList(snap.Table, n), strings.Join(byCols[n], ", "), filter))

@@ -342,6 +342,26 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 	return bound, true, nil
 }
 
+// newestFiles is the engine table of each value's newest rows among
+// snap's files (newestrows.go), for a statement lastKeyBound bounded; ""
+// to read the files themselves.
+func (s *Session) newestFiles(ctx context.Context, snap *ingest.Snapshot, column string) (string, error) {
+	col := snap.Table.ColumnIndex(column)
+	files, ok, err := s.filesNewest(ctx, snap, col)
+	if err != nil || !ok || len(files) == 0 {
+		return "", err
+	}
+	from := int64(math.MaxInt64)
+	for _, t := range files {
+		from = min(from, t)
+	}
+	name, err := s.p.newest.table(ctx, s.conn, snap, col, from, &s.p.mirror.epochs)
+	if err != nil {
+		return "", engineError(err)
+	}
+	return name, nil
+}
+
 // mergeNewest keeps in into each value's newer time of into and m.
 func mergeNewest(into, m map[string]int64) {
 	for v, t := range m {

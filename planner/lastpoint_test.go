@@ -108,6 +108,16 @@ func TestLastRowPerValue(t *testing.T) {
 	if got := bound(); got != want {
 		t.Fatalf("bound over files %d, want %d", got, want)
 	}
+	// The files' newest rows are kept in the engine, one table per
+	// column asked, and read in their place.
+	newestTables := func() (kept, retired int) {
+		e.p.newest.mu.Lock()
+		defer e.p.newest.mu.Unlock()
+		return len(e.p.newest.tables), len(e.p.newest.retired)
+	}
+	if kept, _ := newestTables(); kept != 1 {
+		t.Fatalf("%d tables of newest rows, want 1 (host's)", kept)
+	}
 	e.must("INSERT INTO lp VALUES ('2025-06-01', 'late', 1), ('2026-01-01 00:30', NULL, 2), ('2026-03-01', 'h1', 3)")
 	check("late rows")
 	e.must("CHECKPOINT")
@@ -127,6 +137,12 @@ func TestLastRowPerValue(t *testing.T) {
 	check("zone")
 	e.must("VACUUM lp")
 	check("zone, compacted")
+	// Each new version of the files replaced the tables of the last;
+	// those no statement reads any more are dropped.
+	e.rows("SELECT DISTINCT host FROM lp")
+	if kept, retired := newestTables(); kept != 2 || retired != 0 {
+		t.Fatalf("%d tables of newest rows kept, %d retired; want 2 (host's and zone's) and 0", kept, retired)
+	}
 	runScript(t, e, []txStep{
 		{0, "BEGIN", "tag:BEGIN"},
 		{0, "INSERT INTO lp VALUES ('2020-01-01', 'own', 7, NULL)", "tag:INSERT 0 1"},

@@ -54,6 +54,9 @@ type Planner struct {
 	// keyTimes summarizes files and batches for statements that need
 	// each value's newest row only (lastpoint.go).
 	keyTimes keyTimes
+	// newest keeps, per Delta version, each value's newest rows among
+	// a table's files for those statements (newestrows.go).
+	newest newestRows
 
 	stop chan struct{}
 	done chan struct{}

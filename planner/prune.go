@@ -388,6 +388,9 @@ type pruned struct {
 	// than (lastKeyBound), which the files' reads filter on as well, so
 	// that the engine skips their older row groups.
 	from *int64
+	// newest, when set, is the engine table of the newest rows of the
+	// snapshot's files (newestrows.go), read in place of the files.
+	newest string
 }
 
 func prune(snap *ingest.Snapshot, r interval) *pruned {
