@@ -352,7 +352,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		}
 		var from *int64
 		newest := ""
-		if opts.last != nil && opts.last.table == snap.Table.Name {
+		if opts.last != nil && opts.last.table == snap.Table.Name && (!opts.last.upper || r.hi != math.MaxInt64) {
 			bound, ok, err := s.lastKeyBound(ctx, snap, opts.last.column, r)
 			if err != nil {
 				b.done()
@@ -371,8 +371,7 @@ func (s *Session) bindOpts(ctx context.Context, tables []string, root proto.Mess
 		pr := prune(snap, r)
 		pr.from = from
 		if newest != "" {
-			// The files' newest rows stand for the files (a spill of
-			// buffered rows still adds its file).
+			// The files' newest rows stand for the files.
 			pr.files, pr.fileCols, pr.fileDeleted, pr.fileByName = nil, nil, nil, nil
 			pr.newest = newest
 		}

@@ -184,6 +184,7 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 			if err := s.p.mirror.drop(ctx, s.conn, tbl); err != nil {
 				s.p.logger.Warn("cannot drop mirror of dropped table", "table", n, "err", err)
 			}
+			s.p.newest.forget(tbl.ID, &s.p.mirror.epochs)
 		}
 	}
 	if err := s.forgetViews(dependents); err != nil {

@@ -81,6 +81,9 @@ type metrics struct {
 	// lastKeyBounds counts statements that read only from their values'
 	// oldest newest row on (lastpoint.go).
 	lastKeyBounds prometheus.Counter
+	// newestBuilds counts the engine tables of a version's newest rows
+	// made (newestrows.go): one per flush or compaction a statement saw.
+	newestBuilds prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -93,9 +96,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Queries run again, after running out of memory, over buffered rows read from a file, where the engine's aggregation spills."}),
 		lastKeyBounds: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_last_row_bounds_total",
 			Help: "Queries needing each value's newest row (lastpoint, SELECT DISTINCT of a column) that read only from the oldest of those rows on."}),
+		newestBuilds: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_newest_rows_builds_total",
+			Help: "Engine tables made of each value's newest rows among a table version's files, which such queries read in the files' place."}),
 	}
 	if r != nil {
-		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds)
+		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds, m.newestBuilds)
 	}
 	return m
 }

@@ -35,6 +35,11 @@ import (
 type lastKey struct {
 	table  string
 	column string
+	// upper: the WHERE bounds the time column from above, which the
+	// statement's time range must then hold (lastKeyBound checks the
+	// values' newest rows against it); where the range leaves it out
+	// (a bound the planner does not compute), nothing is cut.
+	upper bool
 }
 
 // lastPerKey recognizes a statement that needs only the newest row of
@@ -156,7 +161,8 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	if key == "" || tbl.Columns[tbl.ColumnIndex(key)].Type != schema.Text {
 		return lastKey{}, false
 	}
-	return lastKey{table: tbl.Name, column: key}, true
+	upper := sel.WhereClause != nil && hasUpperBound(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name)
+	return lastKey{table: tbl.Name, column: key, upper: upper}, true
 }
 
 // timeBoundsOnly reports whether where is one or more bounds on the time
@@ -204,6 +210,41 @@ func timeBoundsOnly(where *pg_query.Node, alias, timeName string) bool {
 	switch ae.Name[0].GetString_().GetSval() {
 	case ">", ">=", "<", "<=":
 		return isTime(ae.Lexpr) && statementConstant(ae.Rexpr) || isTime(ae.Rexpr) && statementConstant(ae.Lexpr)
+	}
+	return false
+}
+
+// hasUpperBound reports whether where, of the form timeBoundsOnly takes,
+// bounds the time column from above (time < x, x >= time, BETWEEN).
+func hasUpperBound(where *pg_query.Node, alias, timeName string) bool {
+	if be := where.GetBoolExpr(); be != nil {
+		for _, a := range be.Args {
+			if hasUpperBound(a, alias, timeName) {
+				return true
+			}
+		}
+		return false
+	}
+	ae := where.GetAExpr()
+	if ae == nil || len(ae.Name) != 1 {
+		return false
+	}
+	if ae.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN {
+		return true
+	}
+	isTime := func(n *pg_query.Node) bool {
+		cr := n.GetColumnRef()
+		if cr == nil {
+			return false
+		}
+		last := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+		return last == timeName && (len(cr.Fields) == 1 || len(cr.Fields) == 2 && cr.Fields[0].GetString_().GetSval() == alias)
+	}
+	switch ae.Name[0].GetString_().GetSval() {
+	case "<", "<=":
+		return isTime(ae.Lexpr)
+	case ">", ">=":
+		return isTime(ae.Rexpr)
 	}
 	return false
 }
@@ -328,9 +369,13 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 		mergeNewest(newest, m)
 	}
 	bound := int64(math.MaxInt64)
-	for _, t := range newest {
+	for v, t := range newest {
+		upper := t
+		if v == nullKey {
+			upper += 999 // maybe from files' statistics (filesNewest)
+		}
 		switch {
-		case t >= r.hi && r.hi != math.MaxInt64:
+		case upper >= r.hi && r.hi != math.MaxInt64:
 			return 0, false, nil
 		case t >= r.lo:
 			bound = min(bound, t)
@@ -355,11 +400,7 @@ func (s *Session) newestFiles(ctx context.Context, snap *ingest.Snapshot, column
 	for _, t := range files {
 		from = min(from, t)
 	}
-	name, err := s.p.newest.table(ctx, s.conn, snap, col, from, &s.p.mirror.epochs)
-	if err != nil {
-		return "", engineError(err)
-	}
-	return name, nil
+	return s.p.newest.table(ctx, s.p, s.conn, snap, col, from, len(files)), nil
 }
 
 // mergeNewest keeps in into each value's newer time of into and m.
@@ -390,8 +431,12 @@ func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col in
 			return nil, false, nil // no statistics to stand for its rows
 		case col >= f.Columns:
 			// Written before the column was added: NULL in every row, the
-			// newest at the file's newest time.
-			mergeNewest(newest, map[string]int64{nullKey: f.MaxTime})
+			// newest at the file's newest time, which its statistics give
+			// to the millisecond (MaxTime is the millisecond's last
+			// microsecond): its start is at or before the row, so that
+			// reads from it find the row (lastKeyBound allows for the
+			// millisecond where it checks an upper bound).
+			mergeNewest(newest, map[string]int64{nullKey: f.MaxTime - 999})
 		default:
 			if m, ok := s.p.keyTimes.get(true, snap.FilePaths[i]+"\x00"+column); ok {
 				mergeNewest(newest, m)

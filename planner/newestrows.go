@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -26,20 +26,33 @@ import (
 // the newest of its value, lands in the buffer and loses to it there, as
 // it would in the files.
 
-// maxNewestTables bounds how many (table, column) pairs keep their newest
-// rows; the least recently used gives way.
-const maxNewestTables = 64
+const (
+	// maxNewestTables bounds how many (table, column) pairs keep their
+	// newest rows; the least recently used gives way.
+	maxNewestTables = 64
+	// maxNewestKeys is the most values a column may have for its newest
+	// rows to be kept: a column of unique values (a request ID) would
+	// copy the table into memory.
+	maxNewestKeys = 100_000
+	// newestBuildTimeout bounds a build, which runs apart from the
+	// statement that asked for it: a statement's timeout must not leave
+	// every later one to build again.
+	newestBuildTimeout = time.Minute
+)
 
 // newestRows keeps the engine tables, by table ID and column.
 type newestRows struct {
 	mu      sync.Mutex
 	tables  map[string]*newestTable
 	counter uint64
-	// retired are tables of superseded versions, dropped once no running
-	// statement can read them (the mirror's epochs).
+	// retired are tables of superseded versions or dropped tables,
+	// dropped from the engine once no running statement can read them
+	// (the mirror's epochs).
 	retired []retiredTable
 }
 
+// newestTable is one engine table: the newest rows of one column's values
+// among the files of one Delta version of a table with columns columns.
 type newestTable struct {
 	name     string // quoted engine name
 	version  int64
@@ -49,33 +62,48 @@ type newestTable struct {
 
 // table returns the engine table of the newest rows of column col among
 // snap's files, making it if snap's version has none yet. "" means the
-// statement reads the files as they are: no files, or a snapshot older
-// than the version kept.
-func (n *newestRows) table(ctx context.Context, conn *sql.Conn, snap *ingest.Snapshot, col int, from int64, ep *epochs) (string, error) {
-	if len(snap.Files) == 0 {
-		return "", nil
+// statement reads the files as they are: no files, too many values, a
+// snapshot older than the version kept, files it cannot read as its own,
+// or a build that failed (logged). from is the oldest of the values'
+// newest times among the files; keys how many values they have.
+func (n *newestRows) table(ctx context.Context, p *Planner, conn *sql.Conn, snap *ingest.Snapshot, col int, from int64, keys int) string {
+	if len(snap.Files) == 0 || keys > maxNewestKeys {
+		return ""
+	}
+	read := prune(snap, interval{from, math.MaxInt64})
+	counts, byCols := read.filesByColumns()
+	if read.damage != nil || len(read.filesWithDeletes()) > 0 || len(counts) == 0 {
+		return ""
+	}
+	for i := range read.files {
+		if read.fileByName[i] {
+			return "" // another writer's layout (layout.go)
+		}
 	}
 	key := snap.Table.ID + "\x00" + snap.Table.Columns[col].Name
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err := n.dropRetired(ctx, conn, ep); err != nil {
-		return "", err
-	}
+	n.dropRetired(ctx, p, conn)
 	nt := n.tables[key]
 	switch {
 	case nt != nil && nt.version == snap.DeltaVersion && nt.columns == len(snap.Table.Columns):
 		nt.lastUsed = time.Now()
-		return nt.name, nil
+		return nt.name
 	case nt != nil && nt.version > snap.DeltaVersion:
-		return "", nil // an older snapshot (a REPEATABLE READ block's)
+		return "" // an older snapshot (a REPEATABLE READ block's)
 	}
 	n.counter++
 	name := schema.QuoteIdent(fmt.Sprintf("_tsdb_newest_%d", n.counter))
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE "+name+" AS "+newestRowsSQL(snap, col, from)); err != nil {
-		return "", fmt.Errorf("planner: keep the newest rows of %s: %w", snap.Table.Name, err)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), newestBuildTimeout)
+	defer cancel()
+	if _, err := conn.ExecContext(bctx, "CREATE TABLE "+name+" AS "+newestRowsSQL(read, counts, byCols, col)); err != nil {
+		p.logger.Warn("cannot keep the newest rows of a table's files; statements read the files", "table", snap.Table.Name, "err", err)
+		conn.ExecContext(bctx, "DROP TABLE IF EXISTS "+name)
+		return ""
 	}
+	p.metrics.newestBuilds.Inc()
 	if nt != nil {
-		n.retired = append(n.retired, retiredTable{name: nt.name, epoch: ep.current()})
+		n.retired = append(n.retired, retiredTable{name: nt.name, epoch: p.mirror.epochs.current()})
 	}
 	if n.tables == nil {
 		n.tables = map[string]*newestTable{}
@@ -88,55 +116,63 @@ func (n *newestRows) table(ctx context.Context, conn *sql.Conn, snap *ingest.Sna
 				oldest = k
 			}
 		}
-		n.retired = append(n.retired, retiredTable{name: n.tables[oldest].name, epoch: ep.current()})
-		delete(n.tables, oldest)
+		n.retire(oldest, p.mirror.epochs.current())
 	}
-	return name, nil
+	return name
 }
 
-// dropRetired drops the retired tables no running statement can read.
-func (n *newestRows) dropRetired(ctx context.Context, conn *sql.Conn, ep *epochs) error {
-	if len(n.retired) == 0 {
-		return nil
+// forget retires the tables of a dropped table (its ID is never used
+// again).
+func (n *newestRows) forget(tableID string, ep *epochs) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k := range n.tables {
+		if strings.HasPrefix(k, tableID+"\x00") {
+			n.retire(k, ep.current())
+		}
 	}
-	oldest := ep.oldest()
+}
+
+// retire moves a kept table to the retired ones; n.mu is held.
+func (n *newestRows) retire(key string, epoch uint64) {
+	n.retired = append(n.retired, retiredTable{name: n.tables[key].name, epoch: epoch})
+	delete(n.tables, key)
+}
+
+// dropRetired drops the retired tables no running statement can read;
+// one the engine fails to drop is tried again next time.
+func (n *newestRows) dropRetired(ctx context.Context, p *Planner, conn *sql.Conn) {
+	if len(n.retired) == 0 {
+		return
+	}
+	oldest := p.mirror.epochs.oldest()
 	keep := n.retired[:0]
-	var failed error
 	for _, r := range n.retired {
-		if r.epoch >= oldest || failed != nil {
+		if r.epoch >= oldest {
 			keep = append(keep, r)
 			continue
 		}
 		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+r.name); err != nil {
+			p.logger.Warn("cannot drop superseded newest rows", "table", r.name, "err", err)
 			keep = append(keep, r)
-			failed = fmt.Errorf("planner: drop superseded newest rows: %w", err)
 		}
 	}
 	n.retired = keep
-	return failed
 }
 
-// newestRowsSQL is the query of the rows of snap's files that are the
-// newest of their value of column col (every such row where several share
-// the newest time), as the table's view shows them. It reads the files
-// from the oldest of the values' newest times among them on (from), which
-// their row groups' statistics let the engine skip to. (lastKeyBound made sure every file
-// is tsdb's own, undamaged and without deleted rows.)
-func newestRowsSQL(snap *ingest.Snapshot, col int, from int64) string {
-	t := snap.Table
-	byCols := map[int][]string{}
-	for i, f := range snap.Files {
-		n := min(f.Columns, len(t.Columns))
-		byCols[n] = append(byCols[n], schema.QuoteString(snap.FilePaths[i]))
-	}
-	counts := make([]int, 0, len(byCols))
-	for n := range byCols {
-		counts = append(counts, n)
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(counts)))
+// newestRowsSQL is the query of the rows of the files read reads that are
+// the newest of their value of column col (every such row where several
+// share the newest time), as the table's view shows them. read is the
+// snapshot's files from the oldest of the values' newest times on (the
+// files before it are pruned by their statistics, the rows before it
+// skipped by their row groups'), grouped by how many columns they hold
+// (filesByColumns).
+func newestRowsSQL(read *pruned, counts []int, byCols map[int][]string, col int) string {
+	t := read.snap.Table
 	parts := make([]string, len(counts))
 	for i, n := range counts {
-		parts[i] = fmt.Sprintf("SELECT %s FROM read_parquet([%s]) WHERE %s", selectList(t, n), strings.Join(byCols[n], ", "), timeFrom(t, from))
+		parts[i] = fmt.Sprintf("SELECT %s FROM read_parquet([%s]) WHERE %s",
+			selectList(t, n), strings.Join(byCols[n], ", "), timeFrom(t, read.rng.lo))
 	}
 	tq := schema.QuoteIdent(t.Columns[t.TimeIndex].Name)
 	return fmt.Sprintf("SELECT * FROM (%s) QUALIFY %s = max(%s) OVER (PARTITION BY %s)",
