@@ -13,7 +13,7 @@ BIN     := bin/tsdb
 BIN_FAULTS := bin/tsdb-faults
 SOURCES := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum
 
-.PHONY: build run test test-unit test-e2e fuzz bench lint fmt deps clean regress-report
+.PHONY: build run test test-unit test-e2e fuzz bench bench-scale lint fmt deps clean regress-report
 
 # FUZZTIME is how much `make test` fuzzes each target: a count of inputs
 # (about 15 s each on 2 cores), not a duration. With a duration, Go 1.26's
@@ -108,10 +108,12 @@ test-e2e: deps build $(BIN_FAULTS)
 ## bench: speed and memory goals (not part of `make test`). tsdb-bench
 ## loads the Time Series Benchmark Suite's DevOps cpu-only data set into
 ## tsdb and into PostgreSQL (Debian's server, installed when missing, run in
-## a temporary directory) by COPY and by 1,000-row INSERTs (each three
-## times into a fresh table, the median reported), runs the suite's
-## queries on tsdb, PostgreSQL and DuckDB over tsdb's Parquet files, checks
-## they agree, measures the WAL's replay after a SIGKILL and its disk use
+## a temporary directory) by COPY, by psql's \copy of the CSV file, by
+## `tsdb import` of it (tsdb only) and by 1,000-row INSERTs (each three
+## times into a fresh table, the median and tsdb's peak memory reported),
+## runs the suite's queries on tsdb, PostgreSQL and DuckDB over tsdb's
+## Parquet files (hosts and time windows drawn anew for every run, as TSBS
+## does, the same draws for every engine), checks they agree, measures the WAL's replay after a SIGKILL and its disk use
 ## over a simulated day of ingest and flushes (at the data set's rate and
 ## ten times it), and writes bench-results/bench.{json,png}. BENCH_FLAGS passes
 ## flags (e.g. --hosts 100 --duration 24h --runs 5 --load-runs 1 --profile
@@ -139,6 +141,19 @@ bench: deps build bin/tsdb-bench
 	$(GO) test -run '^$$' -bench Stage1MBParts -benchtime 5x ./wal/
 	$(GO) test -run '^$$' -bench CompactionMemory -benchtime 3x ./delta/
 	$(GO) test -run '^$$' -bench DataFiles -benchtime 20x ./delta/
+
+## bench-scale: the same comparison at ten times the hosts (1,000 hosts ×
+## one day, 8.64M rows, about 1 GB of CSV): one load of each path but the
+## multi-row INSERTs (PostgreSQL takes many minutes for them), five runs of
+## each query, no simulated WAL day; bench-results-scale/. Not part of
+## `make test` or `make bench`; about half an hour on 2 cores.
+BENCH_SCALE_FLAGS ?= --hosts 1000 --load-runs 1 --runs 5 --inserts=false --wal-day=false
+bench-scale: deps build bin/tsdb-bench
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		echo "installing Debian's PostgreSQL server for the comparison"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	./bin/tsdb-bench --tsdb $(BIN) --out bench-results-scale $(BENCH_SCALE_FLAGS)
 
 bin/tsdb-bench: $(SOURCES)
 	@mkdir -p bin

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,7 +32,33 @@ type loadData struct {
 	// lines and linesGzip are the rows as line-protocol request bodies
 	// (see lineBodies).
 	lines, linesGzip [][]byte
+	// csvFile holds csv, for the loads users run from a file: psql's
+	// \copy and tsdb import.
+	csvFile string
 }
+
+// psqlCopy loads the CSV file into table as a user does from a shell:
+// psql's \copy, which streams the file through COPY FROM STDIN.
+func psqlCopy(ctx context.Context, url, table, file string) error {
+	cmd := exec.CommandContext(ctx, "psql", url, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+		"-c", fmt.Sprintf(`\copy %s FROM '%s' WITH (FORMAT csv)`, table, file))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("psql \\copy: %w: %s", err, out)
+	}
+	return nil
+}
+
+// tsdbImport loads the CSV file into table with tsdb's own loader.
+func tsdbImport(ctx context.Context, binary, url, table, file string) error {
+	cmd := exec.CommandContext(ctx, binary, "import", "--table", table, "--url", url, "--header=false", file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("tsdb import: %w: %s", err, out)
+	}
+	return nil
+}
+
+// fileTable is the table of the loads from the file, dropped after each.
+func fileTable(bool) string { return "cpu_file" }
 
 // splitFraction of the rows is flushed before the rest is loaded, so that
 // queries run over files and buffer together.
@@ -194,26 +221,50 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 	defer conn.Close(ctx)
 
-	// Multi-row INSERT into its own table, dropped afterwards. The
-	// profile, if any, covers the last load.
-	ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(_ string, last bool) (time.Duration, error) {
-		prof := func() {}
-		if last {
-			prof = startProfile(ctx, c, s, "insert")
+	// From the CSV file, as users load one: psql's \copy and tsdb
+	// import. Each path's loads are measured for the server's peak
+	// memory too.
+	for _, fl := range []struct {
+		path string
+		load func() error
+	}{
+		{"psql \\copy", func() error { return psqlCopy(ctx, s.url, fileTable(false), data.csvFile) }},
+		{"tsdb import", func() error { return tsdbImport(ctx, c.binary, s.url, fileTable(false), data.csvFile) }},
+	} {
+		s.resetPeakRSS()
+		runs, err := loadRuns(ctx, conn, c.loadRuns, false, fileTable, func(string, bool) (time.Duration, error) {
+			return timed(fl.load)
+		})
+		if err != nil {
+			return fmt.Errorf("tsdb %s load: %w", fl.path, err)
 		}
-		defer prof()
-		return timed(func() error { return insertAll(ctx, conn, data.inserts) })
-	})
-	if err != nil {
-		return fmt.Errorf("tsdb INSERT load: %w", err)
+		rep.addLoad("tsdb", fl.path, data.rows, runs).PeakRSS = s.peakRSS()
+		logger.Info("tsdb "+fl.path+" load", "rows", data.rows, "seconds", median(runs).Seconds(), "runs", runs)
 	}
-	rep.addLoad("tsdb", "INSERT", data.rows, ins)
-	logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
 
-	// The same INSERTs, 100 to a transaction: each COMMIT logs 100,000
-	// rows at once.
-	if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "tsdb", data); err != nil {
-		return err
+	if c.inserts {
+		// Multi-row INSERT into its own table, dropped afterwards. The
+		// profile, if any, covers the last load.
+		s.resetPeakRSS()
+		ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(_ string, last bool) (time.Duration, error) {
+			prof := func() {}
+			if last {
+				prof = startProfile(ctx, c, s, "insert")
+			}
+			defer prof()
+			return timed(func() error { return insertAll(ctx, conn, data.inserts) })
+		})
+		if err != nil {
+			return fmt.Errorf("tsdb INSERT load: %w", err)
+		}
+		rep.addLoad("tsdb", "INSERT", data.rows, ins).PeakRSS = s.peakRSS()
+		logger.Info("tsdb INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
+
+		// The same INSERTs, 100 to a transaction: each COMMIT logs 100,000
+		// rows at once.
+		if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "tsdb", data); err != nil {
+			return err
+		}
 	}
 
 	// Line protocol, as Telegraf sends it, plain and gzip-compressed, into
@@ -223,6 +274,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		bodies [][]byte
 		gzip   bool
 	}{{"line protocol", data.lines, false}, {"line protocol (gzip)", data.linesGzip, true}} {
+		s.resetPeakRSS()
 		runs, err := loadRuns(ctx, conn, c.loadRuns, false, func(bool) string { return lineTable }, func(_ string, last bool) (time.Duration, error) {
 			prof := func() {}
 			if last && lp.gzip {
@@ -234,7 +286,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		if err != nil {
 			return fmt.Errorf("tsdb %s load: %w", lp.path, err)
 		}
-		rep.addLoad("tsdb", lp.path, data.rows, runs)
+		rep.addLoad("tsdb", lp.path, data.rows, runs).PeakRSS = s.peakRSS()
 		logger.Info("tsdb "+lp.path+" load", "rows", data.rows, "seconds", median(runs).Seconds(), "runs", runs)
 	}
 
@@ -245,6 +297,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	// files and buffer then see what a live system has, a few large files
 	// and the recent rows buffered. Every load does the same; the last one
 	// is the table the queries read.
+	s.resetPeakRSS()
 	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, last bool) (time.Duration, error) {
 		prof := func() {}
 		if last {
@@ -275,7 +328,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	if err != nil {
 		return fmt.Errorf("tsdb COPY load: %w", err)
 	}
-	rep.addLoad("tsdb", "COPY", data.rows, copies)
+	rep.addLoad("tsdb", "COPY", data.rows, copies).PeakRSS = s.peakRSS()
 	logger.Info("tsdb COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
 
 	if err := runQueries(ctx, logger, pgxRunner{conn}, "tsdb-mixed", qs, c.runs, rep, results); err != nil {
@@ -436,16 +489,18 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	if _, err := conn.Exec(ctx, "SET TimeZone = 'UTC'"); err != nil {
 		return err
 	}
-	ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(string, bool) (time.Duration, error) {
-		return timed(func() error { return insertAll(ctx, conn, data.inserts) })
-	})
-	if err != nil {
-		return fmt.Errorf("PostgreSQL INSERT load: %w", err)
-	}
-	rep.addLoad("postgres", "INSERT", data.rows, ins)
-	logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
-	if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "postgres", data); err != nil {
-		return err
+	if c.inserts {
+		ins, err := loadRuns(ctx, conn, c.loadRuns, false, insertTable, func(string, bool) (time.Duration, error) {
+			return timed(func() error { return insertAll(ctx, conn, data.inserts) })
+		})
+		if err != nil {
+			return fmt.Errorf("PostgreSQL INSERT load: %w", err)
+		}
+		rep.addLoad("postgres", "INSERT", data.rows, ins)
+		logger.Info("PostgreSQL INSERT load", "rows", data.rows, "seconds", median(ins).Seconds(), "runs", ins)
+		if err := txLoad(ctx, logger, conn, c.loadRuns, rep, "postgres", data); err != nil {
+			return err
+		}
 	}
 	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, _ bool) (time.Duration, error) {
 		return timed(func() error { return copyIn(ctx, conn, table, data.csv) })
@@ -455,6 +510,13 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 	}
 	rep.addLoad("postgres", "COPY", data.rows, copies)
 	logger.Info("PostgreSQL COPY load", "rows", data.rows, "seconds", median(copies).Seconds(), "runs", copies)
+	files, err := loadRuns(ctx, conn, c.loadRuns, false, fileTable, func(table string, _ bool) (time.Duration, error) {
+		return timed(func() error { return psqlCopy(ctx, p.URL, table, data.csvFile) })
+	})
+	if err != nil {
+		return fmt.Errorf("PostgreSQL psql \\copy load: %w", err)
+	}
+	rep.addLoad("postgres", "psql \\copy", data.rows, files)
 	if _, err := conn.Exec(ctx, "VACUUM ANALYZE cpu"); err != nil {
 		return err
 	}

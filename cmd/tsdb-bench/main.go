@@ -26,6 +26,9 @@ type config struct {
 	workDir  string
 	noPG     bool
 	batch    int
+	// inserts runs the multi-row INSERT loads; walDay the simulated
+	// days of the WAL's disk use.
+	inserts, walDay bool
 
 	profile        string
 	profileSeconds int
@@ -42,6 +45,8 @@ func main() {
 	flag.StringVar(&c.workDir, "work-dir", "", "scratch directory for the servers' data (default: a temporary directory)")
 	flag.BoolVar(&c.noPG, "no-postgres", false, "skip PostgreSQL")
 	flag.IntVar(&c.batch, "insert-batch", 1000, "rows per multi-row INSERT")
+	flag.BoolVar(&c.inserts, "inserts", true, "run the multi-row INSERT loads (PostgreSQL takes minutes for millions of rows)")
+	flag.BoolVar(&c.walDay, "wal-day", true, "simulate a day of the WAL's disk use at the hosts and ten times as many")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU profiles of tsdb during each load (go tool pprof)")
 	flag.IntVar(&c.profileSeconds, "profile-seconds", 5, "length of each load profile")
 	chartFrom := flag.String("chart-from", "", "only redraw --out/bench.png from this bench.json")
@@ -90,9 +95,16 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 	ds := newDataset(c.hosts, c.duration)
 	logger.Info("generating data set", "set", ds.String())
 	data := generate(ds, c.batch)
+	data.csvFile = filepath.Join(work, "cpu.csv")
+	if err := os.WriteFile(data.csvFile, data.csv, 0o644); err != nil {
+		return err
+	}
+	// PostgreSQL's psql runs as the invoking user; the file must be
+	// readable to it (it is, 0644) and to nobody's surprise left behind.
+	defer os.Remove(data.csvFile)
 	rep := newReport(c, ds)
 	rep.ArrowBytesPerRow = data.arrowBytes / float64(ds.rows())
-	qs := queries(ds, "cpu")
+	qs := queries(ds, "cpu", c.runs+1)
 	results := map[string]map[string][][]any{} // engine → query → rows
 
 	if err := benchTSDB(ctx, c, logger, filepath.Join(work, "tsdb"), data, qs, rep, results); err != nil {
@@ -104,6 +116,9 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 	os.RemoveAll(filepath.Join(work, "replay"))
 	perRow := float64(rep.WALReplay.WALBytes) / float64(rep.WALReplay.Rows)
 	for _, hosts := range []int{c.hosts, 10 * c.hosts} {
+		if !c.walDay {
+			break
+		}
 		d, err := benchWALDay(ctx, logger, filepath.Join(work, "walday"), hosts, perRow)
 		if err != nil {
 			return fmt.Errorf("WAL day: %w", err)

@@ -27,6 +27,9 @@ type loadResult struct {
 	RowsPerSec float64 `json:"rows_per_sec"`
 	// RunSeconds are all loads of the path, in the order they ran.
 	RunSeconds []float64 `json:"run_seconds"`
+	// PeakRSS is tsdb's largest resident memory during the path's loads
+	// (0: not measured).
+	PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
 }
 
 type queryResult struct {
@@ -86,13 +89,14 @@ func machine() string {
 }
 
 // addLoad records the loads of one path into one engine by their median.
-func (r *report) addLoad(engine, path string, rows int, runs []time.Duration) {
+func (r *report) addLoad(engine, path string, rows int, runs []time.Duration) *loadResult {
 	secs := make([]float64, len(runs))
 	for i, d := range runs {
 		secs[i] = d.Seconds()
 	}
 	med := median(runs)
 	r.Loads = append(r.Loads, loadResult{Engine: engine, Path: path, Rows: rows, Seconds: med.Seconds(), RowsPerSec: float64(rows) / med.Seconds(), RunSeconds: secs})
+	return &r.Loads[len(r.Loads)-1]
 }
 
 func (r *report) query(name string) *queryResult {
@@ -108,6 +112,16 @@ func (r *report) query(name string) *queryResult {
 
 func (r *report) addQuery(name, engine string, d time.Duration) {
 	r.query(name).MedianMs[engine] = float64(d.Microseconds()) / 1000
+}
+
+// peakRSS is tsdb's peak resident memory during a path's loads.
+func (r *report) peakRSS(path string) int64 {
+	for _, l := range r.Loads {
+		if l.Engine == "tsdb" && l.Path == path {
+			return l.PeakRSS
+		}
+	}
+	return 0
 }
 
 // load returns the median and the first load's rows/s of a path into an
@@ -231,13 +245,25 @@ func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The first load of each path is shown beside the median: it is the
 	// only one a server makes with memory it has never touched.
-	fmt.Fprintln(tw, "load path\ttsdb rows/s\tPostgreSQL rows/s\ttsdb/PostgreSQL\tfirst load: tsdb\tPostgreSQL\ttsdb/PostgreSQL\t")
-	for _, p := range []string{"COPY", "INSERT", "INSERT in tx"} {
+	fmt.Fprintln(tw, "load path\ttsdb rows/s\tPostgreSQL rows/s\ttsdb/PostgreSQL\tfirst load: tsdb\tPostgreSQL\ttsdb/PostgreSQL\ttsdb peak RSS MiB\t")
+	for _, p := range []string{"COPY", "psql \\copy", "tsdb import", "INSERT", "INSERT in tx"} {
 		t, t1 := r.load("tsdb", p)
 		pg, pg1 := r.load("postgres", p)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%s\t\n", p, t, pg, ratio(t, pg), t1, pg1, ratio(t1, pg1))
+		if p == "tsdb import" {
+			// Against PostgreSQL's loader of files: psql \copy.
+			pg, pg1 = r.load("postgres", "psql \\copy")
+		}
+		peak := "-"
+		if b := r.peakRSS(p); b > 0 {
+			peak = fmt.Sprint(b >> 20)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%s\t%s\t\n", p, t, pg, ratio(t, pg), t1, pg1, ratio(t1, pg1), peak)
 	}
 	tw.Flush()
+	if t, _ := r.load("tsdb", "tsdb import"); t > 0 {
+		c, _ := r.load("tsdb", "psql \\copy")
+		fmt.Fprintf(w, "tsdb import: %s× psql \\copy into tsdb\n", ratio(t, c))
+	}
 	copyRate, _ := r.load("tsdb", "COPY")
 	for _, p := range []string{"line protocol", "line protocol (gzip)"} {
 		if t, t1 := r.load("tsdb", p); t > 0 {

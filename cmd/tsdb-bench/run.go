@@ -62,26 +62,27 @@ func (r sqlRunner) query(ctx context.Context, q string) ([][]any, error) {
 	return out, rows.Err()
 }
 
-// runQueries runs each query once to warm up and then runs times, and
-// records the median latency and the rows of the last run.
+// runQueries runs each query's warm-up statement and then runs timed
+// statements (benchQuery.timed), and records the median latency and the
+// warm-up's rows, which every engine answers.
 func runQueries(ctx context.Context, logger *slog.Logger, r runner, engine string, qs []benchQuery, runs int, rep *report, results map[string]map[string][][]any) error {
 	if results[engine] == nil {
 		results[engine] = map[string][][]any{}
 	}
 	for _, q := range qs {
-		rows, err := r.query(ctx, q.SQL)
+		rows, err := r.query(ctx, q.SQL[0])
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w\n%s", engine, q.Name, err, q.SQL)
+			return fmt.Errorf("%s: %s: %w\n%s", engine, q.Name, err, q.SQL[0])
 		}
 		times := make([]time.Duration, 0, runs)
-		for range runs {
+		for i := range runs {
+			stmt := q.timed(i)
 			d, err := timed(func() error {
-				var err error
-				rows, err = r.query(ctx, q.SQL)
+				_, err := r.query(ctx, stmt)
 				return err
 			})
 			if err != nil {
-				return fmt.Errorf("%s: %s: %w", engine, q.Name, err)
+				return fmt.Errorf("%s: %s: %w\n%s", engine, q.Name, err, stmt)
 			}
 			times = append(times, d)
 		}

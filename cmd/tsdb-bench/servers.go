@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -62,6 +63,18 @@ func startTSDB(ctx context.Context, binary, dataDir string, extra []string) (*ts
 	}
 	c.Close(ctx)
 	return s, nil
+}
+
+// resetPeakRSS starts the server's peak resident set size afresh (Linux's
+// clear_refs), so that peakRSS tells one load's; false where it cannot.
+func (s *tsdbServer) resetPeakRSS() bool {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0) == nil
+}
+
+// peakRSS is the server's largest resident set size since resetPeakRSS.
+func (s *tsdbServer) peakRSS() int64 {
+	n, _ := proctest.PeakRSS(s.cmd.Process.Pid) // 0 when unknown
+	return n
 }
 
 // rssBytes is the server's resident set size.
