@@ -15,6 +15,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -297,6 +298,30 @@ type keyTimes struct {
 	files   map[string]map[string]int64
 	batches map[string]map[string]int64 // "ID\x00column"
 	values  int
+	// merged is the last merge over a table's batches, by "table
+	// ID\x00column" (batchesNewest).
+	merged map[string]*mergedBatches
+}
+
+// mergedBatches is each value's newest time over the batches ids.
+type mergedBatches struct {
+	ids    map[uint64]bool
+	newest map[string]int64
+}
+
+func (k *keyTimes) getMerged(key string) *mergedBatches {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.merged[key]
+}
+
+func (k *keyTimes) putMerged(key string, m *mergedBatches) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.merged == nil || len(k.merged) >= maxNewestTables {
+		k.merged = map[string]*mergedBatches{}
+	}
+	k.merged[key] = m
 }
 
 // maxKeyTimes bounds what keyTimes holds (values summed over entries).
@@ -357,17 +382,11 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 	for v, t := range files {
 		newest[v] = t
 	}
-	for _, b := range snap.Batches {
-		k := fmt.Sprintf("%d\x00%s", b.ID, column)
-		m, ok := s.p.keyTimes.get(false, k)
-		if !ok {
-			if m, ok = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex); !ok {
-				return 0, false, nil
-			}
-			s.p.keyTimes.put(false, k, m)
-		}
-		mergeNewest(newest, m)
+	batches, ok := s.batchesNewest(snap, col)
+	if !ok {
+		return 0, false, nil
 	}
+	mergeNewest(newest, batches)
 	bound := int64(math.MaxInt64)
 	for v, t := range newest {
 		upper := t
@@ -401,6 +420,56 @@ func (s *Session) newestFiles(ctx context.Context, snap *ingest.Snapshot, column
 		from = min(from, t)
 	}
 	return s.p.newest.table(ctx, s.p, s.conn, snap, col, from, len(files)), nil
+}
+
+// batchesNewest is each value's newest time over the buffered batches of
+// snap (column col). A COPY buffers a batch per part, hundreds of them for
+// millions of rows, and merging each one's summary on every statement
+// cost more than the statement (1,000 hosts, 2.16M rows buffered by
+// psql's \copy: lastpoint 30 ms, 77 % of it in the merge; 8 ms now): the
+// merge over a set of batches is kept per table and column and extended
+// by the batches added since (batches never change; a flush removes some,
+// and the merge starts over). The map is shared: read it only.
+func (s *Session) batchesNewest(snap *ingest.Snapshot, col int) (map[string]int64, bool) {
+	column := snap.Table.Columns[col].Name
+	key := snap.Table.ID + "\x00" + column
+	ids := make(map[uint64]bool, len(snap.Batches))
+	for _, b := range snap.Batches {
+		ids[b.ID] = true
+	}
+	prev := s.p.keyTimes.getMerged(key)
+	usable := prev != nil
+	if usable {
+		for id := range prev.ids {
+			if !ids[id] {
+				usable = false // a batch flushed or replaced since
+				break
+			}
+		}
+	}
+	if usable && len(prev.ids) == len(ids) {
+		return prev.newest, true
+	}
+	newest := map[string]int64{}
+	if usable {
+		newest = maps.Clone(prev.newest)
+	}
+	for _, b := range snap.Batches {
+		if usable && prev.ids[b.ID] {
+			continue
+		}
+		k := fmt.Sprintf("%d\x00%s", b.ID, column)
+		m, ok := s.p.keyTimes.get(false, k)
+		if !ok {
+			if m, ok = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex); !ok {
+				return nil, false
+			}
+			s.p.keyTimes.put(false, k, m)
+		}
+		mergeNewest(newest, m)
+	}
+	s.p.keyTimes.putMerged(key, &mergedBatches{ids: ids, newest: newest})
+	return newest, true
 }
 
 // mergeNewest keeps in into each value's newer time of into and m.
