@@ -468,14 +468,18 @@ func (d *chunkDecoder) appendFields() error {
 				return &sqlerr.Error{Code: sqlerr.CharacterNotInRepertoire, Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err), Err: err}
 			}
 		}
+		var err error
 		if col.Type == schema.Bit || col.Type == schema.VarBit {
 			// bit_in with the column's length: a wrong length is
 			// reported before a wrong digit, as PostgreSQL does.
-			if _, err := dialect.BitInput(s, col.MaxLength, col.Type == schema.VarBit); err != nil {
-				return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
+			var bits string
+			if bits, err = dialect.BitInput(s, col.MaxLength, col.Type == schema.VarBit); err == nil {
+				err = appendBits(bld.Field(ci), bits)
 			}
+		} else {
+			err = appendText(bld.Field(ci), col.Type, s, c.in)
 		}
-		if err := appendText(bld.Field(ci), col.Type, s, c.in); err != nil {
+		if err != nil {
 			return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}

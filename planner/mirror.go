@@ -227,21 +227,28 @@ func (m *mirror) dropOutgrown(ctx context.Context, conn *sql.Conn, mt *mirrorTab
 	if len(mt.outgrown) == 0 {
 		return nil // every query but after an ADD COLUMN
 	}
-	oldest := m.epochs.oldest()
-	keep := mt.outgrown[:0]
-	for _, o := range mt.outgrown {
-		if o.epoch >= oldest {
-			keep = append(keep, o)
+	var err error
+	if mt.outgrown, err = dropRetiredTables(ctx, conn, mt.outgrown, m.epochs.oldest()); err != nil {
+		return fmt.Errorf("planner: drop outgrown mirror: %w", err)
+	}
+	return nil
+}
+
+// dropRetiredTables drops the engine tables retired before epoch oldest
+// (no running query can read them) and returns the others, and the one
+// the engine failed to drop with the tables after it, to try again.
+func dropRetiredTables(ctx context.Context, conn *sql.Conn, ts []retiredTable, oldest uint64) ([]retiredTable, error) {
+	keep := ts[:0]
+	for i, t := range ts {
+		if t.epoch >= oldest {
+			keep = append(keep, t)
 			continue
 		}
-		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+o.name); err != nil {
-			keep = append(keep, o)
-			mt.outgrown = keep
-			return fmt.Errorf("planner: drop outgrown mirror: %w", err)
+		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+t.name); err != nil {
+			return append(keep, ts[i:]...), err
 		}
 	}
-	mt.outgrown = keep
-	return nil
+	return keep, nil
 }
 
 // createMirrorTable creates a DuckDB table for a tsdb table's rows plus the

@@ -145,19 +145,10 @@ func (n *newestRows) dropRetired(ctx context.Context, p *Planner, conn *sql.Conn
 	if len(n.retired) == 0 {
 		return
 	}
-	oldest := p.mirror.epochs.oldest()
-	keep := n.retired[:0]
-	for _, r := range n.retired {
-		if r.epoch >= oldest {
-			keep = append(keep, r)
-			continue
-		}
-		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+r.name); err != nil {
-			p.logger.Warn("cannot drop superseded newest rows", "table", r.name, "err", err)
-			keep = append(keep, r)
-		}
+	var err error
+	if n.retired, err = dropRetiredTables(ctx, conn, n.retired, p.mirror.epochs.oldest()); err != nil {
+		p.logger.Warn("cannot drop superseded newest rows", "err", err)
 	}
-	n.retired = keep
 }
 
 // newestRowsSQL is the query of the rows of the files read reads that are
