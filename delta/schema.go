@@ -27,6 +27,12 @@ const (
 	// (schema.Table.Keys) as JSON. Delta has no such constraints: they
 	// hold for what tsdb writes; other writers are not checked.
 	confKeys = "tsdb.keys"
+	// DedupKey holds the columns that identify a point
+	// (schema.Table.Dedup) as a JSON list, the time column first;
+	// DedupTagsKey is "true" when they are a line-protocol table's tag
+	// set. Other writers are not checked either.
+	DedupKey     = "tsdb.dedupKeys"
+	DedupTagsKey = "tsdb.dedupTags"
 )
 
 // keyJSON is a schema.Key in the table configuration.
@@ -94,7 +100,45 @@ func configurationFor(t schema.Table) map[string]string {
 		b, _ := json.Marshal(keys) // strings only: cannot fail
 		cfg[confKeys] = string(b)
 	}
+	for k, v := range DedupConfiguration(t.Dedup, t.DedupTags) {
+		if v != "" {
+			cfg[k] = v
+		}
+	}
 	return cfg
+}
+
+// DedupConfiguration renders a table's point identity as configuration
+// changes (an empty value removes the key).
+func DedupConfiguration(cols []string, tags bool) map[string]string {
+	cfg := map[string]string{DedupKey: "", DedupTagsKey: ""}
+	if len(cols) > 0 {
+		b, _ := json.Marshal(cols) // strings only: cannot fail
+		cfg[DedupKey] = string(b)
+		if tags {
+			cfg[DedupTagsKey] = "true"
+		}
+	}
+	return cfg
+}
+
+// dedupFromConfiguration reads DedupKey back, checked against t.
+func dedupFromConfiguration(t schema.Table, cfg map[string]string) ([]string, bool, error) {
+	v := cfg[DedupKey]
+	if v == "" {
+		return nil, false, nil
+	}
+	var cols []string
+	if err := json.Unmarshal([]byte(v), &cols); err != nil {
+		return nil, false, fmt.Errorf("parse %s: %w", DedupKey, err)
+	}
+	if len(cols) == 0 {
+		return nil, false, nil
+	}
+	if err := schema.CheckDedup(t, cols); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", DedupKey, err)
+	}
+	return cols, cfg[DedupTagsKey] == "true", nil
 }
 
 // keysFromConfiguration reads confKeys back; every column a key names
@@ -180,6 +224,9 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		return schema.Table{}, err
 	}
 	t.Keys = keys
+	if t.Dedup, t.DedupTags, err = dedupFromConfiguration(t, md.Configuration); err != nil {
+		return schema.Table{}, err
+	}
 	return t, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -368,6 +369,13 @@ func (t *Table) SetConfiguration(ctx context.Context, operation string, changes 
 // Identity and configuration stay. When nothing is left to add, nothing is
 // committed.
 func (t *Table) AddColumns(ctx context.Context, operation string, cols []schema.Column) (*Snapshot, error) {
+	return t.AddTagColumns(ctx, operation, cols, nil)
+}
+
+// AddTagColumns is AddColumns for a line-protocol write: the columns
+// named in tags are tags, which join the table's point identity when it
+// is the tag set (schema.Table.DedupTags).
+func (t *Table) AddTagColumns(ctx context.Context, operation string, cols []schema.Column, tags []string) (*Snapshot, error) {
 	return t.commit(ctx, operation, func(base *Snapshot) ([]Action, error) {
 		next := base.Schema
 		next.Columns = append([]schema.Column(nil), next.Columns...)
@@ -390,6 +398,18 @@ func (t *Table) AddColumns(ctx context.Context, operation string, cols []schema.
 		cur := base.Metadata
 		md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
 		md.Configuration = cur.Configuration
+		if base.Schema.DedupTags {
+			dedup := slices.Clone(base.Schema.Dedup)
+			for _, c := range tags {
+				if next.ColumnIndex(c) >= 0 && !slices.Contains(dedup, c) {
+					dedup = append(dedup, c)
+				}
+			}
+			if len(dedup) > len(base.Schema.Dedup) {
+				md.Configuration = maps.Clone(cur.Configuration)
+				maps.Copy(md.Configuration, DedupConfiguration(dedup, true))
+			}
+		}
 		if proto, changed := protocolFor(base.Protocol, next); changed {
 			// A timestamp_ntz column needs its table feature.
 			return []Action{{Protocol: &proto}, {MetaData: md}}, nil

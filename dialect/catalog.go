@@ -221,10 +221,14 @@ var pgCatalogRelations = map[string]func([]schema.Table) string{
 		var rows []string
 		for _, t := range ts {
 			// reloptions: what CREATE TABLE … WITH set (psql's \d+ shows it).
-			options := ""
+			var opts []string
 			if t.Cluster != "" {
-				options = schema.QuoteString("cluster_by=" + t.Cluster)
+				opts = append(opts, schema.QuoteString("cluster_by="+t.Cluster))
 			}
+			if len(t.Dedup) > 0 {
+				opts = append(opts, schema.QuoteString("dedup_keys="+strings.Join(t.Dedup, ",")))
+			}
+			options := strings.Join(opts, ", ")
 			kind, am, rules := "r", 2, false
 			if t.ViewQuery != "" {
 				kind, am, rules = "v", 0, true // a view is a rule over no storage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"tsdb/delta"
@@ -18,6 +19,13 @@ import (
 // of one version. Columns the table has already (another writer added
 // them first) are skipped.
 func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Column) error {
+	return s.AddTagColumns(ctx, name, cols, nil)
+}
+
+// AddTagColumns is AddColumns for line protocol: the columns named in
+// tags are tags, which join the table's point identity in the same commit
+// when that is its tag set (schema.Table.DedupTags).
+func (s *Store) AddTagColumns(ctx context.Context, name string, cols []schema.Column, tags []string) error {
 	ts, err := s.lockTable(ctx, name)
 	if err != nil {
 		return err
@@ -48,7 +56,7 @@ func (s *Store) AddColumns(ctx context.Context, name string, cols []schema.Colum
 		}
 		return wrapKind(KindInvalidName, err)
 	}
-	snap, err := ts.delta.AddColumns(ctx, "ADD COLUMNS", cols)
+	snap, err := ts.delta.AddTagColumns(ctx, "ADD COLUMNS", cols, tags)
 	if errors.Is(err, delta.ErrConflict) {
 		return wrapKind(KindColumnExists, err)
 	}
@@ -86,6 +94,11 @@ func (s *Store) SetOptions(ctx context.Context, name string, opts TableOptions) 
 	if opts.Cluster != nil {
 		if err := CheckCluster(ts.sch(), *opts.Cluster); err != nil {
 			return err
+		}
+	}
+	if opts.Dedup != nil {
+		if err := schema.CheckDedup(ts.sch(), *opts.Dedup); err != nil {
+			return wrapKind(KindUnsupported, err)
 		}
 	}
 	cfg := opts.configuration()
@@ -134,7 +147,8 @@ func (ts *tableState) publish(snap *delta.Snapshot) {
 		}
 	}
 	cur := ts.sch()
-	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && snap.Schema.Cluster != cur.Cluster {
+	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && (snap.Schema.Cluster != cur.Cluster ||
+		!slices.Equal(snap.Schema.Dedup, cur.Dedup) || snap.Schema.DedupTags != cur.DedupTags) {
 		sch := snap.Schema
 		sch.Name = ts.sch().Name
 		ts.schema.Store(&sch)

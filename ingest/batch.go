@@ -44,7 +44,7 @@ func (s *Store) BeginBatch(name string) (*Batch, error) {
 	if err := ts.writeBlock(); err != nil {
 		return nil, err
 	}
-	if t := ts.sch(); len(t.Keys) > 0 {
+	if t := ts.sch(); len(t.Keys) > 0 || len(t.Dedup) > 0 {
 		return nil, keyedError(t)
 	}
 	return &Batch{s: s, ts: ts, t: ts.sch(), stage: s.wal.Stage()}, nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -181,6 +182,10 @@ type TableOptions struct {
 	// Cluster: the table's cluster column (schema.Table.Cluster); empty
 	// is the first TEXT column. t.Cluster sets it at CREATE.
 	Cluster *string
+	// Dedup: the columns that identify a point (schema.Table.Dedup), the
+	// time column first; empty turns deduplication off. t.Dedup sets it
+	// at CREATE.
+	Dedup *[]string
 }
 
 // configuration renders the options as Delta configuration changes
@@ -195,6 +200,9 @@ func (o TableOptions) configuration() map[string]string {
 	}
 	if o.Cluster != nil {
 		cfg[delta.ClusterKey] = *o.Cluster
+	}
+	if o.Dedup != nil {
+		maps.Copy(cfg, delta.DedupConfiguration(*o.Dedup, false))
 	}
 	return cfg
 }
@@ -217,6 +225,9 @@ func (s *Store) CreateTableWith(ctx context.Context, t schema.Table, ifNotExists
 	}
 	if err := schema.CheckNewTableName(t.Name); err != nil {
 		return false, wrapKind(KindReservedName, err)
+	}
+	if err := schema.CheckDedup(t, t.Dedup); err != nil {
+		return false, wrapKind(KindUnsupported, err)
 	}
 	for other := range s.tables {
 		if schema.SameName(other, t.Name) {

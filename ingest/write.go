@@ -156,14 +156,18 @@ func (s *Store) InsertBatches(ctx context.Context, name string, recs []arrow.Rec
 	return s.insertBatches(ctx, name, recs, false)
 }
 
-// InsertKeyed is InsertBatches for a table with keys: the caller holds
-// the table's lock (LockTable) and has checked that no key repeats.
+// InsertKeyed is InsertBatches for a table with keys or dedup_keys: the
+// caller holds the table's lock (LockTable) and has checked that no key
+// repeats.
 func (s *Store) InsertKeyed(ctx context.Context, name string, recs []arrow.RecordBatch) (int64, error) {
 	return s.insertBatches(ctx, name, recs, true)
 }
 
 // keyedError refuses a write that cannot check a table's keys.
 func keyedError(t schema.Table) error {
+	if len(t.Dedup) > 0 {
+		return errorf(KindUnsupported, "table %q has dedup_keys, which only its write path (SQL, line protocol through the planner) keeps", t.Name)
+	}
 	return errorf(KindUnsupported, "table %q has a PRIMARY KEY or UNIQUE constraint, which only SQL writes (INSERT, COPY) check; write its rows with SQL", t.Name)
 }
 
@@ -176,7 +180,7 @@ func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.Rec
 		return 0, err
 	}
 	t := ts.sch()
-	if len(t.Keys) > 0 && !keyed {
+	if (len(t.Keys) > 0 || len(t.Dedup) > 0) && !keyed {
 		return 0, keyedError(t)
 	}
 	e, err := s.encode(t, recs)

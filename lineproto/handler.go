@@ -2,6 +2,7 @@ package lineproto
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/klauspost/compress/gzip"
 
 	"tsdb/ingest"
@@ -22,15 +24,23 @@ import (
 // request is acknowledged with 204 only when its rows are durable in the
 // WAL. When passwords are configured the request must authenticate (HTTP
 // basic auth, or "Authorization: Token user:password") as a role that may
-// write rows.
-func Handler(store *ingest.Store, roles *auth.Store, maxBody int64) http.Handler {
-	return &handler{store: store, roles: roles, maxBody: maxBody}
+// write rows. Points of a table with dedup_keys (every table line
+// protocol creates has its tag set) go through merged, which replaces
+// the table's row of each point.
+func Handler(store *ingest.Store, roles *auth.Store, maxBody int64, merged MergedWriter) http.Handler {
+	return &handler{store: store, roles: roles, maxBody: maxBody, merged: merged}
 }
+
+// MergedWriter writes the rows of one table with dedup_keys as user: each
+// replaces the table's row of its point, keeping the fields it lacks
+// (planner.Planner.WriteMerged). It returns the number of rows written.
+type MergedWriter func(ctx context.Context, user, table string, rec arrow.RecordBatch) (int64, error)
 
 type handler struct {
 	store   *ingest.Store
 	roles   *auth.Store
 	maxBody int64
+	merged  MergedWriter
 	// bodies holds request body buffers between requests: a body is read
 	// whole (and points copy what they keep), so its buffer can serve the
 	// next request instead of growing a new one from nothing.

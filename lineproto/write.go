@@ -134,12 +134,13 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 				return written, rejected, err
 			}
 		case len(p.add) > 0:
-			if err := h.store.AddColumns(ctx, name, p.add); err != nil {
+			if err := h.store.AddTagColumns(ctx, name, p.add, p.tags); err != nil {
 				return written, rejected, err
 			}
 		}
 		rec := p.rec
-		if tbl, _ := h.store.Table(name); !sameColumns(tbl, p.want) {
+		tbl, _ := h.store.Table(name)
+		if !sameColumns(tbl, p.want) {
 			// Another request changed the table first: build again for
 			// the columns it has now.
 			p.rec.Release()
@@ -147,7 +148,13 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 			rec, _, left = build(tbl, byTable[name])
 			rejected = append(rejected, left...)
 		}
-		if _, err := h.store.Insert(ctx, name, rec); err != nil {
+		if len(tbl.Dedup) > 0 && h.merged != nil {
+			// Like Insert, the write keeps rec.
+			_, err = h.merged(ctx, user, name, rec)
+		} else {
+			_, err = h.store.Insert(ctx, name, rec)
+		}
+		if err != nil {
 			return written, rejected, err
 		}
 		written += int(rec.NumRows())
@@ -160,13 +167,14 @@ type tablePlan struct {
 	create *schema.Table   // a new table
 	add    []schema.Column // columns a known table gains
 	want   schema.Table    // the schema rec was built for
+	tags   []string        // the tags among add
 	rec    arrow.RecordBatch
 }
 
 // planTable is the schema the points of one measurement need: a new
 // table, or the columns a known one lacks.
 func planTable(name string, tbl schema.Table, exists bool, pts []Point) (p tablePlan, err error) {
-	cols := missingColumns(tbl, pts)
+	cols, tags := missingColumns(tbl, pts)
 	switch {
 	case !exists:
 		t, err := schema.New(name, append([]schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}}, cols...))
@@ -174,6 +182,9 @@ func planTable(name string, tbl schema.Table, exists bool, pts []Point) (p table
 			return p, err
 		}
 		t.Cluster = clusterTag(t)
+		// A point is its measurement, tag set and time, as in InfluxDB:
+		// a second write of one replaces it (merging fields).
+		t.Dedup, t.DedupTags = append([]string{"time"}, tags...), true
 		p.create, p.want = &t, t
 	case len(cols) > 0:
 		wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
@@ -181,7 +192,8 @@ func planTable(name string, tbl schema.Table, exists bool, pts []Point) (p table
 			return p, err
 		}
 		wide.ID, wide.TimeIndex, wide.Cluster = tbl.ID, tbl.TimeIndex, tbl.Cluster
-		p.add, p.want = cols, wide
+		wide.Dedup, wide.DedupTags = tbl.Dedup, tbl.DedupTags
+		p.add, p.want, p.tags = cols, wide, tags
 	default:
 		p.want = tbl
 	}
@@ -308,8 +320,9 @@ func caseClash(name string, tables []schema.Table) (string, bool) {
 }
 
 // missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)
-// first, then fields by the type of their first value, each group sorted.
-func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
+// first, then fields by the type of their first value, each group sorted;
+// and the names of the tags among them.
+func missingColumns(tbl schema.Table, pts []Point) (cols []schema.Column, tagNames []string) {
 	tags, fields := map[string]bool{}, map[string]byte{}
 	for j := range pts {
 		p := &pts[j]
@@ -325,10 +338,10 @@ func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
 			}
 		}
 	}
-	var cols []schema.Column
 	for _, k := range sortedKeys(tags) {
 		if tbl.ColumnIndex(k) < 0 {
 			cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+			tagNames = append(tagNames, k)
 		}
 	}
 	for _, k := range sortedKeys(fields) {
@@ -336,7 +349,7 @@ func missingColumns(tbl schema.Table, pts []Point) []schema.Column {
 			cols = append(cols, schema.Column{Name: k, Type: columnType(fields[k])})
 		}
 	}
-	return cols
+	return cols, tagNames
 }
 
 func sameColumns(a, b schema.Table) bool {

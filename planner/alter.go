@@ -19,7 +19,8 @@ import (
 // existing rows read NULL), ALTER TABLE t SET (retention = '30 days') and
 // ALTER TABLE t RESET (retention): how long the table keeps rows, and
 // SET (cluster_by = 'col') / RESET (cluster_by): the column data files
-// group rows by within each hour.
+// group rows by within each hour, and SET (dedup_keys = 'a,b') / RESET
+// (dedup_keys): the columns that identify a point (dedup.go).
 func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (*Result, error) {
 	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER %s is not supported", strings.TrimPrefix(st.Objtype.String(), "OBJECT_"))
@@ -40,6 +41,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	// Every command is checked before any takes effect.
 	var opts ingest.TableOptions
 	var add []schema.Column
+	var dedup *string // SET (dedup_keys = …), or "" for RESET
 	tbl, _ := s.p.store.Table(name)
 	for _, c := range st.Cmds {
 		cmd := c.GetAlterTableCmd()
@@ -57,6 +59,8 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 				switch def.GetDefname() {
 				case "cluster_by":
 					opts.Cluster = &v
+				case "dedup_keys":
+					dedup = &v
 				case "retention":
 					var d time.Duration
 					if !reset {
@@ -67,7 +71,7 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 					opts.Retention = &d
 				default:
 					if !pgStorageParameter(def) {
-						return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+						return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by, retention and dedup_keys)", def.GetDefname())
 					}
 				}
 			}
@@ -111,9 +115,24 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			return nil, wrapStoreErr(err)
 		}
 	}
+	if dedup != nil {
+		// After the columns: the keys may name one added here. Rows
+		// written while the table's rows are checked for duplicates are
+		// not checked (writers see the keys once they are set); the
+		// check is for the rows a user means to deduplicate from now on.
+		cur, _ := s.p.store.Table(name)
+		cols, err := parseDedupKeys(cur, *dedup)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkNoDuplicatePoints(ctx, cur, cols); err != nil {
+			return nil, err
+		}
+		opts.Dedup = &cols
+	}
 	// The options are one commit. With ADD COLUMN in the same statement
 	// they are a second one, after the columns.
-	if opts.Retention != nil || opts.Cluster != nil {
+	if opts.Retention != nil || opts.Cluster != nil || opts.Dedup != nil {
 		if err := s.p.store.SetOptions(ctx, name, opts); err != nil {
 			return nil, wrapStoreErr(err)
 		}

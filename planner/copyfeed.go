@@ -176,9 +176,10 @@ func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error
 		f.txRecs = append(f.txRecs, recs...)
 		return nil
 	}
-	if c.s.tx != nil || len(c.tbl.Keys) > 0 {
-		// A table with keys gets its rows at the end too, checked
-		// against each other and the table (writeKeyed).
+	if c.s.tx != nil || len(c.tbl.Keys) > 0 || len(c.tbl.Dedup) > 0 {
+		// A table with keys or dedup_keys gets its rows at the end
+		// too, checked against each other and the table (writeKeyed,
+		// writeDedup).
 		if err := c.s.p.store.Validate(c.tbl.Name, recs); err != nil {
 			return err
 		}
@@ -302,7 +303,7 @@ func (c *CopyIn) Finish(ctx context.Context) (n int64, err error) {
 		}
 		return n, nil
 	}
-	if c.s.tx != nil || len(c.tbl.Keys) > 0 {
+	if c.s.tx != nil || len(c.tbl.Keys) > 0 || len(c.tbl.Dedup) > 0 {
 		recs := f.txRecs
 		f.txRecs = nil
 		return c.s.writeRows(ctx, c.tbl.Name, recs)

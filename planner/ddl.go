@@ -17,8 +17,8 @@ import (
 
 // createTable creates a Delta table. Column constraints NOT NULL and NULL are
 // kept; the first timestamp column is the time column (always NOT NULL).
-// WITH (cluster_by = 'col', retention = '…') sets the table's cluster
-// column and retention.
+// WITH (cluster_by = 'col', retention = '…', dedup_keys = 'a,b') sets
+// the table's cluster column, retention and point identity (dedup.go).
 func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Result, error) {
 	name, err := relationName(st.Relation)
 	if err != nil {
@@ -92,9 +92,13 @@ func (s *Session) createTable(ctx context.Context, st *pg_query.CreateStmt) (*Re
 				return nil, err
 			}
 			opts.Retention = &d
+		case "dedup_keys":
+			if tbl.Dedup, err = parseDedupKeys(tbl, v); err != nil {
+				return nil, err
+			}
 		default:
 			if !pgStorageParameter(def) { // taken, changing nothing (alter.go)
-				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by and retention)", def.GetDefname())
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unrecognized parameter %q (tsdb tables have cluster_by, retention and dedup_keys)", def.GetDefname())
 			}
 		}
 	}

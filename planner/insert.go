@@ -60,6 +60,9 @@ func (s *Session) insert(ctx context.Context, st *pg_query.InsertStmt) (*Result,
 		}
 	}
 	var skip *schema.Key
+	if st.OnConflictClause != nil && len(tbl.Dedup) > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT into table %q, which has dedup_keys, is not supported: a row with the time and keys of one the table has replaces it", tbl.Name)
+	}
 	if st.OnConflictClause != nil {
 		if skip, err = conflictKey(tbl, st.OnConflictClause, st.ReturningList); err != nil {
 			return nil, err

@@ -109,6 +109,9 @@ func (s *Session) writeRowsSkipping(ctx context.Context, name string, recs []arr
 		if len(tbl.Keys) > 0 {
 			return s.writeKeyed(ctx, tbl, recs, skip)
 		}
+		if len(tbl.Dedup) > 0 {
+			return s.writeDedup(ctx, tbl, recs, false)
+		}
 	}
 	if s.tx == nil {
 		return s.p.store.InsertBatches(ctx, name, recs)

@@ -15,12 +15,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -86,10 +83,13 @@ func (s *Session) refuseKeyUpdate(u *pg_query.UpdateStmt) error {
 		return nil // the statement's own path reports it
 	}
 	tbl, ok := s.p.store.Table(name)
-	if !ok || len(tbl.Keys) == 0 {
+	if !ok || len(tbl.Keys) == 0 && len(tbl.Dedup) == 0 {
 		return nil
 	}
 	for _, t := range u.TargetList {
+		if c := t.GetResTarget().GetName(); tbl.DedupColumn(c) {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE of column %q, which identifies the points of table %q (dedup_keys), is not supported; DELETE the row and INSERT it again", c, tbl.Name)
+		}
 		if c := t.GetResTarget().GetName(); tbl.KeyColumn(c) {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE of column %q, which is in a PRIMARY KEY or UNIQUE constraint of table %q, is not supported; DELETE the row and INSERT it again", c, tbl.Name)
 		}
@@ -264,39 +264,5 @@ func keyRangeStatement(tbl schema.Table, recs []arrow.RecordBatch) proto.Message
 			return nil
 		}
 	}
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for _, r := range recs {
-		if int(r.NumCols()) <= tbl.TimeIndex {
-			return nil
-		}
-		ts, ok := r.Column(tbl.TimeIndex).(*array.Timestamp)
-		if !ok {
-			return nil
-		}
-		for i := range ts.Len() {
-			if ts.IsValid(i) {
-				v := int64(ts.Value(i))
-				lo, hi = min(lo, v), max(hi, v)
-			}
-		}
-	}
-	// Infinities (the engine's are the extreme values) and values past
-	// what a literal can write read the whole table.
-	const limit = 9_000_000_000_000_000
-	if lo > hi || lo < -limit || hi > limit {
-		return nil
-	}
-	zone := "" // a timestamp's wall clock, held as if UTC
-	if tbl.Columns[tbl.TimeIndex].Type == schema.Timestamptz {
-		zone = "+00"
-	}
-	lit := func(v int64) string {
-		return "'" + time.UnixMicro(v).UTC().Format("2006-01-02 15:04:05.999999") + zone + "'"
-	}
-	q := fmt.Sprintf("SELECT 1 FROM %s WHERE %s BETWEEN %s AND %s", schema.QuoteIdent(tbl.Name), schema.QuoteIdent(timeName), lit(lo), lit(hi))
-	tree, err := pg_query.Parse(q)
-	if err != nil || len(tree.Stmts) != 1 {
-		return nil
-	}
-	return tree.Stmts[0].Stmt
+	return timeRangeStatement(tbl, recs)
 }

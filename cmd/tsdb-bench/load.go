@@ -268,14 +268,35 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	}
 
 	// Line protocol, as Telegraf sends it, plain and gzip-compressed, into
-	// a table of its own.
+	// a table of its own; then into a table that identifies points by
+	// their tags and time (dedup_keys, what line protocol gives the
+	// tables it creates), once and sent again (every point replaced).
 	for _, lp := range []struct {
 		path   string
 		bodies [][]byte
 		gzip   bool
-	}{{"line protocol", data.lines, false}, {"line protocol (gzip)", data.linesGzip, true}} {
+		dedup  bool
+		again  bool
+	}{
+		{"line protocol", data.lines, false, false, false},
+		{"line protocol (gzip)", data.linesGzip, true, false, false},
+		{"line protocol (dedup)", data.lines, false, true, false},
+		{"line protocol (dedup, sent again)", data.lines, false, true, true},
+	} {
 		s.resetPeakRSS()
-		runs, err := loadRuns(ctx, conn, c.loadRuns, false, func(bool) string { return lineTable }, func(_ string, last bool) (time.Duration, error) {
+		runs, err := loadRuns(ctx, conn, c.loadRuns, false, func(bool) string { return lineTable }, func(table string, last bool) (time.Duration, error) {
+			if lp.dedup {
+				// A point is its tags and time, as in the tables line
+				// protocol creates.
+				if _, err := conn.Exec(ctx, "ALTER TABLE "+table+" SET (dedup_keys = '"+strings.Join(tagNames, ",")+"')"); err != nil {
+					return 0, err
+				}
+			}
+			if lp.again {
+				if err := postLines(ctx, s.httpURL, lp.bodies, lp.gzip); err != nil {
+					return 0, err
+				}
+			}
 			prof := func() {}
 			if last && lp.gzip {
 				prof = startProfile(ctx, c, s, "lineprotocol")

@@ -265,10 +265,15 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "tsdb import: %s× psql \\copy into tsdb\n", ratio(t, c))
 	}
 	copyRate, _ := r.load("tsdb", "COPY")
-	for _, p := range []string{"line protocol", "line protocol (gzip)"} {
+	for _, p := range []string{"line protocol", "line protocol (gzip)", "line protocol (dedup)", "line protocol (dedup, sent again)"} {
 		if t, t1 := r.load("tsdb", p); t > 0 {
 			fmt.Fprintf(w, "%s (%d-line requests, %d writers): %.0f rows/s, %s× tsdb's COPY (first load %.0f)\n", p, lineBatch, lineWriters, t, ratio(t, copyRate), t1)
 		}
+	}
+	if on, _ := r.load("tsdb", "line protocol (dedup)"); on > 0 {
+		off, _ := r.load("tsdb", "line protocol")
+		again, _ := r.load("tsdb", "line protocol (dedup, sent again)")
+		fmt.Fprintf(w, "dedup_keys on/off: %s× line protocol without them; sent again (every point replaced) %s×\n", ratio(on, off), ratio(again, off))
 	}
 	fmt.Fprintln(w)
 	if r := r.WALReplay; r != nil {

@@ -161,7 +161,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var ready atomic.Pointer[ingest.Store]
+	var ready atomic.Pointer[serving]
 	errc := make(chan error, 2)
 	var httpSrv *http.Server
 	httpAddr := ""
@@ -174,7 +174,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		if tlsConfig != nil {
 			httpLn = tls.NewListener(httpLn, tlsConfig)
 		}
-		httpSrv = &http.Server{Handler: httpHandler(reg, &ready, roles, cfg.MemoryLimit), ReadHeaderTimeout: 10 * time.Second}
+		httpSrv = &http.Server{Handler: httpHandler(reg, &ready, roles), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
@@ -274,7 +274,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return fmt.Errorf("listen on --pg-addr %s: %w", cfg.PGAddr, err)
 	}
 	go func() { errc <- pg.Serve(pgLn) }()
-	ready.Store(store)
+	ready.Store(&serving{store: store, write: lineproto.Handler(store, roles, cfg.MemoryLimit, pl.WriteMerged)})
 	logger.Info("tsdb ready", "pg_addr", pgLn.Addr().String(), "http_addr", httpAddr, "data_dir", dataDir,
 		"bucket_duration", cfg.BucketDuration.String(), "idle_flush", cfg.IdleFlush.String(),
 		"memory_limit", formatBytes(cfg.MemoryLimit), "tls", tlsConfig != nil, "auth", map[bool]string{true: "scram-sha-256", false: "trust (loopback only)"}[roles.PasswordsRequired()],
@@ -324,20 +324,28 @@ func health(store *ingest.Store) (int, string) {
 	return http.StatusOK, b.String()
 }
 
+// serving is what the HTTP endpoints need once the server is ready: the
+// store, and the line-protocol handler, made once so that its buffers
+// serve request after request.
+type serving struct {
+	store *ingest.Store
+	write http.Handler
+}
+
 // httpHandler serves /health, /metrics and InfluxDB line-protocol writes
 // (/write, /api/v2/write, /api/v3/write_lp, and the /ping, /query, /ready
 // InfluxDB clients call). /health is 200 only while the server accepts
 // writes.
-func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], roles *auth.Store, maxBody int64) http.Handler {
+func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[serving], roles *auth.Store) http.Handler {
 	mux := http.NewServeMux()
 	write := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		store := ready.Load()
-		if store == nil {
+		srv := ready.Load()
+		if srv == nil {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "not ready: replaying the WAL", http.StatusServiceUnavailable)
 			return
 		}
-		lineproto.Handler(store, roles, maxBody).ServeHTTP(w, r)
+		srv.write.ServeHTTP(w, r)
 	})
 	mux.Handle("/write", write)
 	mux.Handle("/api/v2/write", write)
@@ -345,7 +353,11 @@ func httpHandler(reg *prometheus.Registry, ready *atomic.Pointer[ingest.Store], 
 	mux.Handle("/ping", lineproto.PingHandler())
 	mux.Handle("/query", lineproto.QueryHandler())
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
-		status, text := health(ready.Load())
+		var store *ingest.Store
+		if srv := ready.Load(); srv != nil {
+			store = srv.store
+		}
+		status, text := health(store)
 		// InfluxDB's clients (Health()) read InfluxDB's JSON; probes and
 		// people the text.
 		if lineproto.WantsJSON(r) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -347,6 +348,56 @@ type Table struct {
 	// Keys are the table's PRIMARY KEY and UNIQUE constraints, which
 	// every write through tsdb keeps (planner/unique.go).
 	Keys []Key
+	// Dedup is the identity of a point, the time column first and then
+	// the columns WITH (dedup_keys = 'host,cpu') names: a row with the
+	// time and the values of an earlier row in these columns (NULL
+	// matching NULL) replaces it (planner/dedup.go). Empty: rows are
+	// never deduplicated.
+	Dedup []string
+	// DedupTags says that Dedup is a line-protocol table's tag set, which
+	// grows with the tags its points bring, as InfluxDB's series key
+	// does.
+	DedupTags bool
+}
+
+// DedupColumn reports whether column name identifies the table's points.
+func (t Table) DedupColumn(name string) bool {
+	for _, c := range t.Dedup {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckDedup says whether cols can identify t's points: columns of t,
+// each once, the time column first, none of a floating-point type (whose
+// -0 and NaN equal values the engine and Go tell apart differently), and
+// not beside PRIMARY KEY or UNIQUE constraints, which refuse what dedup
+// replaces.
+func CheckDedup(t Table, cols []string) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	if len(t.Keys) > 0 {
+		return fmt.Errorf("table %q has a PRIMARY KEY or UNIQUE constraint, which refuses the rows dedup_keys would replace: a table takes one or the other", t.Name)
+	}
+	if cols[0] != t.TimeColumn().Name {
+		return fmt.Errorf("dedup keys must start with the time column %q", t.TimeColumn().Name)
+	}
+	for i, c := range cols {
+		j := t.ColumnIndex(c)
+		if j < 0 {
+			return fmt.Errorf("dedup key column %q of table %q does not exist", c, t.Name)
+		}
+		if slices.Contains(cols[:i], c) {
+			return fmt.Errorf("dedup key column %q is named twice", c)
+		}
+		if ty := t.Columns[j].Type; ty == Float64 || ty == Float32 {
+			return fmt.Errorf("dedup key column %q is %s: a floating-point value cannot identify a point", c, ty)
+		}
+	}
+	return nil
 }
 
 // Key is a PRIMARY KEY or UNIQUE constraint: no two rows of the table

@@ -1,0 +1,122 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
+)
+
+// dedupRow is one row of the fold tests: time, host (nil: NULL), value
+// (nil: NULL).
+type dedupRow struct {
+	time int64
+	host *string
+	v    *float64
+}
+
+func foldRecord(t *testing.T, tbl schema.Table, rows []dedupRow) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer b.Release()
+	for _, r := range rows {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.time))
+		if r.host == nil {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(*r.host)
+		}
+		if r.v == nil {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.Float64Builder).Append(*r.v)
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+func renderFolded(recs []arrow.RecordBatch) string {
+	var out []string
+	for _, rec := range recs {
+		for i := range int(rec.NumRows()) {
+			var parts []string
+			for c := range int(rec.NumCols()) {
+				parts = append(parts, rec.Column(c).ValueStr(i))
+			}
+			out = append(out, strings.Join(parts, "|"))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestFoldPoints(t *testing.T) {
+	tbl, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "host", Type: schema.Text}, {Name: "v", Type: schema.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl.Dedup = []string{"time", "host"}
+	a, b := "a", "b"
+	one, two := 1.0, 2.0
+	cases := []struct {
+		name  string
+		recs  [][]dedupRow
+		merge bool
+		want  string
+	}{
+		{"distinct points stay as they are", [][]dedupRow{{{1, &a, &one}, {1, &b, &two}, {2, &a, nil}}}, false,
+			"1970-01-01T00:00:00.000001Z|a|1 1970-01-01T00:00:00.000001Z|b|2 1970-01-01T00:00:00.000002Z|a|(null)"},
+		{"the last row of a point replaces it, NULLs too", [][]dedupRow{{{1, &a, &one}, {1, &b, &two}}, {{1, &a, nil}}}, false,
+			"1970-01-01T00:00:00.000001Z|a|(null) 1970-01-01T00:00:00.000001Z|b|2"},
+		{"merge keeps the newest value a column has", [][]dedupRow{{{1, &a, &one}, {1, &a, &two}, {1, &a, nil}}}, true,
+			"1970-01-01T00:00:00.000001Z|a|2"},
+		{"NULL keys are one point, apart from values", [][]dedupRow{{{1, nil, &one}, {1, &a, &one}, {1, nil, &two}}}, false,
+			"1970-01-01T00:00:00.000001Z|(null)|2 1970-01-01T00:00:00.000001Z|a|1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []arrow.RecordBatch
+			for _, rows := range tc.recs {
+				recs = append(recs, foldRecord(t, tbl, rows))
+			}
+			got, err := foldPoints(tbl, recs, tc.merge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := renderFolded(got); s != tc.want {
+				t.Fatalf("got  %s\nwant %s", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseDedupKeys(t *testing.T) {
+	tbl, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "Host", Type: schema.Text}, {Name: "v", Type: schema.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want, code string }{
+		{"Host", "time,Host", ""},
+		{" Host , time ", "time,Host", ""},
+		{"", "", ""},
+		{"host", "", "42703"},
+		{"v", "", "22023"},
+		{"Host,,", "", "22023"},
+		{"Host, Host", "", "22023"},
+	} {
+		cols, err := parseDedupKeys(tbl, tc.in)
+		if tc.code != "" {
+			if err == nil || sqlerr.Code(err) != tc.code {
+				t.Errorf("%q: %v, want SQLSTATE %s", tc.in, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || strings.Join(cols, ",") != tc.want {
+			t.Errorf("%q: %v %v, want %s", tc.in, cols, err, tc.want)
+		}
+	}
+}
