@@ -224,9 +224,10 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		return schema.Table{}, err
 	}
 	t.Keys = keys
-	if t.Dedup, t.DedupTags, err = dedupFromConfiguration(t, md.Configuration); err != nil {
-		return schema.Table{}, err
-	}
+	// A point identity tsdb cannot use (another writer's edit of the
+	// property) leaves the table readable and writable without one:
+	// refusing it would make the table unavailable over a setting.
+	t.Dedup, t.DedupTags, _ = dedupFromConfiguration(t, md.Configuration)
 	return t, nil
 }
 

@@ -388,28 +388,32 @@ func (t *Table) AddTagColumns(ctx context.Context, operation string, cols []sche
 			}
 			next.Columns = append(next.Columns, c)
 		}
-		if len(next.Columns) == len(base.Schema.Columns) {
+		cur := base.Metadata
+		cfg := cur.Configuration
+		if base.Schema.DedupTags {
+			// Tags join the identity, also those whose column the table
+			// has already (made for a field, or by SQL): a finer identity
+			// cannot give a point two rows.
+			dedup := slices.Clone(base.Schema.Dedup)
+			for _, c := range tags {
+				if i := next.ColumnIndex(c); i >= 0 && !slices.Contains(dedup, c) && schema.CheckDedup(next, append(slices.Clone(dedup), c)) == nil {
+					dedup = append(dedup, c)
+				}
+			}
+			if len(dedup) > len(base.Schema.Dedup) {
+				cfg = maps.Clone(cur.Configuration)
+				maps.Copy(cfg, DedupConfiguration(dedup, true))
+			}
+		}
+		if len(next.Columns) == len(base.Schema.Columns) && len(cfg) == len(cur.Configuration) && maps.Equal(cfg, cur.Configuration) {
 			return nil, nil
 		}
 		md, err := metadataFor(next)
 		if err != nil {
 			return nil, err
 		}
-		cur := base.Metadata
 		md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
-		md.Configuration = cur.Configuration
-		if base.Schema.DedupTags {
-			dedup := slices.Clone(base.Schema.Dedup)
-			for _, c := range tags {
-				if next.ColumnIndex(c) >= 0 && !slices.Contains(dedup, c) {
-					dedup = append(dedup, c)
-				}
-			}
-			if len(dedup) > len(base.Schema.Dedup) {
-				md.Configuration = maps.Clone(cur.Configuration)
-				maps.Copy(md.Configuration, DedupConfiguration(dedup, true))
-			}
-		}
+		md.Configuration = cfg
 		if proto, changed := protocolFor(base.Protocol, next); changed {
 			// A timestamp_ntz column needs its table feature.
 			return []Action{{Protocol: &proto}, {MetaData: md}}, nil

@@ -104,6 +104,9 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 		if err := b.tableGone(); err != nil {
 			return 0, err
 		}
+		if !DedupCovered(b.t.Dedup, b.ts.sch().Dedup) {
+			return 0, dedupChanged(b.t.Name)
+		}
 		b.ended = true // the stage is spent, whatever its commit says
 		return b.stage.Commit(ctx)
 	})

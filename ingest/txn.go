@@ -41,6 +41,10 @@ type TxTable struct {
 	// TableID is the table's ID when the transaction first wrote it: a
 	// table dropped and created again since fails the commit (40001).
 	TableID string
+	// Dedup is the point identity (schema.Table.Dedup) the Inserts were
+	// checked under: a table that got a coarser one since (dedup_keys set
+	// by ALTER TABLE during the transaction) fails the commit (40001).
+	Dedup []string
 	// Inserts are the rows the transaction adds.
 	Inserts []arrow.RecordBatch
 	// FileDeletes are rows of the table's data files it deletes, by the
@@ -219,6 +223,9 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		t := ts.sch()
 		if part.TableID != "" && part.TableID != t.ID {
 			return errorf(KindConflict, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
+		}
+		if len(part.Inserts) > 0 && !DedupCovered(part.Dedup, t.Dedup) {
+			return dedupChanged(part.Table)
 		}
 		block := ts.writeBlock
 		if part.deletes() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -163,6 +164,30 @@ func (s *Store) InsertKeyed(ctx context.Context, name string, recs []arrow.Recor
 	return s.insertBatches(ctx, name, recs, true)
 }
 
+// DedupCovered reports whether rows checked to have one row per point of
+// identity checked have one per point of identity current too: current
+// is empty, or names every column checked names (a finer identity).
+func DedupCovered(checked, current []string) bool {
+	if len(current) == 0 {
+		return true
+	}
+	if len(checked) == 0 {
+		return false
+	}
+	for _, c := range checked {
+		if !slices.Contains(current, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// dedupChanged refuses rows checked under another point identity than
+// the table has now.
+func dedupChanged(table string) error {
+	return errorf(KindConflict, "could not serialize access: table %q got dedup_keys while the rows were written; write them again", table)
+}
+
 // keyedError refuses a write that cannot check a table's keys.
 func keyedError(t schema.Table) error {
 	if len(t.Dedup) > 0 {
@@ -194,6 +219,10 @@ func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.Rec
 		return 0, nil
 	}
 	return s.commit(ctx, ts, t, e, func(ctx context.Context) (uint64, error) {
+		if !keyed && !DedupCovered(nil, ts.sch().Dedup) {
+			// ALTER TABLE … SET (dedup_keys) meanwhile.
+			return 0, dedupChanged(name)
+		}
 		return s.wal.AppendFramed(ctx, e.payloads)
 	})
 }

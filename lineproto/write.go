@@ -133,7 +133,7 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 			if _, err := h.store.CreateTable(ctx, *p.create, true); err != nil {
 				return written, rejected, err
 			}
-		case len(p.add) > 0:
+		case len(p.add) > 0 || len(p.tags) > 0:
 			if err := h.store.AddTagColumns(ctx, name, p.add, p.tags); err != nil {
 				return written, rejected, err
 			}
@@ -186,7 +186,7 @@ func planTable(name string, tbl schema.Table, exists bool, pts []Point) (p table
 		// a second write of one replaces it (merging fields).
 		t.Dedup, t.DedupTags = append([]string{"time"}, tags...), true
 		p.create, p.want = &t, t
-	case len(cols) > 0:
+	case len(cols) > 0 || len(tags) > 0:
 		wide, err := schema.New(tbl.Name, append(append([]schema.Column(nil), tbl.Columns...), cols...))
 		if err != nil {
 			return p, err
@@ -321,7 +321,9 @@ func caseClash(name string, tables []schema.Table) (string, bool) {
 
 // missingColumns are the tags and fields of pts that tbl lacks: tags (TEXT)
 // first, then fields by the type of their first value, each group sorted;
-// and the names of the tags among them.
+// and the names of the tags of pts that are not (yet) in tbl's point
+// identity, when that is its tag set (schema.Table.DedupTags) or the table
+// is new.
 func missingColumns(tbl schema.Table, pts []Point) (cols []schema.Column, tagNames []string) {
 	tags, fields := map[string]bool{}, map[string]byte{}
 	for j := range pts {
@@ -341,6 +343,8 @@ func missingColumns(tbl schema.Table, pts []Point) (cols []schema.Column, tagNam
 	for _, k := range sortedKeys(tags) {
 		if tbl.ColumnIndex(k) < 0 {
 			cols = append(cols, schema.Column{Name: k, Type: schema.Text})
+			tagNames = append(tagNames, k)
+		} else if tbl.DedupTags && !tbl.DedupColumn(k) {
 			tagNames = append(tagNames, k)
 		}
 	}

@@ -99,42 +99,51 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 			}
 			add = append(add, col)
 		default:
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …) and RESET (retention, cluster_by); PostgreSQL's storage parameters and ALTER COLUMN … SET STORAGE, COMPRESSION and STATISTICS are taken and change nothing")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "ALTER TABLE supports ADD COLUMN, SET (retention = …, cluster_by = …, dedup_keys = …) and RESET (retention, cluster_by, dedup_keys); PostgreSQL's storage parameters and ALTER COLUMN … SET STORAGE, COMPRESSION and STATISTICS are taken and change nothing")
 		}
 	}
+	// A column added by the same statement may be named.
+	wide := tbl
+	wide.Columns = append(append([]schema.Column(nil), tbl.Columns...), add...)
 	if opts.Cluster != nil {
-		// A column added by the same statement may be named.
-		wide := tbl
-		wide.Columns = append(append([]schema.Column(nil), tbl.Columns...), add...)
 		if err := ingest.CheckCluster(wide, *opts.Cluster); err != nil {
 			return nil, err
 		}
+	}
+	if dedup != nil {
+		cols, err := parseDedupKeys(wide, *dedup)
+		if err != nil {
+			return nil, err
+		}
+		// Before anything changes: the rows must not repeat a point
+		// (columns added here are NULL in every row, so they tell no
+		// rows apart).
+		var have []string
+		for _, c := range cols {
+			if tbl.ColumnIndex(c) >= 0 {
+				have = append(have, c)
+			}
+		}
+		if err := s.checkNoDuplicatePoints(ctx, tbl, have); err != nil {
+			return nil, err
+		}
+		opts.Dedup = &cols
 	}
 	if len(add) > 0 {
 		if err := s.p.store.AddColumns(ctx, name, add); err != nil {
 			return nil, wrapStoreErr(err)
 		}
 	}
-	if dedup != nil {
-		// After the columns: the keys may name one added here. Rows
-		// written while the table's rows are checked for duplicates are
-		// not checked (writers see the keys once they are set); the
-		// check is for the rows a user means to deduplicate from now on.
-		cur, _ := s.p.store.Table(name)
-		cols, err := parseDedupKeys(cur, *dedup)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.checkNoDuplicatePoints(ctx, cur, cols); err != nil {
-			return nil, err
-		}
-		opts.Dedup = &cols
-	}
 	// The options are one commit. With ADD COLUMN in the same statement
 	// they are a second one, after the columns.
 	if opts.Retention != nil || opts.Cluster != nil || opts.Dedup != nil {
 		if err := s.p.store.SetOptions(ctx, name, opts); err != nil {
 			return nil, wrapStoreErr(err)
+		}
+	}
+	if opts.Dedup != nil && len(*opts.Dedup) > 0 {
+		if err := s.recheckPoints(ctx, name, tbl.Dedup); err != nil {
+			return nil, err
 		}
 	}
 	return &Result{Tag: "ALTER TABLE"}, nil

@@ -23,6 +23,7 @@ package planner
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/ingest"
 	"tsdb/internal/arrowutil"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
@@ -54,7 +56,13 @@ func (p *Planner) WriteMerged(ctx context.Context, user, table string, rec arrow
 	if !ok {
 		return 0, s.missing(table)
 	}
-	return s.writeDedup(ctx, tbl, []arrow.RecordBatch{rec}, true)
+	// A SQL-made table's limits (timestamp(p), char(n)), which the rows
+	// SQL wrote have, so that a point matches its row.
+	recs, err := applyTypmods(tbl, []arrow.RecordBatch{rec})
+	if err != nil {
+		return 0, err
+	}
+	return s.writeDedup(ctx, tbl, recs, true)
 }
 
 // writeDedup writes recs to tbl, which has dedup_keys: one row per point
@@ -63,7 +71,7 @@ func (p *Planner) WriteMerged(ctx context.Context, user, table string, rec arrow
 // is one. It returns the number of rows written, as the statement's tag
 // counts them: every row of recs (a row that a later one replaced was
 // written too, as in a sequence of INSERTs).
-func (s *Session) writeDedup(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, merge bool) (n int64, err error) {
+func (s *Session) writeDedup(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, merge bool) (int64, error) {
 	if err := s.p.store.Validate(tbl.Name, recs); err != nil {
 		return 0, err
 	}
@@ -77,50 +85,60 @@ func (s *Session) writeDedup(ctx context.Context, tbl schema.Table, recs []arrow
 		// (not the 53200 of a transaction that outgrew the limit).
 		return 0, sqlerr.New(sqlerr.ProgramLimitExceeded, "this statement needs %d MiB in memory, more than --memory-limit %d MiB: split it into smaller statements", bytes>>20, limit>>20)
 	}
-	if s.tx == nil {
-		s.tx = s.newTx(true)
-		defer func() {
-			if err != nil {
-				s.rollbackTx(ctx)
-				return
-			}
-			if err = s.commitTx(ctx); err != nil {
-				n = 0
-			}
-		}()
+	return s.inTx(ctx, func() (int64, error) {
+		if err := s.lockKeyed(ctx, tbl.Name); err != nil {
+			return 0, err
+		}
+		// The table as it is under the lock: a column added meanwhile.
+		tbl := tbl
+		if cur, ok := s.p.store.Table(tbl.Name); ok {
+			tbl = cur
+		}
+		if len(tbl.Dedup) == 0 {
+			// RESET (dedup_keys) meanwhile.
+			return s.tx.insert(s, tbl.Name, recs)
+		}
+		if err := s.writePoints(ctx, tbl, recs, merge); err != nil {
+			return 0, err
+		}
+		return given, nil
+	})
+}
+
+// inTx runs fn in the session's transaction block or, outside one, in a
+// transaction of its own that commits when fn succeeds and is rolled
+// back when it fails. It returns fn's count (0 when the commit fails).
+func (s *Session) inTx(ctx context.Context, fn func() (int64, error)) (n int64, err error) {
+	if s.tx != nil {
+		return fn()
 	}
-	if err := s.lockKeyed(ctx, tbl.Name); err != nil {
-		return 0, err
-	}
-	// The table as it is under the lock: a column added meanwhile.
-	if cur, ok := s.p.store.Table(tbl.Name); ok {
-		tbl = cur
-	}
-	if len(tbl.Dedup) == 0 {
-		// RESET (dedup_keys) meanwhile.
-		return s.tx.insert(s, tbl.Name, recs)
-	}
-	if _, err := s.writePoints(ctx, tbl, recs, merge); err != nil {
-		return 0, err
-	}
-	return given, nil
+	s.tx = s.newTx(true)
+	defer func() {
+		if err != nil {
+			s.rollbackTx(ctx)
+			return
+		}
+		if err = s.commitTx(ctx); err != nil {
+			n = 0
+		}
+	}()
+	return fn()
 }
 
 // writePoints is writeDedup's work in the transaction, under the table's
-// lock; it returns the number of points written.
-func (s *Session) writePoints(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, merge bool) (int64, error) {
-	var err error
-	if recs, err = foldPoints(tbl, recs, merge); err != nil {
-		return 0, err
-	}
-	matched, err := s.pointsPresent(ctx, tbl, recs)
+// lock.
+func (s *Session) writePoints(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, merge bool) error {
+	recs, err := foldPoints(tbl, recs, merge)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if len(matched) == 0 {
-		return s.tx.insert(s, tbl.Name, recs)
+	var matched map[int][]int64
+	if s.mayHoldPoints(ctx, tbl, recs) {
+		if matched, err = s.pointsPresent(ctx, tbl, recs); err != nil {
+			return err
+		}
 	}
-	var olds, news []arrow.RecordBatch
+	news := make([]arrow.RecordBatch, 0, len(recs))
 	var refs []arrowutil.RowRef
 	for i, rec := range recs {
 		rows := sortedUnique(matched[i])
@@ -133,23 +151,72 @@ func (s *Session) writePoints(ctx context.Context, tbl schema.Table, recs []arro
 		}
 		kept, err := withoutRows(rec, rows)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		news = append(news, kept)
 	}
-	old, err := arrowutil.Take(recs[0].Schema(), recs, refs)
-	if err != nil {
-		return 0, err
+	if len(refs) > 0 {
+		old, err := arrowutil.Take(recs[0].Schema(), recs, refs)
+		if err != nil {
+			return err
+		}
+		if err := s.replacePoints(ctx, tbl, old, merge); err != nil {
+			return err
+		}
 	}
-	olds = append(olds, old)
-	if err := s.replacePoints(ctx, tbl, olds, merge); err != nil {
-		return 0, err
+	_, err = s.tx.insert(s, tbl.Name, news)
+	return err
+}
+
+// mayHoldPoints reports whether the table may have a row in the time
+// range of recs: a buffered batch or a data file whose times reach into
+// it, or rows of the session's transaction. When it has none (new points
+// in time order, the common case) no point of recs can be there, and the
+// engine need not look.
+func (s *Session) mayHoldPoints(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) bool {
+	lo, hi, ok := timeBounds(tbl, recs)
+	if !ok {
+		return true
 	}
-	inserted, err := s.tx.insert(s, tbl.Name, news)
-	if err != nil {
-		return 0, err
+	if tt := s.tx.tables[tbl.Name]; tt != nil && (len(tt.recs) > 0 || len(tt.dels) > 0) {
+		return true
 	}
-	return inserted + int64(len(refs)), nil
+	snaps, err := s.p.store.Snapshots(ctx, []string{tbl.Name})
+	snap := snaps[tbl.Name]
+	if err != nil || snap == nil {
+		return true
+	}
+	for _, f := range snap.Files {
+		if f.MinTime <= hi && f.MaxTime >= lo {
+			return true
+		}
+	}
+	for _, b := range snap.Batches {
+		if b.MinTime <= hi && b.MaxTime >= lo {
+			return true
+		}
+	}
+	return false
+}
+
+// stageRows copies recs into a scratch table of the engine in the
+// mirror's layout (the record index as batch ID, the row number), for a
+// statement to compare with the table; drop removes it.
+func (s *Session) stageRows(ctx context.Context, tbl schema.Table, prefix string, recs []arrow.RecordBatch) (name string, drop func(), err error) {
+	name = fmt.Sprintf(`%s."%s_%d"`, mirrorSchema, prefix, s.p.txSeq.Add(1))
+	if err := createMirrorTable(ctx, s.conn, tbl, name); err != nil {
+		return "", nil, engineError(err)
+	}
+	drop = func() { s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+name) }
+	ids := make([]uint64, len(recs))
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: name}, recs, ids); err != nil {
+		drop()
+		return "", nil, engineError(err)
+	}
+	return name, drop, nil
 }
 
 // pointsPresent finds the rows of recs whose point the table has (as the
@@ -162,18 +229,11 @@ func (s *Session) pointsPresent(ctx context.Context, tbl schema.Table, recs []ar
 	if rows == 0 {
 		return nil, nil
 	}
-	scratch := fmt.Sprintf(`%s."points_%d"`, mirrorSchema, s.p.txSeq.Add(1))
-	if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
-		return nil, engineError(err)
+	scratch, drop, err := s.stageRows(ctx, tbl, "points", recs)
+	if err != nil {
+		return nil, err
 	}
-	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
-	ids := make([]uint64, len(recs))
-	for i := range ids {
-		ids[i] = uint64(i)
-	}
-	if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, recs, ids); err != nil {
-		return nil, engineError(err)
-	}
+	defer drop()
 	b, err := s.bind(ctx, []string{tbl.Name}, timeRangeStatement(tbl, recs))
 	if err != nil {
 		return nil, err
@@ -217,11 +277,13 @@ func samePoint(tbl schema.Table, a, b string) string {
 }
 
 // replacePoints updates the rows of the table that have the points of
-// recs (one row per point) to recs' values: every column, or with merge
-// those recs has a value in. The update is the transaction's, like any
-// UPDATE in a block, bounded to recs' time range so that only the files
-// and batches of that range are read and rewritten.
-func (s *Session) replacePoints(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch, merge bool) error {
+// rec (one row per point, each of them there) to rec's values: every
+// column, or with merge those rec has a value in. The update is the
+// transaction's, like any UPDATE in a block, bounded to rec's time range
+// so that only the files and batches of that range are read and
+// rewritten. Fewer rows updated than rec has would mean that a point
+// pointsPresent found was not replaced, and its row lost: that fails.
+func (s *Session) replacePoints(ctx context.Context, tbl schema.Table, rec arrow.RecordBatch, merge bool) error {
 	var sets []string
 	for _, c := range tbl.Columns {
 		if tbl.DedupColumn(c.Name) {
@@ -237,6 +299,7 @@ func (s *Session) replacePoints(ctx context.Context, tbl schema.Table, recs []ar
 	if len(sets) == 0 {
 		return nil // every column identifies the point: it is there already
 	}
+	recs := []arrow.RecordBatch{rec}
 	excluded := fmt.Sprintf("_excluded_%d", s.p.txSeq.Add(1))
 	if err := s.stageExcluded(ctx, tbl, excluded, recs); err != nil {
 		return err
@@ -249,11 +312,19 @@ func (s *Session) replacePoints(ctx context.Context, tbl schema.Table, recs []ar
 	q := fmt.Sprintf("UPDATE %s AS tsdb_old SET %s FROM temp.main.%s AS excluded WHERE %s",
 		schema.QuoteIdent(tbl.Name), strings.Join(sets, ", "), schema.QuoteIdent(tempPrefix+excluded), where)
 	tree, err := pg_query.Parse(q)
-	if err != nil || len(tree.Stmts) != 1 {
-		return fmt.Errorf("planner: dedup update of %s does not parse: %v", tbl.Name, err)
+	if err != nil {
+		return fmt.Errorf("planner: dedup update of %s: %w", tbl.Name, err)
 	}
-	_, err = s.dmlInTx(ctx, tree.Stmts[0].Stmt)
-	return err
+	res, err := s.dmlInTx(ctx, tree.Stmts[0].Stmt)
+	if err != nil {
+		return err
+	}
+	var updated int64
+	fmt.Sscanf(res.Tag, "UPDATE %d", &updated)
+	if updated < rec.NumRows() {
+		return sqlerr.New(sqlerr.InternalError, "table %q: %d of %d points found there were replaced; nothing was written", tbl.Name, updated, rec.NumRows())
+	}
+	return nil
 }
 
 // timeRangeStatement is a statement whose time range is that of recs,
@@ -275,7 +346,7 @@ func timeRangeStatement(tbl schema.Table, recs []arrow.RecordBatch) proto.Messag
 
 // timeBounds is the range of recs' time column (UTC micros, or the wall
 // clock as if UTC for a timestamp column); ok is false without rows or
-// with a time past what a literal can write (the engine's infinities).
+// with a time outside years 1 to 9999 (the engine's infinities too).
 func timeBounds(tbl schema.Table, recs []arrow.RecordBatch) (lo, hi int64, ok bool) {
 	lo, hi = int64(math.MaxInt64), int64(math.MinInt64)
 	for _, r := range recs {
@@ -293,8 +364,10 @@ func timeBounds(tbl schema.Table, recs []arrow.RecordBatch) (lo, hi int64, ok bo
 			}
 		}
 	}
-	const limit = 9_000_000_000_000_000
-	if lo > hi || lo < -limit || hi > limit {
+	// Years 1 to 9999 only: the literals timeLiteral writes (no BC, no
+	// five-digit years); outside, the whole table is read.
+	const first, last = -62135596800_000000, 253402300799_999999
+	if lo > hi || lo < first || hi > last {
 		return 0, 0, false
 	}
 	return lo, hi, true
@@ -460,6 +533,33 @@ func parseDedupKeys(tbl schema.Table, v string) ([]string, error) {
 		return nil, sqlerr.New(code, "%v", err)
 	}
 	return cols, nil
+}
+
+// recheckPoints checks a table that has just been given dedup_keys once
+// more, under its write lock: rows of writes that began before the keys
+// were set and landed after the first check (a statement or transaction
+// that commits later refuses with 40001, see ingest.DedupCovered). Should
+// two rows have one point, the table gets its old keys back and the ALTER
+// fails as the first check would have.
+func (s *Session) recheckPoints(ctx context.Context, name string, old []string) error {
+	held, unlock, err := s.p.store.LockTable(ctx, ingest.TxID(s.p.txSeq.Add(1)), name)
+	if err != nil {
+		return wrapStoreErr(err)
+	}
+	tbl, ok := s.p.store.Table(name)
+	if ok {
+		err = s.checkNoDuplicatePoints(ctx, tbl, tbl.Dedup)
+	}
+	if !held {
+		unlock()
+	}
+	if err == nil {
+		return nil
+	}
+	if rerr := s.p.store.SetOptions(ctx, name, ingest.TableOptions{Dedup: &old}); rerr != nil {
+		return errors.Join(err, wrapStoreErr(rerr))
+	}
+	return err
 }
 
 // checkNoDuplicatePoints refuses (23505) to give tbl the identity cols

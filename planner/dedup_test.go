@@ -95,7 +95,8 @@ func TestFoldPoints(t *testing.T) {
 }
 
 func TestParseDedupKeys(t *testing.T) {
-	tbl, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "Host", Type: schema.Text}, {Name: "v", Type: schema.Float64}})
+	tbl, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "Host", Type: schema.Text}, {Name: "v", Type: schema.Float64},
+		{Name: "i", Type: schema.Interval}, {Name: "tz", Type: schema.TimeTZ}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,8 @@ func TestParseDedupKeys(t *testing.T) {
 		{"", "", ""},
 		{"host", "", "42703"},
 		{"v", "", "22023"},
+		{"i", "", "22023"}, // '1 day' and '24 hours' are one value
+		{"tz", "", "22023"},
 		{"Host,,", "", "22023"},
 		{"Host, Host", "", "22023"},
 	} {

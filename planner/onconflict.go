@@ -99,18 +99,11 @@ func (s *Session) upsert(ctx context.Context, tbl schema.Table, key schema.Key, 
 	if err := s.p.store.Validate(tbl.Name, recs); err != nil {
 		return 0, err
 	}
-	if s.tx == nil {
-		s.tx = s.newTx(true)
-		defer func() {
-			if err != nil {
-				s.rollbackTx(ctx)
-				return
-			}
-			if err = s.commitTx(ctx); err != nil {
-				n = 0
-			}
-		}()
-	}
+	return s.inTx(ctx, func() (int64, error) { return s.upsertInTx(ctx, tbl, key, st, recs) })
+}
+
+// upsertInTx is upsert's work in the transaction.
+func (s *Session) upsertInTx(ctx context.Context, tbl schema.Table, key schema.Key, st *pg_query.InsertStmt, recs []arrow.RecordBatch) (int64, error) {
 	if err := s.lockKeyed(ctx, tbl.Name); err != nil {
 		return 0, err
 	}

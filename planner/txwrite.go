@@ -337,7 +337,7 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 	var out []ingest.TxTable
 	for _, name := range names {
 		tt := tx.tables[name]
-		part := ingest.TxTable{Table: name, TableID: tt.t.ID, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
+		part := ingest.TxTable{Table: name, TableID: tt.t.ID, Dedup: tt.t.Dedup, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
 		pendingDels := map[int][]int64{}
 		for _, d := range tt.dels {
 			switch {

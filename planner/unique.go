@@ -114,18 +114,11 @@ func (s *Session) checkKeys(ctx context.Context, tbl schema.Table, recs []arrow.
 	if rows == 0 {
 		return recs, nil
 	}
-	scratch := fmt.Sprintf(`%s."keys_%d"`, mirrorSchema, s.p.txSeq.Add(1))
-	if err := createMirrorTable(ctx, s.conn, tbl, scratch); err != nil {
-		return nil, engineError(err)
+	scratch, drop, err := s.stageRows(ctx, tbl, "keys", recs)
+	if err != nil {
+		return nil, err
 	}
-	defer s.conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+scratch)
-	ids := make([]uint64, len(recs))
-	for i := range ids {
-		ids[i] = uint64(i)
-	}
-	if err := appendBatches(ctx, s.conn, tbl, &mirrorTable{name: scratch}, recs, ids); err != nil {
-		return nil, engineError(err)
-	}
+	defer drop()
 	b, err := s.bind(ctx, []string{tbl.Name}, keyRangeStatement(tbl, recs))
 	if err != nil {
 		return nil, err

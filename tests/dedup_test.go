@@ -96,10 +96,25 @@ func TestDedupKeysSQL(t *testing.T) {
 	}
 	// UPDATE of other columns works, and the point keeps one row.
 	execAll(t, c, "UPDATE m SET v = v * 10 WHERE host = 'z'")
+	// A bad key in an ALTER that adds a column changes nothing.
+	wantSQLState(t, c, "ALTER TABLE m ADD COLUMN extra int, SET (dedup_keys = 'host, nope')", "42703")
+	if n := queryInt(t, c, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'm' AND column_name = 'extra'"); n != 0 {
+		t.Fatal("a refused ALTER added its column")
+	}
 
 	// Another identity: the rows must not repeat it already (23505, as
 	// PostgreSQL refuses a unique index over duplicates).
 	execAll(t, c, "ALTER TABLE m RESET (dedup_keys)", `INSERT INTO m VALUES ('2026-01-01 00:00:02+00', 'z', 'c0', 3, 3)`)
+	// A block that wrote rows unchecked cannot commit them once the
+	// table has keys (40001), nor can a COPY.
+	other := s.connect(ctx)
+	execAll(t, other, "BEGIN", `INSERT INTO m VALUES ('2026-01-01 00:00:06+00', 'x', 'c0', 1, 1), ('2026-01-01 00:00:06+00', 'x', 'c0', 2, 2)`)
+	execAll(t, c, "ALTER TABLE m SET (dedup_keys = 'host,cpu,w')")
+	if _, err := other.Exec(ctx, "COMMIT"); err == nil || !strings.Contains(err.Error(), "40001") {
+		t.Fatalf("COMMIT of rows written before dedup_keys: %v, want 40001", err)
+	}
+	other.Close(ctx)
+	execAll(t, c, "ALTER TABLE m RESET (dedup_keys)")
 	wantSQLState(t, c, "ALTER TABLE m SET (dedup_keys = 'host,cpu')", "23505")
 	execAll(t, c, "DELETE FROM m WHERE host = 'z' AND v = 3", "ALTER TABLE m SET (dedup_keys = 'host,cpu')")
 	if n := queryInt(t, c, "SELECT count(*) FROM m WHERE host = 'z'"); n != 1 {
@@ -170,5 +185,14 @@ func TestDedupLineProtocol(t *testing.T) {
 	got := chdbRows(t, chdbQuery(t, table, fmt.Sprintf("SELECT count(*) AS n, sum(usage) AS u FROM deltaLakeLocal('%s')", table)), []string{"n", "u"})
 	if len(got) != 1 || got[0] != "3|21" {
 		t.Fatalf("chDB read %v, want 3|21", got)
+	}
+
+	// A tag whose column the table has already (made for a string
+	// field) joins the identity too: points with two values of it are
+	// two points.
+	write("disk,host=a mode=\"rw\",used=1 1767225600")
+	write("disk,host=a,mode=ro used=2 1767225600\ndisk,host=a,mode=rw used=3 1767225600")
+	if got := dedupRows(t, c, "SELECT mode, used FROM disk ORDER BY mode"); got != "ro|2\nrw|3" {
+		t.Fatalf("disk:\n%s", got)
 	}
 }

@@ -371,10 +371,11 @@ func (t Table) DedupColumn(name string) bool {
 }
 
 // CheckDedup says whether cols can identify t's points: columns of t,
-// each once, the time column first, none of a floating-point type (whose
-// -0 and NaN equal values the engine and Go tell apart differently), and
-// not beside PRIMARY KEY or UNIQUE constraints, which refuse what dedup
-// replaces.
+// each once, the time column first, none of a type whose equal values
+// can be written differently (floats: -0 and 0; intervals: '1 day' and
+// '24 hours'; timetz: one instant at two offsets), since the rows of one
+// statement are told apart by their stored values; and not beside
+// PRIMARY KEY or UNIQUE constraints, which refuse what dedup replaces.
 func CheckDedup(t Table, cols []string) error {
 	if len(cols) == 0 {
 		return nil
@@ -393,8 +394,9 @@ func CheckDedup(t Table, cols []string) error {
 		if slices.Contains(cols[:i], c) {
 			return fmt.Errorf("dedup key column %q is named twice", c)
 		}
-		if ty := t.Columns[j].Type; ty == Float64 || ty == Float32 {
-			return fmt.Errorf("dedup key column %q is %s: a floating-point value cannot identify a point", c, ty)
+		switch ty := t.Columns[j].Type; ty {
+		case Float64, Float32, Interval, TimeTZ:
+			return fmt.Errorf("dedup key column %q is %s, whose equal values can be written differently: it cannot identify a point", c, ty)
 		}
 	}
 	return nil
