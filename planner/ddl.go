@@ -189,6 +189,7 @@ func (s *Session) drop(ctx context.Context, st *pg_query.DropStmt) (*Result, err
 				s.p.logger.Warn("cannot drop mirror of dropped table", "table", n, "err", err)
 			}
 			s.p.newest.forget(tbl.ID, &s.p.mirror.epochs)
+			s.p.points.forget(tbl.Name)
 		}
 	}
 	if err := s.forgetViews(dependents); err != nil {

@@ -168,11 +168,11 @@ func (s *Session) writePoints(ctx context.Context, tbl schema.Table, recs []arro
 	return err
 }
 
-// mayHoldPoints reports whether the table may have a row in the time
-// range of recs: a buffered batch or a data file whose times reach into
-// it, or rows of the session's transaction. When it has none (new points
-// in time order, the common case) no point of recs can be there, and the
-// engine need not look.
+// mayHoldPoints reports whether the table may have a row with a point of
+// recs: a data file whose times reach into their time range, rows of the
+// session's transaction, or a buffered batch in that range whose points'
+// hashes include one of recs' (pointindex.go). When it has none (new
+// points, the common case) the engine need not look.
 func (s *Session) mayHoldPoints(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) bool {
 	lo, hi, ok := timeBounds(tbl, recs)
 	if !ok {
@@ -188,15 +188,16 @@ func (s *Session) mayHoldPoints(ctx context.Context, tbl schema.Table, recs []ar
 	}
 	for _, f := range snap.Files {
 		if f.MinTime <= hi && f.MaxTime >= lo {
-			return true
+			return true // late points: the engine reads the files
 		}
 	}
+	var overlapping []membuffer.Batch
 	for _, b := range snap.Batches {
 		if b.MinTime <= hi && b.MaxTime >= lo {
-			return true
+			overlapping = append(overlapping, b)
 		}
 	}
-	return false
+	return len(overlapping) > 0 && s.p.points.mayContain(tbl, snap.Batches, overlapping, recs)
 }
 
 // stageRows copies recs into a scratch table of the engine in the
@@ -388,10 +389,7 @@ func timeLiteral(tbl schema.Table, v int64) string {
 // the order of their first row. recs are returned as they are when no
 // point repeats.
 func foldPoints(tbl schema.Table, recs []arrow.RecordBatch, merge bool) ([]arrow.RecordBatch, error) {
-	keyCols := make([]int, len(tbl.Dedup))
-	for i, c := range tbl.Dedup {
-		keyCols[i] = tbl.ColumnIndex(c)
-	}
+	keyCols := dedupColumns(tbl)
 	type point struct{ rows []arrowutil.RowRef }
 	index := map[string]int{}
 	var points []point
@@ -400,14 +398,7 @@ func foldPoints(tbl schema.Table, recs []arrow.RecordBatch, merge bool) ([]arrow
 	for ri, rec := range recs {
 		for r := range int(rec.NumRows()) {
 			total++
-			key = key[:0]
-			for _, c := range keyCols {
-				if c >= int(rec.NumCols()) {
-					key = append(key, 0) // a column the record predates: NULL
-					continue
-				}
-				key = appendPointKey(key, rec.Column(c), r)
-			}
+			key = pointKey(key[:0], keyCols, rec, r)
 			ref := arrowutil.RowRef{Rec: ri, Row: r}
 			if p, ok := index[string(key)]; ok {
 				points[p].rows = append(points[p].rows, ref)

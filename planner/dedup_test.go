@@ -10,6 +10,7 @@ import (
 
 	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
+	"tsdb/membuffer"
 )
 
 // dedupRow is one row of the fold tests: time, host (nil: NULL), value
@@ -121,5 +122,40 @@ func TestParseDedupKeys(t *testing.T) {
 		if err != nil || strings.Join(cols, ",") != tc.want {
 			t.Errorf("%q: %v %v, want %s", tc.in, cols, err, tc.want)
 		}
+	}
+}
+
+func TestPointIndex(t *testing.T) {
+	tbl, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "host", Type: schema.Text}, {Name: "v", Type: schema.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl.Dedup = []string{"time", "host"}
+	a, b, c := "a", "b", "c"
+	one := 1.0
+	b1 := membuffer.Batch{ID: 1, Rec: foldRecord(t, tbl, []dedupRow{{1, &a, &one}, {2, nil, &one}})}
+	b2 := membuffer.Batch{ID: 2, Rec: foldRecord(t, tbl, []dedupRow{{1, &b, nil}})}
+	var x pointIndex
+	for _, tc := range []struct {
+		name string
+		all  []membuffer.Batch
+		rows []dedupRow
+		want bool
+	}{
+		{"a point of a batch", []membuffer.Batch{b1, b2}, []dedupRow{{1, &c, nil}, {1, &b, &one}}, true},
+		{"a NULL key matches NULL", []membuffer.Batch{b1, b2}, []dedupRow{{2, nil, nil}}, true},
+		{"other points", []membuffer.Batch{b1, b2}, []dedupRow{{1, &c, nil}, {2, &a, nil}, {3, &a, nil}}, false},
+		{"a batch that left the buffer counts no more", []membuffer.Batch{b1}, []dedupRow{{1, &b, nil}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := x.mayContain(tbl, tc.all, tc.all, []arrow.RecordBatch{foldRecord(t, tbl, tc.rows)}); got != tc.want {
+				t.Fatalf("mayContain = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Another identity hashes anew: host is no longer part of it.
+	tbl.Dedup = []string{"time"}
+	if !x.mayContain(tbl, []membuffer.Batch{b1}, []membuffer.Batch{b1}, []arrow.RecordBatch{foldRecord(t, tbl, []dedupRow{{1, &c, nil}})}) {
+		t.Fatal("time 1 is in batch 1 under the identity (time)")
 	}
 }

@@ -57,6 +57,9 @@ type Planner struct {
 	// newest keeps, per Delta version, each value's newest rows among
 	// a table's files for those statements (newestrows.go).
 	newest newestRows
+	// points hashes the buffered points of tables with dedup_keys
+	// (pointindex.go).
+	points pointIndex
 
 	stop chan struct{}
 	done chan struct{}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -194,5 +195,37 @@ func TestDedupLineProtocol(t *testing.T) {
 	write("disk,host=a,mode=ro used=2 1767225600\ndisk,host=a,mode=rw used=3 1767225600")
 	if got := dedupRows(t, c, "SELECT mode, used FROM disk ORDER BY mode"); got != "ro|2\nrw|3" {
 		t.Fatalf("disk:\n%s", got)
+	}
+
+	// Writers at once, each sending its hosts' points over the same
+	// times, every request twice: one row per point.
+	var bodies []string
+	for h := range 8 {
+		var b strings.Builder
+		for i := range 300 {
+			fmt.Fprintf(&b, "fleet,host=h%d v=%d,w=%d %d\n", h, i, h, 1767225600+i)
+		}
+		bodies = append(bodies, b.String(), b.String())
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(bodies))
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(bodies); i += 4 {
+				if code, msg := post(t, url, bodies[i]); code != http.StatusNoContent {
+					errs <- fmt.Sprintf("%d %s", code, msg)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if got := dedupRows(t, c, "SELECT count(*), count(DISTINCT (time, host)), sum(v), sum(w) FROM fleet"); got != "2400|2400|358800|8400" {
+		t.Fatalf("fleet: %s, want 2400|2400|358800|8400", got)
 	}
 }
