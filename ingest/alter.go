@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"tsdb/delta"
 	"tsdb/internal/schema"
@@ -88,6 +89,53 @@ func (s *Store) SetOptions(ctx context.Context, name string, opts TableOptions) 
 		return err
 	}
 	defer ts.flushMu.Unlock()
+	return s.setOptions(ctx, name, ts, opts)
+}
+
+// SetOptionsAs is SetOptions for transaction tx, which may hold the
+// table's write lock already (LockTable): ALTER TABLE … SET (dedup_keys)
+// checks the rows and sets the keys under one hold of it, after
+// BlockPlainWrites.
+func (s *Store) SetOptionsAs(ctx context.Context, tx TxID, name string, opts TableOptions) error {
+	ts, err := s.state(name)
+	if err != nil {
+		return err
+	}
+	held, unlock, err := s.lockTableState(ctx, tx, ts, false)
+	if err != nil {
+		return err
+	}
+	if !held {
+		defer unlock()
+	}
+	return s.setOptions(ctx, name, ts, opts)
+}
+
+// BlockPlainWrites waits until the plain writes of a table in flight
+// (INSERT, COPY and line protocol into a table without dedup_keys) have
+// their rows in the MemBuffer, and holds new ones back until release:
+// giving the table dedup keys must see every row written without them.
+// Take it before the table's write lock.
+func (s *Store) BlockPlainWrites(ctx context.Context, name string) (release func(), err error) {
+	ts, err := s.state(name)
+	if err != nil {
+		return nil, err
+	}
+	// sync.RWMutex waits without a context: poll, as a statement's
+	// cancel or timeout must end the wait.
+	for !ts.plainMu.TryLock() {
+		select {
+		case <-ctx.Done():
+			return nil, mapCanceled(ctx, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return ts.plainMu.Unlock, nil
+}
+
+// setOptions is SetOptions' work; the caller holds the table's write
+// lock.
+func (s *Store) setOptions(ctx context.Context, name string, ts *tableState, opts TableOptions) error {
 	if err := ts.writeBlock(); err != nil {
 		return err
 	}

@@ -100,6 +100,9 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 		b.Abort()
 		return 0, b.err
 	}
+	// Until the rows are in the MemBuffer (BlockPlainWrites).
+	b.ts.plainMu.RLock()
+	defer b.ts.plainMu.RUnlock()
 	n, err := b.s.commit(ctx, b.ts, b.t, &b.rows, func(ctx context.Context) (uint64, error) {
 		if err := b.tableGone(); err != nil {
 			return 0, err

@@ -246,6 +246,12 @@ type tableState struct {
 
 	flushMu   tableLock  // the table's write lock: see tableLock
 	compactMu sync.Mutex // one compaction of the table at a time
+	// plainMu orders plain writes (INSERT, COPY, line protocol into a
+	// table without dedup_keys, which take no table lock) against a
+	// change of the table's point identity: they hold it for reading
+	// from their look at the table's dedup keys until their rows are in
+	// the MemBuffer, BlockPlainWrites for writing. Taken before flushMu.
+	plainMu sync.RWMutex
 
 	// damaged are data files found missing or not matching their add
 	// action, with why (guarded by mu; see damage.go).

@@ -218,6 +218,11 @@ func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.Rec
 	if e.rows == 0 {
 		return 0, nil
 	}
+	if !keyed {
+		// Until the rows are in the MemBuffer (BlockPlainWrites).
+		ts.plainMu.RLock()
+		defer ts.plainMu.RUnlock()
+	}
 	return s.commit(ctx, ts, t, e, func(ctx context.Context) (uint64, error) {
 		if !keyed && !DedupCovered(nil, ts.sch().Dedup) {
 			// ALTER TABLE … SET (dedup_keys) meanwhile.

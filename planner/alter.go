@@ -135,14 +135,17 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 		}
 	}
 	// The options are one commit. With ADD COLUMN in the same statement
-	// they are a second one, after the columns.
-	if opts.Retention != nil || opts.Cluster != nil || opts.Dedup != nil {
+	// they are a second one, after the columns; dedup_keys a third,
+	// checked again against every row as it commits (setDedup).
+	keys := opts.Dedup
+	opts.Dedup = nil
+	if opts.Retention != nil || opts.Cluster != nil {
 		if err := s.p.store.SetOptions(ctx, name, opts); err != nil {
 			return nil, wrapStoreErr(err)
 		}
 	}
-	if opts.Dedup != nil && len(*opts.Dedup) > 0 {
-		if err := s.recheckPoints(ctx, name, tbl.Dedup); err != nil {
+	if keys != nil {
+		if err := s.setDedup(ctx, name, *dedup); err != nil {
 			return nil, err
 		}
 	}

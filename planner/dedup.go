@@ -23,7 +23,6 @@ package planner
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -526,31 +525,42 @@ func parseDedupKeys(tbl schema.Table, v string) ([]string, error) {
 	return cols, nil
 }
 
-// recheckPoints checks a table that has just been given dedup_keys once
-// more, under its write lock: rows of writes that began before the keys
-// were set and landed after the first check (a statement or transaction
-// that commits later refuses with 40001, see ingest.DedupCovered). Should
-// two rows have one point, the table gets its old keys back and the ALTER
-// fails as the first check would have.
-func (s *Session) recheckPoints(ctx context.Context, name string, old []string) error {
-	held, unlock, err := s.p.store.LockTable(ctx, ingest.TxID(s.p.txSeq.Add(1)), name)
+// setDedup gives a table the point identity dedup_keys names (v; empty
+// turns it off), after checking its rows: with the plain writes in
+// flight landed and new ones held back (BlockPlainWrites), and under the
+// table's write lock, which the writers that keep points and transaction
+// commits take, so that the rows checked are every row the table will
+// have when the keys are set. A transaction that wrote rows without the
+// keys fails its COMMIT afterwards (40001, ingest.DedupCovered).
+func (s *Session) setDedup(ctx context.Context, name, v string) error {
+	release, err := s.p.store.BlockPlainWrites(ctx, name)
 	if err != nil {
 		return wrapStoreErr(err)
 	}
-	tbl, ok := s.p.store.Table(name)
-	if ok {
-		err = s.checkNoDuplicatePoints(ctx, tbl, tbl.Dedup)
+	defer release()
+	tx := ingest.TxID(s.p.txSeq.Add(1))
+	held, unlock, err := s.p.store.LockTable(ctx, tx, name)
+	if err != nil {
+		return wrapStoreErr(err)
 	}
 	if !held {
-		unlock()
+		defer unlock()
 	}
-	if err == nil {
-		return nil
+	tbl, ok := s.p.store.Table(name)
+	if !ok {
+		return s.missing(name)
 	}
-	if rerr := s.p.store.SetOptions(ctx, name, ingest.TableOptions{Dedup: &old}); rerr != nil {
-		return errors.Join(err, wrapStoreErr(rerr))
+	cols, err := parseDedupKeys(tbl, v)
+	if err != nil {
+		return err
 	}
-	return err
+	if err := s.checkNoDuplicatePoints(ctx, tbl, cols); err != nil {
+		return err
+	}
+	if err := s.p.store.SetOptionsAs(ctx, tx, name, ingest.TableOptions{Dedup: &cols}); err != nil {
+		return wrapStoreErr(err)
+	}
+	return nil
 }
 
 // checkNoDuplicatePoints refuses (23505) to give tbl the identity cols

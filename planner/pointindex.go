@@ -17,6 +17,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -27,14 +28,21 @@ import (
 // pointIndex holds the hashed points of buffered batches per table. The
 // zero value is ready to use.
 type pointIndex struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the map; each table has its own lock
 	seed   maphash.Seed
 	seeded bool
 	tables map[string]*tablePoints
 }
 
+// pointIdle is how long a table's hashes are kept without a write that
+// needs them: a table whose writers stopped frees them (they are made
+// again from the batches then buffered, should writes come back).
+const pointIdle = 10 * time.Minute
+
 // tablePoints are one table's indexed batches, for one point identity.
 type tablePoints struct {
+	mu       sync.Mutex
+	used     time.Time           // the last write that looked (guarded by pointIndex.mu)
 	identity string              // the dedup columns the hashes are of
 	batches  map[uint64][]uint64 // batch ID → its points' hashes
 	count    map[uint64]int32    // hash → indexed batches holding it
@@ -45,19 +53,35 @@ type tablePoints struct {
 // reaches recs'); all are the snapshot's batches, the ones the index may
 // keep.
 func (x *pointIndex) mayContain(tbl schema.Table, all, overlapping []membuffer.Batch, recs []arrow.RecordBatch) bool {
+	identity := strings.Join(tbl.Dedup, "\x00")
+	now := time.Now()
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	if !x.seeded {
 		x.seed, x.seeded = maphash.MakeSeed(), true
 	}
 	if x.tables == nil {
 		x.tables = map[string]*tablePoints{}
 	}
-	identity := strings.Join(tbl.Dedup, "\x00")
+	for name, other := range x.tables {
+		if now.Sub(other.used) > pointIdle {
+			delete(x.tables, name)
+		}
+	}
 	tp := x.tables[tbl.Name]
-	if tp == nil || tp.identity != identity {
-		tp = &tablePoints{identity: identity, batches: map[uint64][]uint64{}, count: map[uint64]int32{}}
+	if tp == nil {
+		tp = &tablePoints{}
 		x.tables[tbl.Name] = tp
+	}
+	tp.used = now
+	seed := x.seed
+	x.mu.Unlock()
+
+	// Writes of one table come one at a time (its write lock); those of
+	// other tables hash theirs meanwhile.
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.identity != identity || tp.batches == nil {
+		tp.identity, tp.batches, tp.count = identity, map[uint64][]uint64{}, map[uint64]int32{}
 	}
 	// Batches that left the buffer (flushed, replaced) go.
 	if len(tp.batches) > 0 {
@@ -86,7 +110,7 @@ func (x *pointIndex) mayContain(tbl schema.Table, all, overlapping []membuffer.B
 		hashes := make([]uint64, 0, b.Rec.NumRows())
 		for r := range int(b.Rec.NumRows()) {
 			key = pointKey(key[:0], keyCols, b.Rec, r)
-			h := maphash.Bytes(x.seed, key)
+			h := maphash.Bytes(seed, key)
 			hashes = append(hashes, h)
 			tp.count[h]++
 		}
@@ -95,7 +119,7 @@ func (x *pointIndex) mayContain(tbl schema.Table, all, overlapping []membuffer.B
 	for _, rec := range recs {
 		for r := range int(rec.NumRows()) {
 			key = pointKey(key[:0], keyCols, rec, r)
-			if tp.count[maphash.Bytes(x.seed, key)] > 0 {
+			if tp.count[maphash.Bytes(seed, key)] > 0 {
 				return true
 			}
 		}

@@ -27,9 +27,13 @@ type txTable struct {
 	name string
 	// t is the table as the transaction first wrote it: its pending
 	// records have (a prefix of) these columns.
-	t    schema.Table
-	recs []pendingRec
-	dels []tombstone
+	t schema.Table
+	// dedup is the point identity of the table when the transaction
+	// first wrote it, which its rows were checked under (not widened
+	// with t): COMMIT fails if the table has a coarser one by then.
+	dedup []string
+	recs  []pendingRec
+	dels  []tombstone
 	// files map the local paths of data files tombstones name to their
 	// paths in the table; batches the IDs of buffered batches to their
 	// WAL sequences.
@@ -82,7 +86,7 @@ func (tx *txn) tableFor(s *Session, name string) (*txTable, error) {
 	if !ok {
 		return nil, s.missing(name)
 	}
-	tt := &txTable{name: name, t: t, files: map[string]string{}, batches: map[uint64]uint64{}}
+	tt := &txTable{name: name, t: t, dedup: t.Dedup, files: map[string]string{}, batches: map[uint64]uint64{}}
 	tx.tables[name] = tt
 	return tt, nil
 }
@@ -337,7 +341,7 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 	var out []ingest.TxTable
 	for _, name := range names {
 		tt := tx.tables[name]
-		part := ingest.TxTable{Table: name, TableID: tt.t.ID, Dedup: tt.t.Dedup, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
+		part := ingest.TxTable{Table: name, TableID: tt.t.ID, Dedup: tt.dedup, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
 		pendingDels := map[int][]int64{}
 		for _, d := range tt.dels {
 			switch {

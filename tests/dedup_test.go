@@ -108,14 +108,24 @@ func TestDedupKeysSQL(t *testing.T) {
 	execAll(t, c, "ALTER TABLE m RESET (dedup_keys)", `INSERT INTO m VALUES ('2026-01-01 00:00:02+00', 'z', 'c0', 3, 3)`)
 	// A block that wrote rows unchecked cannot commit them once the
 	// table has keys (40001), nor can a COPY.
-	other := s.connect(ctx)
-	execAll(t, other, "BEGIN", `INSERT INTO m VALUES ('2026-01-01 00:00:06+00', 'x', 'c0', 1, 1), ('2026-01-01 00:00:06+00', 'x', 'c0', 2, 2)`)
-	execAll(t, c, "ALTER TABLE m SET (dedup_keys = 'host,cpu,w')")
-	if _, err := other.Exec(ctx, "COMMIT"); err == nil || !strings.Contains(err.Error(), "40001") {
-		t.Fatalf("COMMIT of rows written before dedup_keys: %v, want 40001", err)
+	// Also when the block writes the table again after the keys came
+	// (with a column added, which the block's rows then have).
+	for _, again := range []bool{false, true} {
+		other := s.connect(ctx)
+		execAll(t, other, "BEGIN", `INSERT INTO m VALUES ('2026-01-01 00:00:06+00', 'x', 'c0', 1, 1), ('2026-01-01 00:00:06+00', 'x', 'c0', 2, 2)`)
+		execAll(t, c, fmt.Sprintf("ALTER TABLE m ADD COLUMN IF NOT EXISTS extra%v int, SET (dedup_keys = 'host,cpu,w')", again))
+		if again {
+			other.Exec(ctx, `INSERT INTO m (time, host, cpu, v) VALUES ('2026-01-01 00:00:07+00', 'x', 'c0', 3)`)
+		}
+		if _, err := other.Exec(ctx, "COMMIT"); err == nil || !strings.Contains(err.Error(), "40001") {
+			t.Fatalf("COMMIT of rows written before dedup_keys (written again: %v): %v, want 40001", again, err)
+		}
+		other.Close(ctx)
+		if n := queryInt(t, c, "SELECT count(*) FROM m WHERE host = 'x'"); n != 0 {
+			t.Fatalf("%d rows of the refused block landed", n)
+		}
+		execAll(t, c, "ALTER TABLE m RESET (dedup_keys)")
 	}
-	other.Close(ctx)
-	execAll(t, c, "ALTER TABLE m RESET (dedup_keys)")
 	wantSQLState(t, c, "ALTER TABLE m SET (dedup_keys = 'host,cpu')", "23505")
 	execAll(t, c, "DELETE FROM m WHERE host = 'z' AND v = 3", "ALTER TABLE m SET (dedup_keys = 'host,cpu')")
 	if n := queryInt(t, c, "SELECT count(*) FROM m WHERE host = 'z'"); n != 1 {
