@@ -379,7 +379,8 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		return err
 	}
 
-	// The ceiling: DuckDB alone over the same Parquet files.
+	// The ceiling: DuckDB alone, in this process, over the same Parquet
+	// files, each query prepared once and run with its parameters.
 	store, err := delta.NewLocalStore(filepath.Join(dir, "tables", "cpu"))
 	if err != nil {
 		return err
@@ -409,7 +410,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 			return fmt.Errorf("ceiling: %s: %w", q, err)
 		}
 	}
-	return runQueries(ctx, logger, sqlRunner{db}, "ceiling", qs, c.runs, rep, results)
+	return runPrepared(ctx, logger, db, "ceiling", qs, c.runs, rep, results)
 }
 
 // startProfile records a CPU profile of tsdb while a load runs (at most

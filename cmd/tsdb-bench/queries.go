@@ -119,3 +119,54 @@ func queries(d *dataset, table string, variants int) []benchQuery {
 }
 
 func ts(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05+00") }
+
+// prepared is q as one statement prepared once and executed per run with
+// its parameters, as an application in the engine's own process would
+// run it: the single-quoted literals that differ between q's variants
+// (hosts, time bounds) become parameters; the others (date_trunc's unit)
+// stay. args[i] are variant i's values.
+func (q benchQuery) prepared() (template string, args [][]any) {
+	lits := make([][]string, len(q.SQL))
+	var skeleton []string // the text between literals, from SQL[0]
+	for i, s := range q.SQL {
+		parts := strings.Split(s, "'")
+		if i == 0 {
+			for j := 0; j < len(parts); j += 2 {
+				skeleton = append(skeleton, parts[j])
+			}
+		}
+		for j := 1; j < len(parts); j += 2 {
+			lits[i] = append(lits[i], parts[j])
+		}
+	}
+	varies := make([]bool, len(lits[0]))
+	for i := range lits {
+		if len(lits[i]) != len(lits[0]) {
+			return q.SQL[0], make([][]any, len(q.SQL)) // another shape: no parameters
+		}
+		for j := range lits[i] {
+			varies[j] = varies[j] || lits[i][j] != lits[0][j]
+		}
+	}
+	var b strings.Builder
+	for j, text := range skeleton {
+		b.WriteString(text)
+		if j >= len(varies) {
+			continue
+		}
+		if varies[j] {
+			b.WriteString("?")
+		} else {
+			b.WriteString("'" + lits[0][j] + "'")
+		}
+	}
+	args = make([][]any, len(q.SQL))
+	for i := range lits {
+		for j, v := range lits[i] {
+			if varies[j] {
+				args[i] = append(args[i], v)
+			}
+		}
+	}
+	return b.String(), args
+}
