@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -224,8 +225,16 @@ func TestDedupLineProtocol(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(bodies); i += 4 {
-				if code, msg := post(t, url, bodies[i]); code != http.StatusNoContent {
-					errs <- fmt.Sprintf("%d %s", code, msg)
+				// Not post: t.Fatal must not run outside the test's goroutine.
+				resp, err := http.Post(url, "text/plain", strings.NewReader(bodies[i]))
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				msg, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNoContent {
+					errs <- fmt.Sprintf("%d %s", resp.StatusCode, msg)
 				}
 			}
 		}()
