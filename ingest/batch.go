@@ -100,15 +100,15 @@ func (b *Batch) Commit(ctx context.Context) (int64, error) {
 		b.Abort()
 		return 0, b.err
 	}
-	// Until the rows are in the MemBuffer (BlockPlainWrites).
-	b.ts.plainMu.RLock()
-	defer b.ts.plainMu.RUnlock()
+	release, err := b.ts.holdPlain(b.t)
+	if err != nil {
+		b.Abort()
+		return 0, err
+	}
+	defer release()
 	n, err := b.s.commit(ctx, b.ts, b.t, &b.rows, func(ctx context.Context) (uint64, error) {
 		if err := b.tableGone(); err != nil {
 			return 0, err
-		}
-		if !DedupCovered(b.t.Dedup, b.ts.sch().Dedup) {
-			return 0, dedupChanged(b.t.Name)
 		}
 		b.ended = true // the stage is spent, whatever its commit says
 		return b.stage.Commit(ctx)

@@ -188,6 +188,21 @@ func dedupChanged(table string) error {
 	return errorf(KindConflict, "could not serialize access: table %q got dedup_keys while the rows were written; write them again", table)
 }
 
+// holdPlain holds plainMu for reading for a plain write of rows made for
+// t (an INSERT or COPY that took no table lock), until release, once
+// their rows are in the MemBuffer: giving the table dedup keys waits for
+// it (BlockPlainWrites). A table that got keys since t was read refuses
+// the write (40001), since nothing checked its rows' points; under the
+// hold the keys cannot come any more.
+func (ts *tableState) holdPlain(t schema.Table) (release func(), err error) {
+	ts.plainMu.RLock()
+	if !DedupCovered(t.Dedup, ts.sch().Dedup) {
+		ts.plainMu.RUnlock()
+		return nil, dedupChanged(t.Name)
+	}
+	return ts.plainMu.RUnlock, nil
+}
+
 // keyedError refuses a write that cannot check a table's keys.
 func keyedError(t schema.Table) error {
 	if len(t.Dedup) > 0 {
@@ -219,15 +234,13 @@ func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.Rec
 		return 0, nil
 	}
 	if !keyed {
-		// Until the rows are in the MemBuffer (BlockPlainWrites).
-		ts.plainMu.RLock()
-		defer ts.plainMu.RUnlock()
+		release, err := ts.holdPlain(t)
+		if err != nil {
+			return 0, err
+		}
+		defer release()
 	}
 	return s.commit(ctx, ts, t, e, func(ctx context.Context) (uint64, error) {
-		if !keyed && !DedupCovered(nil, ts.sch().Dedup) {
-			// ALTER TABLE … SET (dedup_keys) meanwhile.
-			return 0, dedupChanged(name)
-		}
 		return s.wal.AppendFramed(ctx, e.payloads)
 	})
 }

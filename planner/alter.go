@@ -111,23 +111,26 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 		}
 	}
 	if dedup != nil {
+		// Checked before anything changes. The rows are checked for
+		// duplicate points once, by setDedup, except when the statement
+		// adds columns, which would stay added if that check failed:
+		// then also before (the new columns are NULL in every row, so
+		// they tell no rows apart).
 		cols, err := parseDedupKeys(wide, *dedup)
 		if err != nil {
 			return nil, err
 		}
-		// Before anything changes: the rows must not repeat a point
-		// (columns added here are NULL in every row, so they tell no
-		// rows apart).
-		var have []string
-		for _, c := range cols {
-			if tbl.ColumnIndex(c) >= 0 {
-				have = append(have, c)
+		if len(add) > 0 {
+			var have []string
+			for _, c := range cols {
+				if tbl.ColumnIndex(c) >= 0 {
+					have = append(have, c)
+				}
+			}
+			if err := s.checkNoDuplicatePoints(ctx, tbl, have); err != nil {
+				return nil, err
 			}
 		}
-		if err := s.checkNoDuplicatePoints(ctx, tbl, have); err != nil {
-			return nil, err
-		}
-		opts.Dedup = &cols
 	}
 	if len(add) > 0 {
 		if err := s.p.store.AddColumns(ctx, name, add); err != nil {
@@ -136,15 +139,13 @@ func (s *Session) alterTable(ctx context.Context, st *pg_query.AlterTableStmt) (
 	}
 	// The options are one commit. With ADD COLUMN in the same statement
 	// they are a second one, after the columns; dedup_keys a third,
-	// checked again against every row as it commits (setDedup).
-	keys := opts.Dedup
-	opts.Dedup = nil
+	// checked against every row as it commits (setDedup).
 	if opts.Retention != nil || opts.Cluster != nil {
 		if err := s.p.store.SetOptions(ctx, name, opts); err != nil {
 			return nil, wrapStoreErr(err)
 		}
 	}
-	if keys != nil {
+	if dedup != nil {
 		if err := s.setDedup(ctx, name, *dedup); err != nil {
 			return nil, err
 		}

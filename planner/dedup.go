@@ -30,7 +30,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -131,28 +130,15 @@ func (s *Session) writePoints(ctx context.Context, tbl schema.Table, recs []arro
 	if err != nil {
 		return err
 	}
-	var matched map[int][]int64
+	var matched [][]int64
 	if s.mayHoldPoints(ctx, tbl, recs) {
 		if matched, err = s.pointsPresent(ctx, tbl, recs); err != nil {
 			return err
 		}
 	}
-	news := make([]arrow.RecordBatch, 0, len(recs))
-	var refs []arrowutil.RowRef
-	for i, rec := range recs {
-		rows := sortedUnique(matched[i])
-		if len(rows) == 0 {
-			news = append(news, rec)
-			continue
-		}
-		for _, r := range rows {
-			refs = append(refs, arrowutil.RowRef{Rec: i, Row: int(r)})
-		}
-		kept, err := withoutRows(rec, rows)
-		if err != nil {
-			return err
-		}
-		news = append(news, kept)
+	news, refs, err := separateRows(recs, matched)
+	if err != nil {
+		return err
 	}
 	if len(refs) > 0 {
 		old, err := arrowutil.Take(recs[0].Schema(), recs, refs)
@@ -220,8 +206,9 @@ func (s *Session) stageRows(ctx context.Context, tbl schema.Table, prefix string
 }
 
 // pointsPresent finds the rows of recs whose point the table has (as the
-// session reads it: its transaction's rows too), by record and row.
-func (s *Session) pointsPresent(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) (map[int][]int64, error) {
+// session reads it: its transaction's rows too): each record's row
+// numbers.
+func (s *Session) pointsPresent(ctx context.Context, tbl schema.Table, recs []arrow.RecordBatch) ([][]int64, error) {
 	var rows int64
 	for _, r := range recs {
 		rows += r.NumRows()
@@ -245,20 +232,7 @@ func (s *Session) pointsPresent(ctx context.Context, tbl schema.Table, recs []ar
 	if err != nil {
 		return nil, engineError(err)
 	}
-	defer res.Close()
-	out := map[int][]int64{}
-	for res.Next() {
-		var rec uint64
-		var row uint32
-		if err := res.Scan(&rec, &row); err != nil {
-			return nil, engineError(err)
-		}
-		out[int(rec)] = append(out[int(rec)], int64(row))
-	}
-	if err := res.Err(); err != nil {
-		return nil, engineError(err)
-	}
-	return out, nil
+	return scanRowRefs(res, len(recs))
 }
 
 // samePoint is the SQL condition that rows a and b (aliases) are one
@@ -416,36 +390,21 @@ func foldPoints(tbl schema.Table, recs []arrow.RecordBatch, merge bool) ([]arrow
 		padded[i] = arrowutil.Pad(sch, rec)
 		defer padded[i].Release()
 	}
-	cols := make([]arrow.Array, sch.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	for ci, f := range sch.Fields() {
-		bld := array.NewBuilder(memory.DefaultAllocator, f.Type)
-		bld.Reserve(len(points))
-		for _, p := range points {
-			pick := p.rows[len(p.rows)-1]
-			if merge {
-				for j := len(p.rows) - 1; j >= 0; j-- {
-					if r := p.rows[j]; padded[r.Rec].Column(ci).IsValid(r.Row) {
-						pick = r
-						break
-					}
+	rec, err := arrowutil.TakeEach(sch, padded, len(points), func(col, i int) arrowutil.RowRef {
+		rows := points[i].rows
+		if merge {
+			for j := len(rows) - 1; j >= 0; j-- {
+				if r := rows[j]; padded[r.Rec].Column(col).IsValid(r.Row) {
+					return r
 				}
 			}
-			if err := arrowutil.AppendValue(bld, padded[pick.Rec].Column(ci), pick.Row); err != nil {
-				bld.Release()
-				return nil, fmt.Errorf("column %s: %w", f.Name, err)
-			}
 		}
-		cols[ci] = bld.NewArray()
-		bld.Release()
+		return rows[len(rows)-1]
+	})
+	if err != nil {
+		return nil, err
 	}
-	return []arrow.RecordBatch{array.NewRecordBatch(sch, cols, int64(len(points)))}, nil
+	return []arrow.RecordBatch{rec}, nil
 }
 
 // appendPointKey appends row r of a key column to key, so that two rows

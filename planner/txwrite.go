@@ -6,6 +6,7 @@ package planner
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"sort"
@@ -387,6 +388,52 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 func sortedUnique(rows []int64) []int64 {
 	slices.Sort(rows)
 	return slices.Compact(rows)
+}
+
+// scanRowRefs reads rows of (record index, row number) pairs — the batch
+// and row columns of rows stageRows staged — into each of the n records'
+// row numbers.
+func scanRowRefs(rows *sql.Rows, n int) ([][]int64, error) {
+	defer rows.Close()
+	out := make([][]int64, n)
+	for rows.Next() {
+		var rec uint64
+		var row uint32
+		if err := rows.Scan(&rec, &row); err != nil {
+			return nil, engineError(err)
+		}
+		out[rec] = append(out[rec], int64(row))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, engineError(err)
+	}
+	return out, nil
+}
+
+// separateRows divides recs into the rows take does not name (by record:
+// row numbers, in any order, repeats allowed) and those it names, as row
+// references in record order.
+func separateRows(recs []arrow.RecordBatch, take [][]int64) (kept []arrow.RecordBatch, taken []arrowutil.RowRef, err error) {
+	kept = make([]arrow.RecordBatch, 0, len(recs))
+	for i, rec := range recs {
+		var rows []int64
+		if i < len(take) {
+			rows = sortedUnique(take[i])
+		}
+		if len(rows) == 0 {
+			kept = append(kept, rec)
+			continue
+		}
+		for _, r := range rows {
+			taken = append(taken, arrowutil.RowRef{Rec: i, Row: int(r)})
+		}
+		rest, err := withoutRows(rec, rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		kept = append(kept, rest)
+	}
+	return kept, taken, nil
 }
 
 // withoutRows is rec without the rows at the given (ascending) indexes.

@@ -193,32 +193,12 @@ func (s *Session) skipConflicts(ctx context.Context, tbl schema.Table, k schema.
 	if err != nil {
 		return nil, engineError(err)
 	}
-	defer rows.Close()
-	drop := make([][]int64, len(recs))
-	for rows.Next() {
-		var b uint64
-		var r uint32
-		if err := rows.Scan(&b, &r); err != nil {
-			return nil, engineError(err)
-		}
-		drop[b] = append(drop[b], int64(r))
+	drop, err := scanRowRefs(rows, len(recs))
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, engineError(err)
-	}
-	out := make([]arrow.RecordBatch, 0, len(recs))
-	for i, rec := range recs {
-		if len(drop[i]) == 0 {
-			out = append(out, rec)
-			continue
-		}
-		kept, err := withoutRows(rec, sortedUnique(drop[i]))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, kept)
-	}
-	return out, nil
+	out, _, err := separateRows(recs, drop)
+	return out, err
 }
 
 // firstText runs q, which returns one text column, on the session's

@@ -19,20 +19,31 @@ type RowRef struct {
 // Take builds one record with the schema sch from the referenced rows, in
 // the order given. All records must have schema sch's column types.
 func Take(sch *arrow.Schema, recs []arrow.RecordBatch, rows []RowRef) (arrow.RecordBatch, error) {
+	return TakeEach(sch, recs, len(rows), func(_, i int) RowRef { return rows[i] })
+}
+
+// TakeEach is Take with the row chosen per column: row i of column c of
+// the result is pick(c, i), for n rows (a point merged from the values of
+// several rows).
+func TakeEach(sch *arrow.Schema, recs []arrow.RecordBatch, n int, pick func(col, i int) RowRef) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, sch.NumFields())
 	for ci, f := range sch.Fields() {
 		bld := array.NewBuilder(memory.DefaultAllocator, f.Type)
-		bld.Reserve(len(rows))
-		for _, r := range rows {
+		bld.Reserve(n)
+		for i := range n {
+			r := pick(ci, i)
 			if err := AppendValue(bld, recs[r.Rec].Column(ci), r.Row); err != nil {
 				bld.Release()
+				for _, c := range cols[:ci] {
+					c.Release()
+				}
 				return nil, fmt.Errorf("column %s: %w", f.Name, err)
 			}
 		}
 		cols[ci] = bld.NewArray()
 		bld.Release()
 	}
-	return array.NewRecordBatch(sch, cols, int64(len(rows))), nil
+	return array.NewRecordBatch(sch, cols, int64(n)), nil
 }
 
 // AppendValue copies row r of src into bld; both must have the same type.
