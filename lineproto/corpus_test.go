@@ -96,6 +96,7 @@ func TestInfluxDataCorpus(t *testing.T) {
 			t.Fatalf("%s: precision %q", k, c.Input.Precision)
 		}
 		pts, bad, err := Parse([]byte(text), prec, time.Unix(0, c.Input.DefaultTime))
+		samePlainReading(t, []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}

@@ -50,7 +50,16 @@ type Point struct {
 	Fields      []Field
 	Micros      int64 // UTC microseconds
 	Line        int   // in the body, from 1: for messages
+	// keys is shared by the points of one Parse with the same tag keys
+	// and field keys and kinds in the same order (nil: not known), so
+	// that what the write path finds about one point's keys it knows for
+	// the next without comparing them.
+	keys *keyShape
 }
+
+// keyShape identifies the keys of points (Point.keys). Not empty: pointers
+// to distinct zero-size values may be equal.
+type keyShape struct{ _ byte }
 
 // ParseError names a line that could not be read.
 type ParseError struct {
@@ -81,10 +90,26 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %q", ErrPrecision, precision)
 	}
-	var out []Point
+	p := newParser(unit, now)
+	if plainBody(data) {
+		out, bad := p.body(data)
+		return out, bad, nil
+	}
+	out, bad := p.lines(data)
+	return out, bad, nil
+}
+
+func newParser(unit int64, now time.Time) *parser {
+	return &parser{unit: unit, now: now, names: map[string]string{}}
+}
+
+// lines reads a body logical line by logical line, each with a decoder
+// of its own: what a body with quotes, escapes or carriage returns needs.
+func (ps *parser) lines(data []byte) ([]Point, []*ParseError) {
+	lines := logicalLines(data)
+	out := make([]Point, 0, len(lines))
 	var bad []*ParseError
-	p := parser{unit: unit, now: now, names: map[string]string{}}
-	for _, raw := range logicalLines(data) {
+	for _, raw := range lines {
 		// Blank lines, comments and what may lead a line are the
 		// decoder's to judge, as InfluxDB's is.
 		line := bytes.Trim(raw.text, " \r")
@@ -99,9 +124,83 @@ func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError
 				continue
 			}
 		}
-		out, bad = p.entries(raw, out, bad)
+		out, bad = ps.entries(raw, out, bad)
 	}
-	return out, bad, nil
+	return out, bad
+}
+
+// plainBody reports whether every line of data is one entry, read as the
+// decoder reads it on its own: no quote or backslash (nothing that can
+// continue a line or that InfluxDB escapes otherwise than the decoder),
+// no carriage return (trimmed from lines read one by one), and text.
+// Such a body, what metrics agents send, is read by one decoder.
+func plainBody(data []byte) bool {
+	return bytes.IndexByte(data, '"') < 0 && bytes.IndexByte(data, '\\') < 0 &&
+		bytes.IndexByte(data, '\r') < 0 && bytes.IndexByte(data, 0) < 0 && utf8.Valid(data)
+}
+
+// body reads a plain body (plainBody) with one decoder: the points in it
+// and a ParseError for each line that could not be read, as Parse's line
+// by line reading would give them.
+func (ps *parser) body(data []byte) ([]Point, []*ParseError) {
+	out := make([]Point, 0, bytes.Count(data, []byte{'\n'})+1)
+	var bad []*ParseError
+	d := lineprotocol.NewDecoderWithBytes(data)
+	at := lineCursor{data: data, line: 1}
+	for d.Next() {
+		ps.measurementCap = -1
+		p, err := ps.entry(d)
+		if ps.measurementCap >= 0 {
+			// The entry's measurement is a part of data (nothing is
+			// unescaped in a plain body): its offset gives its line.
+			at.seek(cap(data) - ps.measurementCap)
+		}
+		if err != nil {
+			msg := err.Error()
+			var de *lineprotocol.DecodeError
+			if errors.As(err, &de) {
+				at.toLine(int(de.Line))
+				msg = fmt.Sprintf("%v (column %d)", de.Err, de.Column)
+			}
+			bad = append(bad, &ParseError{Line: at.line, Text: physicalLine(data[at.start:], 0), Msg: msg})
+			continue
+		}
+		p.Line = at.line
+		out = append(out, p)
+	}
+	return out, bad
+}
+
+// lineCursor follows the decoder through a body: the number of a line
+// and where it starts. It only moves forward, so that naming the lines of
+// a body reads it once, however many of them are bad.
+type lineCursor struct {
+	data  []byte
+	line  int // from 1
+	start int // offset of the line's first byte
+}
+
+// seek moves to the line holding offset off (never before the current).
+func (c *lineCursor) seek(off int) {
+	if off < c.start || off > len(c.data) {
+		return
+	}
+	if n := bytes.Count(c.data[c.start:off], []byte{'\n'}); n > 0 {
+		c.line += n
+		c.start = bytes.LastIndexByte(c.data[:off], '\n') + 1
+	}
+}
+
+// toLine moves to line n (never before the current).
+func (c *lineCursor) toLine(n int) {
+	for c.line < n {
+		i := bytes.IndexByte(c.data[c.start:], '\n')
+		if i < 0 {
+			return
+		}
+		c.start += i + 1
+		c.line++
+	}
 }
 
 // rawLine is one line of a body and the number of its first line.
@@ -241,12 +340,27 @@ func logicalLines(data []byte) []rawLine {
 // the names and tag values already read, so that the same name in every
 // line is one string.
 type parser struct {
-	unit   int64
-	now    time.Time
-	names  map[string]string
-	fields []Field // the entry being read
-	tags   []Tag
+	unit  int64
+	now   time.Time
+	names map[string]string
+	// The points' tags and fields are parts of these chunks: one
+	// allocation for thousands of points, not two for each. A full chunk
+	// is left to the points that hold parts of it and a new one begun.
+	tagChunk   []Tag
+	fieldChunk []Field
+	// prev is the last point read: agents send the same measurement,
+	// keys and mostly the same tag values in line after line, so a name
+	// equal to the previous line's at the same place is taken from it
+	// without a lookup.
+	prev Point
+	// measurementCap is the capacity of the last measurement's bytes as
+	// the decoder returned them, or -1: in a plain body, where they are a
+	// part of it, this tells where the entry is.
+	measurementCap int
 }
+
+// chunkLen is how many tags or fields a chunk holds.
+const chunkLen = 8192
 
 // maxInterned bounds the strings a parser keeps: tag values can be
 // unique per line (request IDs), and then interning only costs.
@@ -262,6 +376,28 @@ func (ps *parser) intern(b []byte) string {
 		ps.names[s] = s
 	}
 	return s
+}
+
+// room makes room in *chunk for one more tag or field of the entry whose
+// first is at *start: a full chunk is left to the points that hold parts
+// of it, and the entry's first tags or fields move to a new one.
+func room[T any](chunk *[]T, start *int) {
+	if len(*chunk) < cap(*chunk) {
+		return
+	}
+	part := (*chunk)[*start:]
+	*chunk = append(make([]T, 0, max(chunkLen, 2*len(part)+1)), part...)
+	*start = 0
+}
+
+// part is the entry's tags or fields, from start to the end of the chunk,
+// with a capacity that ends with them (an append to one point's part
+// cannot reach the next point's).
+func part[T any](chunk []T, start int) []T {
+	if start == len(chunk) {
+		return nil
+	}
+	return chunk[start:len(chunk):len(chunk)]
 }
 
 // entries reads one logical line with InfluxData's own line-protocol
@@ -281,7 +417,7 @@ func (ps *parser) entries(raw rawLine, out []Point, bad []*ParseError) ([]Point,
 				line += int(de.Line) - 1
 				msg = fmt.Sprintf("%v (column %d)", de.Err, de.Column)
 			}
-			bad = append(bad, &ParseError{Line: line, Text: physicalLine(string(raw.text), line-raw.line), Msg: msg})
+			bad = append(bad, &ParseError{Line: line, Text: physicalLine(raw.text, line-raw.line), Msg: msg})
 			continue
 		}
 		p.Line = raw.line
@@ -291,30 +427,45 @@ func (ps *parser) entries(raw rawLine, out []Point, bad []*ParseError) ([]Point,
 }
 
 // physicalLine is line n (from 0) of text, without its line end.
-func physicalLine(text string, n int) string {
+func physicalLine(text []byte, n int) string {
 	for ; n > 0; n-- {
-		i := strings.IndexByte(text, '\n')
+		i := bytes.IndexByte(text, '\n')
 		if i < 0 {
 			break
 		}
 		text = text[i+1:]
 	}
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
+	if i := bytes.IndexByte(text, '\n'); i >= 0 {
 		text = text[:i]
 	}
-	return strings.TrimSuffix(text, "\r")
+	return string(bytes.TrimSuffix(text, []byte{'\r'}))
 }
 
 // entry reads the entry d is at.
-func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
+func (ps *parser) entry(d *lineprotocol.Decoder) (p Point, err error) {
 	unit, now := ps.unit, ps.now
 	m, err := d.Measurement()
 	if err != nil {
 		return Point{}, err
 	}
-	p := Point{Measurement: ps.intern(m)}
-	ps.tags = ps.tags[:0]
-	for {
+	ps.measurementCap = cap(m)
+	prev := &ps.prev
+	p.Measurement = prev.Measurement
+	if string(m) != p.Measurement {
+		p.Measurement = ps.intern(m)
+	}
+	same := prev.keys != nil // keys as prev's, so far
+	// The tags and fields are read into the chunks; a line that turns
+	// out bad gives back what it took.
+	ts, fs := len(ps.tagChunk), len(ps.fieldChunk)
+	defer func() {
+		if err != nil {
+			ps.tagChunk, ps.fieldChunk = ps.tagChunk[:ts], ps.fieldChunk[:fs]
+		} else {
+			ps.prev = p
+		}
+	}()
+	for j := 0; ; j++ {
 		k, v, err := d.NextTag()
 		if err != nil {
 			return p, err
@@ -322,18 +473,25 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
 		if k == nil {
 			break
 		}
-		for _, t := range ps.tags {
-			if t.Key == string(k) {
+		var t Tag
+		if j < len(prev.Tags) && string(k) == prev.Tags[j].Key {
+			t = prev.Tags[j]
+			if string(v) != t.Value {
+				t.Value = ps.intern(v)
+			}
+		} else {
+			t = Tag{Key: ps.intern(k), Value: ps.intern(v)}
+			same = false
+		}
+		for _, o := range ps.tagChunk[ts:] {
+			if o.Key == t.Key {
 				return p, fmt.Errorf("duplicate tag %q", k)
 			}
 		}
-		ps.tags = append(ps.tags, Tag{Key: ps.intern(k), Value: ps.intern(v)})
+		room(&ps.tagChunk, &ts)
+		ps.tagChunk = append(ps.tagChunk, t)
 	}
-	if len(ps.tags) > 0 {
-		p.Tags = append(make([]Tag, 0, len(ps.tags)), ps.tags...)
-	}
-	ps.fields = ps.fields[:0]
-	for {
+	for j := 0; ; j++ {
 		k, v, err := d.NextField()
 		if err != nil {
 			return p, err
@@ -341,7 +499,13 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
 		if k == nil {
 			break
 		}
-		f := Field{Key: ps.intern(k)}
+		var f Field
+		if j < len(prev.Fields) && string(k) == prev.Fields[j].Key {
+			f.Key = prev.Fields[j].Key
+		} else {
+			f.Key = ps.intern(k)
+			same = false
+		}
 		switch v.Kind() {
 		case lineprotocol.Float:
 			f.Kind, f.F = 'f', v.FloatV()
@@ -358,26 +522,35 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (Point, error) {
 		case lineprotocol.String:
 			f.Kind, f.S = 's', v.StringV()
 		}
-		ps.fields = append(ps.fields, f)
+		if same && f.Kind != prev.Fields[j].Kind {
+			same = false
+		}
+		room(&ps.fieldChunk, &fs)
+		ps.fieldChunk = append(ps.fieldChunk, f)
 	}
-	p.Fields = append(make([]Field, 0, len(ps.fields)), ps.fields...)
-	ts, err := d.TimeBytes()
+	p.Tags, p.Fields = part(ps.tagChunk, ts), part(ps.fieldChunk, fs)
+	if same && len(p.Tags) == len(prev.Tags) && len(p.Fields) == len(prev.Fields) {
+		p.keys = prev.keys
+	} else {
+		p.keys = new(keyShape)
+	}
+	tb, err := d.TimeBytes()
 	if err != nil {
 		return p, err
 	}
-	if ts == nil {
+	if tb == nil {
 		// As InfluxDB: the server's time, at the write's precision.
 		ns := now.UnixNano()
 		p.Micros = (ns - ns%unit) / 1000
 		return p, nil
 	}
-	n, err := strconv.ParseInt(string(ts), 10, 64)
+	n, err := strconv.ParseInt(string(tb), 10, 64)
 	if err != nil {
-		return p, fmt.Errorf("invalid timestamp %q", ts)
+		return p, fmt.Errorf("invalid timestamp %q", tb)
 	}
 	ns := n * unit
 	if unit > 1 && ns/unit != n {
-		return p, fmt.Errorf("timestamp %q out of range", ts)
+		return p, fmt.Errorf("timestamp %q out of range", tb)
 	}
 	// Microseconds, PostgreSQL's resolution: the digits below are cut
 	// (toward the past, also before 1970).

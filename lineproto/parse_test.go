@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,6 +72,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		samePlainReading(t, data)
 		// Every point and every bad line names a line of the body, in
 		// increasing order.
 		lines := bytes.Count(data, []byte("\n")) + 1
@@ -175,4 +178,71 @@ func tagMap(p Point) map[string]string {
 		m[t.Key] = t.Value
 	}
 	return m
+}
+
+// samePlainReading checks that a plain body (plainBody) read by one
+// decoder gives what reading it line by line gives: the same points, on
+// the same lines, and the same bad lines with the same messages.
+func samePlainReading(t *testing.T, data []byte) {
+	t.Helper()
+	if !plainBody(data) {
+		return
+	}
+	now := time.Unix(0, 0)
+	pts, bad := newParser(1, now).body(data)
+	wantPts, wantBad := newParser(1, now).lines(data)
+	if len(pts) == 0 && len(wantPts) == 0 {
+		pts, wantPts = nil, nil
+	}
+	if !reflect.DeepEqual(pts, wantPts) {
+		t.Fatalf("%q: one decoder read\n%+v\nline by line\n%+v", data, pts, wantPts)
+	}
+	if len(bad) != len(wantBad) {
+		t.Fatalf("%q: one decoder refused %d lines, line by line %d: %v / %v", data, len(bad), len(wantBad), bad, wantBad)
+	}
+	for i := range bad {
+		b, w := *bad[i], *wantBad[i]
+		// The words may differ at the end of a line, where one decoder
+		// finds a newline and a decoder of the line alone the end of
+		// its text ("found '\n'" against "found end of input"); the
+		// column they name may not.
+		if i := strings.LastIndex(w.Msg, "(column"); i >= 0 && strings.HasSuffix(b.Msg, w.Msg[i:]) {
+			b.Msg = w.Msg
+		}
+		if b != w {
+			t.Fatalf("%q: one decoder: %v\nline by line: %v", data, bad[i], wantBad[i])
+		}
+	}
+}
+
+// TestPlainBody reads plain bodies both ways: good and bad lines mixed,
+// blank lines, comments, leading and trailing spaces, lines without a
+// timestamp and the InfluxData corpus' plain cases (in TestInfluxDataCorpus).
+func TestPlainBody(t *testing.T) {
+	bodies := []string{
+		"cpu,host=a usage=0.5,n=3i 1767225600000000000\nmem free=1u\n",
+		"\n\ncpu v=1 1\n   \n# comment\n  cpu v=2 2  \n\tcpu v=3 3\ncpu v=4\n",
+		",bad v=1 1\ncpu v=1 2\ncpu,host=a,host=b v=1 3\ncpu v= 4\ncpu v=1 nottime\ncpu v=2 5\n",
+		"cpu v=18446744073709551615u 1\ncpu v=1 99999999999999999999\ncpu,t=x v=1i,w=true,x=F 7",
+		"cpu\ncpu \ncpu,t v=1\ncpu,=x v=1\n,\n=\n cpu v=1 1 extra\ncpu v=1 1\n",
+		"a,b=c d=1 1\na,b=d d=2 2\na,c=d d=3 3\na d=4,e=5 4\nb d=5 5\n",
+		"cpu v=1 1\n# no newline at the end",
+	}
+	for _, b := range bodies {
+		samePlainReading(t, []byte(b))
+	}
+	// Many bad lines: each named once, on its own line.
+	var many bytes.Buffer
+	for i := range 2000 {
+		if i%2 == 0 {
+			fmt.Fprintf(&many, ",bad%d v=1\n", i)
+		} else {
+			fmt.Fprintf(&many, "cpu v=%d %d\n", i, i)
+		}
+	}
+	samePlainReading(t, many.Bytes())
+	pts, bad, _ := Parse(many.Bytes(), "", time.Unix(0, 0))
+	if len(pts) != 1000 || len(bad) != 1000 || bad[999].Line != 1999 || bad[999].Text != ",bad1998 v=1" || pts[999].Line != 2000 {
+		t.Fatalf("%d points, %d bad, last bad %v", len(pts), len(bad), bad[len(bad)-1])
+	}
 }

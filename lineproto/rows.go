@@ -112,13 +112,20 @@ func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, 
 	defer bld.Release()
 	bld.Reserve(len(pts))
 	rb := newRowBuilder(tbl)
+	all := true // every point so far is kept: kept is pts[:j]
 	for j := range pts {
 		p := &pts[j]
 		if err := rb.slot(p); err != nil {
+			if all {
+				kept, all = append(make([]Point, 0, len(pts)), pts[:j]...), false
+			}
 			rejected = append(rejected, err.Error())
 			continue
 		}
-		kept = append(kept, *p)
+		if !all {
+			kept = append(kept, *p)
+		}
+		first := bld.Field(tbl.TimeIndex).Len() == 0
 		for i := range tbl.Columns {
 			b := bld.Field(i)
 			switch {
@@ -127,11 +134,20 @@ func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, 
 			case !rb.set[i]:
 				b.AppendNull()
 			case rb.field[i] == nil:
-				b.(*array.StringBuilder).Append(rb.tag[i])
+				sb := b.(*array.StringBuilder)
+				if first {
+					// Tag values of a batch are mostly alike in length:
+					// room for all of them at once, not grown by copies.
+					sb.ReserveData(len(rb.tag[i]) * (len(pts) - j))
+				}
+				sb.Append(rb.tag[i])
 			default:
 				appendField(b, rb.field[i])
 			}
 		}
+	}
+	if all {
+		kept = pts
 	}
 	return bld.NewRecordBatch(), kept, rejected
 }

@@ -33,6 +33,10 @@ const maxNewTables = 100
 func (h *handler) write(ctx context.Context, user string, points []Point) (written int, rejected []string, err error) {
 	byTable := map[string][]Point{}
 	var order []string
+	if one := oneMeasurement(points); one != "" && schema.ValidName(one) {
+		// What an agent's batch mostly is: the points need no grouping.
+		byTable[one], order, points = points, []string{one}, nil
+	}
 	for _, p := range points {
 		name := p.Measurement
 		if !schema.ValidName(name) {
@@ -162,6 +166,21 @@ func (h *handler) write(ctx context.Context, user string, points []Point) (writt
 	return written, rejected, nil
 }
 
+// oneMeasurement is the measurement of every point, or "" if they have
+// more than one (or none).
+func oneMeasurement(points []Point) string {
+	if len(points) == 0 {
+		return ""
+	}
+	m := points[0].Measurement
+	for i := range points {
+		if points[i].Measurement != m {
+			return ""
+		}
+	}
+	return m
+}
+
 // tablePlan is what writing one measurement's points takes.
 type tablePlan struct {
 	create *schema.Table   // a new table
@@ -259,10 +278,13 @@ func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rej
 		return why
 	}
 	var prev *Point // the last point kept
+	all := true     // every point so far is kept: kept is pts[:j]
 	for j := range pts {
 		p := &pts[j]
 		if prev != nil && sameKeys(p, prev) {
-			kept = append(kept, *p) // keys already judged fine
+			if !all {
+				kept = append(kept, *p) // keys already judged fine
+			}
 			continue
 		}
 		reason := ""
@@ -279,11 +301,19 @@ func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rej
 			}
 		}
 		if reason != "" {
+			if all {
+				kept, all = append(make([]Point, 0, len(pts)), pts[:j]...), false
+			}
 			rejected = append(rejected, fmt.Sprintf("%s (line %d)", reason, p.Line))
 			continue
 		}
-		kept = append(kept, *p)
+		if !all {
+			kept = append(kept, *p)
+		}
 		prev = p
+	}
+	if all {
+		return pts, nil
 	}
 	return kept, rejected
 }
@@ -293,6 +323,9 @@ func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rej
 // do, and what was found about one holds for the other. (Keys are
 // interned by Parse, so equal keys are mostly the same string.)
 func sameKeys(a, b *Point) bool {
+	if a.keys != nil && a.keys == b.keys {
+		return true
+	}
 	if len(a.Tags) != len(b.Tags) || len(a.Fields) != len(b.Fields) {
 		return false
 	}
