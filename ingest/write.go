@@ -404,6 +404,9 @@ func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, er
 			return []part{{key: k, rec: rec, lo: lo, hi: hi}}, nil
 		}
 	}
+	if parts, ok, err := splitRuns(t, rec, s.opts.BucketDuration); ok || err != nil {
+		return parts, err
+	}
 	keys := map[membuffer.Key][]arrowutil.RowRef{}
 	var order []membuffer.Key
 	for i := 0; i < ts.Len(); i++ {
@@ -423,6 +426,47 @@ func (s *Store) splitByBucket(t schema.Table, rec arrow.RecordBatch) ([]part, er
 		parts = append(parts, part{key: k, rec: r, lo: lo, hi: hi})
 	}
 	return parts, nil
+}
+
+// splitRuns splits rec by bucket when each bucket's rows are one run of
+// rows (a request in time order crossing a bucket edge): each run is
+// copied column by column. ok is false when a bucket's rows are apart.
+func splitRuns(t schema.Table, rec arrow.RecordBatch, width time.Duration) (parts []part, ok bool, err error) {
+	ts := rec.Column(t.TimeIndex).(*array.Timestamp)
+	type run struct {
+		key      membuffer.Key
+		from, to int
+	}
+	var runs []run
+	for i := 0; i < ts.Len(); i++ {
+		v := int64(ts.Value(i))
+		if n := len(runs); n > 0 && v >= runs[n-1].key.Start && v < runs[n-1].key.End {
+			runs[n-1].to = i + 1
+			continue
+		}
+		k := membuffer.BucketKey(v, width)
+		for _, r := range runs {
+			if r.key == k {
+				return nil, false, nil // the bucket's rows are apart
+			}
+		}
+		if len(runs) == 64 {
+			return nil, false, nil // rows of many buckets: a map is cheaper
+		}
+		runs = append(runs, run{key: k, from: i, to: i + 1})
+	}
+	for _, r := range runs {
+		c, err := arrowutil.CopyRows(rec, r.from, r.to)
+		if err != nil {
+			for _, p := range parts {
+				p.rec.Release()
+			}
+			return nil, false, fmt.Errorf("ingest: split by bucket: %w", err)
+		}
+		lo, hi := timeBounds(c, t.TimeIndex)
+		parts = append(parts, part{key: r.key, rec: c, lo: lo, hi: hi})
+	}
+	return parts, true, nil
 }
 
 // BucketDuration is the width of a MemBuffer time bucket. Writers that cut

@@ -21,9 +21,11 @@ package planner
 // InfluxDB keeps the fields of a point written in two parts.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 	"time"
@@ -362,23 +364,53 @@ func timeLiteral(tbl schema.Table, v int64) string {
 // the order of their first row. recs are returned as they are when no
 // point repeats.
 func foldPoints(tbl schema.Table, recs []arrow.RecordBatch, merge bool) ([]arrow.RecordBatch, error) {
+	seed := maphash.MakeSeed()
+	return foldPointsHashed(tbl, recs, merge, func(key []byte) uint64 { return maphash.Bytes(seed, key) })
+}
+
+// foldPointsHashed is foldPoints with the hash of the keys given (a test
+// gives one under which every key collides).
+func foldPointsHashed(tbl schema.Table, recs []arrow.RecordBatch, merge bool, hash func([]byte) uint64) ([]arrow.RecordBatch, error) {
 	keyCols := dedupColumns(tbl)
-	type point struct{ rows []arrowutil.RowRef }
-	index := map[string]int{}
+	// The points by the hash of their key: a map of strings would copy
+	// every row's key. A hash met again is checked against the key of
+	// the point's first row; a different key under the same hash (64
+	// bits: next to never) goes to the map of whole keys.
+	type point struct {
+		first arrowutil.RowRef
+		more  []arrowutil.RowRef // the later rows of the point, if any
+	}
+	index := map[uint64]int{}
+	var collided map[string]int
 	var points []point
-	var key []byte
+	var key, other []byte
 	total := 0
 	for ri, rec := range recs {
 		for r := range int(rec.NumRows()) {
 			total++
 			key = pointKey(key[:0], keyCols, rec, r)
 			ref := arrowutil.RowRef{Rec: ri, Row: r}
-			if p, ok := index[string(key)]; ok {
-				points[p].rows = append(points[p].rows, ref)
+			h := hash(key)
+			p, ok := index[h]
+			if ok {
+				f := points[p].first
+				if other = pointKey(other[:0], keyCols, recs[f.Rec], f.Row); !bytes.Equal(key, other) {
+					if collided == nil {
+						collided = map[string]int{}
+					}
+					if p, ok = collided[string(key)]; !ok {
+						collided[string(key)] = len(points)
+					}
+				}
+			}
+			if ok {
+				points[p].more = append(points[p].more, ref)
 				continue
 			}
-			index[string(key)] = len(points)
-			points = append(points, point{rows: []arrowutil.RowRef{ref}})
+			if _, taken := index[h]; !taken {
+				index[h] = len(points)
+			}
+			points = append(points, point{first: ref})
 		}
 	}
 	if len(points) == total {
@@ -391,15 +423,21 @@ func foldPoints(tbl schema.Table, recs []arrow.RecordBatch, merge bool) ([]arrow
 		defer padded[i].Release()
 	}
 	rec, err := arrowutil.TakeEach(sch, padded, len(points), func(col, i int) arrowutil.RowRef {
-		rows := points[i].rows
+		p := points[i]
+		if len(p.more) == 0 {
+			return p.first
+		}
 		if merge {
-			for j := len(rows) - 1; j >= 0; j-- {
-				if r := rows[j]; padded[r.Rec].Column(col).IsValid(r.Row) {
+			for j := len(p.more) - 1; j >= 0; j-- {
+				if r := p.more[j]; padded[r.Rec].Column(col).IsValid(r.Row) {
 					return r
 				}
 			}
+			if padded[p.first.Rec].Column(col).IsValid(p.first.Row) {
+				return p.first
+			}
 		}
-		return rows[len(rows)-1]
+		return p.more[len(p.more)-1]
 	})
 	if err != nil {
 		return nil, err

@@ -75,6 +75,8 @@ func TestFoldPoints(t *testing.T) {
 			"1970-01-01T00:00:00.000001Z|a|(null) 1970-01-01T00:00:00.000001Z|b|2"},
 		{"merge keeps the newest value a column has", [][]dedupRow{{{1, &a, &one}, {1, &a, &two}, {1, &a, nil}}}, true,
 			"1970-01-01T00:00:00.000001Z|a|2"},
+		{"points of three keys, each written more than once", [][]dedupRow{{{1, &a, &one}, {1, &b, nil}, {2, &a, &one}}, {{1, &b, &two}, {1, &a, nil}, {2, &a, &two}, {1, &b, nil}}}, true,
+			"1970-01-01T00:00:00.000001Z|a|1 1970-01-01T00:00:00.000001Z|b|2 1970-01-01T00:00:00.000002Z|a|2"},
 		{"NULL keys are one point, apart from values", [][]dedupRow{{{1, nil, &one}, {1, &a, &one}, {1, nil, &two}}}, false,
 			"1970-01-01T00:00:00.000001Z|(null)|2 1970-01-01T00:00:00.000001Z|a|1"},
 	}
@@ -90,6 +92,14 @@ func TestFoldPoints(t *testing.T) {
 			}
 			if s := renderFolded(got); s != tc.want {
 				t.Fatalf("got  %s\nwant %s", s, tc.want)
+			}
+			// Every key under one hash: the keys tell the points apart.
+			got, err = foldPointsHashed(tbl, recs, tc.merge, func([]byte) uint64 { return 7 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := renderFolded(got); s != tc.want {
+				t.Fatalf("colliding hashes: got  %s\nwant %s", s, tc.want)
 			}
 		})
 	}

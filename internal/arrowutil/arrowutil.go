@@ -46,6 +46,30 @@ func TakeEach(sch *arrow.Schema, recs []arrow.RecordBatch, n int, pick func(col,
 	return array.NewRecordBatch(sch, cols, int64(n)), nil
 }
 
+// CopyRows is a record of its own holding rows [from, to) of rec: copied
+// column by column, not value by value, and holding no reference to rec's
+// buffers (a slice would keep all of them alive and counted).
+func CopyRows(rec arrow.RecordBatch, from, to int) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		part := array.NewSlice(c, int64(from), int64(to))
+		var err error
+		cols[i], err = array.Concatenate([]arrow.Array{part}, memory.DefaultAllocator)
+		part.Release()
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
+		}
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(to-from))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
 // AppendValue copies row r of src into bld; both must have the same type.
 func AppendValue(bld array.Builder, src arrow.Array, r int) error {
 	if src.IsNull(r) {
