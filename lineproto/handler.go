@@ -45,6 +45,10 @@ type handler struct {
 	// whole (and points copy what they keep), so its buffer can serve the
 	// next request instead of growing a new one from nothing.
 	bodies sync.Pool
+	// parsers holds parsers between requests: one keeps the names it
+	// interned and its chunks of tags and fields, which it fills again
+	// for the next request once the points of the last are written.
+	parsers sync.Pool
 }
 
 // maxPooledBody is the largest body buffer kept for the next request.
@@ -168,7 +172,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too large", fmt.Sprintf("request body over %d bytes", h.maxBody))
 		return
 	}
-	points, bad, err := Parse(body, r.URL.Query().Get("precision"), time.Now())
+	unit, err := precisionUnit(r.URL.Query().Get("precision"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		return
+	}
+	ps, _ := h.parsers.Get().(*parser)
+	if ps == nil {
+		ps = newParser()
+	}
+	// Back to the pool when the request is done: its points are parts of
+	// the parser's chunks until then.
+	defer h.parsers.Put(ps)
+	points, bad, err := ps.parse(body, unit, time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", err.Error())
 		return

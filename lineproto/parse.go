@@ -86,28 +86,49 @@ var ErrPrecision = errors.New("unknown precision (ns, us, ms, s, m or h)")
 // for each line it could not, a ParseError (InfluxDB writes the good lines
 // of a request and reports the others). Lines without a timestamp get now.
 func Parse(data []byte, precision string, now time.Time) ([]Point, []*ParseError, error) {
-	unit, ok := precisions[precision]
-	if !ok {
-		return nil, nil, fmt.Errorf("%w: %q", ErrPrecision, precision)
+	unit, err := precisionUnit(precision)
+	if err != nil {
+		return nil, nil, err
 	}
-	p := newParser(unit, now)
-	if plainBody(data) {
-		out, bad := p.body(data)
-		return out, bad, nil
-	}
-	out, bad := p.lines(data)
-	return out, bad, nil
+	return newParser().parse(data, unit, now)
 }
 
-func newParser(unit int64, now time.Time) *parser {
-	return &parser{unit: unit, now: now, names: map[string]string{}}
+// precisionUnit is the nanoseconds per unit of a precision parameter.
+func precisionUnit(precision string) (int64, error) {
+	unit, ok := precisions[precision]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrPrecision, precision)
+	}
+	return unit, nil
+}
+
+func newParser() *parser {
+	return &parser{names: map[string]string{}}
+}
+
+// parse reads a body with the parser, which may have read others before:
+// what it interned it knows, and its chunks and its slice of points are
+// filled again from their start (the points of an earlier body must be
+// out of use).
+func (ps *parser) parse(data []byte, unit int64, now time.Time) ([]Point, []*ParseError, error) {
+	ps.unit, ps.now, ps.prev = unit, now, Point{}
+	ps.tagChunk, ps.fieldChunk = ps.tagChunk[:0], ps.fieldChunk[:0]
+	var out []Point
+	var bad []*ParseError
+	if plainBody(data) {
+		out, bad = ps.body(data)
+	} else {
+		out, bad = ps.lines(data)
+	}
+	ps.points = out[:0]
+	return out, bad, nil
 }
 
 // lines reads a body logical line by logical line, each with a decoder
 // of its own: what a body with quotes, escapes or carriage returns needs.
 func (ps *parser) lines(data []byte) ([]Point, []*ParseError) {
 	lines := logicalLines(data)
-	out := make([]Point, 0, len(lines))
+	out := ps.pointsFor(len(lines))
 	var bad []*ParseError
 	for _, raw := range lines {
 		// Blank lines, comments and what may lead a line are the
@@ -143,7 +164,7 @@ func plainBody(data []byte) bool {
 // and a ParseError for each line that could not be read, as Parse's line
 // by line reading would give them.
 func (ps *parser) body(data []byte) ([]Point, []*ParseError) {
-	out := make([]Point, 0, bytes.Count(data, []byte{'\n'})+1)
+	out := ps.pointsFor(bytes.Count(data, []byte{'\n'}) + 1)
 	var bad []*ParseError
 	d := lineprotocol.NewDecoderWithBytes(data)
 	at := lineCursor{data: data, line: 1}
@@ -353,14 +374,30 @@ type parser struct {
 	// equal to the previous line's at the same place is taken from it
 	// without a lookup.
 	prev Point
+	// points is the slice of points the last body was read into.
+	points []Point
 	// measurementCap is the capacity of the last measurement's bytes as
 	// the decoder returned them, or -1: in a plain body, where they are a
 	// part of it, this tells where the entry is.
 	measurementCap int
 }
 
-// chunkLen is how many tags or fields a chunk holds.
-const chunkLen = 8192
+// pointsFor is an empty slice of points with room for n: the one of the
+// body read before, when it has the room.
+func (ps *parser) pointsFor(n int) []Point {
+	if cap(ps.points) >= n {
+		return ps.points[:0]
+	}
+	return make([]Point, 0, n)
+}
+
+// chunkLen is how many tags or fields the first chunk holds; each next
+// one holds twice as many, up to maxChunkLen, so that a parser reading
+// body after body soon fills one chunk from its start for each.
+const (
+	chunkLen    = 8192
+	maxChunkLen = 64 << 10
+)
 
 // maxInterned bounds the strings a parser keeps: tag values can be
 // unique per line (request IDs), and then interning only costs.
@@ -386,7 +423,8 @@ func room[T any](chunk *[]T, start *int) {
 		return
 	}
 	part := (*chunk)[*start:]
-	*chunk = append(make([]T, 0, max(chunkLen, 2*len(part)+1)), part...)
+	n := max(chunkLen, min(2*cap(*chunk), maxChunkLen), 2*len(part)+1)
+	*chunk = append(make([]T, 0, n), part...)
 	*start = 0
 }
 
@@ -483,9 +521,13 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (p Point, err error) {
 			t = Tag{Key: ps.intern(k), Value: ps.intern(v)}
 			same = false
 		}
-		for _, o := range ps.tagChunk[ts:] {
-			if o.Key == t.Key {
-				return p, fmt.Errorf("duplicate tag %q", k)
+		// Keys all as the previous point's so far cannot repeat: its
+		// were checked.
+		if !same {
+			for _, o := range ps.tagChunk[ts:] {
+				if o.Key == t.Key {
+					return p, fmt.Errorf("duplicate tag %q", k)
+				}
 			}
 		}
 		room(&ps.tagChunk, &ts)

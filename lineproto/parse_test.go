@@ -153,7 +153,8 @@ func TestStringEscapes(t *testing.T) {
 }
 
 // BenchmarkParse reads Telegraf's cpu input as it sends it: 5,000 lines
-// of 5 tags and 10 float fields with nanosecond timestamps.
+// of 5 tags and 10 float fields with nanosecond timestamps, by a new
+// parser each time and by one parser body after body (as the handler's).
 func BenchmarkParse(b *testing.B) {
 	var body bytes.Buffer
 	for i := range 5000 {
@@ -161,13 +162,21 @@ func BenchmarkParse(b *testing.B) {
 			i%8, i%100, i%40, i%97, 1767225600000000000+int64(i)*10_000_000_000)
 	}
 	now := time.Now()
-	b.SetBytes(int64(body.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		pts, bad, err := Parse(body.Bytes(), "ns", now)
-		if err != nil || len(bad) > 0 || len(pts) != 5000 {
-			b.Fatal(len(pts), bad, err)
-		}
+	for _, reused := range []bool{false, true} {
+		b.Run(map[bool]string{false: "new", true: "reused"}[reused], func(b *testing.B) {
+			b.SetBytes(int64(body.Len()))
+			b.ReportAllocs()
+			ps := newParser()
+			for b.Loop() {
+				if !reused {
+					ps = newParser()
+				}
+				pts, bad, err := ps.parse(body.Bytes(), 1, now)
+				if err != nil || len(bad) > 0 || len(pts) != 5000 {
+					b.Fatal(len(pts), bad, err)
+				}
+			}
+		})
 	}
 }
 
@@ -189,8 +198,10 @@ func samePlainReading(t *testing.T, data []byte) {
 		return
 	}
 	now := time.Unix(0, 0)
-	pts, bad := newParser(1, now).body(data)
-	wantPts, wantBad := newParser(1, now).lines(data)
+	one, byLine := newParser(), newParser()
+	one.unit, one.now, byLine.unit, byLine.now = 1, now, 1, now
+	pts, bad := one.body(data)
+	wantPts, wantBad := byLine.lines(data)
 	if len(pts) == 0 && len(wantPts) == 0 {
 		pts, wantPts = nil, nil
 	}
@@ -244,5 +255,39 @@ func TestPlainBody(t *testing.T) {
 	pts, bad, _ := Parse(many.Bytes(), "", time.Unix(0, 0))
 	if len(pts) != 1000 || len(bad) != 1000 || bad[999].Line != 1999 || bad[999].Text != ",bad1998 v=1" || pts[999].Line != 2000 {
 		t.Fatalf("%d points, %d bad, last bad %v", len(pts), len(bad), bad[len(bad)-1])
+	}
+}
+
+// A parser reading body after body (as the handler's do) reads each as a
+// new parser would: nothing of the body before shows through its reused
+// chunks, points and names.
+func TestParserReuse(t *testing.T) {
+	now := time.Unix(0, 0)
+	var big bytes.Buffer
+	for i := range 7000 {
+		fmt.Fprintf(&big, "cpu,host=h%d,dc=d%d a=%d,b=%di,c=true %d\n", i%50, i%3, i, i, i)
+	}
+	bodies := []string{
+		big.String(),
+		"mem,host=x free=1i 1\ncpu,host=h1 a=2 2\n",
+		"log,host=a msg=\"one\ntwo\" 1\ncpu,host=\\ h a=1 2\n,bad v=1\n",
+		big.String()[:len(big.String())/3],
+		"cpu a=1 1\ncpu,host=h1,dc=d1 a=1,b=2i,c=false 2\n",
+	}
+	ps := newParser()
+	for round := range 2 {
+		for i, b := range bodies {
+			got, gotBad, err := ps.parse([]byte(b), 1, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantBad, _ := Parse([]byte(b), "ns", now)
+			for j := range want {
+				want[j].keys, got[j].keys = nil, nil
+			}
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotBad, wantBad) {
+				t.Fatalf("round %d body %d: a reused parser read %d points (%d bad), a new one %d (%d bad)", round, i, len(got), len(gotBad), len(want), len(wantBad))
+			}
+		}
 	}
 }
