@@ -238,6 +238,9 @@ func TestPlainBody(t *testing.T) {
 		"cpu\ncpu \ncpu,t v=1\ncpu,=x v=1\n,\n=\n cpu v=1 1 extra\ncpu v=1 1\n",
 		"a,b=c d=1 1\na,b=d d=2 2\na,c=d d=3 3\na d=4,e=5 4\nb d=5 5\n",
 		"cpu v=1 1\n# no newline at the end",
+		// Values the decoder refuses, among good ones: its words and columns.
+		"cpu a=1.5,v=1.2.3 1\ncpu v=-- 2\n  cpu v=1e999 3\ncpu v=12abc 4\ncpu v=99999999999999999999i 5\ncpu v=-1u 6\ncpu v=tru 7\ncpu v=1,w=2.5e3,x=-.5,y=5. 8\n",
+		"cpu v=37.954254324644715,w=9007199254740993,x=0.00000000000000000000001,y=18446744073709551615 1\n",
 	}
 	for _, b := range bodies {
 		samePlainReading(t, []byte(b))

@@ -105,6 +105,9 @@ func (rb *rowBuilder) slot(p *Point) error {
 	return nil
 }
 
+// maxTagReserve bounds the bytes build reserves for a tag column at once.
+const maxTagReserve = 4 << 20
+
 // build converts points into a record with the table's columns; the
 // points that do not fit are left out, each with its reason.
 func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, rejected []string) {
@@ -137,8 +140,10 @@ func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, 
 				sb := b.(*array.StringBuilder)
 				if first {
 					// Tag values of a batch are mostly alike in length:
-					// room for all of them at once, not grown by copies.
-					sb.ReserveData(len(rb.tag[i]) * (len(pts) - j))
+					// room for all of them at once, not grown by copies
+					// (up to a bound: one long value in the first point
+					// must not reserve its length times every point).
+					sb.ReserveData(min(len(rb.tag[i])*(len(pts)-j), maxTagReserve))
 				}
 				sb.Append(rb.tag[i])
 			default:

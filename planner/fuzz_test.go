@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"tsdb/internal/decfloat"
 	"tsdb/internal/schema"
 )
 
@@ -33,10 +34,10 @@ func FuzzSQL(f *testing.F) {
 			}
 		}
 		parseFloat(s)
-		if f, ok := exactDecimal(s); ok {
+		if f, ok := decfloat.Parse(s); ok {
 			want, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.Float64bits(f) != math.Float64bits(want) {
-				t.Fatalf("exactDecimal(%q) = %v, strconv says %v (%v)", s, f, want, err)
+				t.Fatalf("decfloat.Parse(%q) = %v, strconv says %v (%v)", s, f, want, err)
 			}
 		}
 		for _, ty := range types {

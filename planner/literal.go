@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"tsdb/dialect"
+	"tsdb/internal/decfloat"
 	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
 	"tsdb/internal/sqltree"
@@ -220,7 +221,7 @@ func appendLit(b array.Builder, ty schema.Type, lit literal, in textInput) bool 
 
 // parseFloat reads decimal text, NaN and ±Infinity as PostgreSQL does.
 func parseFloat(s string) (float64, bool) {
-	if f, ok := exactDecimal(s); ok {
+	if f, ok := decfloat.Parse(s); ok {
 		return f, true
 	}
 	// The common case, plain decimal digits, skips the trimming and the
@@ -250,64 +251,6 @@ func parseFloat(s string) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil && (f != 0 || !dialect.NonZeroMantissa(s))
-}
-
-// pow10 are the powers of ten a float64 holds exactly.
-var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-
-// exactDecimal reads the form metrics almost always take, an optional
-// minus, digits and an optional fraction ("-12.5", "0.0417"), whose digits
-// as one integer stay below 2^64 (any 19 digits, some 20-digit ones) with
-// at most 22 after the point, and returns what strconv.ParseFloat would,
-// bit for bit, at a fraction of its cost. When the digits as an
-// integer are at most 2^53, the integer and the power of ten are exact
-// float64s and IEEE division rounds their quotient correctly (Clinger's
-// fast path); longer digit strings, such as the 17 digits of a random
-// float's shortest text, take wideDecimal's 128-bit product. Anything else,
-// and the rare product 128 bits do not decide, reports false and takes the
-// general path.
-func exactDecimal(s string) (float64, bool) {
-	i, neg := 0, false
-	if len(s) > 0 && s[0] == '-' {
-		i, neg = 1, true
-	}
-	var m uint64
-	digits, frac, dot := 0, 0, false
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			if m > (math.MaxUint64-9)/10 {
-				return 0, false
-			}
-			m = m*10 + uint64(c-'0')
-			digits++
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return 0, false
-		}
-	}
-	if digits == 0 || frac >= len(pow10) {
-		return 0, false
-	}
-	var f float64
-	if m <= 1<<53 {
-		f = float64(m) / pow10[frac]
-	} else {
-		var ok bool
-		if f, ok = wideDecimal(m, frac); !ok {
-			return 0, false
-		}
-	}
-	if neg {
-		f = -f
-	}
-	return f, true
 }
 
 // textInput is how a session reads date and time text (COPY fields,

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,91 +89,6 @@ func TestLiteralFastPathMatchesEngine(t *testing.T) {
 	}
 	if fast < len(cases)/2 {
 		t.Fatalf("fast path took only %d of %d cases", fast, len(cases))
-	}
-}
-
-// TestExactDecimalMatchesStrconv checks the float fast path bit for bit
-// against strconv.ParseFloat: chosen edge cases (2^53, exact ties above
-// it, 19 and 20 digits, 22 fraction digits, negative zero), the shortest
-// text of random floats (what loads send), and random decimals of up to 19
-// digits.
-func TestExactDecimalMatchesStrconv(t *testing.T) {
-	cases := []struct {
-		in   string
-		fast bool // the fast path takes it
-	}{
-		{"0", true}, {"-0", true}, {"12.5", true}, {"-0.0417", true}, {"1.", true}, {".5", true},
-		{"9007199254740992", true}, {"900719925474099.3", true}, {"37.954254324644715", true},
-		{"9007199254740993", false},     // 2^53+1: a tie, left to strconv
-		{"9007199254740995", true},      // 2^53+3: a tie that rounds up, to even
-		{"9007199254740994", true},      // representable
-		{"18014398509481985", true},     // 2^54+1: below halfway
-		{"9999999999999999999", true},   // 19 digits
-		{"18446744073709551615", false}, // 20 digits, 2^64-1: past the guard
-		{"12345678901234567890", true},  // 20 digits below it
-		{"0.1234567890123456789", true}, // 19 digits, all fraction
-		{"1234567890123456789.", true},
-		{"0.0000000000000000000001", true}, {"0.00000000000000000000001", false},
-		{"0.0000000000000000000001234567890123456789", false},
-		{"", false}, {"-", false}, {".", false}, {"1.2.3", false}, {"+1", false}, {"1e5", false},
-		{"--1", false}, {" 1", false}, {"1_0", false}, {"NaN", false},
-	}
-	for _, c := range cases {
-		f, ok := exactDecimal(c.in)
-		want, err := strconv.ParseFloat(c.in, 64)
-		if ok && (err != nil || math.Float64bits(f) != math.Float64bits(want)) {
-			t.Errorf("exactDecimal(%q) = %v, strconv.ParseFloat = %v (%v)", c.in, f, want, err)
-		}
-		if ok != c.fast {
-			t.Errorf("exactDecimal(%q) took the fast path: %v, want %v", c.in, ok, c.fast)
-		}
-	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	fast, wide := 0, 0
-	check := func(s string) {
-		want, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			t.Fatalf("strconv.ParseFloat(%q): %v", s, err)
-		}
-		if f, ok := exactDecimal(s); ok {
-			fast++
-			if math.Float64bits(f) != math.Float64bits(want) {
-				t.Fatalf("exactDecimal(%q) = %v (%x), strconv.ParseFloat = %v (%x)", s, f, math.Float64bits(f), want, math.Float64bits(want))
-			}
-		}
-		if f, ok := parseFloat(s); !ok || math.Float64bits(f) != math.Float64bits(want) {
-			t.Fatalf("parseFloat(%q) = %v, %v, strconv.ParseFloat = %v", s, f, ok, want)
-		}
-	}
-	for range 1_000_000 {
-		// The shortest text of a random float of a random magnitude.
-		x := rng.Float64() * math.Pow(10, float64(rng.IntN(30)-12))
-		s := strconv.FormatFloat(x, 'f', -1, 64)
-		if rng.IntN(2) == 0 {
-			s = "-" + s
-		}
-		check(s)
-		// Random digits, at most 19 of them, wide integers included.
-		whole := rng.Uint64N(1 << uint(rng.IntN(64)))
-		s = strconv.FormatUint(whole, 10)
-		if n := rng.IntN(23); n > 0 {
-			frac := make([]byte, n)
-			for i := range frac {
-				frac[i] = byte('0' + rng.IntN(10))
-			}
-			s += "." + string(frac)
-		}
-		if d := len(strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "0")); d > 19 {
-			s = s[:len(s)-(d-19)]
-			s = strings.TrimSuffix(s, ".")
-		}
-		if m, _ := strconv.ParseUint(strings.ReplaceAll(s, ".", ""), 10, 64); m > 1<<53 {
-			wide++
-		}
-		check(s)
-	}
-	if fast < 1_500_000 || wide < 500_000 {
-		t.Fatalf("only %d of the random decimals took the fast path, %d with more than 53 bits", fast, wide)
 	}
 }
 

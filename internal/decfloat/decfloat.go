@@ -1,4 +1,8 @@
-package planner
+// Package decfloat reads the decimal text loads send (metrics as the
+// shortest text of a float64: "37.954254324644715") into float64 without
+// strconv, bit for bit as strconv.ParseFloat would, and says when it
+// cannot, so that the caller takes strconv's path.
+package decfloat
 
 import (
 	"math"
@@ -11,7 +15,7 @@ import (
 // Metrics arrive as the shortest text that round-trips a float64, which for
 // values like usage_user = 37.954254324644715 is 16 or 17 significant
 // digits: an integer above 2^53, out of reach of the exact fast path
-// (exactDecimal). strconv.ParseFloat handles them correctly but spends most
+// (Parse). strconv.ParseFloat handles them correctly but spends most
 // of its time on its general reader (signs, exponents, underscores, hex),
 // and took as long as the rest of a COPY's float conversion together.
 //
@@ -94,4 +98,62 @@ func wideDecimal(m uint64, k int) (float64, bool) {
 	// m < 2^64 and k ≤ 22 keep the value between 10^-22 and 2^64, far
 	// from subnormals and overflow: Ldexp only places the exponent.
 	return math.Ldexp(float64(mant), exp), true
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// Parse reads the form metrics almost always take, an optional
+// minus, digits and an optional fraction ("-12.5", "0.0417"), whose digits
+// as one integer stay below 2^64 (any 19 digits, some 20-digit ones) with
+// at most 22 after the point, and returns what strconv.ParseFloat would,
+// bit for bit, at a fraction of its cost. When the digits as an
+// integer are at most 2^53, the integer and the power of ten are exact
+// float64s and IEEE division rounds their quotient correctly (Clinger's
+// fast path); longer digit strings, such as the 17 digits of a random
+// float's shortest text, take wideDecimal's 128-bit product. Anything else,
+// and the rare product 128 bits do not decide, reports false and takes the
+// general path.
+func Parse[T ~string | ~[]byte](s T) (float64, bool) {
+	i, neg := 0, false
+	if len(s) > 0 && s[0] == '-' {
+		i, neg = 1, true
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if m > (math.MaxUint64-9)/10 {
+				return 0, false
+			}
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || frac >= len(pow10) {
+		return 0, false
+	}
+	var f float64
+	if m <= 1<<53 {
+		f = float64(m) / pow10[frac]
+	} else {
+		var ok bool
+		if f, ok = wideDecimal(m, frac); !ok {
+			return 0, false
+		}
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
