@@ -105,9 +105,6 @@ func (rb *rowBuilder) slot(p *Point) error {
 	return nil
 }
 
-// maxTagReserve bounds the bytes build reserves for a tag column at once.
-const maxTagReserve = 4 << 20
-
 // build converts points into a record with the table's columns; the
 // points that do not fit are left out, each with its reason.
 func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, rejected []string) {
@@ -116,45 +113,89 @@ func build(tbl schema.Table, pts []Point) (rec arrow.RecordBatch, kept []Point, 
 	bld.Reserve(len(pts))
 	rb := newRowBuilder(tbl)
 	all := true // every point so far is kept: kept is pts[:j]
-	for j := range pts {
+	for j := 0; j < len(pts); {
 		p := &pts[j]
 		if err := rb.slot(p); err != nil {
 			if all {
 				kept, all = append(make([]Point, 0, len(pts)), pts[:j]...), false
 			}
 			rejected = append(rejected, err.Error())
+			j++
 			continue
 		}
-		if !all {
-			kept = append(kept, *p)
-		}
-		first := bld.Field(tbl.TimeIndex).Len() == 0
-		for i := range tbl.Columns {
-			b := bld.Field(i)
-			switch {
-			case i == tbl.TimeIndex:
-				b.(*array.TimestampBuilder).Append(arrow.Timestamp(p.Micros))
-			case !rb.set[i]:
-				b.AppendNull()
-			case rb.field[i] == nil:
-				sb := b.(*array.StringBuilder)
-				if first {
-					// Tag values of a batch are mostly alike in length:
-					// room for all of them at once, not grown by copies
-					// (up to a bound: one long value in the first point
-					// must not reserve its length times every point).
-					sb.ReserveData(min(len(rb.tag[i])*(len(pts)-j), maxTagReserve))
-				}
-				sb.Append(rb.tag[i])
-			default:
-				appendField(b, rb.field[i])
+		// The points after p with its keys (one key shape) go where p's
+		// values go, and fit their columns as p's do where a column
+		// takes a kind of value rather than a range: they are appended
+		// column by column.
+		end := j + 1
+		if p.keys != nil && rb.kindsDecide() {
+			for end < len(pts) && pts[end].keys == p.keys {
+				end++
 			}
 		}
+		if !all {
+			kept = append(kept, pts[j:end]...)
+		}
+		rb.appendRun(bld, pts[j:end])
+		j = end
 	}
 	if all {
 		kept = pts
 	}
 	return bld.NewRecordBatch(), kept, rejected
+}
+
+// kindsDecide reports whether the kinds of the last slotted point's
+// fields alone decide that its values fit their columns: every column but
+// int4 and int2, which take only integers within their range.
+func (rb *rowBuilder) kindsDecide() bool {
+	for _, i := range rb.fieldCol {
+		if t := rb.tbl.Columns[i].Type; t == schema.Int32 || t == schema.Int16 {
+			return false
+		}
+	}
+	return true
+}
+
+// appendRun appends points with the keys of the last slotted point, whose
+// values fit, column by column: the time, each tag, each field, NULL in
+// the columns they lack.
+func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
+	tbl := rb.tbl
+	tb := bld.Field(tbl.TimeIndex).(*array.TimestampBuilder)
+	for k := range run {
+		tb.Append(arrow.Timestamp(run[k].Micros))
+	}
+	for j, i := range rb.tagCol {
+		sb := bld.Field(i).(*array.StringBuilder)
+		n := 0
+		for k := range run {
+			n += len(run[k].Tags[j].Value)
+		}
+		sb.ReserveData(n)
+		for k := range run {
+			sb.Append(run[k].Tags[j].Value)
+		}
+	}
+	for j, i := range rb.fieldCol {
+		b := bld.Field(i)
+		switch bb := b.(type) {
+		case *array.Float64Builder:
+			for k := range run {
+				f := &run[k].Fields[j]
+				bb.Append(f.F + float64(f.I))
+			}
+		default:
+			for k := range run {
+				appendField(b, &run[k].Fields[j])
+			}
+		}
+	}
+	for i := range tbl.Columns {
+		if !rb.set[i] {
+			bld.Field(i).AppendNulls(len(run))
+		}
+	}
 }
 
 func unknownColumn(line int, tbl schema.Table, name, ty string) error {

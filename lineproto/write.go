@@ -237,8 +237,11 @@ func clusterTag(t schema.Table) string {
 // a field in the request), each with its reason.
 func keyConflicts(name string, tbl schema.Table, pts []Point) (kept []Point, rejected []string) {
 	tags := map[string]bool{}
-	for _, p := range pts {
-		for _, t := range p.Tags {
+	for j := range pts {
+		if j > 0 && sameKeys(&pts[j], &pts[j-1]) {
+			continue // its tag keys are in
+		}
+		for _, t := range pts[j].Tags {
 			tags[t.Key] = true
 		}
 	}
