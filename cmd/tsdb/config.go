@@ -274,6 +274,15 @@ func formatBytes(n int64) string {
 
 // defaultMemoryLimit is a quarter of the machine's memory, in whole MiB,
 // or 1GiB when it cannot be read.
+// goMemoryLimit is the Go runtime's soft memory limit for a server whose
+// MemBuffer holds up to memoryLimit: those rows, and room for what is in
+// flight beside them (statements' rows on their way in, flush and
+// compaction buffers, the WAL's memtables), half as much again and at
+// least 512 MiB. The engine's memory is its own (--engine-memory-limit).
+func goMemoryLimit(memoryLimit int64) int64 {
+	return memoryLimit + max(memoryLimit/2, 512<<20)
+}
+
 func defaultMemoryLimit() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err == nil {

@@ -79,3 +79,16 @@ func TestParseConfigStorage(t *testing.T) {
 		})
 	}
 }
+
+func TestGoMemoryLimit(t *testing.T) {
+	for _, tc := range []struct{ limit, want int64 }{
+		{256 << 20, 768 << 20}, // at least 512 MiB beside the rows
+		{1 << 30, 1536 << 20},  // 1 GiB and 512 MiB
+		{4 << 30, 6 << 30},     // half as much again
+		{6 << 30, 9 << 30},
+	} {
+		if got := goMemoryLimit(tc.limit); got != tc.want {
+			t.Errorf("goMemoryLimit(%d) = %d, want %d", tc.limit, got, tc.want)
+		}
+	}
+}
