@@ -183,7 +183,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Back to the pool when the request is done: its points are parts of
 	// the parser's chunks until then.
-	defer h.parsers.Put(ps)
+	defer func() {
+		ps.release()
+		h.parsers.Put(ps)
+	}()
 	points, bad, err := ps.parse(body, unit, time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid", err.Error())

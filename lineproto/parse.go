@@ -114,6 +114,11 @@ func newParser() *parser {
 func (ps *parser) parse(data []byte, unit int64, now time.Time) ([]Point, []*ParseError, error) {
 	ps.unit, ps.now, ps.prev = unit, now, Point{}
 	ps.tagChunk, ps.fieldChunk = ps.tagChunk[:0], ps.fieldChunk[:0]
+	if len(ps.names) >= maxInterned {
+		// Full of an earlier body's names (request IDs, say): begin
+		// again, rather than keep them and intern nothing new.
+		clear(ps.names)
+	}
 	var out []Point
 	var bad []*ParseError
 	if plainBody(data) {
@@ -162,8 +167,10 @@ func plainBody(data []byte) bool {
 }
 
 // body reads a plain body (plainBody) with one decoder: the points in it
-// and a ParseError for each line that could not be read, as Parse's line
-// by line reading would give them.
+// and a ParseError for each line that could not be read, the same points,
+// lines, texts and columns as Parse's line by line reading gives (at the
+// end of a line the words may differ: one decoder finds a newline where a
+// decoder of the line alone finds the end of its text).
 func (ps *parser) body(data []byte) ([]Point, []*ParseError) {
 	out := ps.pointsFor(bytes.Count(data, []byte{'\n'}) + 1)
 	var bad []*ParseError
@@ -394,10 +401,34 @@ type parser struct {
 // pointsFor is an empty slice of points with room for n: the one of the
 // body read before, when it has the room.
 func (ps *parser) pointsFor(n int) []Point {
+	// A hint, not a promise: a body of blank lines must not reserve a
+	// point per newline, so past maxPointsHint the slice grows as points
+	// come.
+	n = min(n, maxPointsHint)
 	if cap(ps.points) >= n {
 		return ps.points[:0]
 	}
 	return make([]Point, 0, n)
+}
+
+// maxPointsHint bounds the points reserved for a body before reading it,
+// and the slice of points a parser keeps for the next body.
+const maxPointsHint = 64 << 10
+
+// release makes the parser forget the body it read, before it waits in a
+// pool for the next: its points and the tags and fields of its last chunk
+// (which hold the body's strings) are cleared, and a slice of points
+// grown past maxPointsHint is dropped; interned names are kept, up to
+// maxInterned of them.
+func (ps *parser) release() {
+	clear(ps.points[:cap(ps.points)])
+	if cap(ps.points) > maxPointsHint {
+		ps.points = nil
+	}
+	clear(ps.tagChunk)
+	clear(ps.fieldChunk)
+	ps.tagChunk, ps.fieldChunk = ps.tagChunk[:0], ps.fieldChunk[:0]
+	ps.prev = Point{}
 }
 
 // chunkLen is how many tags or fields the first chunk holds; each next
@@ -431,9 +462,9 @@ func room[T any](chunk *[]T, start *int) {
 	if len(*chunk) < cap(*chunk) {
 		return
 	}
-	part := (*chunk)[*start:]
-	n := max(chunkLen, min(2*cap(*chunk), maxChunkLen), 2*len(part)+1)
-	*chunk = append(make([]T, 0, n), part...)
+	entry := (*chunk)[*start:]
+	n := max(chunkLen, min(2*cap(*chunk), maxChunkLen), 2*len(entry)+1)
+	*chunk = append(make([]T, 0, n), entry...)
 	*start = 0
 }
 
@@ -526,6 +557,9 @@ type valueError struct {
 }
 
 func (e *valueError) Error() string { return e.err.Error() }
+
+// Unwrap gives the decoder's error, as a DecodeError would.
+func (e *valueError) Unwrap() error { return e.err }
 
 // entry reads the entry d is at.
 func (ps *parser) entry(d *lineprotocol.Decoder) (p Point, err error) {

@@ -280,6 +280,9 @@ func TestParserReuse(t *testing.T) {
 	ps := newParser()
 	for round := range 2 {
 		for i, b := range bodies {
+			if round == 1 {
+				ps.release() // as the handler does between requests
+			}
 			got, gotBad, err := ps.parse([]byte(b), 1, now)
 			if err != nil {
 				t.Fatal(err)
@@ -292,5 +295,28 @@ func TestParserReuse(t *testing.T) {
 				t.Fatalf("round %d body %d: a reused parser read %d points (%d bad), a new one %d (%d bad)", round, i, len(got), len(gotBad), len(want), len(wantBad))
 			}
 		}
+	}
+}
+
+// A released parser holds nothing of the body it read: no points, no
+// strings in its chunk, no slice of points grown past the hint.
+func TestParserRelease(t *testing.T) {
+	var body bytes.Buffer
+	for i := range maxPointsHint + 10 {
+		fmt.Fprintf(&body, "log,host=h%d msg=\"line %d\" %d\n", i, i, i)
+	}
+	ps := newParser()
+	pts, bad, err := ps.parse(body.Bytes(), 1, time.Unix(0, 0))
+	if err != nil || len(bad) > 0 || len(pts) != maxPointsHint+10 {
+		t.Fatal(len(pts), bad, err)
+	}
+	kept := ps.fieldChunk[:1]
+	ps.release()
+	if ps.points != nil || len(ps.tagChunk) != 0 || len(ps.fieldChunk) != 0 || kept[0].S != "" || ps.prev.Tags != nil {
+		t.Fatalf("released parser still holds %d points, %d tags, %d fields, %q", cap(ps.points), len(ps.tagChunk), len(ps.fieldChunk), kept[0].S)
+	}
+	// A body of blank lines reserves points only as they come.
+	if got := ps.pointsFor(1 << 30); cap(got) > maxPointsHint {
+		t.Fatalf("%d points reserved", cap(got))
 	}
 }

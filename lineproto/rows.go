@@ -178,12 +178,14 @@ func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
 		}
 	}
 	for j, i := range rb.fieldCol {
+		if j != rb.fieldAt(i) {
+			continue // a key the point repeats: its last value counts
+		}
 		b := bld.Field(i)
 		switch bb := b.(type) {
 		case *array.Float64Builder:
 			for k := range run {
-				f := &run[k].Fields[j]
-				bb.Append(f.F + float64(f.I))
+				bb.Append(floatOf(&run[k].Fields[j]))
 			}
 		default:
 			for k := range run {
@@ -196,6 +198,27 @@ func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
 			bld.Field(i).AppendNulls(len(run))
 		}
 	}
+}
+
+// fieldAt is the index, among the last slotted point's fields, of the
+// last one that goes to column i (a point may repeat a field key; its
+// last value counts, as InfluxDB keeps it).
+func (rb *rowBuilder) fieldAt(i int) int {
+	at := -1
+	for j, c := range rb.fieldCol {
+		if c == i {
+			at = j
+		}
+	}
+	return at
+}
+
+// floatOf is a field's value as a double: a float, or an integer.
+func floatOf(f *Field) float64 {
+	if f.Kind == 'i' {
+		return float64(f.I)
+	}
+	return f.F
 }
 
 func unknownColumn(line int, tbl schema.Table, name, ty string) error {
@@ -239,9 +262,9 @@ func fits(c schema.Column, f Field) error {
 func appendField(b array.Builder, f *Field) {
 	switch bb := b.(type) {
 	case *array.Float64Builder:
-		bb.Append(f.F + float64(f.I))
+		bb.Append(floatOf(f))
 	case *array.Float32Builder:
-		bb.Append(float32(f.F + float64(f.I)))
+		bb.Append(float32(floatOf(f)))
 	case *array.Int64Builder:
 		bb.Append(f.I)
 	case *array.Int32Builder:

@@ -77,10 +77,12 @@ func TestBuildRuns(t *testing.T) {
 		"m,host=f v=\"x\",w=6i 6000", // a string into the float column
 		"m,host=g v=7.5,w=7i 7000",
 		"m,host=h v=8.5,w=8i 8000",
+		"m,host=i v=1,v=-0,w=9i 9000", // a repeated key: the last value counts
+		"m,host=j v=2,v=-0,w=10i 10000",
 	}, "\n")
 	rows, kept, rejected := buildRows(t, tbl, body, 1)
-	want := "a|1.5|1 b|2.5|2 c|3.5|3 (null)|4|(null) (null)|5|(null) g|7.5|7 h|8.5|8"
-	if got := strings.Join(rows, " "); got != want || len(kept) != 7 {
+	want := "a|1.5|1 b|2.5|2 c|3.5|3 (null)|4|(null) (null)|5|(null) g|7.5|7 h|8.5|8 i|-0|9 j|-0|10"
+	if got := strings.Join(rows, " "); got != want || len(kept) != 9 {
 		t.Fatalf("rows %s (%d kept)\nwant %s", got, len(kept), want)
 	}
 	if len(rejected) != 1 || !strings.Contains(rejected[0], "line 6") {
