@@ -49,6 +49,10 @@ type handler struct {
 	// interned and its chunks of tags and fields, which it fills again
 	// for the next request once the points of the last are written.
 	parsers sync.Pool
+	// gunzips holds gzip readers between requests: a reader's inflate
+	// state (its window and tables) is reset for the next body, not
+	// allocated again.
+	gunzips sync.Pool
 }
 
 // maxPooledBody is the largest body buffer kept for the next request.
@@ -139,12 +143,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := gzip.NewReader(r.Body)
+		zr, _ := h.gunzips.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(r.Body)
+		} else {
+			err = zr.Reset(r.Body)
+		}
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "invalid", "gzip body: "+err.Error())
 			return
 		}
-		defer zr.Close()
+		defer func() {
+			zr.Close()
+			h.gunzips.Put(zr)
+		}()
 		src = zr
 	default:
 		writeError(w, http.StatusUnsupportedMediaType, "invalid", fmt.Sprintf("Content-Encoding %q is not supported (gzip or none)", enc))

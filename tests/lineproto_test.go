@@ -190,6 +190,33 @@ func TestLineProtocolWrites(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu WHERE host = 'z'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("gzip write landed %d rows, %v", n, err)
 	}
+	// A body cut short, then whole ones: the gzip readers the handler
+	// keeps between requests start each body afresh.
+	gzPost := func(body []byte) int {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Encoding", "gzip")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var whole bytes.Buffer
+	zw = gzip.NewWriter(&whole)
+	zw.Write([]byte("cpu,host=y usage_user=3 1767225660\ncpu,host=y usage_user=4 1767225670\n"))
+	zw.Close()
+	if code := gzPost(whole.Bytes()[:whole.Len()-6]); code != http.StatusBadRequest {
+		t.Fatalf("truncated gzip body: %d", code)
+	}
+	for range 3 {
+		if code := gzPost(whole.Bytes()); code != http.StatusNoContent {
+			t.Fatalf("gzip write after a bad one: %d", code)
+		}
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cpu WHERE host = 'y'").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("gzip writes landed %d rows of host y, want its 2 points, %v", n, err)
+	}
 	// v2 endpoint, nanosecond precision by default.
 	if code, body := post(t, "http://"+httpAddr+"/api/v2/write?bucket=tsdb", "cpu,host=d usage_user=1 1767225640000000000\n"); code != http.StatusNoContent {
 		t.Fatalf("v2 write: %d %s", code, body)
