@@ -336,6 +336,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 			}
 			rep.BufferBytesPerRow = bufBytes / bufRows
 			rep.TSDBRSSAfterLoad = s.rssBytes()
+			rep.TSDBFileRSSAfterLoad = s.fileRSSBytes()
 		}
 		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
 			return 0, err

@@ -59,8 +59,11 @@ type report struct {
 	BufferBytesPerRow float64        `json:"buffer_bytes_per_row"`
 	ArrowBytesPerRow  float64        `json:"arrow_bytes_per_row"`
 	TSDBRSSAfterLoad  int64          `json:"tsdb_rss_after_load_bytes"`
-	WALReplay         *walReplay     `json:"wal_replay,omitempty"`
-	WALDays           []*walDay      `json:"wal_days,omitempty"`
+	// TSDBFileRSSAfterLoad is the file pages among them (the binary's
+	// code, the mapped WAL).
+	TSDBFileRSSAfterLoad int64      `json:"tsdb_file_rss_after_load_bytes"`
+	WALReplay            *walReplay `json:"wal_replay,omitempty"`
+	WALDays              []*walDay  `json:"wal_days,omitempty"`
 }
 
 func newReport(c config, d *dataset) *report {
@@ -239,9 +242,9 @@ func ms(v float64) string {
 // print writes the result table.
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\ntsdb bench: %d hosts × %s = %d rows, median of %d loads and of %d query runs, %s\n", r.Hosts, r.Duration, r.Rows, r.LoadRuns, r.Runs, r.Machine)
-	fmt.Fprintf(w, "PostgreSQL %s; tsdb files: %d after flush (%.1f MiB), %d after VACUUM (%.1f MiB, %.1f s: %.1f MB/s of flushed files merged); buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after the last COPY's first %.0f%% of the rows (earlier loads dropped): %d MiB\n\n",
+	fmt.Fprintf(w, "PostgreSQL %s; tsdb files: %d after flush (%.1f MiB), %d after VACUUM (%.1f MiB, %.1f s: %.1f MB/s of flushed files merged); buffered %.1f bytes/row vs %.1f Arrow bytes/row (%.2f×); tsdb RSS after the last COPY's first %.0f%% of the rows (earlier loads dropped): %d MiB, %d MiB of it file pages (the binary's code and the WAL's mapped value log, which the kernel may reclaim)\n\n",
 		r.PostgresVersion, r.ParquetFiles, float64(r.ParquetBytes)/(1<<20), r.CompactedFiles, float64(r.CompactedBytes)/(1<<20), r.CompactSeconds,
-		float64(r.ParquetBytes)/1e6/r.CompactSeconds, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20)
+		float64(r.ParquetBytes)/1e6/r.CompactSeconds, r.BufferBytesPerRow, r.ArrowBytesPerRow, r.BufferBytesPerRow/r.ArrowBytesPerRow, splitFraction*100, r.TSDBRSSAfterLoad>>20, r.TSDBFileRSSAfterLoad>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The first load of each path is shown beside the median: it is the
 	// only one a server makes with memory it has never touched.

@@ -48,6 +48,11 @@ func FreeAddr() (string, error) {
 // RSS returns a process's resident set size in bytes (Linux).
 func RSS(pid int) (int64, error) { return statusBytes(pid, "VmRSS") }
 
+// FileRSS returns the part of a process's resident set that is file
+// pages (memory-mapped files the kernel can write back and drop, such as
+// badger's value log), in bytes (Linux).
+func FileRSS(pid int) (int64, error) { return statusBytes(pid, "RssFile") }
+
 // PeakRSS returns the largest resident set size a process has had, in
 // bytes (Linux).
 func PeakRSS(pid int) (int64, error) { return statusBytes(pid, "VmHWM") }
