@@ -34,8 +34,7 @@ func columnType(kind byte) schema.Type {
 type rowBuilder struct {
 	tbl   schema.Table
 	index map[string]int // column name → position
-	tag   []string       // a point's tag value by column
-	field []*Field       // a point's field by column
+	field []*Field       // the point's field by column (the last, if it repeats a key)
 	set   []bool         // which columns the point has
 	// The last point slotted and where its tags and fields went: a
 	// point with the same keys goes to the same columns.
@@ -45,7 +44,7 @@ type rowBuilder struct {
 
 func newRowBuilder(tbl schema.Table) *rowBuilder {
 	rb := &rowBuilder{tbl: tbl, index: make(map[string]int, len(tbl.Columns)),
-		tag: make([]string, len(tbl.Columns)), field: make([]*Field, len(tbl.Columns)), set: make([]bool, len(tbl.Columns))}
+		field: make([]*Field, len(tbl.Columns)), set: make([]bool, len(tbl.Columns))}
 	for i, c := range tbl.Columns {
 		rb.index[c.Name] = i
 	}
@@ -75,7 +74,7 @@ func (rb *rowBuilder) slot(p *Point) error {
 			}
 			rb.tagCol = append(rb.tagCol, i)
 		}
-		rb.tag[i], rb.set[i] = t.Value, true
+		rb.set[i] = true
 	}
 	for j := range p.Fields {
 		f := &p.Fields[j]
@@ -157,8 +156,8 @@ func (rb *rowBuilder) kindsDecide() bool {
 	return true
 }
 
-// appendRun appends points with the keys of the last slotted point, whose
-// values fit, column by column: the time, each tag, each field, NULL in
+// appendRun appends points with the keys of the last slotted point, which
+// is run[0], whose values fit, column by column: the time, each tag, each field, NULL in
 // the columns they lack.
 func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
 	tbl := rb.tbl
@@ -178,7 +177,7 @@ func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
 		}
 	}
 	for j, i := range rb.fieldCol {
-		if j != rb.fieldAt(i) {
+		if rb.field[i] != &run[0].Fields[j] {
 			continue // a key the point repeats: its last value counts
 		}
 		b := bld.Field(i)
@@ -198,19 +197,6 @@ func (rb *rowBuilder) appendRun(bld *array.RecordBuilder, run []Point) {
 			bld.Field(i).AppendNulls(len(run))
 		}
 	}
-}
-
-// fieldAt is the index, among the last slotted point's fields, of the
-// last one that goes to column i (a point may repeat a field key; its
-// last value counts, as InfluxDB keeps it).
-func (rb *rowBuilder) fieldAt(i int) int {
-	at := -1
-	for j, c := range rb.fieldCol {
-		if c == i {
-			at = j
-		}
-	}
-	return at
 }
 
 // floatOf is a field's value as a double: a float, or an integer.
