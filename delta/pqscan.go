@@ -1,0 +1,511 @@
+package delta
+
+import (
+	"bytes"
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// Direct reads of tsdb's own data files, column chunk by column chunk into
+// plain Go slices, for the planner's aggregation path that answers simple
+// one-table queries without the engine (planner/fastagg.go): a query for
+// one host over an hour reads a few row groups, and the engine's per-query
+// setup (binding, planning, opening every file) cost ten times the read.
+
+// ScanCache keeps what direct reads of data files decoded: each file's
+// parsed footer, and the column chunks read, decoded (the hot hours a
+// dashboard asks for again and again are then read from memory, not
+// decompressed and decoded again). A data file never changes once written
+// (its name is unique and it is only ever deleted), so what was read once
+// stays right; the cache holds no file open, so a vacuumed file's disk
+// space is freed at once. Chunks are dropped least recently used first
+// past the byte budget. Safe for concurrent use.
+type ScanCache struct {
+	maxFooters int
+	maxBytes   int64
+	mu         sync.Mutex
+	footers    *list.List // of *footerEntry, most recent first
+	byPath     map[string]*list.Element
+	chunks     *list.List // of *chunkEntry, most recent first
+	byChunk    map[chunkKey]*list.Element
+	bytes      int64
+}
+
+type footerEntry struct {
+	path string
+	file *parquet.File
+}
+
+type chunkKey struct {
+	path       string
+	group, col int
+}
+
+type chunkEntry struct {
+	key   chunkKey
+	chunk any // *IntChunk, *FloatChunk or *TextChunk
+	bytes int64
+}
+
+// NewScanCache returns a cache of at most maxFooters footers and
+// maxBytes of decoded column chunks.
+func NewScanCache(maxFooters int, maxBytes int64) *ScanCache {
+	return &ScanCache{maxFooters: maxFooters, maxBytes: maxBytes, footers: list.New(), byPath: map[string]*list.Element{},
+		chunks: list.New(), byChunk: map[chunkKey]*list.Element{}}
+}
+
+// Bytes is the size of the decoded chunks the cache holds.
+func (c *ScanCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+func (c *ScanCache) chunk(k chunkKey) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byChunk[k]
+	if !ok {
+		return nil
+	}
+	c.chunks.MoveToFront(e)
+	return e.Value.(*chunkEntry).chunk
+}
+
+func (c *ScanCache) putChunk(k chunkKey, chunk any, size int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byChunk[k]; ok || size > c.maxBytes {
+		return
+	}
+	c.byChunk[k] = c.chunks.PushFront(&chunkEntry{key: k, chunk: chunk, bytes: size})
+	c.bytes += size
+	for c.bytes > c.maxBytes {
+		last := c.chunks.Back()
+		e := last.Value.(*chunkEntry)
+		c.chunks.Remove(last)
+		delete(c.byChunk, e.key)
+		c.bytes -= e.bytes
+	}
+}
+
+// Open returns the data file at path (a local path) for reading its
+// column chunks. The caller closes it.
+func (c *ScanCache) Open(path string) (*ScanFile, error) {
+	c.mu.Lock()
+	e, ok := c.byPath[path]
+	if ok {
+		c.footers.MoveToFront(e)
+	}
+	c.mu.Unlock()
+	if ok {
+		return &ScanFile{cache: c, path: path, meta: e.Value.(*footerEntry).file}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("delta: read %s: %w", path, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("delta: read %s: %w", path, err)
+	}
+	meta, err := parquet.OpenFile(f, info.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true),
+		parquet.ReadBufferSize(readBufferSize))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("delta: open %s: %w", path, err)
+	}
+	c.mu.Lock()
+	if _, ok := c.byPath[path]; !ok {
+		c.byPath[path] = c.footers.PushFront(&footerEntry{path: path, file: meta})
+		for c.footers.Len() > c.maxFooters {
+			last := c.footers.Back()
+			c.footers.Remove(last)
+			delete(c.byPath, last.Value.(*footerEntry).path)
+		}
+	}
+	c.mu.Unlock()
+	return &ScanFile{cache: c, path: path, meta: meta, f: f}, nil
+}
+
+// ScanFile is a data file whose column chunks are read one at a time,
+// from the cache or from the file (opened at the first chunk it lacks).
+// Not safe for concurrent use.
+type ScanFile struct {
+	cache *ScanCache
+	path  string
+	meta  *parquet.File
+	f     *os.File // nil until a chunk is read from the file
+}
+
+// Close closes the file.
+func (s *ScanFile) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Close()
+}
+
+// Path is the file's path.
+func (s *ScanFile) Path() string { return s.path }
+
+// Rows is the number of rows of row group g.
+func (s *ScanFile) Rows(g int) int { return int(s.meta.RowGroups()[g].NumRows()) }
+
+// Groups is the number of row groups.
+func (s *ScanFile) Groups() int { return len(s.meta.RowGroups()) }
+
+// bounds returns a column chunk's min and max statistics.
+func (s *ScanFile) bounds(g, col int) (lo, hi parquet.Value, ok bool) {
+	chunk, isFile := s.meta.RowGroups()[g].ColumnChunks()[col].(*parquet.FileColumnChunk)
+	if !isFile {
+		return lo, hi, false
+	}
+	lo, hi, ok = chunk.Bounds()
+	return lo, hi, ok && !lo.IsNull() && !hi.IsNull()
+}
+
+// IntBounds returns the min and max statistics of an INT64 or INT32
+// column chunk (a time column: microseconds); ok is false without them.
+func (s *ScanFile) IntBounds(g, col int) (lo, hi int64, ok bool) {
+	mn, mx, ok := s.bounds(g, col)
+	if !ok {
+		return 0, 0, false
+	}
+	switch mn.Kind() {
+	case parquet.Int64:
+		return mn.Int64(), mx.Int64(), true
+	case parquet.Int32:
+		return int64(mn.Int32()), int64(mx.Int32()), true
+	}
+	return 0, 0, false
+}
+
+// TextBounds returns the min and max statistics of a BYTE_ARRAY column
+// chunk. tsdb writes them exact (never truncated); ok is false without
+// them.
+func (s *ScanFile) TextBounds(g, col int) (lo, hi []byte, ok bool) {
+	mn, mx, ok := s.bounds(g, col)
+	if !ok || mn.Kind() != parquet.ByteArray {
+		return nil, nil, false
+	}
+	return mn.ByteArray(), mx.ByteArray(), true
+}
+
+// errKind is a column chunk read as a kind it is not stored as.
+var errKind = errors.New("column stored as another kind")
+
+// eachPage calls fn with the pages of column col of row group g in order:
+// the page's definition levels (empty for a required column: no NULLs;
+// else one per row, 0 for NULL), the values present, and the dictionary
+// that indexes them (nil: the values themselves).
+func (s *ScanFile) eachPage(g, col int, fn func(defs []byte, data encoding.Values, dict parquet.Dictionary) error) error {
+	chunk, ok := s.meta.RowGroups()[g].ColumnChunks()[col].(*parquet.FileColumnChunk)
+	if !ok {
+		return fmt.Errorf("delta: read %s: row group %d: column %d is not a file chunk", s.path, g, col)
+	}
+	if s.f == nil {
+		f, err := os.Open(s.path)
+		if err != nil {
+			return fmt.Errorf("delta: read %s: %w", s.path, err)
+		}
+		s.f = f
+	}
+	pages := chunk.PagesFrom(s.f)
+	defer pages.Close()
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("delta: read %s: row group %d: column %d: %w", s.path, g, col, err)
+		}
+		err = fn(p.DefinitionLevels(), p.Data(), p.Dictionary())
+		parquet.Release(p)
+		if err != nil {
+			return fmt.Errorf("delta: read %s: row group %d: column %d: %w", s.path, g, col, err)
+		}
+	}
+}
+
+// IntChunk is an INT64 or INT32 column chunk decoded (times, integers,
+// dates): one value per row, and Nulls marking the NULL rows (whose
+// value is 0) when there are any. Shared: read only.
+type IntChunk struct {
+	Values []int64
+	Nulls  []bool
+}
+
+// FloatChunk is a DOUBLE or FLOAT column chunk decoded, as float64 (a
+// float32 widens exactly), with Nulls as IntChunk has them. Shared: read
+// only.
+type FloatChunk struct {
+	Values []float64
+	Nulls  []bool
+}
+
+// expand appends a page's values to vals, one per row: NULL rows (def 0)
+// get the zero value and a mark in nulls, which is made at the first.
+func expand[T any](vals []T, nulls []bool, defs []byte, present int, value func(k int) T) ([]T, []bool) {
+	if len(defs) == 0 {
+		for k := range present {
+			vals = append(vals, value(k))
+		}
+		if nulls != nil {
+			nulls = append(nulls, make([]bool, present)...)
+		}
+		return vals, nulls
+	}
+	var zero T
+	k := 0
+	for _, d := range defs {
+		if d == 0 {
+			if nulls == nil {
+				nulls = make([]bool, len(vals), cap(vals))
+			}
+			vals, nulls = append(vals, zero), append(nulls, true)
+			continue
+		}
+		vals = append(vals, value(k))
+		k++
+		if nulls != nil {
+			nulls = append(nulls, false)
+		}
+	}
+	return vals, nulls
+}
+
+// Ints reads an INT64 or INT32 column chunk.
+func (s *ScanFile) Ints(g, col int) (*IntChunk, error) {
+	key := chunkKey{s.path, g, col}
+	if c, ok := s.cache.chunk(key).(*IntChunk); ok {
+		return c, nil
+	}
+	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values) (func(k int) int64, int, bool) {
+		switch v.Kind() {
+		case encoding.Int64:
+			x := v.Int64()
+			return func(k int) int64 { return x[k] }, len(x), true
+		case encoding.Int32:
+			x := v.Int32()
+			return func(k int) int64 { return int64(x[k]) }, len(x), true
+		}
+		return nil, 0, false
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &IntChunk{Values: vals, Nulls: nulls}
+	s.cache.putChunk(key, out, int64(len(vals))*8+int64(len(nulls)))
+	return out, nil
+}
+
+// Floats reads a DOUBLE or FLOAT column chunk.
+func (s *ScanFile) Floats(g, col int) (*FloatChunk, error) {
+	key := chunkKey{s.path, g, col}
+	if c, ok := s.cache.chunk(key).(*FloatChunk); ok {
+		return c, nil
+	}
+	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values) (func(k int) float64, int, bool) {
+		switch v.Kind() {
+		case encoding.Double:
+			x := v.Double()
+			return func(k int) float64 { return x[k] }, len(x), true
+		case encoding.Float:
+			x := v.Float()
+			return func(k int) float64 { return float64(x[k]) }, len(x), true
+		}
+		return nil, 0, false
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &FloatChunk{Values: vals, Nulls: nulls}
+	s.cache.putChunk(key, out, int64(len(vals))*8+int64(len(nulls)))
+	return out, nil
+}
+
+// readNumbers decodes a column chunk of numbers, one value per row, with
+// of reading a page's (or dictionary's) values: ok false for a kind it
+// does not read.
+func readNumbers[T int64 | float64](s *ScanFile, g, col int, of func(encoding.Values) (value func(k int) T, n int, ok bool)) ([]T, []bool, error) {
+	vals := make([]T, 0, s.meta.RowGroups()[g].NumRows())
+	var nulls []bool
+	err := s.eachPage(g, col, func(defs []byte, data encoding.Values, dict parquet.Dictionary) error {
+		src := data
+		if dict != nil {
+			src = dict.Page().Data()
+		}
+		value, present, ok := of(src)
+		if !ok {
+			return errKind
+		}
+		if dict != nil {
+			idx, byIndex := data.Int32(), value
+			value, present = func(k int) T { return byIndex(int(idx[k])) }, len(idx)
+		}
+		vals, nulls = expand(vals, nulls, defs, present, value)
+		return nil
+	})
+	return vals, nulls, err
+}
+
+// TextChunk is a BYTE_ARRAY column chunk decoded as a dictionary of its
+// distinct entries (those of the chunk's dictionary page, then the values
+// of pages written plain) and one entry code per row, -1 for NULL. Shared:
+// read only.
+type TextChunk struct {
+	data  []byte
+	offs  []uint32 // entry i is data[offs[i]:offs[i+1]]
+	codes []int32
+	// runs are each entry's runs of rows, made at the first Runs: rows
+	// are sorted by the cluster column within each hour, so one host's
+	// rows of a row group are one run or a few.
+	runsOnce sync.Once
+	runs     [][]Run
+}
+
+// Run is the rows [Start, End) of a row group.
+type Run struct{ Start, End int32 }
+
+// Rows is the number of rows.
+func (t *TextChunk) Rows() int { return len(t.codes) }
+
+// Match sets dst[row] to whether the row's value is one of want (NULL
+// never is), comparing each entry once; dst is reused when large enough.
+func (t *TextChunk) Match(want [][]byte, dst []bool) []bool {
+	hits := make([]bool, len(t.offs)-1)
+	any := false
+	for i := range hits {
+		v := t.data[t.offs[i]:t.offs[i+1]]
+		for _, w := range want {
+			if bytes.Equal(v, w) {
+				hits[i], any = true, true
+				break
+			}
+		}
+	}
+	n := len(t.codes)
+	if cap(dst) < n {
+		dst = make([]bool, n)
+	}
+	dst = dst[:n]
+	if !any {
+		clear(dst)
+		return dst
+	}
+	for r, c := range t.codes {
+		dst[r] = c >= 0 && hits[c]
+	}
+	return dst
+}
+
+// Runs appends to dst the runs of rows whose value is one of want, in
+// row order.
+func (t *TextChunk) Runs(want [][]byte, dst []Run) []Run {
+	t.runsOnce.Do(func() {
+		t.runs = make([][]Run, len(t.offs)-1)
+		for r := 0; r < len(t.codes); {
+			c, end := t.codes[r], r+1
+			for end < len(t.codes) && t.codes[end] == c {
+				end++
+			}
+			if c >= 0 {
+				t.runs[c] = append(t.runs[c], Run{int32(r), int32(end)})
+			}
+			r = end
+		}
+	})
+	dst = dst[:0]
+	found := 0
+	for i, runs := range t.runs {
+		v := t.data[t.offs[i]:t.offs[i+1]]
+		for _, w := range want {
+			if bytes.Equal(v, w) {
+				dst = append(dst, runs...)
+				found++
+				break
+			}
+		}
+	}
+	if found > 1 {
+		slices.SortFunc(dst, func(a, b Run) int { return int(a.Start - b.Start) })
+	}
+	return dst
+}
+
+// Text reads a BYTE_ARRAY column chunk.
+func (s *ScanFile) Text(g, col int) (*TextChunk, error) {
+	key := chunkKey{s.path, g, col}
+	if c, ok := s.cache.chunk(key).(*TextChunk); ok {
+		return c, nil
+	}
+	out := &TextChunk{offs: []uint32{0}, codes: make([]int32, 0, s.meta.RowGroups()[g].NumRows())}
+	var lastDict parquet.Dictionary
+	base := int32(0) // code of the current dictionary's first entry
+	add := func(v []byte) {
+		out.data = append(out.data, v...)
+		out.offs = append(out.offs, uint32(len(out.data)))
+	}
+	err := s.eachPage(g, col, func(defs []byte, data encoding.Values, dict parquet.Dictionary) error {
+		var code func(k int) int32
+		present := 0
+		if dict != nil {
+			if dict != lastDict {
+				dv := dict.Page().Data()
+				if dv.Kind() != encoding.ByteArray {
+					return errKind
+				}
+				vals, offs := dv.ByteArray()
+				base = int32(len(out.offs) - 1)
+				for i := 0; i+1 < len(offs); i++ {
+					add(vals[offs[i]:offs[i+1]])
+				}
+				lastDict = dict
+			}
+			idx, b := data.Int32(), base
+			code, present = func(k int) int32 { return b + idx[k] }, len(idx)
+		} else {
+			if data.Kind() != encoding.ByteArray {
+				return errKind
+			}
+			vals, offs := data.ByteArray()
+			first := int32(len(out.offs) - 1)
+			for i := 0; i+1 < len(offs); i++ {
+				add(vals[offs[i]:offs[i+1]])
+			}
+			code, present = func(k int) int32 { return first + int32(k) }, max(len(offs)-1, 0)
+		}
+		if len(defs) == 0 {
+			for k := range present {
+				out.codes = append(out.codes, code(k))
+			}
+			return nil
+		}
+		k := 0
+		for _, d := range defs {
+			if d == 0 {
+				out.codes = append(out.codes, -1)
+				continue
+			}
+			out.codes = append(out.codes, code(k))
+			k++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.cache.putChunk(key, out, int64(len(out.data))+4*int64(len(out.offs))+4*int64(len(out.codes)))
+	return out, nil
+}
