@@ -975,3 +975,27 @@ func TestNumericMath(t *testing.T) {
 		t.Errorf("ln(1e400): %q, %v", got, err)
 	}
 }
+
+// The text check before the tree walk passes over the BY of GROUP BY,
+// ORDER BY and PARTITION BY only; any other keyword-like word, a column
+// named by among them, sends the statement to the walk.
+func TestMayNameEngineKeyword(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"SELECT max(v) FROM t GROUP BY 1 ORDER BY 1", false},
+		{"SELECT rank() OVER (PARTITION\n  BY h ORDER\tBY t) FROM t", false},
+		{"SELECT x FROM t", false},
+		{"SELECT x FROM t ORDER BY by", true},
+		{"SELECT by FROM t", true},
+		{"SELECT x FROM t GROUP BY x, by", true},
+		{"SELECT map FROM t GROUP BY 1", true},
+		{"SELECT ts AT TIME ZONE 'UTC' FROM t", true},
+		{"SELECT x FROM t ORDER /* c */ BY x", true},
+	} {
+		if got := mayNameEngineKeyword(c.text); got != c.want {
+			t.Errorf("%q: %v, want %v", c.text, got, c.want)
+		}
+	}
+}
