@@ -84,6 +84,9 @@ type metrics struct {
 	// newestBuilds counts the engine tables of a version's newest rows
 	// made (newestrows.go): one per flush or compaction a statement saw.
 	newestBuilds prometheus.Counter
+	// fastAggregates counts queries answered by the direct aggregation
+	// path (fastagg.go).
+	fastAggregates prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -98,9 +101,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Queries needing each value's newest row (lastpoint, SELECT DISTINCT of a column) that read only from the oldest of those rows on."}),
 		newestBuilds: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_newest_rows_builds_total",
 			Help: "Engine tables made of each value's newest rows among a table version's files, which such queries read in the files' place."}),
+		fastAggregates: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_direct_aggregations_total",
+			Help: "Queries of one table's max, min or count per time bucket answered from the buffered batches and the data files' row groups without the engine."}),
 	}
 	if r != nil {
-		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds, m.newestBuilds)
+		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds, m.newestBuilds, m.fastAggregates)
 	}
 	return m
 }

@@ -19,6 +19,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"tsdb/delta"
 	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/auth"
@@ -60,6 +61,16 @@ type Planner struct {
 	// points hashes the buffered points of tables with dedup_keys
 	// (pointindex.go).
 	points pointIndex
+	// scans keeps the footers and decoded column chunks of data files
+	// the direct aggregation path read (fastagg.go).
+	scans *delta.ScanCache
+	// batchIndexes keep the rows of each value of buffered batches' text
+	// columns for that path.
+	batchIndexes *batchIndexes
+	// fastMaxRows and fastMaxGroups bound that path's queries (tests
+	// lower them).
+	fastMaxRows   int64
+	fastMaxGroups int
 
 	stop chan struct{}
 	done chan struct{}
@@ -81,7 +92,7 @@ func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.S
 	}
 	limits := engine.opts.Limits.withDefaults(threads)
 	p := &Planner{store: store, roles: roles, views: vs, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
-		limits: limits, metrics: newMetrics(engine.opts.Registerer), heavy: make(chan struct{}, limits.HeavyStatements),
+		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheSize, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexRows), fastMaxRows: fastMaxRows, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
@@ -294,6 +305,11 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 		// and ROLLBACK close the open results rather than read them
 		// first.
 		return s.transaction(ctx, t)
+	}
+	// Before the privilege walk, the engine and the rewrites: the direct
+	// aggregation path needs none of them (fastagg.go).
+	if res, ok, err := s.fastAggregate(ctx, st.node.GetSelectStmt()); ok {
+		return res, err
 	}
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err

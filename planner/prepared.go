@@ -262,6 +262,10 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		p.Columns = []Column{{Name: "QUERY PLAN", OID: oidText, Size: -1}}
 		return nil
 	}
+	if cols, ok := s.fastAggColumns(p.stmt.node.GetSelectStmt()); ok {
+		p.Columns = cols
+		return nil
+	}
 	text := p.stmt.text
 	var tables, catalog []string
 	var sel *pg_query.SelectStmt
