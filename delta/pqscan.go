@@ -29,19 +29,27 @@ import (
 // space is freed at once. Chunks are dropped least recently used first
 // past the byte budget. Safe for concurrent use.
 type ScanCache struct {
-	maxFooters int
-	maxBytes   int64
-	mu         sync.Mutex
-	footers    *list.List // of *footerEntry, most recent first
-	byPath     map[string]*list.Element
-	chunks     *list.List // of *chunkEntry, most recent first
-	byChunk    map[chunkKey]*list.Element
-	bytes      int64
+	maxFooterBytes, maxBytes int64
+	mu                       sync.Mutex
+	footers                  *list.List // of *footerEntry, most recent first
+	byPath                   map[string]*list.Element
+	footerBytes              int64
+	chunks                   *list.List // of *chunkEntry, most recent first
+	byChunk                  map[chunkKey]*list.Element
+	bytes                    int64
 }
 
 type footerEntry struct {
-	path string
-	file *parquet.File
+	path  string
+	file  *parquet.File
+	bytes int64
+}
+
+// footerSize estimates what a parsed footer holds in memory: a few
+// hundred bytes per column chunk (statistics, offsets, the schema's
+// share).
+func footerSize(f *parquet.File) int64 {
+	return 2048 + 256*int64(len(f.RowGroups()))*int64(len(f.Schema().Fields()))
 }
 
 type chunkKey struct {
@@ -55,10 +63,10 @@ type chunkEntry struct {
 	bytes int64
 }
 
-// NewScanCache returns a cache of at most maxFooters footers and
-// maxBytes of decoded column chunks.
-func NewScanCache(maxFooters int, maxBytes int64) *ScanCache {
-	return &ScanCache{maxFooters: maxFooters, maxBytes: maxBytes, footers: list.New(), byPath: map[string]*list.Element{},
+// NewScanCache returns a cache of at most maxFooterBytes of parsed
+// footers and maxBytes of decoded column chunks.
+func NewScanCache(maxFooterBytes, maxBytes int64) *ScanCache {
+	return &ScanCache{maxFooterBytes: maxFooterBytes, maxBytes: maxBytes, footers: list.New(), byPath: map[string]*list.Element{},
 		chunks: list.New(), byChunk: map[chunkKey]*list.Element{}}
 }
 
@@ -126,11 +134,15 @@ func (c *ScanCache) Open(path string) (*ScanFile, error) {
 	}
 	c.mu.Lock()
 	if _, ok := c.byPath[path]; !ok {
-		c.byPath[path] = c.footers.PushFront(&footerEntry{path: path, file: meta})
-		for c.footers.Len() > c.maxFooters {
+		size := footerSize(meta)
+		c.byPath[path] = c.footers.PushFront(&footerEntry{path: path, file: meta, bytes: size})
+		c.footerBytes += size
+		for c.footerBytes > c.maxFooterBytes && c.footers.Len() > 1 {
 			last := c.footers.Back()
+			e := last.Value.(*footerEntry)
 			c.footers.Remove(last)
-			delete(c.byPath, last.Value.(*footerEntry).path)
+			delete(c.byPath, e.path)
+			c.footerBytes -= e.bytes
 		}
 	}
 	c.mu.Unlock()
@@ -368,11 +380,10 @@ type TextChunk struct {
 	data  []byte
 	offs  []uint32 // entry i is data[offs[i]:offs[i+1]]
 	codes []int32
-	// runs are each entry's runs of rows, made at the first Runs: rows
-	// are sorted by the cluster column within each hour, so one host's
-	// rows of a row group are one run or a few.
-	runsOnce sync.Once
-	runs     [][]Run
+	// runs are each entry's runs of rows: rows are sorted by the cluster
+	// column within each hour, so one host's rows of a row group are one
+	// run or a few.
+	runs [][]Run
 }
 
 // Run is the rows [Start, End) of a row group.
@@ -413,19 +424,6 @@ func (t *TextChunk) Match(want [][]byte, dst []bool) []bool {
 // Runs appends to dst the runs of rows whose value is one of want, in
 // row order.
 func (t *TextChunk) Runs(want [][]byte, dst []Run) []Run {
-	t.runsOnce.Do(func() {
-		t.runs = make([][]Run, len(t.offs)-1)
-		for r := 0; r < len(t.codes); {
-			c, end := t.codes[r], r+1
-			for end < len(t.codes) && t.codes[end] == c {
-				end++
-			}
-			if c >= 0 {
-				t.runs[c] = append(t.runs[c], Run{int32(r), int32(end)})
-			}
-			r = end
-		}
-	})
 	dst = dst[:0]
 	found := 0
 	for i, runs := range t.runs {
@@ -506,6 +504,19 @@ func (s *ScanFile) Text(g, col int) (*TextChunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cache.putChunk(key, out, int64(len(out.data))+4*int64(len(out.offs))+4*int64(len(out.codes)))
+	out.runs = make([][]Run, len(out.offs)-1)
+	runs := 0
+	for r := 0; r < len(out.codes); {
+		c, end := out.codes[r], r+1
+		for end < len(out.codes) && out.codes[end] == c {
+			end++
+		}
+		if c >= 0 {
+			out.runs[c] = append(out.runs[c], Run{int32(r), int32(end)})
+			runs++
+		}
+		r = end
+	}
+	s.cache.putChunk(key, out, int64(len(out.data))+4*int64(len(out.offs))+4*int64(len(out.codes))+24*int64(len(out.runs))+8*int64(runs))
 	return out, nil
 }

@@ -64,7 +64,7 @@ func TestScanFileMatchesReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cache := NewScanCache(10, 64<<20)
+		cache := NewScanCache(1<<20, 64<<20)
 		f, err := cache.Open(store.LocalPath(add.Path))
 		if err != nil {
 			t.Fatal(err)

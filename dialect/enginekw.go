@@ -60,7 +60,7 @@ func QuoteEngineKeywords(sql string) string {
 var engineKeywordsFold = regexp.MustCompile(`(?i)` + engineKeywords.String())
 
 // mayNameEngineKeyword reports whether text has a word of engineKeywords
-// other than the BY of GROUP BY, ORDER BY and PARTITION BY, which nearly
+// other than the BY of GROUP BY and ORDER BY, which nearly
 // every query has and which names nothing: only then is the statement's
 // tree walked (a reflective walk, a tenth of a short query's time).
 func mayNameEngineKeyword(text string) bool {
@@ -71,7 +71,7 @@ func mayNameEngineKeyword(text string) bool {
 		before := strings.TrimRight(text[:m[0]], " \t\r\n")
 		i := strings.LastIndexAny(before, " \t\r\n(),") + 1
 		switch strings.ToLower(before[i:]) {
-		case "group", "order", "partition":
+		case "group", "order":
 		default:
 			return true
 		}

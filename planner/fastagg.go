@@ -40,17 +40,17 @@ import (
 // result columns' names and types as PostgreSQL gives them (the general
 // path gives the same; TestFastAggregateMatchesEngine compares them).
 
-// footerCacheSize is how many data files' parsed footers the planner
-// keeps for the path (about 10 KB each for a 21-column table), and
-// scanCacheBytes the budget of the column chunks it keeps decoded: 64 MiB
-// hold the time, host and one metric of some 2.5M rows, the recent hours
+// footerCacheBytes is the budget of the data files' parsed footers the
+// planner keeps for the path (a few hundred bytes per column chunk), and
+// scanCacheBytes that of the column chunks it keeps decoded: 64 MiB hold
+// the time, host and one metric of some 2.5M rows, the recent hours
 // dashboards ask for again and again.
 const (
-	footerCacheSize = 4096
-	scanCacheBytes  = 64 << 20
-	// batchIndexRows bounds the buffered rows indexed by value (4 bytes
-	// each, and a map entry per value).
-	batchIndexRows = 4 << 20
+	footerCacheBytes = 32 << 20
+	scanCacheBytes   = 64 << 20
+	// batchIndexBytes bounds the indexes of buffered batches by value (4
+	// bytes a row, a map entry and the value's bytes per value).
+	batchIndexBytes = 32 << 20
 )
 
 // fastMaxRows bounds the rows a query on the path may have to look at
@@ -60,6 +60,9 @@ const (
 const (
 	fastMaxRows   = 2 << 20
 	fastMaxGroups = 100_000
+	// fastMaxFiles bounds the files whose footers a query reads before
+	// it knows its rows.
+	fastMaxFiles = 512
 )
 
 // fastAgg is a matched query.
@@ -71,6 +74,8 @@ type fastAgg struct {
 	desc    bool
 	limit   int64 // -1: none
 	offset  int64
+	// params are a prepared statement's parameter types (describe).
+	params []uint32
 }
 
 // fastOut is one result column.
@@ -155,8 +160,9 @@ func fastRef(n *pg_query.Node, t schema.Table, from string) int {
 }
 
 // stringConst returns the value of a string constant (a literal, or one
-// cast to text or varchar); in describe mode a parameter stands for one.
-func stringConst(n *pg_query.Node, describe bool) ([]byte, bool) {
+// cast to text or varchar); in describe mode a parameter of type text,
+// varchar or unknown (params) stands for one.
+func stringConst(n *pg_query.Node, describe bool, params []uint32) ([]byte, bool) {
 	if tc := n.GetTypeCast(); tc != nil {
 		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 {
 			return nil, false
@@ -169,7 +175,7 @@ func stringConst(n *pg_query.Node, describe bool) ([]byte, bool) {
 		}
 	}
 	if describe && n.GetParamRef() != nil {
-		return nil, true
+		return nil, paramTyped(n.GetParamRef(), params, oidUnknown, oidText, oidVarchar)
 	}
 	c := n.GetAConst()
 	if c == nil || c.Isnull || c.GetSval() == nil {
@@ -178,11 +184,17 @@ func stringConst(n *pg_query.Node, describe bool) ([]byte, bool) {
 	return []byte(c.GetSval().GetSval()), true
 }
 
+// paramTyped reports whether parameter p has one of the types oids.
+func paramTyped(p *pg_query.ParamRef, params []uint32, oids ...uint32) bool {
+	i := int(p.Number) - 1
+	return i >= 0 && i < len(params) && slices.Contains(oids, params[i])
+}
+
 // timeConst reports whether n is a constant the path reads as an
 // instant: a string literal, maybe cast to timestamptz or timestamp (the
 // value is read when the query runs, by literalTimes); in describe mode a
-// parameter.
-func timeConst(n *pg_query.Node, describe bool) bool {
+// parameter of a timestamp type or unknown (params).
+func timeConst(n *pg_query.Node, describe bool, params []uint32) bool {
 	if tc := n.GetTypeCast(); tc != nil {
 		if tc.TypeName == nil || len(tc.TypeName.Typmods) > 0 || len(tc.TypeName.ArrayBounds) > 0 {
 			return false
@@ -194,15 +206,16 @@ func timeConst(n *pg_query.Node, describe bool) bool {
 		n = tc.Arg
 	}
 	if describe && n.GetParamRef() != nil {
-		return true
+		return paramTyped(n.GetParamRef(), params, oidUnknown, oidTimestamptz, oidTimestamp)
 	}
 	c := n.GetAConst()
 	return c != nil && !c.Isnull && c.GetSval() != nil
 }
 
 // matchFastAgg matches a SELECT against the path's shape over table t.
-// In describe mode parameters stand for constants.
-func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool) (*fastAgg, bool) {
+// In describe mode parameters of fitting types (params) stand for
+// constants.
+func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool, params []uint32) (*fastAgg, bool) {
 	if sel == nil || sel.Op > pg_query.SetOperation_SETOP_NONE ||
 		sel.WithClause != nil || len(sel.DistinctClause) > 0 || sel.IntoClause != nil || len(sel.WindowClause) > 0 ||
 		sel.HavingClause != nil || len(sel.LockingClause) > 0 || len(sel.ValuesLists) > 0 || len(sel.FromClause) != 1 ||
@@ -224,7 +237,7 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool) (*fas
 		}
 		from = rv.Alias.Aliasname
 	}
-	m := &fastAgg{limit: -1}
+	m := &fastAgg{limit: -1, params: params}
 	bucket := -1
 	for i, n := range sel.TargetList {
 		rt := n.GetResTarget()
@@ -307,6 +320,10 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool) (*fas
 			}
 		}
 		if preferInput {
+			// GROUP BY takes an input column first, system columns too.
+			if slices.Contains([]string{"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"}, name) {
+				return false
+			}
 			for _, c := range t.Columns {
 				if c.Name == name {
 					return false
@@ -403,10 +420,10 @@ func (m *fastAgg) matchWhere(n *pg_query.Node, t schema.Table, from string, desc
 		}
 		left, right := fastRef(e.Lexpr, t, from), fastRef(e.Rexpr, t, from)
 		switch {
-		case left == t.TimeIndex && right < 0 && timeConst(e.Rexpr, describe):
+		case left == t.TimeIndex && right < 0 && timeConst(e.Rexpr, describe, m.params):
 			m.times = append(m.times, timeCmp{op: op, expr: e.Rexpr})
 			return true
-		case right == t.TimeIndex && left < 0 && timeConst(e.Lexpr, describe):
+		case right == t.TimeIndex && left < 0 && timeConst(e.Lexpr, describe, m.params):
 			m.times = append(m.times, timeCmp{op: flipOp[op], expr: e.Lexpr})
 			return true
 		}
@@ -420,7 +437,7 @@ func (m *fastAgg) matchWhere(n *pg_query.Node, t schema.Table, from string, desc
 		if !textCol(col) || fastRef(other, t, from) >= 0 {
 			return false
 		}
-		v, ok := stringConst(other, describe)
+		v, ok := stringConst(other, describe, m.params)
 		if !ok {
 			return false
 		}
@@ -434,17 +451,19 @@ func (m *fastAgg) matchWhere(n *pg_query.Node, t schema.Table, from string, desc
 		}
 		f := textFilter{col: col}
 		for _, it := range items {
-			v, ok := stringConst(it, describe)
+			v, ok := stringConst(it, describe, m.params)
 			if !ok {
 				return false
 			}
-			f.want = append(f.want, v)
+			if !slices.ContainsFunc(f.want, func(w []byte) bool { return bytes.Equal(w, v) }) || describe {
+				f.want = append(f.want, v) // a value once: each row counts once
+			}
 		}
 		m.filters = append(m.filters, f)
 		return true
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN:
 		items := e.Rexpr.GetList().GetItems()
-		if fastRef(e.Lexpr, t, from) != t.TimeIndex || len(items) != 2 || !timeConst(items[0], describe) || !timeConst(items[1], describe) {
+		if fastRef(e.Lexpr, t, from) != t.TimeIndex || len(items) != 2 || !timeConst(items[0], describe, m.params) || !timeConst(items[1], describe, m.params) {
 			return false
 		}
 		m.times = append(m.times, timeCmp{op: "between", expr: items[0], hi: items[1]})
@@ -478,8 +497,9 @@ func (s *Session) fastTable(sel *pg_query.SelectStmt) (schema.Table, bool) {
 	return s.p.store.Table(rv.Relname)
 }
 
-// fastAggColumns describes a prepared SELECT the path may answer.
-func (s *Session) fastAggColumns(sel *pg_query.SelectStmt) ([]Column, bool) {
+// fastAggColumns describes a prepared SELECT the path may answer, with
+// its parameters' types.
+func (s *Session) fastAggColumns(sel *pg_query.SelectStmt, params []uint32) ([]Column, bool) {
 	if s.noFastAgg {
 		return nil, false
 	}
@@ -487,7 +507,7 @@ func (s *Session) fastAggColumns(sel *pg_query.SelectStmt) ([]Column, bool) {
 	if !ok {
 		return nil, false
 	}
-	m, ok := matchFastAgg(sel, t, true)
+	m, ok := matchFastAgg(sel, t, true, params)
 	if !ok {
 		return nil, false
 	}
@@ -505,7 +525,7 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 	if !ok {
 		return nil, false, nil
 	}
-	if _, ok := matchFastAgg(sel, t, false); !ok {
+	if _, ok := matchFastAgg(sel, t, false, nil); !ok {
 		return nil, false, nil
 	}
 	snap, err := s.p.store.Snapshot(ctx, t.Name)
@@ -514,7 +534,7 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 	}
 	// Matched again on the snapshot's table, which a concurrent ALTER
 	// may have changed.
-	m, ok := matchFastAgg(sel, snap.Table, false)
+	m, ok := matchFastAgg(sel, snap.Table, false, nil)
 	if !ok {
 		return nil, false, nil
 	}
@@ -537,7 +557,15 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 				fg.f.Close()
 			}
 		}()
-		rows := int64(0)
+		rows, inRange := int64(0), 0
+		for _, f := range snap.Files {
+			if r.overlaps(f.MinTime, f.MaxTime) {
+				inRange++
+			}
+		}
+		if inRange > fastMaxFiles {
+			return nil, false, nil
+		}
 		for i, f := range snap.Files {
 			if !r.overlaps(f.MinTime, f.MaxTime) {
 				continue
@@ -579,7 +607,7 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 				return nil, false, nil
 			}
 		}
-		if agg.tooMany {
+		if agg.decline || agg.infiniteTimes() {
 			return nil, false, nil
 		}
 	}
@@ -641,9 +669,10 @@ type fastGroups struct {
 	groups  map[int64][]fastAcc
 	last    []fastAcc
 	lastKey int64
-	// tooMany: past maxGroups buckets.
+	// decline: past maxGroups buckets, or a time the path does not
+	// compute with (±infinity): the engine's path answers.
 	maxGroups int
-	tooMany   bool
+	decline   bool
 	// scratch reused between row groups: the runs of rows the first
 	// filter keeps, the other filters' rows, the rows kept and their
 	// buckets' accumulators
@@ -659,6 +688,9 @@ func newFastGroups(m *fastAgg, maxGroups int) *fastGroups {
 
 // group returns the accumulators of the bucket of time us.
 func (g *fastGroups) group(us int64) []fastAcc {
+	if us >= math.MaxInt64-1 || us <= -math.MaxInt64 {
+		g.decline = true // ±infinity: date_trunc keeps it, the engine prints it
+	}
 	key := int64(0)
 	if g.m.unit > 0 {
 		key = us - ((us%g.m.unit)+g.m.unit)%g.m.unit // floor, also before 1970
@@ -669,7 +701,7 @@ func (g *fastGroups) group(us int64) []fastAcc {
 	acc, ok := g.groups[key]
 	if !ok {
 		if len(g.groups) >= g.maxGroups {
-			g.tooMany = true // the engine's path answers, spilling if it must
+			g.decline = true // the engine's aggregation spills if it must
 		}
 		acc = make([]fastAcc, len(g.m.outs))
 		g.groups[key] = acc
@@ -687,7 +719,8 @@ func floatAbove(a, b float64) bool {
 	return a > b
 }
 
-// addInt folds value v of output o into acc.
+// addInt folds value v of output o into acc. (An infinite timestamptz is
+// kept as it is: rows declines it.)
 func (o *fastOut) addInt(acc *fastAcc, v int64) {
 	switch {
 	case o.fn == "count":
@@ -738,6 +771,9 @@ groups:
 func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r interval) error {
 	path := f.Path()
 	for _, rg := range groups {
+		if g.decline {
+			return nil
+		}
 		times, err := f.Ints(rg, timeCol)
 		if err != nil {
 			return err
@@ -893,6 +929,9 @@ rows:
 			}
 		}
 		acc := g.group(us)
+		if g.decline {
+			return true
+		}
 		for j := range g.m.outs {
 			o := &g.m.outs[j]
 			switch c := cols[j].(type) {
@@ -930,6 +969,20 @@ rows:
 		}
 	}
 	return true
+}
+
+// infiniteTimes reports whether a max or min of a timestamptz column is
+// ±infinity, which the engine's path prints as PostgreSQL does.
+func (g *fastGroups) infiniteTimes() bool {
+	for _, acc := range g.groups {
+		for j, o := range g.m.outs {
+			if o.fn != "count" && o.kind == KindTimestampTZ && o.col >= 0 && acc[j].seen &&
+				(acc[j].i >= math.MaxInt64-1 || acc[j].i <= -math.MaxInt64) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rows are the result rows: one per bucket in the query's order, or the
@@ -996,14 +1049,14 @@ func fastValue(k Kind, a fastAcc) any {
 // value: made at the first direct query that filters the batch by the
 // column, so that the next ones look at one host's rows, not the batch's
 // (batches are immutable, and IDs unique for the life of the process).
-// At most maxRows rows are indexed, least recently used out first. Safe
-// for concurrent use.
+// At most maxBytes are kept, least recently used out first. Safe for
+// concurrent use.
 type batchIndexes struct {
-	maxRows int64
-	mu      sync.Mutex
-	lru     *list.List // of *batchIndex, most recent first
-	m       map[indexedColumn]*list.Element
-	rows    int64
+	maxBytes int64
+	mu       sync.Mutex
+	lru      *list.List // of *batchIndex, most recent first
+	m        map[indexedColumn]*list.Element
+	bytes    int64
 }
 
 type indexedColumn struct {
@@ -1012,13 +1065,13 @@ type indexedColumn struct {
 }
 
 type batchIndex struct {
-	key  indexedColumn
-	rows map[string][]int32
-	n    int64
+	key   indexedColumn
+	rows  map[string][]int32
+	bytes int64
 }
 
-func newBatchIndexes(maxRows int64) *batchIndexes {
-	return &batchIndexes{maxRows: maxRows, lru: list.New(), m: map[indexedColumn]*list.Element{}}
+func newBatchIndexes(maxBytes int64) *batchIndexes {
+	return &batchIndexes{maxBytes: maxBytes, lru: list.New(), m: map[indexedColumn]*list.Element{}}
 }
 
 // of returns the index of column col (values) of batch id.
@@ -1032,28 +1085,30 @@ func (b *batchIndexes) of(id uint64, col int, values *array.String) map[string][
 	}
 	b.mu.Unlock()
 	rows := map[string][]int32{}
+	size := int64(0)
 	for i := range values.Len() {
 		if values.IsValid(i) {
 			v := values.Value(i)
 			r, ok := rows[v]
 			if !ok {
 				v = strings.Clone(v) // not the batch's memory: it may go first
+				size += int64(len(v)) + 64
 			}
 			rows[v] = append(r, int32(i))
+			size += 4
 		}
 	}
-	n := int64(values.Len())
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.m[key]; !ok && n <= b.maxRows {
-		b.m[key] = b.lru.PushFront(&batchIndex{key: key, rows: rows, n: n})
-		b.rows += n
-		for b.rows > b.maxRows {
+	if _, ok := b.m[key]; !ok && size <= b.maxBytes {
+		b.m[key] = b.lru.PushFront(&batchIndex{key: key, rows: rows, bytes: size})
+		b.bytes += size
+		for b.bytes > b.maxBytes {
 			last := b.lru.Back()
 			e := last.Value.(*batchIndex)
 			b.lru.Remove(last)
 			delete(b.m, e.key)
-			b.rows -= e.n
+			b.bytes -= e.bytes
 		}
 	}
 	return rows

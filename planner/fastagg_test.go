@@ -73,6 +73,7 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 		"SELECT date_trunc('hour', time) AS h, max(usage), count(*) FROM m WHERE host IN ('h1', 'h2') AND note = 'n1' AND time < '2026-01-01 02:30:00+00' GROUP BY h ORDER BY h",
 		"SELECT max(usage) AS top FROM m WHERE host = 'h1' AND " + window,
 		"SELECT count(*), max(usage) FROM m WHERE host = 'nobody'",
+		"SELECT count(*), max(usage) FROM m WHERE host IN ('h1', 'h1', 'h2')",
 		"SELECT count(*) FROM m WHERE time > '2030-01-01'",
 		"SELECT count(*) FROM m LIMIT 0",
 		"SELECT count(*) FROM m OFFSET 1",
@@ -171,31 +172,38 @@ func TestFastAggregateShape(t *testing.T) {
 	tests := []struct {
 		q              string
 		run, described bool
+		params         []uint32 // the parameters' types, else unknown
 	}{
-		{"SELECT date_trunc('minute', time) AS m1, max(usage) FROM m WHERE host IN ('a', 'b') AND time >= '2026-01-01' GROUP BY m1 ORDER BY m1", true, true},
-		{"SELECT date_trunc('minute', time) AS m1, max(usage) FROM m WHERE host IN ($1, $2) AND time >= $3 AND time < $4 GROUP BY m1 ORDER BY m1", false, true},
-		{"SELECT max(usage) FROM m WHERE host = $1::text", false, true},
-		{"SELECT max(usage) FROM m WHERE host = 1", false, false},
-		{"SELECT max(usage) FROM m WHERE c = 'a'", false, false},
-		{"SELECT max(usage) FROM m WHERE host <> 'a'", false, false},
-		{"SELECT max(usage) FROM m WHERE host NOT IN ('a')", false, false},
-		{"SELECT max(usage) FROM m WHERE host = NULL", false, false},
-		{"SELECT max(usage) FROM m WHERE time BETWEEN SYMMETRIC '2026-01-02' AND '2026-01-01'", false, false},
-		{"SELECT max(usage) FROM m LIMIT $1", false, false},
-		{"SELECT max(usage) FROM m, m AS n", false, false},
-		{"SELECT max(DISTINCT usage) FROM m", false, false},
-		{"SELECT max(usage) FILTER (WHERE host = 'a') FROM m", false, false},
-		{"SELECT max(usage) OVER () FROM m", false, false},
-		{"SELECT max(usage) FROM m GROUP BY host", false, false},
-		{"SELECT date_trunc('minute', time), max(usage) FROM m GROUP BY date_trunc('minute', time)", false, false},
-		{"SELECT date_trunc('minute', time) AS a, max(usage) AS a FROM m GROUP BY a", false, false},
-		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m GROUP BY 1 ORDER BY 2", false, false},
-		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m GROUP BY 1 ORDER BY 1 FETCH FIRST 1 ROWS WITH TIES", false, false},
-		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m AS x GROUP BY 1", true, true},
-		{"SELECT date_trunc('minute', m.time) AS a, max(usage) FROM m AS x GROUP BY 1", false, false},
-		{"SELECT max(usage) FROM m WHERE time >= '2026-01-01' UNION SELECT 1", false, false},
-		{"SELECT max(usage) FROM other.m", false, false},
-		{"SELECT max(c) FROM m", false, false},
+		{"SELECT date_trunc('minute', time) AS m1, max(usage) FROM m WHERE host IN ('a', 'b') AND time >= '2026-01-01' GROUP BY m1 ORDER BY m1", true, true, nil},
+		{"SELECT date_trunc('minute', time) AS m1, max(usage) FROM m WHERE host IN ($1, $2) AND time >= $3 AND time < $4 GROUP BY m1 ORDER BY m1", false, true, nil},
+		{"SELECT max(usage) FROM m WHERE host = $1::text", false, true, nil},
+		{"SELECT date_trunc('minute', time) AS m1, max(usage) FROM m WHERE host = $1 AND time >= $2 GROUP BY m1", false, true, []uint32{oidVarchar, oidTimestamptz}},
+		{"SELECT max(usage) FROM m WHERE host = $1", false, false, []uint32{oidInt4}},
+		{"SELECT max(usage) FROM m WHERE time > $1", false, false, []uint32{oidInt8}},
+		// GROUP BY prefers input columns, system columns among them.
+		{"SELECT date_trunc('hour', time) AS xmin, count(*) FROM m GROUP BY xmin", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE host IN ('a', 'a')", true, true, nil},
+		{"SELECT max(usage) FROM m WHERE host = 1", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE c = 'a'", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE host <> 'a'", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE host NOT IN ('a')", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE host = NULL", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE time BETWEEN SYMMETRIC '2026-01-02' AND '2026-01-01'", false, false, nil},
+		{"SELECT max(usage) FROM m LIMIT $1", false, false, nil},
+		{"SELECT max(usage) FROM m, m AS n", false, false, nil},
+		{"SELECT max(DISTINCT usage) FROM m", false, false, nil},
+		{"SELECT max(usage) FILTER (WHERE host = 'a') FROM m", false, false, nil},
+		{"SELECT max(usage) OVER () FROM m", false, false, nil},
+		{"SELECT max(usage) FROM m GROUP BY host", false, false, nil},
+		{"SELECT date_trunc('minute', time), max(usage) FROM m GROUP BY date_trunc('minute', time)", false, false, nil},
+		{"SELECT date_trunc('minute', time) AS a, max(usage) AS a FROM m GROUP BY a", false, false, nil},
+		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m GROUP BY 1 ORDER BY 2", false, false, nil},
+		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m GROUP BY 1 ORDER BY 1 FETCH FIRST 1 ROWS WITH TIES", false, false, nil},
+		{"SELECT date_trunc('minute', time) AS a, max(usage) FROM m AS x GROUP BY 1", true, true, nil},
+		{"SELECT date_trunc('minute', m.time) AS a, max(usage) FROM m AS x GROUP BY 1", false, false, nil},
+		{"SELECT max(usage) FROM m WHERE time >= '2026-01-01' UNION SELECT 1", false, false, nil},
+		{"SELECT max(usage) FROM other.m", false, false, nil},
+		{"SELECT max(c) FROM m", false, false, nil},
 	}
 	for _, tc := range tests {
 		tree, err := pg_query.Parse(tc.q)
@@ -203,10 +211,14 @@ func TestFastAggregateShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		sel := tree.Stmts[0].Stmt.GetSelectStmt()
-		if _, ok := matchFastAgg(sel, tbl, false); ok != tc.run {
+		if _, ok := matchFastAgg(sel, tbl, false, nil); ok != tc.run {
 			t.Errorf("%s: matched to run: %v, want %v", tc.q, ok, tc.run)
 		}
-		if _, ok := matchFastAgg(sel, tbl, true); ok != tc.described {
+		params := tc.params
+		if params == nil {
+			params = make([]uint32, 4)
+		}
+		if _, ok := matchFastAgg(sel, tbl, true, params); ok != tc.described {
 			t.Errorf("%s: matched to describe: %v, want %v", tc.q, ok, tc.described)
 		}
 	}
@@ -222,10 +234,13 @@ func TestFastAggregateAfterAddColumn(t *testing.T) {
 	e.must("ALTER TABLE pg3 ADD COLUMN note TEXT")
 	e.must("ALTER TABLE pg3 ADD COLUMN w DOUBLE PRECISION")
 	e.must("INSERT INTO pg3 SELECT TIMESTAMPTZ '2026-01-01' + x * INTERVAL '1 second', 'h' || (x % 2), x, 'after', x / 2.0 FROM generate_series(8, 11) x")
+	// ±infinity: date_trunc keeps it, and so does max.
+	e.must("INSERT INTO pg3 VALUES ('infinity', 'h0', 1, 'inf', 1), ('-infinity', 'h1', 2, 'inf', 2)")
 	for _, q := range []string{
 		"SELECT count(*) FROM pg3 WHERE note = 'after'",
 		"SELECT count(*), max(w), count(w) FROM pg3 WHERE host = 'h1'",
 		"SELECT max(v) FROM pg3 WHERE host IN ('h0', 'h1')",
+		"SELECT date_trunc('hour', time) AS h, count(*), max(time) FROM pg3 GROUP BY h ORDER BY h",
 	} {
 		e.s.noFastAgg = true
 		want, werr := e.rawResult(q)

@@ -92,7 +92,7 @@ func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.S
 	}
 	limits := engine.opts.Limits.withDefaults(threads)
 	p := &Planner{store: store, roles: roles, views: vs, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
-		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheSize, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexRows), fastMaxRows: fastMaxRows, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
+		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheBytes, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexBytes), fastMaxRows: fastMaxRows, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {

@@ -22,6 +22,7 @@ const (
 	oidInt2        = 21
 	oidInt4        = 23
 	oidText        = 25
+	oidVarchar     = 1043
 	oidFloat4      = 700
 	oidFloat8      = 701
 	oidTimestamp   = 1114
@@ -262,7 +263,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		p.Columns = []Column{{Name: "QUERY PLAN", OID: oidText, Size: -1}}
 		return nil
 	}
-	if cols, ok := s.fastAggColumns(p.stmt.node.GetSelectStmt()); ok {
+	if cols, ok := s.fastAggColumns(p.stmt.node.GetSelectStmt(), p.ParamOIDs); ok {
 		p.Columns = cols
 		return nil
 	}
