@@ -392,6 +392,16 @@ type Run struct{ Start, End int32 }
 // Rows is the number of rows.
 func (t *TextChunk) Rows() int { return len(t.codes) }
 
+// Value returns row's value; false for NULL. The bytes are the chunk's:
+// read only.
+func (t *TextChunk) Value(row int) ([]byte, bool) {
+	c := t.codes[row]
+	if c < 0 {
+		return nil, false
+	}
+	return t.data[t.offs[c]:t.offs[c+1]], true
+}
+
 // Match sets dst[row] to whether the row's value is one of want (NULL
 // never is), comparing each entry once; dst is reused when large enough.
 func (t *TextChunk) Match(want [][]byte, dst []bool) []bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,81 @@ type fastAgg struct {
 	offset  int64
 	// params are a prepared statement's parameter types (describe).
 	params []uint32
+	// rows: the select list is columns (fn "column"), and the result
+	// the rows; aggs: it is aggregates. nums are comparisons of float
+	// columns with constants.
+	rows, aggs bool
+	nums       []numFilter
+}
+
+// numFilter keeps rows whose float column compares with v by op, as
+// PostgreSQL compares float8 (NaN above every number; NULL never kept).
+type numFilter struct {
+	col int
+	op  string
+	v   float64
+}
+
+// keeps reports whether value x passes the filter.
+func (f numFilter) keeps(x float64) bool {
+	switch f.op {
+	case ">":
+		return floatAbove(x, f.v)
+	case ">=":
+		return !floatAbove(f.v, x)
+	case "<":
+		return floatAbove(f.v, x)
+	case "<=":
+		return !floatAbove(x, f.v)
+	case "=":
+		return !floatAbove(x, f.v) && !floatAbove(f.v, x)
+	}
+	return false
+}
+
+// rowColumnKind is the kind of a column the rows mode returns, 0 for a
+// type it does not.
+func rowColumnKind(c schema.Column) Kind {
+	if c.Type == schema.Text {
+		if c.MaxLength > 0 || c.Padded {
+			return 0 // varchar(n) and char(n) are described otherwise
+		}
+		return KindString
+	}
+	k, _ := fastColumnKind(c.Type)
+	return k
+}
+
+// matchColumns takes a column reference of the select list (a column, or
+// *) in rows mode.
+func (m *fastAgg) matchColumns(cr *pg_query.ColumnRef, name string, t schema.Table, from string) bool {
+	m.rows = true
+	if len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+		if name != "" || len(cr.Fields) > 2 || len(cr.Fields) == 2 && cr.Fields[0].GetString_().GetSval() != from {
+			return false
+		}
+		for i, c := range t.Columns {
+			k := rowColumnKind(c)
+			if k == 0 {
+				return false
+			}
+			m.outs = append(m.outs, fastOut{name: c.Name, fn: "column", col: i, kind: k, float: c.Type == schema.Float64 || c.Type == schema.Float32})
+		}
+		return true
+	}
+	col := fastRef(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}, t, from)
+	if col < 0 {
+		return false
+	}
+	k := rowColumnKind(t.Columns[col])
+	if k == 0 {
+		return false
+	}
+	if name == "" {
+		name = t.Columns[col].Name
+	}
+	m.outs = append(m.outs, fastOut{name: name, fn: "column", col: col, kind: k, float: t.Columns[col].Type == schema.Float64 || t.Columns[col].Type == schema.Float32})
+	return true
 }
 
 // fastOut is one result column.
@@ -184,6 +260,22 @@ func stringConst(n *pg_query.Node, describe bool, params []uint32) ([]byte, bool
 	return []byte(c.GetSval().GetSval()), true
 }
 
+// numConst returns the value of a numeric literal (90, 90.5, 1e3) as the
+// float8 PostgreSQL compares a double precision column with.
+func numConst(n *pg_query.Node) (float64, bool) {
+	c := n.GetAConst()
+	switch {
+	case c == nil || c.Isnull:
+		return 0, false
+	case c.GetIval() != nil:
+		return float64(c.GetIval().Ival), true
+	case c.GetFval() != nil:
+		v, err := strconv.ParseFloat(c.GetFval().GetFval(), 64)
+		return v, err == nil && !math.IsInf(v, 0)
+	}
+	return 0, false
+}
+
 // paramTyped reports whether parameter p has one of the types oids.
 func paramTyped(p *pg_query.ParamRef, params []uint32, oids ...uint32) bool {
 	i := int(p.Number) - 1
@@ -244,6 +336,16 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool, param
 		if rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
 			return nil, false
 		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			// Columns, or *: the rows themselves (no aggregate beside).
+			if !m.matchColumns(cr, rt.Name, t, from) {
+				return nil, false
+			}
+			continue
+		}
+		if m.rows {
+			return nil, false
+		}
 		fc := rt.Val.GetFuncCall()
 		if fc == nil || fc.AggDistinct || fc.AggFilter != nil || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup ||
 			fc.FuncVariadic || len(fc.Funcname) > 2 || len(fc.Funcname) == 2 && fc.Funcname[0].GetString_().GetSval() != "pg_catalog" {
@@ -298,6 +400,7 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool, param
 			out.name = out.fn
 		}
 		m.outs = append(m.outs, out)
+		m.aggs = true
 	}
 	// GROUP BY: the bucket, by position or by its output name (when no
 	// column of the table has that name: GROUP BY prefers those), or
@@ -331,6 +434,11 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool, param
 			}
 		}
 		return true
+	}
+	if m.rows && (m.aggs || sel.LimitCount != nil || sel.LimitOffset != nil) {
+		// Rows without ORDER BY: which of them LIMIT keeps is open, and
+		// the engine's choice is kept.
+		return nil, false
 	}
 	if bucket < 0 {
 		if len(sel.GroupClause) > 0 || len(sel.SortClause) > 0 {
@@ -426,6 +534,18 @@ func (m *fastAgg) matchWhere(n *pg_query.Node, t schema.Table, from string, desc
 		case right == t.TimeIndex && left < 0 && timeConst(e.Lexpr, describe, m.params):
 			m.times = append(m.times, timeCmp{op: flipOp[op], expr: e.Lexpr})
 			return true
+		case left >= 0 && right < 0 && t.Columns[left].Type == schema.Float64:
+			v, ok := numConst(e.Rexpr)
+			if ok {
+				m.nums = append(m.nums, numFilter{col: left, op: op, v: v})
+			}
+			return ok
+		case right >= 0 && left < 0 && t.Columns[right].Type == schema.Float64:
+			v, ok := numConst(e.Lexpr)
+			if ok {
+				m.nums = append(m.nums, numFilter{col: right, op: flipOp[op], v: v})
+			}
+			return ok
 		}
 		if op != "=" {
 			return false
@@ -673,6 +793,8 @@ type fastGroups struct {
 	// compute with (±infinity): the engine's path answers.
 	maxGroups int
 	decline   bool
+	// out are the result rows in rows mode.
+	out [][]any
 	// scratch reused between row groups: the runs of rows the first
 	// filter keeps, the other filters' rows, the rows kept and their
 	// buckets' accumulators
@@ -810,7 +932,32 @@ func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r in
 				g.kept = append(g.kept, i)
 			}
 		}
+		for _, nf := range g.m.nums {
+			if len(g.kept) == 0 {
+				break
+			}
+			c, err := f.Floats(rg, nf.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(path, rg)
+			}
+			kept := g.kept[:0]
+			for _, i := range g.kept {
+				if (c.Nulls == nil || !c.Nulls[i]) && nf.keeps(c.Values[i]) {
+					kept = append(kept, i)
+				}
+			}
+			g.kept = kept
+		}
 		if len(g.kept) == 0 {
+			continue
+		}
+		if g.m.rows {
+			if err := g.fileRows(f, rg, n, times.Values); err != nil {
+				return err
+			}
 			continue
 		}
 		// The buckets of the kept rows, then each output's column.
@@ -898,6 +1045,15 @@ func (g *fastGroups) scanBatch(index *batchIndexes, id uint64, rec arrow.RecordB
 			cols[j] = rec.Column(o.col)
 		}
 	}
+	nums := make([]*array.Float64, len(g.m.nums))
+	for k, nf := range g.m.nums {
+		if nf.col >= int(rec.NumCols()) {
+			return false
+		}
+		if nums[k], ok = rec.Column(nf.col).(*array.Float64); !ok {
+			return false
+		}
+	}
 	times := ts.Values()
 	// The rows to look at: the first filter's, by the batch's index of
 	// the column, or all.
@@ -927,6 +1083,17 @@ rows:
 			if col.IsNull(i) || !slices.ContainsFunc(g.m.filters[f].want, func(w []byte) bool { return string(w) == col.Value(i) }) {
 				continue rows
 			}
+		}
+		for k, nf := range g.m.nums {
+			if nums[k].IsNull(i) || !nf.keeps(nums[k].Value(i)) {
+				continue rows
+			}
+		}
+		if g.m.rows {
+			if !g.batchRow(cols, i) {
+				return false
+			}
+			continue
 		}
 		acc := g.group(us)
 		if g.decline {
@@ -971,6 +1138,109 @@ rows:
 	return true
 }
 
+// fastMaxOutRows bounds the rows the rows mode collects: past it the
+// engine's path, which streams, answers.
+const fastMaxOutRows = 100_000
+
+// fileRows appends the kept rows of row group rg (n rows) of f to the
+// result, in rows mode.
+func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int, times []int64) error {
+	if len(g.out)+len(g.kept) > fastMaxOutRows {
+		g.decline = true
+		return nil
+	}
+	base := len(g.out)
+	for range g.kept {
+		g.out = append(g.out, make([]any, len(g.m.outs)))
+	}
+	for j, o := range g.m.outs {
+		switch {
+		case o.kind == KindString:
+			c, err := f.Text(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if c.Rows() != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if v, ok := c.Value(int(i)); ok {
+					g.out[base+k][j] = string(v)
+				}
+			}
+		case o.float:
+			c, err := f.Floats(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if c.Nulls == nil || !c.Nulls[i] {
+					g.out[base+k][j] = fastValue(o.kind, fastAcc{f: c.Values[i]})
+				}
+			}
+		default:
+			c, err := f.Ints(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if c.Nulls == nil || !c.Nulls[i] {
+					if o.kind == KindTimestampTZ && (c.Values[i] >= math.MaxInt64-1 || c.Values[i] <= -math.MaxInt64) {
+						g.decline = true // ±infinity: the engine prints it
+					}
+					g.out[base+k][j] = fastValue(o.kind, fastAcc{i: c.Values[i]})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// batchRow appends row i of a buffered batch (its columns cols) to the
+// result, in rows mode; false for a column of a type it does not read.
+func (g *fastGroups) batchRow(cols []arrow.Array, i int) bool {
+	if len(g.out) >= fastMaxOutRows {
+		g.decline = true
+		return true
+	}
+	row := make([]any, len(g.m.outs))
+	for j := range g.m.outs {
+		if cols[j].IsNull(i) {
+			continue
+		}
+		switch c := cols[j].(type) {
+		case *array.String:
+			row[j] = strings.Clone(c.Value(i))
+		case *array.Float64:
+			row[j] = c.Value(i)
+		case *array.Float32:
+			row[j] = c.Value(i)
+		case *array.Int64:
+			row[j] = c.Value(i)
+		case *array.Int32:
+			row[j] = c.Value(i)
+		case *array.Int16:
+			row[j] = c.Value(i)
+		case *array.Timestamp:
+			us := int64(c.Value(i))
+			if us >= math.MaxInt64-1 || us <= -math.MaxInt64 {
+				g.decline = true
+			}
+			row[j] = time.UnixMicro(us).UTC()
+		default:
+			return false
+		}
+	}
+	g.out = append(g.out, row)
+	return true
+}
+
 // infiniteTimes reports whether a max or min of a timestamptz column is
 // ±infinity, which the engine's path prints as PostgreSQL does.
 func (g *fastGroups) infiniteTimes() bool {
@@ -989,6 +1259,9 @@ func (g *fastGroups) infiniteTimes() bool {
 // one row of aggregates without GROUP BY (also over no rows, as
 // PostgreSQL gives it), after OFFSET and LIMIT.
 func (g *fastGroups) rows() [][]any {
+	if g.m.rows {
+		return g.out
+	}
 	keys := make([]int64, 0, len(g.groups))
 	for k := range g.groups {
 		keys = append(keys, k)

@@ -74,6 +74,13 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 		"SELECT max(usage) AS top FROM m WHERE host = 'h1' AND " + window,
 		"SELECT count(*), max(usage) FROM m WHERE host = 'nobody'",
 		"SELECT count(*), max(usage) FROM m WHERE host IN ('h1', 'h1', 'h2')",
+		// Rows, and comparisons of a float column with numbers.
+		"SELECT time, host, usage, f4, n, i, s FROM m WHERE usage > 50.5 AND host IN ('h1', 'h3') AND " + window,
+		"SELECT m.time AS t, usage u FROM m AS m WHERE host = 'h1' AND 10 >= usage AND time < '2026-01-01 00:20:00+00'",
+		"SELECT host, time FROM m WHERE usage = 19.6",
+		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE usage > 10 AND " + window + " GROUP BY minute ORDER BY minute",
+		"SELECT date_trunc('minute', time) AS minute, max(usage), count(*) FROM m WHERE usage >= -10 AND usage < 40 AND host = 'h2' GROUP BY minute ORDER BY minute",
+		"SELECT count(*), min(usage) FROM m WHERE usage > 1e2",
 		"SELECT count(*) FROM m WHERE time > '2030-01-01'",
 		"SELECT count(*) FROM m LIMIT 0",
 		"SELECT count(*) FROM m OFFSET 1",
@@ -84,7 +91,7 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 	general := []string{
 		// GROUP BY time names the input column, not the output's.
 		"SELECT date_trunc('minute', time) AS time, max(usage) FROM m WHERE " + window + " GROUP BY time ORDER BY 1, 2",
-		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE usage > 10 AND " + window + " GROUP BY minute ORDER BY minute",
+		"SELECT host, time FROM m WHERE usage = 19.6 OR false",
 		"SELECT date_trunc('week', time) AS w, max(usage) FROM m GROUP BY w ORDER BY w",
 		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE host IN ('h1') OR " + window + " GROUP BY minute ORDER BY minute",
 		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE time >= now() - interval '100 years' AND host = 'h1' GROUP BY minute ORDER BY minute",
@@ -92,6 +99,12 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 		"SELECT date_trunc('minute', time) AS minute, sum(usage) FROM m GROUP BY minute ORDER BY minute",
 		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE host = 'h1' GROUP BY minute ORDER BY max(usage) DESC, minute",
 		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE note = 'n1' AND host = 'h1' GROUP BY minute HAVING count(*) > 1 ORDER BY minute",
+		// char/varchar(n) columns, LIMIT without ORDER BY, columns beside aggregates.
+		"SELECT * FROM m WHERE host = 'h1' AND " + window,
+		"SELECT time, usage FROM m WHERE host = 'h1' LIMIT 3",
+		"SELECT host, count(*) FROM m GROUP BY host",
+		"SELECT time, usage FROM m WHERE f4 > 3",
+		"SELECT time, usage FROM m WHERE usage <> 3",
 	}
 	check := func(stage string) {
 		t.Helper()
@@ -240,6 +253,8 @@ func TestFastAggregateAfterAddColumn(t *testing.T) {
 		"SELECT count(*) FROM pg3 WHERE note = 'after'",
 		"SELECT count(*), max(w), count(w) FROM pg3 WHERE host = 'h1'",
 		"SELECT max(v) FROM pg3 WHERE host IN ('h0', 'h1')",
+		"SELECT * FROM pg3 WHERE host = 'h1' AND w > 4",
+		"SELECT * FROM pg3 WHERE time > '2026-01-01'",
 		"SELECT date_trunc('hour', time) AS h, count(*), max(time) FROM pg3 GROUP BY h ORDER BY h",
 	} {
 		e.s.noFastAgg = true
