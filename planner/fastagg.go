@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"cmp"
 	"container/list"
 	"context"
 	"fmt"
@@ -713,6 +714,9 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 		if rows > s.p.fastMaxRows {
 			return nil, false, nil
 		}
+		// Buffered rows in the order they were written, as the engine's
+		// path gives them (a batch's ID grows with it).
+		slices.SortFunc(batches, func(a, b membuffer.Batch) int { return cmp.Compare(a.ID, b.ID) })
 		for _, fg := range files {
 			if ctx.Err() != nil {
 				return nil, false, nil // the engine's path reports the cancel
