@@ -283,6 +283,9 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		{"line protocol (dedup)", data.lines, false, true, false},
 		{"line protocol (dedup, sent again)", data.lines, false, true, true},
 	} {
+		if lp.again && !c.resend {
+			continue
+		}
 		s.resetPeakRSS()
 		runs, err := loadRuns(ctx, conn, c.loadRuns, false, func(bool) string { return lineTable }, func(table string, last bool) (time.Duration, error) {
 			if lp.dedup {

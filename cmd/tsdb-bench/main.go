@@ -29,6 +29,8 @@ type config struct {
 	// inserts runs the multi-row INSERT loads; walDay the simulated
 	// days of the WAL's disk use.
 	inserts, walDay bool
+	// resend sends the line-protocol data set again into the dedup table.
+	resend bool
 
 	profile        string
 	profileSeconds int
@@ -47,6 +49,7 @@ func main() {
 	flag.IntVar(&c.batch, "insert-batch", 1000, "rows per multi-row INSERT")
 	flag.BoolVar(&c.inserts, "inserts", true, "run the multi-row INSERT loads (PostgreSQL takes minutes for millions of rows)")
 	flag.BoolVar(&c.walDay, "wal-day", true, "simulate a day of the WAL's disk use at the hosts and ten times as many")
+	flag.BoolVar(&c.resend, "resend", true, "send the line-protocol data set again into the dedup table (every point replaced: minutes at 1,000 hosts)")
 	flag.StringVar(&c.profile, "profile", "", "directory for CPU profiles of tsdb during each load (go tool pprof)")
 	flag.IntVar(&c.profileSeconds, "profile-seconds", 5, "length of each load profile")
 	chartFrom := flag.String("chart-from", "", "only redraw --out/bench.png from this bench.json")
