@@ -65,6 +65,12 @@ const (
 	// fastMaxFiles bounds the files whose footers a query reads before
 	// it knows its rows.
 	fastMaxFiles = 512
+	// fastMaxBuffered bounds the buffered rows of a query on the path:
+	// they are not sorted by host, so each batch is read whole or through
+	// an index of its own, and at 1,000 hosts a 12-hour window over two
+	// million buffered rows took 63 ms this way against 24 ms in the
+	// engine.
+	fastMaxBuffered = 500_000
 )
 
 // fastAgg is a matched query.
@@ -705,13 +711,14 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 			}
 		}
 		var batches []membuffer.Batch
+		buffered := int64(0)
 		for _, b := range snap.Batches {
 			if r.overlaps(b.MinTime, b.MaxTime) {
 				batches = append(batches, b)
-				rows += b.Rec.NumRows()
+				buffered += b.Rec.NumRows()
 			}
 		}
-		if rows > s.p.fastMaxRows {
+		if rows+buffered > s.p.fastMaxRows || buffered > s.p.fastMaxBuffered {
 			return nil, false, nil
 		}
 		// Buffered rows in the order they were written, as the engine's

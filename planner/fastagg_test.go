@@ -126,28 +126,28 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 		}
 	}
 	check("buffered")
-	e.must("CHECKPOINT")
-	check("flushed")
 	// Past its bounds the path leaves a query to the engine.
-	for _, c := range []struct {
-		q     string
-		limit func(bool)
-	}{
-		{"SELECT max(usage) FROM m", func(on bool) { e.p.fastMaxRows = map[bool]int64{true: 100, false: fastMaxRows}[on] }},
-		{"SELECT date_trunc('second', time) AS s1, count(*) FROM m GROUP BY s1 ORDER BY s1", func(on bool) {
-			e.p.fastMaxGroups = map[bool]int{true: 100, false: fastMaxGroups}[on]
-		}},
-	} {
-		c.limit(true)
+	pastBound := func(q string, limit func(bool)) {
+		t.Helper()
+		limit(true)
+		defer limit(false)
 		before := testutil.ToFloat64(e.p.metrics.fastAggregates)
 		e.s.noFastAgg = true
-		want, _ := e.rawResult(c.q)
+		want, _ := e.rawResult(q)
 		e.s.noFastAgg = false
-		if got, err := e.rawResult(c.q); err != nil || got != want || testutil.ToFloat64(e.p.metrics.fastAggregates) != before {
-			t.Errorf("%s: past the bound: %v, answered directly: %v", c.q, err, testutil.ToFloat64(e.p.metrics.fastAggregates) != before)
+		if got, err := e.rawResult(q); err != nil || got != want || testutil.ToFloat64(e.p.metrics.fastAggregates) != before {
+			t.Errorf("%s: past the bound: %v, answered directly: %v", q, err, testutil.ToFloat64(e.p.metrics.fastAggregates) != before)
 		}
-		c.limit(false)
 	}
+	pastBound("SELECT max(usage) FROM m WHERE host = 'h1'", func(on bool) {
+		e.p.fastMaxBuffered = map[bool]int64{true: 100, false: fastMaxBuffered}[on]
+	})
+	e.must("CHECKPOINT")
+	check("flushed")
+	pastBound("SELECT max(usage) FROM m", func(on bool) { e.p.fastMaxRows = map[bool]int64{true: 100, false: fastMaxRows}[on] })
+	pastBound("SELECT date_trunc('second', time) AS s1, count(*) FROM m GROUP BY s1 ORDER BY s1", func(on bool) {
+		e.p.fastMaxGroups = map[bool]int{true: 100, false: fastMaxGroups}[on]
+	})
 	insert(180, 240)
 	e.must(`INSERT INTO m VALUES ('2026-01-01 00:07:10+00', 'h1', 99.5, 1, 2, 3, 4, 'late')`)
 	check("files and buffered")

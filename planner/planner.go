@@ -69,8 +69,8 @@ type Planner struct {
 	batchIndexes *batchIndexes
 	// fastMaxRows and fastMaxGroups bound that path's queries (tests
 	// lower them).
-	fastMaxRows   int64
-	fastMaxGroups int
+	fastMaxRows, fastMaxBuffered int64
+	fastMaxGroups                int
 
 	stop chan struct{}
 	done chan struct{}
@@ -92,7 +92,7 @@ func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.S
 	}
 	limits := engine.opts.Limits.withDefaults(threads)
 	p := &Planner{store: store, roles: roles, views: vs, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
-		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheBytes, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexBytes), fastMaxRows: fastMaxRows, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
+		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheBytes, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexBytes), fastMaxRows: fastMaxRows, fastMaxBuffered: fastMaxBuffered, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
