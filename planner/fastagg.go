@@ -1150,8 +1150,9 @@ rows:
 }
 
 // fastMaxOutRows bounds the rows the rows mode collects: past it the
-// engine's path, which streams, answers.
-const fastMaxOutRows = 100_000
+// engine's path, which streams chunks straight to the wire, is faster
+// (high-cpu-all, 43,000 rows: 117 ms collected here, 81 ms streamed).
+const fastMaxOutRows = 10_000
 
 // fileRows appends the kept rows of row group rg (n rows) of f to the
 // result, in rows mode.
