@@ -1,0 +1,460 @@
+package planner
+
+import (
+	"bytes"
+	"container/list"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"tsdb/delta"
+)
+
+// How the direct aggregation path (fastagg.go) reads: the row groups of
+// data files and the buffered batches of a snapshot, the rows a query
+// keeps, folded into its buckets or collected as rows.
+
+// candidates are the row groups of f that the time range r and the
+// filters' values are not outside of, by their statistics.
+func (g *fastGroups) candidates(f *delta.ScanFile, timeCol int, r interval) []int {
+	var out []int
+groups:
+	for rg := range f.Groups() {
+		if lo, hi, ok := f.IntBounds(rg, timeCol); ok && !r.overlaps(lo, hi) {
+			continue
+		}
+		for _, flt := range g.m.filters {
+			if lo, hi, ok := f.TextBounds(rg, flt.col); ok && !slices.ContainsFunc(flt.want, func(w []byte) bool {
+				return bytes.Compare(w, lo) >= 0 && bytes.Compare(w, hi) <= 0
+			}) {
+				continue groups
+			}
+		}
+		out = append(out, rg)
+	}
+	return out
+}
+
+// scanFile folds the rows in range r of row groups of a data file. The
+// first filter's rows are found by runs (a host's rows are adjacent
+// within each hour) and only those rows are looked at.
+func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r interval) error {
+	path := f.Path()
+	for _, rg := range groups {
+		if g.decline {
+			return nil
+		}
+		times, err := f.Ints(rg, timeCol)
+		if err != nil {
+			return err
+		}
+		n := len(times.Values)
+		g.runs = append(g.runs[:0], delta.Run{Start: 0, End: int32(n)})
+		g.matches = g.matches[:0]
+		for k, flt := range g.m.filters {
+			text, err := f.Text(rg, flt.col)
+			if err != nil {
+				return err
+			}
+			if text.Rows() != n {
+				return errRowCount(path, rg)
+			}
+			if k == 0 {
+				g.runs = text.Runs(flt.want, g.runs)
+			} else {
+				g.matches = append(g.matches, text.Match(flt.want, nil))
+			}
+		}
+		g.kept = g.kept[:0]
+		for _, run := range g.runs {
+		rows:
+			for i := run.Start; i < run.End; i++ {
+				if us := times.Values[i]; us < r.lo || us > r.hi {
+					continue
+				}
+				for _, m := range g.matches {
+					if !m[i] {
+						continue rows
+					}
+				}
+				g.kept = append(g.kept, i)
+			}
+		}
+		for _, nf := range g.m.nums {
+			if len(g.kept) == 0 {
+				break
+			}
+			c, err := f.Floats(rg, nf.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(path, rg)
+			}
+			kept := g.kept[:0]
+			for _, i := range g.kept {
+				if (c.Nulls == nil || !c.Nulls[i]) && nf.keeps(c.Values[i]) {
+					kept = append(kept, i)
+				}
+			}
+			g.kept = kept
+		}
+		if len(g.kept) == 0 {
+			continue
+		}
+		if g.m.rows {
+			if err := g.fileRows(f, rg, n, times.Values); err != nil {
+				return err
+			}
+			continue
+		}
+		// The buckets of the kept rows, then each output's column.
+		g.rowAcc = g.rowAcc[:0]
+		for _, i := range g.kept {
+			g.rowAcc = append(g.rowAcc, g.group(times.Values[i]))
+		}
+		for j := range g.m.outs {
+			o := &g.m.outs[j]
+			switch {
+			case o.fn == "date_trunc":
+			case o.col < 0 || o.col == timeCol: // count(*), or of the never-NULL time column
+				for k, i := range g.kept {
+					o.addInt(&g.rowAcc[k][j], times.Values[i])
+				}
+			case o.float:
+				c, err := f.Floats(rg, o.col)
+				if err != nil {
+					return err
+				}
+				if err := fold(g, path, rg, n, c.Values, c.Nulls, j, o.addFloat); err != nil {
+					return err
+				}
+			default:
+				c, err := f.Ints(rg, o.col)
+				if err != nil {
+					return err
+				}
+				if err := fold(g, path, rg, n, c.Values, c.Nulls, j, o.addInt); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fold folds the kept rows' values of a column chunk of n rows into
+// output j's accumulators with add.
+func fold[T int64 | float64](g *fastGroups, path string, rg, n int, vals []T, nulls []bool, j int, add func(*fastAcc, T)) error {
+	if len(vals) != n {
+		return errRowCount(path, rg)
+	}
+	for k, i := range g.kept {
+		if nulls == nil || !nulls[i] {
+			add(&g.rowAcc[k][j], vals[i])
+		}
+	}
+	return nil
+}
+
+// errRowCount is a data file whose column chunks of one row group do not
+// have the same number of rows.
+func errRowCount(path string, rg int) error {
+	return fmt.Errorf("planner: data file %s: row group %d: columns of different lengths", path, rg)
+}
+
+// scanBatch folds the rows of buffered batch id, rec, in range r; false
+// when a column is not of the Arrow type the path reads (the general path
+// answers). The first filter's rows come from index.
+func (g *fastGroups) scanBatch(index *batchIndexes, id uint64, rec arrow.RecordBatch, timeCol int, r interval) bool {
+	for _, o := range g.m.outs {
+		if o.col >= int(rec.NumCols()) {
+			return false // written before the column was added
+		}
+	}
+	for _, f := range g.m.filters {
+		if f.col >= int(rec.NumCols()) {
+			return false
+		}
+	}
+	ts, ok := rec.Column(timeCol).(*array.Timestamp)
+	if !ok {
+		return false
+	}
+	filters := make([]*array.String, len(g.m.filters))
+	for i, f := range g.m.filters {
+		if filters[i], ok = rec.Column(f.col).(*array.String); !ok {
+			return false
+		}
+	}
+	cols := make([]arrow.Array, len(g.m.outs))
+	for j, o := range g.m.outs {
+		if o.col >= 0 {
+			cols[j] = rec.Column(o.col)
+		}
+	}
+	nums := make([]*array.Float64, len(g.m.nums))
+	for k, nf := range g.m.nums {
+		if nf.col >= int(rec.NumCols()) {
+			return false
+		}
+		if nums[k], ok = rec.Column(nf.col).(*array.Float64); !ok {
+			return false
+		}
+	}
+	times := ts.Values()
+	// The rows to look at: the first filter's, by the batch's index of
+	// the column, or all.
+	var candidates []int32
+	if len(filters) > 0 {
+		idx := index.of(id, g.m.filters[0].col, filters[0])
+		for _, w := range g.m.filters[0].want {
+			candidates = append(candidates, idx[string(w)]...)
+		}
+		if len(g.m.filters[0].want) > 1 {
+			slices.Sort(candidates) // rows in the order they were written
+		}
+	}
+	all := len(filters) == 0
+rows:
+	for k := 0; all && k < len(times) || !all && k < len(candidates); k++ {
+		i := k
+		if !all {
+			i = int(candidates[k])
+		}
+		us := int64(times[i])
+		if us < r.lo || us > r.hi || ts.IsNull(i) {
+			continue
+		}
+		for f := 1; f < len(filters); f++ {
+			col := filters[f]
+			if col.IsNull(i) || !slices.ContainsFunc(g.m.filters[f].want, func(w []byte) bool { return string(w) == col.Value(i) }) {
+				continue rows
+			}
+		}
+		for k, nf := range g.m.nums {
+			if nums[k].IsNull(i) || !nf.keeps(nums[k].Value(i)) {
+				continue rows
+			}
+		}
+		if g.m.rows {
+			if !g.batchRow(cols, i) {
+				return false
+			}
+			continue
+		}
+		acc := g.group(us)
+		if g.decline {
+			return true
+		}
+		for j := range g.m.outs {
+			o := &g.m.outs[j]
+			if cols[j] == nil {
+				if o.fn == "count" {
+					o.addInt(&acc[j], 0)
+				}
+				continue
+			}
+			iv, fv, isFloat, ok := arrowNumber(cols[j], i)
+			switch {
+			case !ok:
+				return false
+			case cols[j].IsNull(i):
+			case isFloat:
+				o.addFloat(&acc[j], fv)
+			default:
+				o.addInt(&acc[j], iv)
+			}
+		}
+	}
+	return true
+}
+
+// fastMaxOutRows bounds the rows the rows mode collects: past it the
+// engine's path, which streams chunks straight to the wire, is faster
+// (high-cpu-all, 43,000 rows: 117 ms collected here, 81 ms streamed).
+const fastMaxOutRows = 10_000
+
+// fileRows appends the kept rows of row group rg (n rows) of f to the
+// result, in rows mode.
+func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int, times []int64) error {
+	if len(g.out)+len(g.kept) > fastMaxOutRows {
+		g.decline = true
+		return nil
+	}
+	base := len(g.out)
+	for range g.kept {
+		g.out = append(g.out, make([]any, len(g.m.outs)))
+	}
+	for j, o := range g.m.outs {
+		switch {
+		case o.kind == KindString:
+			c, err := f.Text(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if c.Rows() != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if v, ok := c.Value(int(i)); ok {
+					g.out[base+k][j] = string(v)
+				}
+			}
+		case o.float:
+			c, err := f.Floats(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if c.Nulls == nil || !c.Nulls[i] {
+					g.out[base+k][j] = fastValue(o.kind, fastAcc{f: c.Values[i]})
+				}
+			}
+		default:
+			c, err := f.Ints(rg, o.col)
+			if err != nil {
+				return err
+			}
+			if len(c.Values) != n {
+				return errRowCount(f.Path(), rg)
+			}
+			for k, i := range g.kept {
+				if c.Nulls == nil || !c.Nulls[i] {
+					if o.kind == KindTimestampTZ && (c.Values[i] >= math.MaxInt64-1 || c.Values[i] <= -math.MaxInt64) {
+						g.decline = true // ±infinity: the engine prints it
+					}
+					g.out[base+k][j] = fastValue(o.kind, fastAcc{i: c.Values[i]})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// batchRow appends row i of a buffered batch (its columns cols) to the
+// result, in rows mode; false for a column of a type it does not read.
+func (g *fastGroups) batchRow(cols []arrow.Array, i int) bool {
+	if len(g.out) >= fastMaxOutRows {
+		g.decline = true
+		return true
+	}
+	row := make([]any, len(g.m.outs))
+	for j, o := range g.m.outs {
+		if cols[j].IsNull(i) {
+			continue
+		}
+		if c, ok := cols[j].(*array.String); ok {
+			row[j] = strings.Clone(c.Value(i))
+			continue
+		}
+		iv, fv, _, ok := arrowNumber(cols[j], i)
+		if !ok {
+			return false
+		}
+		if o.kind == KindTimestampTZ && (iv >= math.MaxInt64-1 || iv <= -math.MaxInt64) {
+			g.decline = true // ±infinity: the engine prints it
+		}
+		row[j] = fastValue(o.kind, fastAcc{i: iv, f: fv})
+	}
+	g.out = append(g.out, row)
+	return true
+}
+
+// arrowNumber reads row i of a numeric or timestamp Arrow column as the
+// path folds it: an integer (times in microseconds) or a float; ok is
+// false for a column of another type.
+func arrowNumber(a arrow.Array, i int) (iv int64, fv float64, isFloat, ok bool) {
+	switch c := a.(type) {
+	case *array.Float64:
+		return 0, c.Value(i), true, true
+	case *array.Float32:
+		return 0, float64(c.Value(i)), true, true
+	case *array.Int64:
+		return c.Value(i), 0, false, true
+	case *array.Int32:
+		return int64(c.Value(i)), 0, false, true
+	case *array.Int16:
+		return int64(c.Value(i)), 0, false, true
+	case *array.Timestamp:
+		return int64(c.Value(i)), 0, false, true
+	}
+	return 0, 0, false, false
+}
+
+// batchIndexes keep, per buffered batch and text column, the rows of each
+// value: made at the first direct query that filters the batch by the
+// column, so that the next ones look at one host's rows, not the batch's
+// (batches are immutable, and IDs unique for the life of the process).
+// At most maxBytes are kept, least recently used out first. Safe for
+// concurrent use.
+type batchIndexes struct {
+	maxBytes int64
+	mu       sync.Mutex
+	lru      *list.List // of *batchIndex, most recent first
+	m        map[indexedColumn]*list.Element
+	bytes    int64
+}
+
+type indexedColumn struct {
+	id  uint64
+	col int
+}
+
+type batchIndex struct {
+	key   indexedColumn
+	rows  map[string][]int32
+	bytes int64
+}
+
+func newBatchIndexes(maxBytes int64) *batchIndexes {
+	return &batchIndexes{maxBytes: maxBytes, lru: list.New(), m: map[indexedColumn]*list.Element{}}
+}
+
+// of returns the index of column col (values) of batch id.
+func (b *batchIndexes) of(id uint64, col int, values *array.String) map[string][]int32 {
+	key := indexedColumn{id, col}
+	b.mu.Lock()
+	if e, ok := b.m[key]; ok {
+		b.lru.MoveToFront(e)
+		b.mu.Unlock()
+		return e.Value.(*batchIndex).rows
+	}
+	b.mu.Unlock()
+	rows := map[string][]int32{}
+	size := int64(0)
+	for i := range values.Len() {
+		if values.IsValid(i) {
+			v := values.Value(i)
+			r, ok := rows[v]
+			if !ok {
+				v = strings.Clone(v) // not the batch's memory: it may go first
+				size += int64(len(v)) + 64
+			}
+			rows[v] = append(r, int32(i))
+			size += 4
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.m[key]; !ok && size <= b.maxBytes {
+		b.m[key] = b.lru.PushFront(&batchIndex{key: key, rows: rows, bytes: size})
+		b.bytes += size
+		for b.bytes > b.maxBytes {
+			last := b.lru.Back()
+			e := last.Value.(*batchIndex)
+			b.lru.Remove(last)
+			delete(b.m, e.key)
+			b.bytes -= e.bytes
+		}
+	}
+	return rows
+}
