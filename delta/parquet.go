@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -96,25 +95,10 @@ func sortedRecord(t schema.Table, batches []arrow.RecordBatch) (arrow.RecordBatc
 		defer padded[i].Release()
 	}
 	batches = padded
-	keys := make([]rowKeys, len(batches))
-	n := 0
-	for bi, b := range batches {
-		k, err := newRowKeys(t, b)
-		if err != nil {
-			return nil, err
-		}
-		keys[bi] = k
-		n += int(b.NumRows())
+	rows, err := fileOrder(t, batches)
+	if err != nil {
+		return nil, err
 	}
-	rows := make([]arrowutil.RowRef, 0, n)
-	for bi, b := range batches {
-		for r := 0; r < int(b.NumRows()); r++ {
-			rows = append(rows, arrowutil.RowRef{Rec: bi, Row: r})
-		}
-	}
-	slices.SortStableFunc(rows, func(a, b arrowutil.RowRef) int {
-		return keys[a.Rec].key(a.Row).compare(keys[b.Rec].key(b.Row))
-	})
 	rec, err := arrowutil.Take(sch, batches, rows)
 	if err != nil {
 		return nil, fmt.Errorf("delta: %w", err)

@@ -252,3 +252,58 @@ func arrowGoFileByHour(tb testing.TB, sch schema.Table, rec arrow.RecordBatch, p
 	}
 	return buf.Bytes()
 }
+
+// dictionaryPays keeps a dictionary for repeated values (tags, the times
+// of an hour) and gives it up for values that are nearly all distinct,
+// whether that shows at once or only past its first sample.
+func TestDictionaryPays(t *testing.T) {
+	floats := func(n int, f func(i int) float64) arrow.Array {
+		b := array.NewFloat64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		for i := range n {
+			b.Append(f(i))
+		}
+		return b.NewArray()
+	}
+	strs := func(n int, f func(i int) string) arrow.Array {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		for i := range n {
+			if i%7 == 0 {
+				b.AppendNull()
+				continue
+			}
+			b.Append(f(i))
+		}
+		return b.NewArray()
+	}
+	for _, tc := range []struct {
+		name string
+		a    arrow.Array
+		want bool
+	}{
+		{"distinct floats", floats(100_000, func(i int) float64 { return float64(i) * 1.37 }), false},
+		{"floats of 100 values", floats(100_000, func(i int) float64 { return float64(i % 100) }), true},
+		{"a distinct sample, then repeats", floats(100_000, func(i int) float64 { return float64(min(i, 5000)) }), false},
+		{"repeats, then distinct past half", floats(100_000, func(i int) float64 {
+			if i < 40_000 {
+				return 1
+			}
+			return float64(i)
+		}), false},
+		{"repeats, then distinct below half", floats(100_000, func(i int) float64 {
+			if i < 80_000 {
+				return float64(i % 10)
+			}
+			return float64(i)
+		}), true},
+		{"host names", strs(50_000, func(i int) string { return fmt.Sprintf("host_%d", i/360) }), true},
+		{"log lines", strs(50_000, func(i int) string { return fmt.Sprintf("request %d took %d ms", i, i%97) }), false},
+		{"all NULL", strs(1, nil), false},
+	} {
+		if got := dictionaryPays(tc.a); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		tc.a.Release()
+	}
+}

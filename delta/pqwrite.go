@@ -367,14 +367,20 @@ func (fw *fileWriter) values(c schema.Column, col int, a arrow.Array) ([]parquet
 // written plain: a dictionary of 8,192 distinct floats was stored beside
 // their indices, 20% larger than the values and slower to decode.
 func dictionaryPays(a arrow.Array) bool {
+	const dictionarySample = 4096
 	n := a.Len() - a.NullN()
 	if n == 0 {
 		return false
 	}
 	var plain, dictBytes int
-	distinct := 0
-	// Counting stops once the dictionary cannot pay any more.
-	give := func() bool { return distinct > n/2 }
+	distinct, counted := 0, 0
+	// Counting stops once the dictionary cannot pay any more, or when the
+	// first dictionarySample values are nearly all distinct: random-walk
+	// floats and unique lines then cost a map insert for half their rows
+	// (a fifth of a flush's time) to learn what the sample shows.
+	give := func() bool {
+		return distinct > n/2 || counted == dictionarySample && distinct > dictionarySample*3/4
+	}
 	switch arr := a.(type) {
 	case *array.String, *array.Binary:
 		seen := make(map[string]struct{})
@@ -389,13 +395,14 @@ func dictionaryPays(a arrow.Array) bool {
 				v = string(arr.(*array.Binary).Value(i))
 			}
 			plain += 4 + len(v)
+			counted++
 			if _, ok := seen[v]; !ok {
 				seen[v] = struct{}{}
 				distinct++
 				dictBytes += 4 + len(v)
-				if give() {
-					return false
-				}
+			}
+			if give() {
+				return false
 			}
 		}
 	case *array.Boolean, *array.Decimal128:
@@ -408,12 +415,13 @@ func dictionaryPays(a arrow.Array) bool {
 				continue
 			}
 			k := fixedBits(arr, i)
+			counted++
 			if _, ok := seen[k]; !ok {
 				seen[k] = struct{}{}
 				distinct++
-				if give() {
-					return false
-				}
+			}
+			if give() {
+				return false
 			}
 		}
 		plain, dictBytes = n*width, distinct*width

@@ -1,10 +1,13 @@
 package arrowutil
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -40,6 +43,115 @@ func TestTakeReordersAcrossRecordsAndKeepsNulls(t *testing.T) {
 	}
 	if ss.Value(0) != "c" || !ss.IsNull(1) || ss.Value(2) != "a" {
 		t.Fatalf("strings %v", ss)
+	}
+}
+
+// Take gathers every stored column type as a builder fed value by value
+// would: from records with and without NULLs, from slices of records
+// (whose values start at an offset), by rows picked per column.
+func TestTakeMatchesAppendValue(t *testing.T) {
+	types := []arrow.DataType{
+		&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
+		arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int16,
+		arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32,
+		arrow.FixedWidthTypes.Boolean, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary,
+		arrow.FixedWidthTypes.Date32, &arrow.Decimal128Type{Precision: 20, Scale: 3},
+		arrow.FixedWidthTypes.MonthDayNanoInterval,
+	}
+	var fields []arrow.Field
+	for i, dt := range types {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true})
+	}
+	sch := arrow.NewSchema(fields, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	mk := func(rows int, nullEvery int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+		defer b.Release()
+		for r := range rows {
+			for c := range types {
+				if nullEvery > 0 && (r+c)%nullEvery == 0 {
+					b.Field(c).AppendNull()
+					continue
+				}
+				v := rng.IntN(1000) - 500
+				switch fb := b.Field(c).(type) {
+				case *array.TimestampBuilder:
+					fb.Append(arrow.Timestamp(v))
+				case *array.Int64Builder:
+					fb.Append(int64(v) << 40)
+				case *array.Int32Builder:
+					fb.Append(int32(v))
+				case *array.Int16Builder:
+					fb.Append(int16(v))
+				case *array.Float64Builder:
+					fb.Append(float64(v) / 7)
+				case *array.Float32Builder:
+					fb.Append(float32(v) / 3)
+				case *array.BooleanBuilder:
+					fb.Append(v%2 == 0)
+				case *array.StringBuilder:
+					fb.Append(fmt.Sprintf("host_%d%s", v, string(make([]byte, rng.IntN(5)))))
+				case *array.BinaryBuilder:
+					fb.Append([]byte{byte(v), byte(r)})
+				case *array.Date32Builder:
+					fb.Append(arrow.Date32(v))
+				case *array.Decimal128Builder:
+					fb.Append(decimal128FromInt(int64(v)))
+				case *array.MonthDayNanoIntervalBuilder:
+					fb.Append(arrow.MonthDayNanoInterval{Months: int32(v), Days: 1, Nanoseconds: int64(r)})
+				}
+			}
+		}
+		return b.NewRecordBatch()
+	}
+	whole := mk(40, 0)
+	defer whole.Release()
+	withNulls := mk(50, 3)
+	defer withNulls.Release()
+	recs := []arrow.RecordBatch{whole, withNulls.NewSlice(7, 45), whole.NewSlice(13, 14)}
+	defer recs[1].Release()
+	defer recs[2].Release()
+
+	const n = 300
+	picks := make([][]RowRef, len(types))
+	for c := range picks {
+		for range n {
+			ri := rng.IntN(len(recs))
+			picks[c] = append(picks[c], RowRef{Rec: ri, Row: rng.IntN(int(recs[ri].NumRows()))})
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		pick func(c, i int) RowRef
+	}{
+		{"same rows for every column", func(_, i int) RowRef { return picks[0][i] }},
+		{"rows per column", func(c, i int) RowRef { return picks[c][i] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := TakeEach(sch, recs, n, tc.pick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			for c, dt := range types {
+				want := array.NewBuilder(memory.DefaultAllocator, dt)
+				for i := range n {
+					r := tc.pick(c, i)
+					if err := AppendValue(want, recs[r.Rec].Column(c), r.Row); err != nil {
+						t.Fatal(err)
+					}
+				}
+				w := want.NewArray()
+				if !array.Equal(w, out.Column(c)) {
+					t.Errorf("column %s: got %v\nwant %v", dt, out.Column(c), w)
+				}
+				if out.Column(c).NullN() != w.NullN() {
+					t.Errorf("column %s: %d NULLs, want %d", dt, out.Column(c).NullN(), w.NullN())
+				}
+				w.Release()
+				want.Release()
+			}
+		})
 	}
 }
 
@@ -97,3 +209,5 @@ func TestCopyRows(t *testing.T) {
 		out.Release()
 	}
 }
+
+func decimal128FromInt(v int64) decimal128.Num { return decimal128.FromI64(v) }
