@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -23,14 +26,64 @@ const (
 	lineTable   = "cpu_lp"
 )
 
-// lineBodies renders the rows as line-protocol request bodies: tags as
-// tags, metrics as float fields, nanosecond timestamps.
-func lineBodies(d *dataset) (plain, gz [][]byte, err error) {
+// bodyFile is a list of request bodies spooled to a file.
+type bodyFile struct {
+	path string
+	offs []int64 // body i is bytes [offs[i], offs[i+1])
+}
+
+// add appends a body to the file w writes.
+func (b *bodyFile) add(w io.Writer, body []byte) error {
+	if len(b.offs) == 0 {
+		b.offs = append(b.offs, 0)
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	b.offs = append(b.offs, b.offs[len(b.offs)-1]+int64(len(body)))
+	return nil
+}
+
+func (b *bodyFile) len() int { return max(0, len(b.offs)-1) }
+
+// read reads body i from f, the open file.
+func (b *bodyFile) read(f *os.File, i int) ([]byte, error) {
+	body := make([]byte, b.offs[i+1]-b.offs[i])
+	_, err := f.ReadAt(body, b.offs[i])
+	return body, err
+}
+
+func (b *bodyFile) remove() {
+	if b != nil {
+		os.Remove(b.path)
+	}
+}
+
+// lineBodies renders the rows as line-protocol request bodies, plain and
+// gzip-compressed, into files in dir: tags as tags, metrics as float
+// fields, nanosecond timestamps.
+func lineBodies(d *dataset, dir string) (plain, gz *bodyFile, err error) {
+	plain = &bodyFile{path: filepath.Join(dir, "lines.lp")}
+	gz = &bodyFile{path: filepath.Join(dir, "lines.lp.gz")}
+	pf, err := os.Create(plain.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pf.Close()
+	gf, err := os.Create(gz.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer gf.Close()
+	pw, gw := bufio.NewWriterSize(pf, 1<<20), bufio.NewWriterSize(gf, 1<<20)
 	var b []byte
+	var z bytes.Buffer
 	n := 0
 	flush := func() error {
-		plain = append(plain, b)
-		var z bytes.Buffer
+		if err := plain.add(pw, b); err != nil {
+			return err
+		}
+		z.Reset()
 		zw := gzip.NewWriter(&z)
 		if _, err := zw.Write(b); err != nil {
 			return err
@@ -38,8 +91,10 @@ func lineBodies(d *dataset) (plain, gz [][]byte, err error) {
 		if err := zw.Close(); err != nil {
 			return err
 		}
-		gz = append(gz, z.Bytes())
-		b, n = nil, 0
+		if err := gz.add(gw, z.Bytes()); err != nil {
+			return err
+		}
+		b, n = b[:0], 0
 		return nil
 	}
 	err = d.each(func(t time.Time, h *host) error {
@@ -71,7 +126,20 @@ func lineBodies(d *dataset) (plain, gz [][]byte, err error) {
 	if err == nil && n > 0 {
 		err = flush()
 	}
-	return plain, gz, err
+	for _, w := range []*bufio.Writer{pw, gw} {
+		if err == nil {
+			err = w.Flush()
+		}
+	}
+	for _, f := range []*os.File{pf, gf} {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("rendering line protocol: %w", err)
+	}
+	return plain, gz, nil
 }
 
 // appendTagValue escapes what ends a tag value.
@@ -87,8 +155,13 @@ func appendTagValue(b []byte, v string) []byte {
 
 // postLines sends every body to base's /write with lineWriters writers
 // and returns when all are written (204) or one failed.
-func postLines(ctx context.Context, base string, bodies [][]byte, gzipped bool) error {
-	work := make(chan []byte)
+func postLines(ctx context.Context, base string, bodies *bodyFile, gzipped bool) error {
+	f, err := os.Open(bodies.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	work := make(chan int)
 	errs := make(chan error, lineWriters)
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 5 * time.Minute}
@@ -96,7 +169,12 @@ func postLines(ctx context.Context, base string, bodies [][]byte, gzipped bool) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for body := range work {
+			for i := range work {
+				body, err := bodies.read(f, i)
+				if err != nil {
+					errs <- err
+					return
+				}
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/write?db=bench&precision=ns", bytes.NewReader(body))
 				if err != nil {
 					errs <- err
@@ -119,11 +197,10 @@ func postLines(ctx context.Context, base string, bodies [][]byte, gzipped bool) 
 			}
 		}()
 	}
-	var err error
 send:
-	for _, b := range bodies {
+	for i := range bodies.len() {
 		select {
-		case work <- b:
+		case work <- i:
 		case err = <-errs:
 			break send
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
@@ -22,19 +22,43 @@ import (
 )
 
 // loadData is the data set rendered once for every engine: CSV for COPY
-// (with the row offset where the first part ends) and multi-row INSERTs.
+// (with the byte offset where the first part ends), multi-row INSERTs and
+// line-protocol request bodies. The CSV and the bodies are spooled to
+// files in the work directory and read back as each load sends them (from
+// the page cache, as a file a user loads would be): at 1,000 hosts they
+// are gigabytes, and the bench held them all in memory beside tsdb and
+// PostgreSQL until the kernel killed one of them.
 type loadData struct {
-	csv        []byte
-	splitAt    int // byte offset of the first row of the second COPY part
-	rows       int
+	csvFile string // the CSV rows, for COPY, psql's \copy and tsdb import
+	csvSize int64
+	splitAt int64 // byte offset of the first row of the second COPY part
+	rows    int
+	// inserts are the multi-row INSERTs, rendered only for the INSERT
+	// loads (--inserts).
 	inserts    []string
 	arrowBytes float64 // what the rows take as Arrow arrays
 	// lines and linesGzip are the rows as line-protocol request bodies
 	// (see lineBodies).
-	lines, linesGzip [][]byte
-	// csvFile holds csv, for the loads users run from a file: psql's
-	// \copy and tsdb import.
-	csvFile string
+	lines, linesGzip *bodyFile
+}
+
+// csvPart opens bytes [from, to) of the CSV file.
+func (d *loadData) csvPart(from, to int64) (io.Reader, func(), error) {
+	f, err := os.Open(d.csvFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return io.NewSectionReader(f, from, to-from), func() { f.Close() }, nil
+}
+
+// copyFile streams bytes [from, to) of the CSV file through COPY.
+func (d *loadData) copyFile(ctx context.Context, c *pgx.Conn, table string, from, to int64) error {
+	r, done, err := d.csvPart(from, to)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return copyIn(ctx, c, table, r)
 }
 
 // psqlCopy loads the CSV file into table as a user does from a shell:
@@ -64,29 +88,43 @@ func fileTable(bool) string { return "cpu_file" }
 // queries run over files and buffer together.
 const splitFraction = 0.75
 
-func generate(d *dataset, batch int) *loadData {
-	out := &loadData{rows: d.rows()}
+// generate renders the data set into dir (see loadData); the INSERT
+// statements only when inserts is set.
+func generate(d *dataset, batch int, inserts bool, dir string) (*loadData, error) {
+	out := &loadData{rows: d.rows(), csvFile: filepath.Join(dir, "cpu.csv")}
 	split := int(float64(d.rows()) * splitFraction)
 	// Keep the split on a time step, so files and buffer hold whole steps.
 	split -= split % len(d.hosts)
-	var vals []byte
+	f, err := os.Create(out.csvFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var vals, line []byte
 	n, inBatch := 0, 0
 	prefix := "INSERT INTO " + insertTable(false) + " VALUES "
-	d.each(func(t time.Time, h *host) error {
+	err = d.each(func(t time.Time, h *host) error {
 		if n == split {
-			out.splitAt = len(out.csv)
+			out.splitAt = out.csvSize
 		}
-		out.csv = appendCSV(out.csv, t, h)
-		if inBatch == 0 {
-			vals = append(vals[:0], prefix...)
-		} else {
-			vals = append(vals, ',')
+		line = appendCSV(line[:0], t, h)
+		if _, err := w.Write(line); err != nil {
+			return err
 		}
-		vals = appendValues(vals, t, h)
-		inBatch++
-		if inBatch == batch {
-			out.inserts = append(out.inserts, string(vals))
-			inBatch = 0
+		out.csvSize += int64(len(line))
+		if inserts {
+			if inBatch == 0 {
+				vals = append(vals[:0], prefix...)
+			} else {
+				vals = append(vals, ',')
+			}
+			vals = appendValues(vals, t, h)
+			inBatch++
+			if inBatch == batch {
+				out.inserts = append(out.inserts, string(vals))
+				inBatch = 0
+			}
 		}
 		// Arrow: 8 bytes of time, 8 per metric, a 4-byte offset and the
 		// bytes of each tag (validity bitmaps are a bit per value).
@@ -97,19 +135,27 @@ func generate(d *dataset, batch int) *loadData {
 		n++
 		return nil
 	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", out.csvFile, err)
+	}
 	if inBatch > 0 {
 		out.inserts = append(out.inserts, string(vals))
 	}
-	var err error
-	if out.lines, out.linesGzip, err = lineBodies(d); err != nil {
-		panic(err) // rendering in memory does not fail
+	if out.lines, out.linesGzip, err = lineBodies(d, dir); err != nil {
+		return nil, err
 	}
-	return out
+	return out, nil
 }
 
 // copyIn streams CSV rows through COPY FROM STDIN.
-func copyIn(ctx context.Context, c *pgx.Conn, table string, csv []byte) error {
-	_, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(csv), "COPY "+table+" FROM STDIN WITH (FORMAT csv)")
+func copyIn(ctx context.Context, c *pgx.Conn, table string, csv io.Reader) error {
+	_, err := c.PgConn().CopyFrom(ctx, csv, "COPY "+table+" FROM STDIN WITH (FORMAT csv)")
 	return err
 }
 
@@ -273,7 +319,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 	// tables it creates), once and sent again (every point replaced).
 	for _, lp := range []struct {
 		path   string
-		bodies [][]byte
+		bodies *bodyFile
 		gzip   bool
 		dedup  bool
 		again  bool
@@ -327,7 +373,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		if last {
 			prof = startProfile(ctx, c, s, "copy")
 		}
-		d1, err := timed(func() error { return copyIn(ctx, conn, table, data.csv[:data.splitAt]) })
+		d1, err := timed(func() error { return data.copyFile(ctx, conn, table, 0, data.splitAt) })
 		prof()
 		if err != nil {
 			return 0, err
@@ -347,7 +393,7 @@ func benchTSDB(ctx context.Context, c config, logger *slog.Logger, dir string, d
 		if _, err := conn.Exec(ctx, "VACUUM "+table); err != nil {
 			return 0, fmt.Errorf("VACUUM: %w", err)
 		}
-		d2, err := timed(func() error { return copyIn(ctx, conn, table, data.csv[data.splitAt:]) })
+		d2, err := timed(func() error { return data.copyFile(ctx, conn, table, data.splitAt, data.csvSize) })
 		return d1 + d2, err
 	})
 	if err != nil {
@@ -529,7 +575,7 @@ func benchPostgres(ctx context.Context, c config, logger *slog.Logger, dir strin
 		}
 	}
 	copies, err := loadRuns(ctx, conn, c.loadRuns, true, copyTable, func(table string, _ bool) (time.Duration, error) {
-		return timed(func() error { return copyIn(ctx, conn, table, data.csv) })
+		return timed(func() error { return data.copyFile(ctx, conn, table, 0, data.csvSize) })
 	})
 	if err != nil {
 		return fmt.Errorf("PostgreSQL COPY load: %w", err)

@@ -97,11 +97,12 @@ func run(ctx context.Context, c config, logger *slog.Logger) error {
 	}
 	ds := newDataset(c.hosts, c.duration)
 	logger.Info("generating data set", "set", ds.String())
-	data := generate(ds, c.batch)
-	data.csvFile = filepath.Join(work, "cpu.csv")
-	if err := os.WriteFile(data.csvFile, data.csv, 0o644); err != nil {
+	data, err := generate(ds, c.batch, c.inserts, work)
+	if err != nil {
 		return err
 	}
+	defer data.lines.remove()
+	defer data.linesGzip.remove()
 	// PostgreSQL's psql runs as the invoking user; the file must be
 	// readable to it (it is, 0644) and to nobody's surprise left behind.
 	defer os.Remove(data.csvFile)

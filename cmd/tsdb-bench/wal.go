@@ -44,7 +44,7 @@ func benchReplay(ctx context.Context, c config, logger *slog.Logger, dir string,
 		s.stop()
 		return err
 	}
-	if err := copyIn(ctx, conn, "cpu_replay", data.csv); err != nil {
+	if err := data.copyFile(ctx, conn, "cpu_replay", 0, data.csvSize); err != nil {
 		s.stop()
 		return err
 	}
