@@ -91,7 +91,7 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 	if !ok {
 		return nil, false, nil
 	}
-	agg := newFastGroups(m, s.p.fastMaxGroups)
+	agg := newFastGroups(m, s.p.fastMaxGroups, s.p.fastMaxOutRows)
 	if r.lo <= r.hi {
 		// What the statistics leave, first: a query that would read
 		// more rows than fastMaxRows is the engine's, which reads in
@@ -155,6 +155,10 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 				return nil, false, nil
 			}
 		}
+		if err := agg.readPending(); err != nil {
+			s.p.logger.Debug("direct aggregation: left to the engine", "err", err)
+			return nil, false, nil
+		}
 		for _, b := range batches {
 			if !agg.scanBatch(s.p.batchIndexes, b.ID, b.Rec, snap.Table.TimeIndex, r) {
 				return nil, false, nil
@@ -169,41 +173,31 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 }
 
 // timeRange is the instants the WHERE keeps, inclusive; ok is false when
-// a bound is not a timestamp literal the path reads exactly.
+// a bound is not a timestamp literal the path reads exactly. The bounds
+// are pruning's constraints (prune.go), so both read a WHERE alike.
 func (m *fastAgg) timeRange() (interval, bool) {
-	r := fullRange
-	val := func(n *pg_query.Node) (int64, bool) {
-		var v [1]int64
-		ok := literalTimes([]*pg_query.Node{n}, v[:], time.UTC)
-		return v[0], ok
-	}
+	var and cAnd
+	var exprs []*pg_query.Node
 	for _, c := range m.times {
-		v, ok := val(c.expr)
-		if !ok {
-			return r, false
-		}
 		switch c.op {
-		case "<":
-			r = r.intersect(interval{math.MinInt64, v - 1})
-		case "<=":
-			r = r.intersect(interval{math.MinInt64, v})
-		case ">":
-			r = r.intersect(interval{v + 1, math.MaxInt64})
-		case ">=":
-			r = r.intersect(interval{v, math.MaxInt64})
-		case "=":
-			r = r.intersect(interval{v, v})
+		case "<", "<=", ">", ">=", "=":
+			and = append(and, cCmp{op: c.op, expr: len(exprs)})
+			exprs = append(exprs, c.expr)
 		case "between":
-			hi, ok := val(c.hi)
-			if !ok {
-				return r, false
-			}
-			r = r.intersect(interval{v, hi})
+			and = append(and, cBetween{lo: len(exprs), hi: len(exprs) + 1})
+			exprs = append(exprs, c.expr, c.hi)
 		default:
-			return r, false
+			return fullRange, false
 		}
 	}
-	return r, true
+	if len(exprs) == 0 {
+		return fullRange, true
+	}
+	vals := make([]int64, len(exprs))
+	if !literalTimes(exprs, vals, time.UTC) {
+		return fullRange, false
+	}
+	return rangeOf(and, vals), true
 }
 
 // fastAcc is one aggregate of one group: the extreme value so far (as
@@ -225,6 +219,7 @@ type fastGroups struct {
 	// decline: past maxGroups buckets, or a time the path does not
 	// compute with (±infinity): the engine's path answers.
 	maxGroups int
+	maxOut    int // rows the rows mode returns at most (fastMaxOutRows)
 	decline   bool
 	// out are the result rows in rows mode.
 	out [][]any
@@ -235,10 +230,14 @@ type fastGroups struct {
 	matches [][]bool
 	kept    []int32
 	rowAcc  [][]fastAcc
+	// pending are the file rows the rows mode keeps, pendingRows their
+	// number, read once all files are filtered (readPending).
+	pending     []pendingRows
+	pendingRows int
 }
 
-func newFastGroups(m *fastAgg, maxGroups int) *fastGroups {
-	return &fastGroups{m: m, maxGroups: maxGroups, groups: map[int64][]fastAcc{}}
+func newFastGroups(m *fastAgg, maxGroups, maxOut int) *fastGroups {
+	return &fastGroups{m: m, maxGroups: maxGroups, maxOut: maxOut, groups: map[int64][]fastAcc{}}
 }
 
 // group returns the accumulators of the bucket of time us.

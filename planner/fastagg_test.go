@@ -142,8 +142,11 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 	pastBound("SELECT max(usage) FROM m WHERE host = 'h1'", func(on bool) {
 		e.p.fastMaxBuffered = map[bool]int64{true: 100, false: fastMaxBuffered}[on]
 	})
+	rowsPastBound := func(on bool) { e.p.fastMaxOutRows = map[bool]int{true: 20, false: fastMaxOutRows}[on] }
+	pastBound("SELECT time, usage FROM m WHERE host = 'h1'", rowsPastBound)
 	e.must("CHECKPOINT")
 	check("flushed")
+	pastBound("SELECT time, usage FROM m WHERE host = 'h1'", rowsPastBound)
 	pastBound("SELECT max(usage) FROM m", func(on bool) { e.p.fastMaxRows = map[bool]int64{true: 100, false: fastMaxRows}[on] })
 	pastBound("SELECT date_trunc('second', time) AS s1, count(*) FROM m GROUP BY s1 ORDER BY s1", func(on bool) {
 		e.p.fastMaxGroups = map[bool]int{true: 100, false: fastMaxGroups}[on]

@@ -108,9 +108,15 @@ func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r in
 			continue
 		}
 		if g.m.rows {
-			if err := g.fileRows(f, rg, n, times.Values); err != nil {
-				return err
+			// The rows are read once every file has been filtered: a
+			// result past fastMaxOutRows is then declined before any
+			// of its columns is decoded.
+			g.pendingRows += len(g.kept)
+			if len(g.out)+g.pendingRows > g.maxOut {
+				g.decline = true
+				return nil
 			}
+			g.pending = append(g.pending, pendingRows{f: f, rg: rg, n: n, kept: slices.Clone(g.kept)})
 			continue
 		}
 		// The buckets of the kept rows, then each output's column.
@@ -280,10 +286,34 @@ rows:
 // (high-cpu-all, 43,000 rows: 117 ms collected here, 81 ms streamed).
 const fastMaxOutRows = 10_000
 
+// pendingRows are the rows of row group rg (n rows) of f that the rows
+// mode keeps, to be read once all files are filtered.
+type pendingRows struct {
+	f     *delta.ScanFile
+	rg, n int
+	kept  []int32
+}
+
+// readPending appends the pending rows of the files to the result, in
+// the order they were filtered.
+func (g *fastGroups) readPending() error {
+	for _, p := range g.pending {
+		if g.decline {
+			break
+		}
+		g.kept = p.kept
+		if err := g.fileRows(p.f, p.rg, p.n); err != nil {
+			return err
+		}
+	}
+	g.pending, g.pendingRows, g.kept = nil, 0, nil
+	return nil
+}
+
 // fileRows appends the kept rows of row group rg (n rows) of f to the
 // result, in rows mode.
-func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int, times []int64) error {
-	if len(g.out)+len(g.kept) > fastMaxOutRows {
+func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int) error {
+	if len(g.out)+len(g.kept) > g.maxOut {
 		g.decline = true
 		return nil
 	}
@@ -343,7 +373,7 @@ func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int, times []int64) error
 // batchRow appends row i of a buffered batch (its columns cols) to the
 // result, in rows mode; false for a column of a type it does not read.
 func (g *fastGroups) batchRow(cols []arrow.Array, i int) bool {
-	if len(g.out) >= fastMaxOutRows {
+	if len(g.out) >= g.maxOut {
 		g.decline = true
 		return true
 	}

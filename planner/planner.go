@@ -67,10 +67,11 @@ type Planner struct {
 	// batchIndexes keep the rows of each value of buffered batches' text
 	// columns for that path.
 	batchIndexes *batchIndexes
-	// fastMaxRows and fastMaxGroups bound that path's queries (tests
+	// fastMaxRows, fastMaxGroups and fastMaxOutRows bound that path's queries (tests
 	// lower them).
 	fastMaxRows, fastMaxBuffered int64
 	fastMaxGroups                int
+	fastMaxOutRows               int
 
 	stop chan struct{}
 	done chan struct{}
@@ -92,7 +93,7 @@ func New(ctx context.Context, engine *Engine, store *ingest.Store, roles *auth.S
 	}
 	limits := engine.opts.Limits.withDefaults(threads)
 	p := &Planner{store: store, roles: roles, views: vs, engine: engine, db: engine.db, mirror: newMirror(), logger: logger, pgVersion: engine.pgVersion,
-		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheBytes, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexBytes), fastMaxRows: fastMaxRows, fastMaxBuffered: fastMaxBuffered, fastMaxGroups: fastMaxGroups, heavy: make(chan struct{}, limits.HeavyStatements),
+		limits: limits, metrics: newMetrics(engine.opts.Registerer), scans: delta.NewScanCache(footerCacheBytes, scanCacheBytes), batchIndexes: newBatchIndexes(batchIndexBytes), fastMaxRows: fastMaxRows, fastMaxBuffered: fastMaxBuffered, fastMaxGroups: fastMaxGroups, fastMaxOutRows: fastMaxOutRows, heavy: make(chan struct{}, limits.HeavyStatements),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	reap := engine.opts.ReaperTimeout
 	if reap <= 0 {
