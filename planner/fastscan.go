@@ -2,12 +2,10 @@ package planner
 
 import (
 	"bytes"
-	"container/list"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -174,10 +172,13 @@ func errRowCount(path string, rg int) error {
 	return fmt.Errorf("planner: data file %s: row group %d: columns of different lengths", path, rg)
 }
 
-// scanBatch folds the rows of buffered batch id, rec, in range r; false
-// when a column is not of the Arrow type the path reads (the general path
-// answers). The first filter's rows come from index.
-func (g *fastGroups) scanBatch(index *batchIndexes, id uint64, rec arrow.RecordBatch, timeCol int, r interval) bool {
+// scanBatch folds the rows of buffered batch rec in range r; false when a
+// column is not of the Arrow type the path reads (the general path
+// answers).
+//
+// candidates are the rows of the first filter's values, in the order they
+// were written (batchIndexes.rows); nil when the query has no filter.
+func (g *fastGroups) scanBatch(rec arrow.RecordBatch, candidates []int32, timeCol int, r interval) bool {
 	for _, o := range g.m.outs {
 		if o.col >= int(rec.NumCols()) {
 			return false // written before the column was added
@@ -214,18 +215,6 @@ func (g *fastGroups) scanBatch(index *batchIndexes, id uint64, rec arrow.RecordB
 		}
 	}
 	times := ts.Values()
-	// The rows to look at: the first filter's, by the batch's index of
-	// the column, or all.
-	var candidates []int32
-	if len(filters) > 0 {
-		idx := index.of(id, g.m.filters[0].col, filters[0])
-		for _, w := range g.m.filters[0].want {
-			candidates = append(candidates, idx[string(w)]...)
-		}
-		if len(g.m.filters[0].want) > 1 {
-			slices.Sort(candidates) // rows in the order they were written
-		}
-	}
 	all := len(filters) == 0
 rows:
 	for k := 0; all && k < len(times) || !all && k < len(candidates); k++ {
@@ -420,71 +409,13 @@ func arrowNumber(a arrow.Array, i int) (iv int64, fv float64, isFloat, ok bool) 
 	return 0, 0, false, false
 }
 
-// batchIndexes keep, per buffered batch and text column, the rows of each
-// value: made at the first direct query that filters the batch by the
-// column, so that the next ones look at one host's rows, not the batch's
-// (batches are immutable, and IDs unique for the life of the process).
-// At most maxBytes are kept, least recently used out first. Safe for
-// concurrent use.
-type batchIndexes struct {
-	maxBytes int64
-	mu       sync.Mutex
-	lru      *list.List // of *batchIndex, most recent first
-	m        map[indexedColumn]*list.Element
-	bytes    int64
-}
-
-type indexedColumn struct {
-	id  uint64
-	col int
-}
-
-type batchIndex struct {
-	key   indexedColumn
-	rows  map[string][]int32
-	bytes int64
-}
-
-func newBatchIndexes(maxBytes int64) *batchIndexes {
-	return &batchIndexes{maxBytes: maxBytes, lru: list.New(), m: map[indexedColumn]*list.Element{}}
-}
-
-// of returns the index of column col (values) of batch id.
-func (b *batchIndexes) of(id uint64, col int, values *array.String) map[string][]int32 {
-	key := indexedColumn{id, col}
-	b.mu.Lock()
-	if e, ok := b.m[key]; ok {
-		b.lru.MoveToFront(e)
-		b.mu.Unlock()
-		return e.Value.(*batchIndex).rows
+// columnOf is column col of rec as an A; false when rec has no such column
+// (written before it was added) or holds another type.
+func columnOf[A arrow.Array](rec arrow.RecordBatch, col int) (A, bool) {
+	var zero A
+	if col >= int(rec.NumCols()) {
+		return zero, false
 	}
-	b.mu.Unlock()
-	rows := map[string][]int32{}
-	size := int64(0)
-	for i := range values.Len() {
-		if values.IsValid(i) {
-			v := values.Value(i)
-			r, ok := rows[v]
-			if !ok {
-				v = strings.Clone(v) // not the batch's memory: it may go first
-				size += int64(len(v)) + 64
-			}
-			rows[v] = append(r, int32(i))
-			size += 4
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.m[key]; !ok && size <= b.maxBytes {
-		b.m[key] = b.lru.PushFront(&batchIndex{key: key, rows: rows, bytes: size})
-		b.bytes += size
-		for b.bytes > b.maxBytes {
-			last := b.lru.Back()
-			e := last.Value.(*batchIndex)
-			b.lru.Remove(last)
-			delete(b.m, e.key)
-			b.bytes -= e.bytes
-		}
-	}
-	return rows
+	a, ok := rec.Column(col).(A)
+	return a, ok
 }
