@@ -2,7 +2,6 @@ package delta
 
 import (
 	"bytes"
-	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
+
+	"tsdb/internal/lru"
 )
 
 // Direct reads of tsdb's own data files, column chunk by column chunk into
@@ -29,20 +30,10 @@ import (
 // space is freed at once. Chunks are dropped least recently used first
 // past the byte budget. Safe for concurrent use.
 type ScanCache struct {
-	maxFooterBytes, maxBytes int64
-	mu                       sync.Mutex
-	footers                  *list.List // of *footerEntry, most recent first
-	byPath                   map[string]*list.Element
-	footerBytes              int64
-	chunks                   *list.List // of *chunkEntry, most recent first
-	byChunk                  map[chunkKey]*list.Element
-	bytes                    int64
-}
-
-type footerEntry struct {
-	path  string
-	file  *parquet.File
-	bytes int64
+	maxBytes int64
+	mu       sync.Mutex
+	footers  *lru.Cache[string, *parquet.File]
+	chunks   *lru.Cache[chunkKey, any] // *IntChunk, *FloatChunk or *TextChunk
 }
 
 // footerSize estimates what a parsed footer holds in memory: a few
@@ -57,65 +48,43 @@ type chunkKey struct {
 	group, col int
 }
 
-type chunkEntry struct {
-	key   chunkKey
-	chunk any // *IntChunk, *FloatChunk or *TextChunk
-	bytes int64
-}
-
 // NewScanCache returns a cache of at most maxFooterBytes of parsed
 // footers and maxBytes of decoded column chunks.
 func NewScanCache(maxFooterBytes, maxBytes int64) *ScanCache {
-	return &ScanCache{maxFooterBytes: maxFooterBytes, maxBytes: maxBytes, footers: list.New(), byPath: map[string]*list.Element{},
-		chunks: list.New(), byChunk: map[chunkKey]*list.Element{}}
+	return &ScanCache{maxBytes: maxBytes, footers: lru.New[string, *parquet.File](maxFooterBytes), chunks: lru.New[chunkKey, any](maxBytes)}
 }
 
 // Bytes is the size of the decoded chunks the cache holds.
 func (c *ScanCache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes
+	return c.chunks.Bytes()
 }
 
 func (c *ScanCache) chunk(k chunkKey) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byChunk[k]
-	if !ok {
-		return nil
-	}
-	c.chunks.MoveToFront(e)
-	return e.Value.(*chunkEntry).chunk
+	chunk, _ := c.chunks.Get(k)
+	return chunk
 }
 
 func (c *ScanCache) putChunk(k chunkKey, chunk any, size int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byChunk[k]; ok || size > c.maxBytes {
+	if size > c.maxBytes {
 		return
 	}
-	c.byChunk[k] = c.chunks.PushFront(&chunkEntry{key: k, chunk: chunk, bytes: size})
-	c.bytes += size
-	for c.bytes > c.maxBytes {
-		last := c.chunks.Back()
-		e := last.Value.(*chunkEntry)
-		c.chunks.Remove(last)
-		delete(c.byChunk, e.key)
-		c.bytes -= e.bytes
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.chunks.Add(k, chunk, size)
 }
 
 // Open returns the data file at path (a local path) for reading its
 // column chunks. The caller closes it.
 func (c *ScanCache) Open(path string) (*ScanFile, error) {
 	c.mu.Lock()
-	e, ok := c.byPath[path]
-	if ok {
-		c.footers.MoveToFront(e)
-	}
+	meta, ok := c.footers.Get(path)
 	c.mu.Unlock()
 	if ok {
-		return &ScanFile{cache: c, path: path, meta: e.Value.(*footerEntry).file}, nil
+		return &ScanFile{cache: c, path: path, meta: meta}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -126,25 +95,14 @@ func (c *ScanCache) Open(path string) (*ScanFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("delta: read %s: %w", path, err)
 	}
-	meta, err := parquet.OpenFile(f, info.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true),
+	meta, err = parquet.OpenFile(f, info.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true),
 		parquet.ReadBufferSize(readBufferSize))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("delta: open %s: %w", path, err)
 	}
 	c.mu.Lock()
-	if _, ok := c.byPath[path]; !ok {
-		size := footerSize(meta)
-		c.byPath[path] = c.footers.PushFront(&footerEntry{path: path, file: meta, bytes: size})
-		c.footerBytes += size
-		for c.footerBytes > c.maxFooterBytes && c.footers.Len() > 1 {
-			last := c.footers.Back()
-			e := last.Value.(*footerEntry)
-			c.footers.Remove(last)
-			delete(c.byPath, e.path)
-			c.footerBytes -= e.bytes
-		}
-	}
+	c.footers.Add(path, meta, footerSize(meta))
 	c.mu.Unlock()
 	return &ScanFile{cache: c, path: path, meta: meta, f: f}, nil
 }

@@ -2,12 +2,13 @@ package planner
 
 import (
 	"cmp"
-	"container/list"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"tsdb/internal/lru"
 )
 
 // batchIndexes keep, per buffered batch and text column, the batch's rows
@@ -27,12 +28,10 @@ import (
 type batchIndexes struct {
 	maxBytes int64
 	mu       sync.Mutex
-	lru      *list.List // of *batchIndex, most recent first
-	m        map[indexedColumn]*list.Element
-	bytes    int64 // of the indexes and of ids
-	// ids number the values of every indexed column; idBytes is their
-	// share of bytes. They are dropped, with every index, when they
-	// would pass half the budget (a column of unique values).
+	indexes  *lru.Cache[indexedColumn, *batchIndex] // half the budget
+	// ids number the values of every indexed column, idBytes what they
+	// weigh. They are dropped, with every index, when they would pass
+	// the other half (a column of unique values).
 	ids     map[string]uint32
 	idBytes int64
 }
@@ -45,7 +44,6 @@ type indexedColumn struct {
 // batchIndex is one batch's rows of one text column, by value: the rows
 // holding value ids[k] are order[start[k]:start[k+1]], in row order.
 type batchIndex struct {
-	key   indexedColumn
 	ids   []uint32 // ascending
 	start []int32
 	order []int32
@@ -57,7 +55,7 @@ type batchIndex struct {
 const idEntryBytes = 48
 
 func newBatchIndexes(maxBytes int64) *batchIndexes {
-	return &batchIndexes{maxBytes: maxBytes, lru: list.New(), m: map[indexedColumn]*list.Element{}, ids: map[string]uint32{}}
+	return &batchIndexes{maxBytes: maxBytes, indexes: lru.New[indexedColumn, *batchIndex](maxBytes / 2), ids: map[string]uint32{}}
 }
 
 // rows appends to dst the rows of batch id whose column col (values)
@@ -65,11 +63,9 @@ func newBatchIndexes(maxBytes int64) *batchIndexes {
 func (b *batchIndexes) rows(id uint64, col int, values *array.String, want [][]byte, dst []int32) []int32 {
 	key := indexedColumn{id, col}
 	b.mu.Lock()
-	e, ok := b.m[key]
-	if ok {
-		b.lru.MoveToFront(e)
+	if idx, ok := b.indexes.Get(key); ok {
 		defer b.mu.Unlock()
-		return b.lookup(e.Value.(*batchIndex), want, dst)
+		return b.lookup(idx, want, dst)
 	}
 	b.mu.Unlock()
 
@@ -95,28 +91,19 @@ func (b *batchIndexes) rows(id uint64, col int, values *array.String, want [][]b
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e, ok := b.m[key]; ok { // built meanwhile by another query
-		b.lru.MoveToFront(e)
-		return b.lookup(e.Value.(*batchIndex), want, dst)
+	if idx, ok := b.indexes.Get(key); ok { // built meanwhile by another query
+		return b.lookup(idx, want, dst)
 	}
-	idx := b.build(key, distinct, rowValue)
+	idx := b.build(distinct, rowValue)
 	if idx.bytes <= b.maxBytes/2 {
-		b.m[key] = b.lru.PushFront(idx)
-		b.bytes += idx.bytes
-		for b.bytes > b.maxBytes && b.lru.Len() > 0 {
-			last := b.lru.Back()
-			old := last.Value.(*batchIndex)
-			b.lru.Remove(last)
-			delete(b.m, old.key)
-			b.bytes -= old.bytes
-		}
+		b.indexes.Add(key, idx, idx.bytes)
 	}
 	return b.lookup(idx, want, dst)
 }
 
 // build numbers the distinct values and groups the rows by number. The
 // caller holds mu.
-func (b *batchIndexes) build(key indexedColumn, distinct []string, rowValue []int32) *batchIndex {
+func (b *batchIndexes) build(distinct []string, rowValue []int32) *batchIndex {
 	need := int64(0)
 	for _, v := range distinct {
 		if _, ok := b.ids[v]; !ok {
@@ -125,10 +112,9 @@ func (b *batchIndexes) build(key indexedColumn, distinct []string, rowValue []in
 	}
 	if b.idBytes+need > b.maxBytes/2 {
 		// Numbers are only ever valid with the indexes made with them.
-		b.lru.Init()
-		clear(b.m)
+		b.indexes.Clear()
 		clear(b.ids)
-		b.bytes, b.idBytes = 0, 0
+		b.idBytes = 0
 	}
 	global := make([]uint32, len(distinct))
 	for k, v := range distinct {
@@ -138,7 +124,6 @@ func (b *batchIndexes) build(key indexedColumn, distinct []string, rowValue []in
 			v = strings.Clone(v) // not the batch's memory: it may go first
 			b.ids[v] = id
 			b.idBytes += int64(len(v)) + idEntryBytes
-			b.bytes += int64(len(v)) + idEntryBytes
 		}
 		global[k] = id
 	}
@@ -149,7 +134,7 @@ func (b *batchIndexes) build(key indexedColumn, distinct []string, rowValue []in
 	}
 	slices.SortFunc(byID, func(x, y int32) int { return cmp.Compare(global[x], global[y]) })
 	pos := make([]int32, len(distinct)) // local value → position in ids
-	idx := &batchIndex{key: key, ids: make([]uint32, len(distinct)), start: make([]int32, len(distinct)+1)}
+	idx := &batchIndex{ids: make([]uint32, len(distinct)), start: make([]int32, len(distinct)+1)}
 	for p, k := range byID {
 		idx.ids[p] = global[k]
 		pos[k] = int32(p)

@@ -72,8 +72,8 @@ func TestBatchIndexesMatchScan(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if idx.bytes > budget {
-				t.Errorf("%d bytes kept, budget %d", idx.bytes, budget)
+			if kept := idx.indexes.Bytes() + idx.idBytes; kept > budget {
+				t.Errorf("%d bytes kept, budget %d", kept, budget)
 			}
 		})
 	}
