@@ -94,6 +94,24 @@ func (b *batchIndexes) rows(id uint64, col int, values *array.String, want [][]b
 	if idx, ok := b.indexes.Get(key); ok { // built meanwhile by another query
 		return b.lookup(idx, want, dst)
 	}
+	need := int64(0)
+	for _, v := range distinct {
+		if _, ok := b.ids[v]; !ok {
+			need += int64(len(v)) + idEntryBytes
+		}
+	}
+	if need > b.maxBytes/2 {
+		// A batch of mostly unique values (a request ID): numbering them
+		// would drop every other index and still not fit. The rows are
+		// found in this batch's grouping, and nothing is kept.
+		return scanGrouped(local, rowValue, want, dst)
+	}
+	if b.idBytes+need > b.maxBytes/2 {
+		// Numbers are only ever valid with the indexes made with them.
+		b.indexes.Clear()
+		b.ids = map[string]uint32{} // a new map: a cleared one keeps its size
+		b.idBytes = 0
+	}
 	idx := b.build(distinct, rowValue)
 	if idx.bytes <= b.maxBytes/2 {
 		b.indexes.Add(key, idx, idx.bytes)
@@ -101,21 +119,29 @@ func (b *batchIndexes) rows(id uint64, col int, values *array.String, want [][]b
 	return b.lookup(idx, want, dst)
 }
 
-// build numbers the distinct values and groups the rows by number. The
-// caller holds mu.
-func (b *batchIndexes) build(distinct []string, rowValue []int32) *batchIndex {
-	need := int64(0)
-	for _, v := range distinct {
-		if _, ok := b.ids[v]; !ok {
-			need += int64(len(v)) + idEntryBytes
+// scanGrouped appends the rows whose value (rowValue, numbered by local)
+// is one of want, in row order.
+func scanGrouped(local map[string]int32, rowValue []int32, want [][]byte, dst []int32) []int32 {
+	wanted := map[int32]bool{}
+	for _, w := range want {
+		if k, ok := local[string(w)]; ok {
+			wanted[k] = true
 		}
 	}
-	if b.idBytes+need > b.maxBytes/2 {
-		// Numbers are only ever valid with the indexes made with them.
-		b.indexes.Clear()
-		clear(b.ids)
-		b.idBytes = 0
+	if len(wanted) == 0 {
+		return dst
 	}
+	for i, k := range rowValue {
+		if k >= 0 && wanted[k] {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
+
+// build numbers the distinct values and groups the rows by number; there
+// is room for the new numbers. The caller holds mu.
+func (b *batchIndexes) build(distinct []string, rowValue []int32) *batchIndex {
 	global := make([]uint32, len(distinct))
 	for k, v := range distinct {
 		id, ok := b.ids[v]

@@ -53,7 +53,9 @@ func TestBatchIndexesMatchScan(t *testing.T) {
 		{[]byte("unique_10_3"), []byte("host_0")},
 		{},
 	}
-	for _, budget := range []int64{64 << 20, 64 << 10, 8 << 10} {
+	// 8 KiB: a batch of unique values does not fit half of it, 64 KiB: it
+	// does, and pushes the numbers past half the budget.
+	for _, budget := range []int64{64 << 20, 256 << 10, 64 << 10, 8 << 10} {
 		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) {
 			idx := newBatchIndexes(budget)
 			var wg sync.WaitGroup
@@ -72,8 +74,8 @@ func TestBatchIndexesMatchScan(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if kept := idx.indexes.Bytes() + idx.idBytes; kept > budget {
-				t.Errorf("%d bytes kept, budget %d", kept, budget)
+			if kept := idx.indexes.Bytes() + idx.idBytes; kept > budget || idx.idBytes > budget/2 {
+				t.Errorf("%d bytes kept (%d of numbers), budget %d", kept, idx.idBytes, budget)
 			}
 		})
 	}

@@ -72,6 +72,7 @@ func lineBodies(d *dataset, dir string) (plain, gz *bodyFile, err error) {
 	defer pf.Close()
 	gf, err := os.Create(gz.path)
 	if err != nil {
+		plain.remove()
 		return nil, nil, err
 	}
 	defer gf.Close()
@@ -132,11 +133,16 @@ func lineBodies(d *dataset, dir string) (plain, gz *bodyFile, err error) {
 		}
 	}
 	for _, f := range []*os.File{pf, gf} {
+		if err == nil {
+			err = f.Sync() // see generate
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}
 	if err != nil {
+		plain.remove()
+		gz.remove()
 		return nil, nil, fmt.Errorf("rendering line protocol: %w", err)
 	}
 	return plain, gz, nil

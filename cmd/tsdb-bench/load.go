@@ -138,16 +138,24 @@ func generate(d *dataset, batch int, inserts bool, dir string) (*loadData, error
 	if err == nil {
 		err = w.Flush()
 	}
+	// Written back before the loads start, so that the kernel's
+	// writeback of gigabytes of dirty pages does not share the disk with
+	// the first loads' WAL syncs.
+	if err == nil {
+		err = f.Sync()
+	}
 	if err == nil {
 		err = f.Close()
 	}
 	if err != nil {
+		os.Remove(out.csvFile)
 		return nil, fmt.Errorf("writing %s: %w", out.csvFile, err)
 	}
 	if inBatch > 0 {
 		out.inserts = append(out.inserts, string(vals))
 	}
 	if out.lines, out.linesGzip, err = lineBodies(d, dir); err != nil {
+		os.Remove(out.csvFile)
 		return nil, err
 	}
 	return out, nil
