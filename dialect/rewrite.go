@@ -169,6 +169,8 @@ func RewritePG(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 		// B'101' and X'1F' are PostgreSQL's bit strings; the engine reads
 		// X'1F' as bytes (bitstring.go).
 		return bitConstant(n.GetAConst().GetBsval().Bsval), true
+	case n.GetAConst().GetFval() != nil:
+		return numberLiteral(n.GetAConst(), n.GetAConst().Location)
 	case n.GetTypeCast() != nil:
 		return rewriteTypeCast(n, in)
 	case n.GetFuncCall() != nil:

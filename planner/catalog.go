@@ -79,8 +79,11 @@ func (s *Session) rewriteSession(node *pg_query.Node) (*pg_query.Node, []string,
 // for runs as written instead (see retryInexact).
 func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_query.Node, []string, error) {
 	out := proto.Clone(node).(*pg_query.Node)
+	// Number literals first: every rewrite below reads 1.5e3 as the
+	// numeric 1500 PostgreSQL makes of it.
+	changed := dialect.NumberLiterals(out)
 	// Before the rewrite below renames functions (ln → _tsdb_ln).
-	changed := nameSubqueryColumns(out)
+	changed = nameSubqueryColumns(out) || changed
 	byName, err := orderByOutputNames(out)
 	if err != nil {
 		return nil, nil, err

@@ -30,3 +30,5 @@ SELECT quote_ident('cpu'), quote_ident('Cpu Load');
 SELECT current_setting('server_version_num')::int / 10000 >= 15;
 SELECT 'abcd'::varchar(2), 'abc'::char(5) || 'x', length('a  '::char(3)), 'a'::char(3) = 'a', 'ab'::char(1), 'x'::char, 'ab'::char(4), 'héllo'::char(7);
 SELECT quote_ident('time'), quote_ident('select'), quote_ident('host'), quote_ident('user'), quote_ident('value'), quote_ident('a$b'), quote_ident('Abc');
+SELECT 1.1e0 + 2.2e0, pg_typeof(1.5e3), 1.5e3, 1e3 / 7, 5 * 1e-6, 1.50e1, -2.5e2, 1E-3 * 3, 12e-1;
+SELECT x FROM (SELECT 1e3 AS x) s WHERE x > 999.5;
