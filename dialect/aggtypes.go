@@ -46,11 +46,47 @@ func IntegerSums(root *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) b
 			// 4.241590142250061 for PostgreSQL's 4.24159).
 			changed = true
 			return sqltree.Cast(proto.Clone(n).(*pg_query.Node), "float4")
+		case schema.Interval:
+			if r := intervalSum(fc); r != nil {
+				changed = true
+				return r
+			}
 		}
 		return nil
 	}
 	substituteScope(root, rewrite)
 	return changed
+}
+
+// intervalSum is sum() of intervals as PostgreSQL adds them, which the
+// engine has no sum for: months, days and microseconds each summed on
+// their own (interval_pl normalizes nothing), the call's FILTER and OVER
+// kept on each of the three. DISTINCT is left to the engine's error: the
+// distinct values are the intervals, not their parts.
+func intervalSum(fc *pg_query.FuncCall) *pg_query.Node {
+	if fc.AggDistinct || len(fc.AggOrder) > 0 {
+		return nil
+	}
+	part := func(expr string) *pg_query.Node {
+		arg, err := sqltree.Template(expr, fc.Args[0])
+		if err != nil {
+			return nil
+		}
+		sum := proto.Clone(fc).(*pg_query.FuncCall)
+		sum.Args = []*pg_query.Node{arg}
+		return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: sum}}
+	}
+	months := part("datepart('year', _tsdb_arg1) * 12 + datepart('month', _tsdb_arg1)")
+	days := part("datepart('day', _tsdb_arg1)")
+	micros := part("datepart('hour', _tsdb_arg1) * 3600000000 + datepart('minute', _tsdb_arg1) * 60000000 + datepart('microseconds', _tsdb_arg1)")
+	if months == nil || days == nil || micros == nil {
+		return nil
+	}
+	r, err := sqltree.Template("to_months(CAST(_tsdb_arg1 AS integer)) + to_days(CAST(_tsdb_arg2 AS integer)) + to_microseconds(CAST(_tsdb_arg3 AS bigint))", months, days, micros)
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 // floatVarianceKinds are the variance functions FloatVariances answers,
