@@ -28,6 +28,9 @@ func rewriteTypeCast(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	if r, ok := CharacterCast(tc, false); ok {
 		return r, true
 	}
+	if r, ok := booleanConstant(tc); ok {
+		return r, true
+	}
 	if r, ok := intervalTextCast(tc, in); ok {
 		return r, true
 	}
@@ -311,4 +314,46 @@ func CheckTextInput(s, typ string) error {
 		return nil
 	}
 	return sqlerr.New(sqlerr.InternalError, "no input rules for type %s", typ)
+}
+
+// booleanConstant reads a string constant cast to boolean by PostgreSQL's
+// boolin: 'on', 'off', and unique prefixes such as 'of', 'tr' and 'ye'
+// are booleans there and input errors in the engine, which also refused
+// spaces around the word.
+func booleanConstant(tc *pg_query.TypeCast) (*pg_query.Node, bool) {
+	sv := tc.Arg.GetAConst().GetSval()
+	if sv == nil || len(tc.TypeName.GetArrayBounds()) > 0 {
+		return nil, false
+	}
+	switch sqltree.LastName(tc.TypeName.GetNames()) {
+	case "bool", "boolean":
+	default:
+		return nil, false
+	}
+	v, ok := BoolInput(sv.Sval)
+	if !ok {
+		return Raise(sqlerr.InvalidTextRep, fmt.Sprintf("invalid input syntax for type boolean: %q", sv.Sval)), true
+	}
+	return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+		Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: v}}, Location: tc.Location}}}, true
+}
+
+// BoolInput is PostgreSQL's boolean input (boolin): surrounding spaces
+// ignored, any case, a prefix of true, false, yes or no, on, off or a
+// prefix of it of two letters at least, 1 or 0.
+func BoolInput(s string) (value, ok bool) {
+	s = strings.ToLower(strings.TrimFunc(s, func(r rune) bool { return r == ' ' || r >= '\t' && r <= '\r' }))
+	if s == "" {
+		return false, false
+	}
+	prefix := func(word string, min int) bool {
+		return len(s) >= min && len(s) <= len(word) && word[:len(s)] == s
+	}
+	switch {
+	case prefix("true", 1), prefix("yes", 1), prefix("on", 2), s == "1":
+		return true, true
+	case prefix("false", 1), prefix("no", 1), prefix("off", 2), s == "0":
+		return false, true
+	}
+	return false, false
 }

@@ -62,3 +62,22 @@ func TestNumberLiteral(t *testing.T) {
 		})
 	}
 }
+
+func TestBoolInput(t *testing.T) {
+	tests := []struct {
+		in        string
+		value, ok bool
+	}{
+		{"t", true, true}, {"TRUE", true, true}, {"tru", true, true}, {"truex", false, false},
+		{"f", false, true}, {"fAlS", false, true}, {"y", true, true}, {"yes", true, true},
+		{"n", false, true}, {"no", false, true}, {"on", true, true}, {"ON", true, true},
+		{"o", false, false}, {"of", false, true}, {"off", false, true}, {"offf", false, false},
+		{"1", true, true}, {"0", false, true}, {"10", false, false}, {" yes\n", true, true},
+		{"", false, false}, {"  ", false, false}, {"maybe", false, false},
+	}
+	for _, tt := range tests {
+		if v, ok := BoolInput(tt.in); v != tt.value || ok != tt.ok {
+			t.Errorf("BoolInput(%q) = %v, %v; want %v, %v", tt.in, v, ok, tt.value, tt.ok)
+		}
+	}
+}

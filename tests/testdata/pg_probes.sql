@@ -33,3 +33,4 @@ SELECT quote_ident('time'), quote_ident('select'), quote_ident('host'), quote_id
 SELECT 1.1e0 + 2.2e0, pg_typeof(1.5e3), 1.5e3, 1e3 / 7, 5 * 1e-6, 1.50e1, -2.5e2, 1E-3 * 3, 12e-1;
 SELECT x FROM (SELECT 1e3 AS x) s WHERE x > 999.5;
 SELECT sum(x::interval), sum(x::interval) FILTER (WHERE x <> '1 day'), avg(x::interval) FROM (VALUES ('1 day'), ('2 hours 30 minutes'), ('-1 mon 25:00:00.5'), (NULL)) v(x);
+SELECT 'off'::boolean, 'on'::bool, 'of'::boolean, ' yes '::boolean, 'TRU'::boolean, NOT 'n'::boolean;
