@@ -18,7 +18,7 @@ func intervalExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) boo
 		return typeOf != nil && typeOf(n) == schema.Interval
 	case n.GetFuncCall() != nil:
 		switch sqltree.LastName(n.GetFuncCall().Funcname) {
-		case "make_interval", "justify_days", "justify_hours", "justify_interval", "_tsdb_interval_scale":
+		case "make_interval", "justify_days", "justify_hours", "justify_interval", "_tsdb_interval_scale", "_tsdb_timestamptz_mi":
 			return true
 		}
 	case n.GetAExpr() != nil:
@@ -27,7 +27,12 @@ func intervalExpr(n *pg_query.Node, typeOf func(*pg_query.Node) schema.Type) boo
 			return false
 		}
 		switch sqltree.LastName(e.Name) {
-		case "+", "-":
+		case "-":
+			// Of two intervals, or of two timestamptz values
+			// (max(time) - min(time)).
+			return intervalExpr(e.Lexpr, typeOf) && intervalExpr(e.Rexpr, typeOf) ||
+				timestamptzExpr(e.Lexpr, typeOf) && timestamptzExpr(e.Rexpr, typeOf)
+		case "+":
 			return intervalExpr(e.Lexpr, typeOf) && intervalExpr(e.Rexpr, typeOf)
 		case "*", "/":
 			return intervalExpr(e.Lexpr, typeOf)

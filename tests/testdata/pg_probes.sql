@@ -34,3 +34,4 @@ SELECT 1.1e0 + 2.2e0, pg_typeof(1.5e3), 1.5e3, 1e3 / 7, 5 * 1e-6, 1.50e1, -2.5e2
 SELECT x FROM (SELECT 1e3 AS x) s WHERE x > 999.5;
 SELECT sum(x::interval), sum(x::interval) FILTER (WHERE x <> '1 day'), avg(x::interval) FROM (VALUES ('1 day'), ('2 hours 30 minutes'), ('-1 mon 25:00:00.5'), (NULL)) v(x);
 SELECT 'off'::boolean, 'on'::bool, 'of'::boolean, ' yes '::boolean, 'TRU'::boolean, NOT 'n'::boolean;
+SELECT extract(epoch from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01 00:00:01.5'), extract(minute from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01'), (timestamptz '2016-01-02' - timestamptz '2016-01-01') / 2;
