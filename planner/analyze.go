@@ -523,10 +523,29 @@ func parseError(perr error) *sqlerr.Error {
 // atOffset moves an error's position, counted in its statement, to the
 // query string the statement was cut from.
 func atOffset(err error, query string, st statement) error {
+	err = charPosition(err, st.text)
 	var se *sqlerr.Error
 	if errors.As(err, &se) && se.Position > 0 && st.offset > 0 && st.offset <= len(query) {
 		se.Position += utf8.RuneCountInString(query[:st.offset])
 	}
+	return err
+}
+
+// charPosition gives an error that knows its byte offset in the
+// statement's text (sqlerr.Error.Offset, from a parse-tree location) the
+// position PostgreSQL reports, which counts characters. The offset must
+// point at a string constant of text: a statement tsdb rewrote before
+// (a view expanded in it) has locations in another text, and no caret is
+// better than one under the wrong word.
+func charPosition(err error, text string) error {
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || se.Position != 0 || se.Offset <= 0 || se.Offset > len(text) {
+		return err
+	}
+	if strings.IndexByte("'$EeUuBbXxNn", text[se.Offset-1]) >= 0 {
+		se.Position = utf8.RuneCountInString(text[:se.Offset-1]) + 1
+	}
+	se.Offset = 0
 	return err
 }
 

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"tsdb/dialect"
 	"tsdb/internal/schema"
+	"tsdb/internal/sqlerr"
 	"tsdb/internal/sqltree"
 )
 
@@ -532,6 +534,11 @@ func (s *Session) checkConstantInput(node *pg_query.Node) error {
 	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
 		if tc, ok := m.(*pg_query.TypeCast); ok && failed == nil {
 			failed = dialect.CheckConstantInput(tc, in)
+			// PostgreSQL points at the constant (psql's caret).
+			var se *sqlerr.Error
+			if c := tc.Arg.GetAConst(); c != nil && errors.As(failed, &se) && se.Position == 0 && c.Location >= 0 {
+				se.Offset = int(c.Location) + 1
+			}
 		}
 		return nil
 	})

@@ -91,7 +91,8 @@ func (s *Session) prepareStatement(ctx context.Context, query string, declared [
 	if len(stmts) > 1 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
-	return s.prepareParsed(ctx, stmts[0], declared, s.slot != nil)
+	p, err := s.prepareParsed(ctx, stmts[0], declared, s.slot != nil)
+	return p, atOffset(err, query, stmts[0])
 }
 
 // prepareParsed is prepareStatement of a parsed statement.
@@ -418,7 +419,7 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) (err error) {
 	defer s.rewriteBug(&err)
 	defer sqltree.RecoverTooDeep(&err)
-	return s.clientError(ctx, s.executePrepared(ctx, p, params, emit))
+	return s.clientError(ctx, charPosition(s.executePrepared(ctx, p, params, emit), p.stmt.text))
 }
 
 func (s *Session) executePrepared(ctx context.Context, p *Prepared, params []any, emit func(*Result) error) error {

@@ -27,7 +27,12 @@ func TestErrorPosition(t *testing.T) {
 		{"SELECT 1 frm x", "42601", 14},
 		{"select 1; selec 2", "42601", 11},
 		{"select 'é'; selec 2", "42601", 13},
-		{"select 'abc'::int", "22P02", 0},
+		// An input error of a constant points at the constant, as
+		// PostgreSQL's parse analysis does.
+		{"select 'abc'::int", "22P02", 8},
+		{"select 'é', '12x'::bigint", "22P02", 13},
+		{"select 1; select date '2026-02-30'", "22008", 23},
+		{"select cast('q' as integer) + 1", "22P02", 13},
 	} {
 		_, err := c.Exec(ctx, tc.query, pgx.QueryExecModeSimpleProtocol)
 		var pe *pgconn.PgError
@@ -41,5 +46,12 @@ func TestErrorPosition(t *testing.T) {
 		if pe.Detail != "" {
 			t.Errorf("%q: detail %q quotes the engine's SQL", tc.query, pe.Detail)
 		}
+	}
+	// Over the extended protocol the position counts in the statement,
+	// from its Parse.
+	_, err := c.Exec(ctx, "select 1 + '7x'::int", pgx.QueryExecModeDescribeExec)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "22P02" || pe.Position != 12 {
+		t.Errorf("extended protocol: %v, want 22P02 at 12", err)
 	}
 }

@@ -83,7 +83,11 @@ type Error struct {
 	// Position is where in the query string the error is, in characters
 	// from 1 (PostgreSQL's P field, psql's caret); 0 when unknown.
 	Position int
-	Err      error // the cause, if any
+	// Offset is where in the statement's text the error is, in bytes
+	// from 1 (a parse tree's location plus one); 0 when unknown. The
+	// planner, which has the text, turns it into Position.
+	Offset int
+	Err    error // the cause, if any
 }
 
 func (e *Error) Error() string {
