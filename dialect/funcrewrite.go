@@ -23,6 +23,14 @@ var numericMathNames = map[string]bool{"sqrt": true, "exp": true, "ln": true, "l
 func rewriteFuncCall(n *pg_query.Node, in Input) (*pg_query.Node, bool) {
 	fc := n.GetFuncCall()
 	name := sqltree.LastName(fc.Funcname)
+	if (name == "num_nulls" || name == "num_nonnulls") && len(fc.Args) > 0 && fc.Over == nil && len(fc.Funcname) == 1 && ExpandVariadic(fc) {
+		// PostgreSQL's counts of NULL and non-NULL arguments (the
+		// elements of a VARIADIC array written out), which the engine
+		// lacks: a sum of one CASE per argument.
+		if r := countNulls(fc.Args, name == "num_nulls"); r != nil {
+			return r, true
+		}
+	}
 	if fc.FuncVariadic {
 		if !ExpandVariadic(fc) {
 			return Raise(sqlerr.FeatureNotSupported, "VARIADIC of an array that is not written out (ARRAY[…]) is not supported"), true
@@ -504,4 +512,27 @@ func ExpandVariadic(fc *pg_query.FuncCall) bool {
 func isDateCast(n *pg_query.Node) bool {
 	tc := n.GetTypeCast()
 	return tc != nil && len(tc.TypeName.GetArrayBounds()) == 0 && sqltree.LastName(tc.TypeName.GetNames()) == "date"
+}
+
+// countNulls is the number of args that are NULL (nulls) or not, as an
+// integer.
+func countNulls(args []*pg_query.Node, nulls bool) *pg_query.Node {
+	one, other := "1", "0"
+	if !nulls {
+		one, other = other, one
+	}
+	var sum *pg_query.Node
+	for _, a := range args {
+		term, err := sqltree.Template("CASE WHEN _tsdb_arg1 IS NULL THEN "+one+" ELSE "+other+" END", a)
+		if err != nil {
+			return nil
+		}
+		if sum == nil {
+			sum = term
+			continue
+		}
+		sum = &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
+			Kind: pg_query.A_Expr_Kind_AEXPR_OP, Name: []*pg_query.Node{pg_query.MakeStrNode("+")}, Lexpr: sum, Rexpr: term, Location: -1}}}
+	}
+	return sqltree.Cast(sum, "int4")
 }

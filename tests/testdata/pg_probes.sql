@@ -35,3 +35,4 @@ SELECT x FROM (SELECT 1e3 AS x) s WHERE x > 999.5;
 SELECT sum(x::interval), sum(x::interval) FILTER (WHERE x <> '1 day'), avg(x::interval) FROM (VALUES ('1 day'), ('2 hours 30 minutes'), ('-1 mon 25:00:00.5'), (NULL)) v(x);
 SELECT 'off'::boolean, 'on'::bool, 'of'::boolean, ' yes '::boolean, 'TRU'::boolean, NOT 'n'::boolean;
 SELECT extract(epoch from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01 00:00:01.5'), extract(minute from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01'), (timestamptz '2016-01-02' - timestamptz '2016-01-01') / 2;
+SELECT num_nulls(1, NULL, 'a', NULL::int), num_nonnulls(1, NULL, 'a'), num_nonnulls(NULL), num_nulls(VARIADIC ARRAY[1, NULL, 3]), pg_typeof(num_nulls(1));
