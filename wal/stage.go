@@ -123,16 +123,17 @@ func (st *Stage) copyFrame(f []byte) []byte {
 }
 
 // wait waits for the batch in flight, if any, and returns the stage's
-// error. Once it is written its buffers are spare: the log keeps nothing
-// of them (the index records sizes only).
+// error. Once it is written its buffers are the spare ones: the log keeps
+// nothing of them (the index records sizes only). Spare buffers no part
+// fitted since the last batch are dropped, so the stage holds at most two
+// batches, however long the COPY.
 func (st *Stage) wait() error {
 	if st.flight != nil {
 		if err := <-st.flight; err != nil && st.err == nil {
 			st.err = err
 		}
 		st.flight = nil
-		st.spare = append(st.spare, st.flightBufs...)
-		st.flightBufs = nil
+		st.spare, st.flightBufs = st.flightBufs, nil
 	}
 	return st.err
 }
