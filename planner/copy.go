@@ -234,14 +234,11 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			b.(*array.Float32Builder).Append(float32(f))
 		}
 	case schema.Bool:
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "t", "true", "yes", "y", "on", "1":
-			b.(*array.BooleanBuilder).Append(true)
-		case "f", "false", "no", "n", "off", "0":
-			b.(*array.BooleanBuilder).Append(false)
-		default:
+		v, ok := dialect.BoolInput(s)
+		if !ok {
 			return fmt.Errorf("invalid input syntax for type boolean: %q", s)
 		}
+		b.(*array.BooleanBuilder).Append(v)
 	case schema.Text:
 		// Not checked here: COPY checks its text a chunk at a time, and the
 		// store refuses any value that is not text (ingest.Store.validate).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -551,12 +552,11 @@ func normalizeLiteral(ty schema.Type, n *pg_query.Node) *pg_query.Node {
 	case ty.IsTimestamp():
 		return normalizeTimestampLiteral(n)
 	case ty == schema.Bool:
+		// PostgreSQL's boolin ('on', 'of', ' yes '); what it refuses is
+		// left to the engine's error.
 		if c := n.GetAConst(); c != nil && c.GetSval() != nil {
-			switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
-			case "on", "yes", "y":
-				return pg_query.MakeAConstStrNode("true", c.Location)
-			case "off", "no", "n":
-				return pg_query.MakeAConstStrNode("false", c.Location)
+			if v, ok := dialect.BoolInput(c.GetSval().Sval); ok {
+				return pg_query.MakeAConstStrNode(strconv.FormatBool(v), c.Location)
 			}
 		}
 	}

@@ -120,3 +120,46 @@ func TestCopyLargerThanTheLimit(t *testing.T) {
 		t.Fatalf("after the refused COPY: %d rows, %v", n, err)
 	}
 }
+
+// Booleans read by PostgreSQL's boolin on every path: COPY, INSERT and a
+// cast of a constant take 'on', 'of', ' yes ' and unique prefixes, and
+// refuse what PostgreSQL refuses ('o').
+func TestBooleanInput(t *testing.T) {
+	s := startServer(t, t.TempDir(), nil)
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE b (time TIMESTAMPTZ NOT NULL, n INT, v BOOLEAN)"); err != nil {
+		t.Fatal(err)
+	}
+	words := []struct {
+		text string
+		want bool
+	}{{"t", true}, {"TRU", true}, {" yes ", true}, {"on", true}, {"1", true}, {"f", false}, {"fa", false}, {"NO", false}, {"of", false}, {"off", false}, {"0", false}}
+	var data strings.Builder
+	for i, w := range words {
+		fmt.Fprintf(&data, "2026-01-01 00:00:00+00\t%d\t%s\n", i, w.text)
+		if _, err := c.Exec(ctx, fmt.Sprintf("INSERT INTO b VALUES ('2026-01-02', %d, '%s')", i, w.text), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("INSERT %q: %v", w.text, err)
+		}
+	}
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data.String()), "COPY b FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range words {
+		var copied, inserted, cast bool
+		if err := c.QueryRow(ctx, fmt.Sprintf("SELECT (SELECT v FROM b WHERE n = %d AND time = '2026-01-01'), (SELECT v FROM b WHERE n = %d AND time = '2026-01-02'), '%s'::boolean", i, i, w.text), pgx.QueryExecModeSimpleProtocol).Scan(&copied, &inserted, &cast); err != nil {
+			t.Fatalf("%q: %v", w.text, err)
+		}
+		if copied != w.want || inserted != w.want || cast != w.want {
+			t.Errorf("%q: COPY %v, INSERT %v, cast %v; want %v", w.text, copied, inserted, cast, w.want)
+		}
+	}
+	_, err := c.PgConn().CopyFrom(ctx, strings.NewReader("2026-01-03 00:00:00+00\t99\to\n"), "COPY b FROM STDIN")
+	if pgCode(err) != "22P02" {
+		t.Errorf("COPY of 'o': %v, want 22P02", err)
+	}
+	if _, err := c.Exec(ctx, "SELECT 'o'::boolean"); pgCode(err) != "22P02" {
+		t.Errorf("'o'::boolean: %v, want 22P02", err)
+	}
+}
