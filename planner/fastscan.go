@@ -330,30 +330,39 @@ func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int) error {
 			if err != nil {
 				return err
 			}
-			if len(c.Values) != n {
-				return errRowCount(f.Path(), rg)
-			}
-			for k, i := range g.kept {
-				if c.Nulls == nil || !c.Nulls[i] {
-					g.out[base+k][j] = fastValue(o.kind, fastAcc{f: c.Values[i]})
-				}
+			if err := keptNumbers(g, f, rg, n, base, j, c.Values, c.Nulls, func(v float64) any {
+				return fastValue(o.kind, fastAcc{f: v})
+			}); err != nil {
+				return err
 			}
 		default:
 			c, err := f.Ints(rg, o.col)
 			if err != nil {
 				return err
 			}
-			if len(c.Values) != n {
-				return errRowCount(f.Path(), rg)
-			}
-			for k, i := range g.kept {
-				if c.Nulls == nil || !c.Nulls[i] {
-					if o.kind == KindTimestampTZ && (c.Values[i] >= math.MaxInt64-1 || c.Values[i] <= -math.MaxInt64) {
-						g.decline = true // ±infinity: the engine prints it
-					}
-					g.out[base+k][j] = fastValue(o.kind, fastAcc{i: c.Values[i]})
+			if err := keptNumbers(g, f, rg, n, base, j, c.Values, c.Nulls, func(v int64) any {
+				if o.kind == KindTimestampTZ && (v >= math.MaxInt64-1 || v <= -math.MaxInt64) {
+					g.decline = true // ±infinity: the engine prints it
 				}
+				return fastValue(o.kind, fastAcc{i: v})
+			}); err != nil {
+				return err
 			}
+		}
+	}
+	return nil
+}
+
+// keptNumbers puts the kept rows' values of a number column of row group
+// rg (n rows) of f into column j of the result rows from base, as value
+// makes them; NULLs stay nil.
+func keptNumbers[T int64 | float64](g *fastGroups, f *delta.ScanFile, rg, n, base, j int, values []T, nulls []bool, value func(T) any) error {
+	if len(values) != n {
+		return errRowCount(f.Path(), rg)
+	}
+	for k, i := range g.kept {
+		if nulls == nil || !nulls[i] {
+			g.out[base+k][j] = value(values[i])
 		}
 	}
 	return nil
