@@ -240,3 +240,16 @@ func stripLocking(node *pg_query.Node) *pg_query.Node {
 	})
 	return node
 }
+
+// hasLockingClause reports whether a statement asks for row locks
+// anywhere (FOR UPDATE, FOR SHARE and their variants).
+func hasLockingClause(n *pg_query.Node) bool {
+	found := false
+	_ = sqltree.Walk(n.ProtoReflect(), func(m proto.Message) error {
+		if sel, ok := m.(*pg_query.SelectStmt); ok && len(sel.LockingClause) > 0 {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
