@@ -568,7 +568,10 @@ func TestProtocolFeatures(t *testing.T) {
 		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "timestampNtz"}, WriterFeatures: []string{"deletionVectors", "timestampNtz", "appendOnly"}}, nil, true, true, ""},
 		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, nil, false, false, "v2Checkpoint"},
 		{Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking", "domainMetadata"}}, nil, true, false, "rowTracking"},
-		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, map[string]string{"delta.columnMapping.mode": "name"}, false, false, "columnMapping"},
+		// Mode name without physical names in the schema: the files use
+		// the names (a table that turned mapping on later).
+		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, map[string]string{"delta.columnMapping.mode": "name"}, true, true, ""},
+		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, map[string]string{"delta.columnMapping.mode": "id"}, false, false, "columnMapping"},
 		{Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, map[string]string{"delta.constraints.positive": "v > 0"}, true, false, "checkConstraints"},
 		{Protocol{MinReaderVersion: 4, MinWriterVersion: 7}, nil, false, false, "reader version 4"},
 	}

@@ -138,7 +138,7 @@ func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 	s := Stats{NumRecords: rec.NumRows(), MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
 	for ci, c := range t.Columns {
 		col := rec.Column(ci)
-		s.NullCount[c.Name] = col.NullN()
+		s.NullCount[c.FileName()] = col.NullN()
 		if col.NullN() == col.Len() {
 			continue
 		}
@@ -154,36 +154,36 @@ func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 			lo = floorDiv(lo, 1000) * 1000
 			hi = -floorDiv(-hi, 1000) * 1000
 			if c.StoredAsInstant() {
-				s.MinValues[c.Name], s.MaxValues[c.Name] = FormatTimestampStat(lo), FormatTimestampStat(hi)
+				s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = FormatTimestampStat(lo), FormatTimestampStat(hi)
 			} else {
 				// timestamp_ntz: a wall clock, written without a zone.
-				s.MinValues[c.Name], s.MaxValues[c.Name] = formatNTZStat(lo), formatNTZStat(hi)
+				s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = formatNTZStat(lo), formatNTZStat(hi)
 			}
 		case *array.Int64:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int64 { return a.Value(i) })
-			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = lo, hi
 		case *array.Int32:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int32 { return a.Value(i) })
-			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = lo, hi
 		case *array.Int16:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int16 { return a.Value(i) })
-			s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+			s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = lo, hi
 		case *array.Float64:
 			lo, hi, ok := floatMinMax(a.Len(), a.IsValid, func(i int) float64 { return a.Value(i) })
 			if ok {
-				s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+				s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = lo, hi
 			}
 		case *array.Float32:
 			lo, hi, ok := floatMinMax(a.Len(), a.IsValid, func(i int) float64 { return float64(a.Value(i)) })
 			if ok {
-				s.MinValues[c.Name], s.MaxValues[c.Name] = lo, hi
+				s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = lo, hi
 			}
 		case *array.Date32:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) int32 { return int32(a.Value(i)) })
 			// Readers parse the bounds as yyyy-mm-dd: a date outside
 			// years 1–9999 (BC, infinity) leaves them out.
 			if lo >= minStatDate && hi <= maxStatDate {
-				s.MinValues[c.Name], s.MaxValues[c.Name] = formatDateStat(lo), formatDateStat(hi)
+				s.MinValues[c.FileName()], s.MaxValues[c.FileName()] = formatDateStat(lo), formatDateStat(hi)
 			}
 		case *array.String:
 			lo, hi := minMax(a.Len(), a.IsValid, func(i int) string { return a.Value(i) })
@@ -191,9 +191,9 @@ func statsOf(t schema.Table, rec arrow.RecordBatch) Stats {
 			if len(lo) > maxStringStat {
 				lo = truncateUTF8(lo, maxStringStat)
 			}
-			s.MinValues[c.Name] = lo
+			s.MinValues[c.FileName()] = lo
 			if len(hi) <= maxStringStat {
-				s.MaxValues[c.Name] = hi
+				s.MaxValues[c.FileName()] = hi
 			}
 		}
 	}
@@ -216,24 +216,24 @@ func encodeStats(s Stats) (string, error) {
 func mergeStats(t schema.Table, a, b Stats) Stats {
 	out := Stats{NumRecords: a.NumRecords + b.NumRecords, MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
 	for _, c := range t.Columns {
-		an, bn := toInt(a.NullCount[c.Name]), toInt(b.NullCount[c.Name])
-		out.NullCount[c.Name] = an + bn
+		an, bn := toInt(a.NullCount[c.FileName()]), toInt(b.NullCount[c.FileName()])
+		out.NullCount[c.FileName()] = an + bn
 		aAll, bAll := an == a.NumRecords, bn == b.NumRecords
 		for _, m := range []struct {
 			a, b, out map[string]any
 			min       bool
 		}{{a.MinValues, b.MinValues, out.MinValues, true}, {a.MaxValues, b.MaxValues, out.MaxValues, false}} {
-			av, aok := m.a[c.Name]
-			bv, bok := m.b[c.Name]
+			av, aok := m.a[c.FileName()]
+			bv, bok := m.b[c.FileName()]
 			switch {
 			case aok && bok:
 				if v, ok := pick(c.Type, av, bv, m.min); ok {
-					m.out[c.Name] = v
+					m.out[c.FileName()] = v
 				}
 			case aok && bAll:
-				m.out[c.Name] = av
+				m.out[c.FileName()] = av
 			case bok && aAll:
-				m.out[c.Name] = bv
+				m.out[c.FileName()] = bv
 			}
 		}
 	}

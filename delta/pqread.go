@@ -115,8 +115,8 @@ func openLocalFile(local *os.File, t schema.Table, path string) (*dataFileReader
 // checkLeaf reports whether a file's leaf stores column c as tsdb writes
 // it (now with parquet-go, before with arrow-go's pqarrow).
 func checkLeaf(c schema.Column, f parquet.Field) error {
-	if f.Name() != c.Name {
-		return fmt.Errorf("named %q, the table's is %q", f.Name(), c.Name)
+	if f.Name() != c.FileName() {
+		return fmt.Errorf("named %q, the table's is %q", f.Name(), c.FileName())
 	}
 	if !f.Leaf() || f.Repeated() {
 		return fmt.Errorf("%s is not a flat column", c.Name)

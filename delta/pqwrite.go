@@ -67,8 +67,9 @@ func (fastSnappy) Decode(dst, src []byte) ([]byte, error) { return s2.Decode(dst
 
 // fileSchema is the Parquet schema of table t's data files: one leaf per
 // column, in the table's order (readers of tsdb's own files match columns
-// by position), required where the column is NOT NULL, dictionary-encoded
-// where dict says so.
+// by position), named by its physical name and carrying its field id
+// under column mapping, required where the column is NOT NULL,
+// dictionary-encoded where dict says so.
 func fileSchema(t schema.Table, dict []bool) *parquet.Schema {
 	fields := make([]parquet.Field, len(t.Columns))
 	for i, c := range t.Columns {
@@ -81,7 +82,10 @@ func fileSchema(t schema.Table, dict []bool) *parquet.Schema {
 		} else {
 			n = parquet.Optional(n)
 		}
-		fields[i] = orderedField{Node: n, name: c.Name}
+		if c.FieldID > 0 {
+			n = parquet.FieldID(n, c.FieldID)
+		}
+		fields[i] = orderedField{Node: n, name: c.FileName()}
 	}
 	return parquet.NewSchema("schema", orderedGroup(fields))
 }
@@ -204,9 +208,9 @@ func (fw *fileWriter) start(first arrow.RecordBatch) error {
 		parquet.DataPageStatistics(true),
 		parquet.DictionaryMaxBytes(dictionaryMaxBytes),
 	}
-	sorting := []parquet.SortingColumn{parquet.Ascending(t.Columns[t.TimeIndex].Name)}
+	sorting := []parquet.SortingColumn{parquet.Ascending(t.Columns[t.TimeIndex].FileName())}
 	if ci := t.ClusterIndex(); ci >= 0 {
-		name := t.Columns[ci].Name
+		name := t.Columns[ci].FileName()
 		sorting = slices.Insert(sorting, 0, parquet.NullsFirst(parquet.Ascending(name)))
 		opts = append(opts, parquet.BloomFilters(parquet.SplitBlockFilter(bloomBitsPerValue, name)))
 	}

@@ -18,7 +18,7 @@ import (
 // affected, with an error naming what is missing.
 
 // readerFeatures are the reader table features tsdb implements.
-var readerFeatures = []string{"deletionVectors", "timestampNtz", "vacuumProtocolCheck"}
+var readerFeatures = []string{"columnMapping", "deletionVectors", "timestampNtz", "vacuumProtocolCheck"}
 
 // writerFeatures are the writer table features tsdb implements: it carries
 // deletion vectors in its removes, writes timestamp_ntz as the protocol
@@ -68,7 +68,9 @@ func readBlocker(p Protocol, md *Metadata) error {
 			}
 		}
 	}
-	if mode := columnMappingMode(md); mode != "" && mode != "none" && (p.MinReaderVersion >= 2) {
+	// Mode name is read by the physical names the schema gives; mode id
+	// would match the files' columns by field id, which tsdb does not.
+	if mode := columnMappingMode(md); mode != "" && mode != "none" && mode != "name" && (p.MinReaderVersion >= 2) {
 		return &FeatureError{Feature: "columnMapping", Detail: "mode " + mode + ": columns are stored under other names"}
 	}
 	return nil
@@ -95,7 +97,7 @@ func writeBlocker(p Protocol, md *Metadata) error {
 	}
 	// The legacy writer versions 2-6 (and their features under version 7)
 	// are only safe while the table uses none of what they guard.
-	if mode := columnMappingMode(md); mode != "" && mode != "none" {
+	if mode := columnMappingMode(md); mode != "" && mode != "none" && mode != "name" {
 		return &FeatureError{Feature: "columnMapping", Write: true, Detail: "mode " + mode}
 	}
 	for k := range md.Configuration {
@@ -140,15 +142,25 @@ func (s *Snapshot) Writable() error { return writeBlocker(s.Protocol, &s.Metadat
 
 // protocolFor returns base upgraded to what table t needs, and whether it
 // changed: a timestamp_ntz column needs the timestampNtz reader and writer
-// features, so reader version 3 and writer version 7, which list the
-// features of the versions they replace (writer 2's appendOnly and
-// invariants).
+// features, column mapping the columnMapping ones, so reader version 3
+// and writer version 7, which list the features of the versions they
+// replace (writer 2's appendOnly and invariants).
 func protocolFor(base Protocol, t schema.Table) (Protocol, bool) {
-	ntz := false
+	var need []string
 	for _, c := range t.Columns {
-		ntz = ntz || (c.Type == schema.Timestamp && c.NTZ)
+		if c.Type == schema.Timestamp && c.NTZ {
+			need = append(need, "timestampNtz")
+			break
+		}
 	}
-	if !ntz || (slices.Contains(base.ReaderFeatures, "timestampNtz") && slices.Contains(base.WriterFeatures, "timestampNtz")) {
+	if t.ColumnMapping() && !(base.MinReaderVersion == 2 && base.MinWriterVersion >= 5 && base.MinWriterVersion < 7) {
+		need = append(need, "columnMapping")
+	}
+	missing := false
+	for _, f := range need {
+		missing = missing || !slices.Contains(base.ReaderFeatures, f) || !slices.Contains(base.WriterFeatures, f)
+	}
+	if !missing {
 		return base, false
 	}
 	p := Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
@@ -164,8 +176,8 @@ func protocolFor(base Protocol, t schema.Table) (Protocol, bool) {
 	if base.MinReaderVersion == 2 {
 		p.ReaderFeatures = append(p.ReaderFeatures, "columnMapping")
 	}
-	p.ReaderFeatures = append(p.ReaderFeatures, "timestampNtz")
-	p.WriterFeatures = append(p.WriterFeatures, "timestampNtz")
+	p.ReaderFeatures = append(p.ReaderFeatures, need...)
+	p.WriterFeatures = append(p.WriterFeatures, need...)
 	slices.Sort(p.ReaderFeatures)
 	slices.Sort(p.WriterFeatures)
 	p.ReaderFeatures, p.WriterFeatures = slices.Compact(p.ReaderFeatures), slices.Compact(p.WriterFeatures)

@@ -226,14 +226,14 @@ func fileStats(stats string, sch schema.Table) (lo, hi, rows int64, cols int, pr
 	if len(s.NullCount) > 0 {
 		cols = 0
 		for cols < len(sch.Columns) {
-			if _, ok := s.NullCount[sch.Columns[cols].Name]; !ok {
+			if _, ok := s.NullCount[sch.Columns[cols].FileName()]; !ok {
 				break
 			}
 			cols++
 		}
 		prefix = len(s.NullCount) == cols
 	}
-	col := sch.TimeColumn().Name
+	col := sch.TimeColumn().FileName()
 	if v, ok := s.MinValues[col].(string); ok {
 		if t, ok := parseTimestampStat(v); ok {
 			lo = t.UnixMicro()

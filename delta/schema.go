@@ -3,8 +3,12 @@ package delta
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"tsdb/internal/schema"
 )
@@ -33,6 +37,15 @@ const (
 	// set. Other writers are not checked either.
 	DedupKey     = "tsdb.dedupKeys"
 	DedupTagsKey = "tsdb.dedupTags"
+
+	// The Delta protocol's column mapping (mode name): the table's mode
+	// and highest column id, and each field's id and physical name, the
+	// name its data files and statistics use.
+	confMappingMode    = "delta.columnMapping.mode"
+	confMaxColumnID    = "delta.columnMapping.maxColumnId"
+	fieldIDKey         = "delta.columnMapping.id"
+	fieldPhysicalKey   = "delta.columnMapping.physicalName"
+	physicalNamePrefix = "col-"
 )
 
 // keyJSON is a schema.Key in the table configuration.
@@ -71,6 +84,9 @@ func metadataFor(t schema.Table) (*Metadata, error) {
 		if p, ok := c.Precision(); ok {
 			md[fieldPrecisionKey] = p
 		}
+		if t.ColumnMapping() {
+			md[fieldIDKey], md[fieldPhysicalKey] = c.FieldID, c.FileName()
+		}
 		st.Fields = append(st.Fields, structField{Name: c.Name, Type: c.DeltaType(), Nullable: !c.NotNull, Metadata: md})
 	}
 	b, err := json.Marshal(st)
@@ -105,7 +121,60 @@ func configurationFor(t schema.Table) map[string]string {
 			cfg[k] = v
 		}
 	}
+	maps.Copy(cfg, mappingConfiguration(t))
 	return cfg
+}
+
+// mappingConfiguration is the configuration of t's column mapping: none
+// without it.
+func mappingConfiguration(t schema.Table) map[string]string {
+	if !t.ColumnMapping() {
+		return nil
+	}
+	return map[string]string{confMappingMode: "name", confMaxColumnID: strconv.Itoa(t.MaxColumnID)}
+}
+
+// withColumnMapping returns t with the Delta column mapping its names
+// need. Columns [0, existing) are in the table already, the others are
+// new. A table without mapping gets it when one of its names needs it
+// (schema.NeedsColumnMapping), as Spark would refuse the name otherwise:
+// every column then gets an id, and the existing ones keep their names as
+// physical names, which their files use already. Under mapping a new
+// column is given the next id and its own name as its physical name,
+// unless that needs mapping or is another column's physical name (a
+// column another writer renamed keeps its old one): then "col-" and a
+// UUID, as Spark names them. A table of plain names stays as it is, its
+// files readable by name by any reader.
+func withColumnMapping(t schema.Table, existing int) schema.Table {
+	if !t.ColumnMapping() {
+		need := false
+		for _, c := range t.Columns {
+			need = need || schema.NeedsColumnMapping(c.Name)
+		}
+		if !need {
+			return t
+		}
+	}
+	t.Columns = slices.Clone(t.Columns)
+	if !t.ColumnMapping() {
+		for i := range t.Columns[:existing] {
+			c := &t.Columns[i]
+			t.MaxColumnID++
+			c.FieldID, c.Physical = t.MaxColumnID, c.Name
+		}
+	}
+	for i := existing; i < len(t.Columns); i++ {
+		c := &t.Columns[i]
+		if c.FieldID > 0 {
+			continue
+		}
+		t.MaxColumnID++
+		c.FieldID, c.Physical = t.MaxColumnID, c.Name
+		if schema.NeedsColumnMapping(c.Name) || slices.ContainsFunc(t.Columns[:i], func(o schema.Column) bool { return strings.EqualFold(o.FileName(), c.Name) }) {
+			c.Physical = physicalNamePrefix + uuid.NewString()
+		}
+	}
+	return t
 }
 
 // DedupConfiguration renders a table's point identity as configuration
@@ -181,6 +250,13 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 	}
 	t := schema.Table{Name: md.Name, ID: md.ID, TimeIndex: -1, Cluster: md.Configuration[ClusterKey]}
 	timeCol := md.Configuration[confTimeColumn]
+	mapped := columnMappingMode(&md) == "name"
+	if mapped {
+		// At least 1, so that the table counts as mapped whatever another
+		// writer put there.
+		n, _ := strconv.Atoi(md.Configuration[confMaxColumnID])
+		t.MaxColumnID = max(n, 1)
+	}
 	for _, f := range st.Fields {
 		var ty schema.Type
 		if udt, ok := f.Metadata[fieldTypeKey].(string); ok {
@@ -213,6 +289,17 @@ func schemaFromMetadata(md Metadata) (schema.Table, error) {
 		}
 		if p, ok := f.Metadata[fieldPrecisionKey].(float64); ok && ty.IsTimestamp() && p >= 0 && p < 6 {
 			col.FracDigits = int(p) + 1
+		}
+		if mapped {
+			// A field without a physical name keeps its name in files, as
+			// the columns of a table that turned mapping on later do.
+			if p, ok := f.Metadata[fieldPhysicalKey].(string); ok && p != "" && p != f.Name {
+				col.Physical = p
+			}
+			if id, ok := f.Metadata[fieldIDKey].(float64); ok && id >= 1 {
+				col.FieldID = int(id)
+				t.MaxColumnID = max(t.MaxColumnID, col.FieldID)
+			}
 		}
 		t.Columns = append(t.Columns, col)
 	}

@@ -165,6 +165,7 @@ func Create(ctx context.Context, store Store, t schema.Table, config map[string]
 	if t.ID == "" {
 		t.ID = uuid.NewString()
 	}
+	t = withColumnMapping(t, 0)
 	md, err := metadataFor(t)
 	if err != nil {
 		return nil, err
@@ -390,6 +391,13 @@ func (t *Table) AddTagColumns(ctx context.Context, operation string, cols []sche
 		}
 		cur := base.Metadata
 		cfg := cur.Configuration
+		if len(next.Columns) > len(base.Schema.Columns) {
+			next = withColumnMapping(next, len(base.Schema.Columns))
+			if m := mappingConfiguration(next); m != nil {
+				cfg = maps.Clone(cfg)
+				maps.Copy(cfg, m)
+			}
+		}
 		if base.Schema.DedupTags {
 			// Tags join the identity, also those whose column the table
 			// has already (made for a field, or by SQL): a finer identity
@@ -415,7 +423,8 @@ func (t *Table) AddTagColumns(ctx context.Context, operation string, cols []sche
 		md.ID, md.Name, md.CreatedTime, md.Format, md.PartitionColumns = cur.ID, cur.Name, cur.CreatedTime, cur.Format, cur.PartitionColumns
 		md.Configuration = cfg
 		if proto, changed := protocolFor(base.Protocol, next); changed {
-			// A timestamp_ntz column needs its table feature.
+			// A timestamp_ntz column needs its table feature, a mapped
+			// name column mapping.
 			return []Action{{Protocol: &proto}, {MetaData: md}}, nil
 		}
 		return []Action{{MetaData: md}}, nil

@@ -477,13 +477,13 @@ func viewSQL(p *pruned) string {
 	// engine skips row groups and rows before it.
 	filter := ""
 	if p.from != nil {
-		filter = " WHERE " + timeFrom(snap.Table, *p.from)
+		filter = " WHERE " + timeFrom(snap.Table, *p.from, true)
 	}
 	if p.newest != "" {
 		parts = append(parts, "SELECT * FROM "+p.newest)
 	}
 	for _, n := range counts {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])%s", selectList(snap.Table, n), strings.Join(byCols[n], ", "), filter))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])%s", fileColumnList(snap.Table, n), strings.Join(byCols[n], ", "), filter))
 	}
 	keys, byLayout, layouts := p.layoutGroups()
 	for _, k := range keys {
@@ -500,7 +500,7 @@ func viewSQL(p *pruned) string {
 	if len(p.batchIDs) > 0 || len(parts) == 0 {
 		cond := idPredicate(p.batchIDs)
 		if p.from != nil {
-			cond = "(" + cond + ") AND " + timeFrom(snap.Table, *p.from)
+			cond = "(" + cond + ") AND " + timeFrom(snap.Table, *p.from, false)
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, p.mirror, cond))
 	}
@@ -546,24 +546,35 @@ func (p *pruned) filesWithDeletes() []int {
 // present columns of t as the table: timestamps without time zone turned
 // back from the stored UTC instant into the wall clock, columns added
 // after the source was written NULL.
-func selectList(t schema.Table, present int) string {
+func selectList(t schema.Table, present int) string { return columnList(t, present, false) }
+
+// fileColumnList is selectList over data files, which name a column by
+// its physical name under Delta column mapping.
+func fileColumnList(t schema.Table, present int) string { return columnList(t, present, true) }
+
+func columnList(t schema.Table, present int, file bool) string {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		q := schema.QuoteIdent(c.Name)
+		q, f := schema.QuoteIdent(c.Name), schema.QuoteIdent(c.Name)
+		if file {
+			f = schema.QuoteIdent(c.FileName())
+		}
 		switch {
 		case i >= present:
 			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), q)
 		case c.Type == schema.Timestamp && !c.NTZ:
 			// The wall clock in UTC, whatever the connection's TimeZone: a
 			// CAST would show it in the session's zone.
-			cols[i] = fmt.Sprintf("timezone('UTC', %s) AS %s", q, q)
+			cols[i] = fmt.Sprintf("timezone('UTC', %s) AS %s", f, q)
 		case c.Type == schema.Interval:
 			// Files hold intervals as text (schema.IntervalText); buffered
 			// rows already as intervals, which the cast leaves alone.
-			cols[i] = fmt.Sprintf("CAST(%s AS INTERVAL) AS %s", q, q)
+			cols[i] = fmt.Sprintf("CAST(%s AS INTERVAL) AS %s", f, q)
 		case c.Type == schema.Time || c.Type == schema.TimeTZ || c.Type == schema.Bit || c.Type == schema.VarBit:
 			// Held as text everywhere (schema.TimeText).
-			cols[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", q, c.Type.DuckDB(), q)
+			cols[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", f, c.Type.DuckDB(), q)
+		case f != q:
+			cols[i] = f + " AS " + q
 		default:
 			cols[i] = q
 		}

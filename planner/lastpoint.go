@@ -569,7 +569,7 @@ func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, column strin
 		quoted[i] = schema.QuoteString(p)
 	}
 	q := fmt.Sprintf("SELECT filename, %s, epoch_us(max(%s)) FROM read_parquet([%s], filename = true, union_by_name = true) GROUP BY ALL",
-		schema.QuoteIdent(column), schema.QuoteIdent(t.Columns[t.TimeIndex].Name), strings.Join(quoted, ", "))
+		schema.QuoteIdent(t.Columns[t.ColumnIndex(column)].FileName()), schema.QuoteIdent(t.Columns[t.TimeIndex].FileName()), strings.Join(quoted, ", "))
 	rows, err := s.engineQuerier().QueryContext(ctx, q)
 	if err != nil {
 		return nil, engineError(err)
@@ -598,19 +598,24 @@ func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, column strin
 	return out, nil
 }
 
-// timeFrom is the condition on a data file's time column that keeps its
-// rows from micros on: a literal of the column's type as files hold it,
-// which the engine checks against row groups' statistics. (A bound a
-// literal cannot write keeps every row.)
-func timeFrom(t schema.Table, micros int64) string {
+// timeFrom is the condition on the time column of data files (file) or
+// of the buffered rows' mirror that keeps their rows from micros on: a
+// literal of the column's type as files hold it, which the engine checks
+// against row groups' statistics. (A bound a literal cannot write keeps
+// every row.)
+func timeFrom(t schema.Table, micros int64, file bool) string {
 	c := t.Columns[t.TimeIndex]
 	tm := time.UnixMicro(micros).UTC()
 	if tm.Year() < 1 || tm.Year() > 9999 {
 		return "true"
 	}
+	name := c.Name
+	if file {
+		name = c.FileName() // a data file's name for it (column mapping)
+	}
 	text := tm.Format("2006-01-02 15:04:05.999999")
 	if c.StoredAsInstant() {
-		return fmt.Sprintf("%s >= TIMESTAMPTZ '%s+00'", schema.QuoteIdent(c.Name), text)
+		return fmt.Sprintf("%s >= TIMESTAMPTZ '%s+00'", schema.QuoteIdent(name), text)
 	}
-	return fmt.Sprintf("%s >= TIMESTAMP '%s'", schema.QuoteIdent(c.Name), text)
+	return fmt.Sprintf("%s >= TIMESTAMP '%s'", schema.QuoteIdent(name), text)
 }

@@ -114,7 +114,7 @@ func layoutSelectList(t schema.Table, l *fileLayout) string {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		q := schema.QuoteIdent(c.Name)
-		fc, ok := l.find(c.Name)
+		fc, ok := l.find(c.FileName())
 		if !ok {
 			cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.DuckDBType(), q)
 			continue
@@ -200,14 +200,14 @@ func (p *pruned) fileSelectList(i int) string {
 	if l := p.layoutOf(i); l != nil {
 		return layoutSelectList(p.snap.Table, l)
 	}
-	return selectList(p.snap.Table, min(p.fileCols[i], len(p.snap.Table.Columns)))
+	return fileColumnList(p.snap.Table, min(p.fileCols[i], len(p.snap.Table.Columns)))
 }
 
 // fileList is the select list that reads data file f (at path) as table
 // t: by position for tsdb's own layout, else by name from its footer.
 func (c *layoutCache) fileList(ctx context.Context, conn *sql.Conn, t schema.Table, path string, f delta.File) (string, error) {
 	if !needsLayout(f, t) {
-		return selectList(t, min(f.Columns, len(t.Columns))), nil
+		return fileColumnList(t, min(f.Columns, len(t.Columns))), nil
 	}
 	l, err := c.layout(ctx, conn, path)
 	if err != nil {

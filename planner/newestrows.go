@@ -163,7 +163,7 @@ func newestRowsSQL(read *pruned, counts []int, byCols map[int][]string, col int)
 	parts := make([]string, len(counts))
 	for i, n := range counts {
 		parts[i] = fmt.Sprintf("SELECT %s FROM read_parquet([%s]) WHERE %s",
-			selectList(t, n), strings.Join(byCols[n], ", "), timeFrom(t, read.rng.lo))
+			fileColumnList(t, n), strings.Join(byCols[n], ", "), timeFrom(t, read.rng.lo, true))
 	}
 	tq := schema.QuoteIdent(t.Columns[t.TimeIndex].Name)
 	return fmt.Sprintf("SELECT * FROM (%s) QUALIFY %s = max(%s) OVER (PARTITION BY %s)",

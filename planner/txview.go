@@ -134,9 +134,9 @@ func (s *Session) txViews(ctx context.Context, p *pruned, tt *txTable, identity 
 	for _, n := range counts {
 		if ident {
 			parts = append(parts, fmt.Sprintf("SELECT %s, %s, file_row_number AS %s FROM read_parquet([%s], filename = '%s', file_row_number = true)",
-				selectList(t, n), srcColumn, rowNumColumn, strings.Join(byCols[n], ", "), srcColumn))
+				fileColumnList(t, n), srcColumn, rowNumColumn, strings.Join(byCols[n], ", "), srcColumn))
 		} else {
-			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", selectList(t, n), strings.Join(byCols[n], ", ")))
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s])", fileColumnList(t, n), strings.Join(byCols[n], ", ")))
 		}
 	}
 	keys, byLayout, layouts := p.layoutGroups()

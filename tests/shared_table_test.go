@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/jackc/pgx/v5"
 
 	"tsdb/delta"
 )
@@ -156,17 +158,7 @@ func TestDeletionVectorsOfAnotherWriter(t *testing.T) {
 	defer c.Close(ctx)
 	agree := func(stage string, wantRows int) {
 		t.Helper()
-		want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM m ORDER BY time")
-		got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
-			"SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", table)), []string{"us", "host", "v"})
-		if len(want) != wantRows || len(got) != len(want) {
-			t.Fatalf("%s: tsdb %d rows, chDB %d, want %d", stage, len(want), len(got), wantRows)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
-			}
-		}
+		chdbAgrees(t, c, table, stage, wantRows, "SELECT epoch_us(time) AS us, host, v FROM m ORDER BY time", "SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", []string{"us", "host", "v"})
 	}
 	agree("after the vector", countKept(func(int64) bool { return true }))
 	// The newest row of each host, and the hosts: the statements the
@@ -439,17 +431,7 @@ func TestForeignFilesReadByName(t *testing.T) {
 
 	agree := func(stage string, wantRows int) {
 		t.Helper()
-		want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM f ORDER BY time")
-		got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
-			"SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", table)), []string{"us", "host", "v"})
-		if len(want) != wantRows || len(got) != len(want) {
-			t.Fatalf("%s: tsdb %d rows, chDB %d, want %d\ntsdb %v", stage, len(want), len(got), wantRows, want)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
-			}
-		}
+		chdbAgrees(t, c, table, stage, wantRows, "SELECT epoch_us(time) AS us, host, v FROM f ORDER BY time", "SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time", []string{"us", "host", "v"})
 	}
 	var n int64
 	deadline := time.Now().Add(10 * time.Second)
@@ -542,17 +524,7 @@ func TestChDBWriterSharesATable(t *testing.T) {
 	}
 	agree := func(stage string) {
 		t.Helper()
-		want := readerRows(t, c, "SELECT epoch_us(time) AS us, host, v FROM w ORDER BY time, v")
-		got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(
-			"SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time, v", table)), []string{"us", "host", "v"})
-		if len(got) != len(want) {
-			t.Fatalf("%s: chDB %d rows, tsdb %d", stage, len(got), len(want))
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
-			}
-		}
+		chdbAgrees(t, c, table, stage, -1, "SELECT epoch_us(time) AS us, host, v FROM w ORDER BY time, v", "SELECT toUnixTimestamp64Micro(time) AS us, host, v FROM deltaLakeLocal('%s') ORDER BY time, v", []string{"us", "host", "v"})
 	}
 	chdbAppend(1000)
 	waitSum(5050 + 20*1000 + 190)
@@ -662,4 +634,137 @@ func putForeignFile(t *testing.T, store delta.Store, name string, rec arrow.Reco
 		t.Fatal(err)
 	}
 	return delta.Add{Path: name, PartitionValues: map[string]string{}, Size: int64(buf.Len()), ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: stats}
+}
+
+// A table another writer put under Delta column mapping (mode name), as
+// Spark does on `delta.columnMapping.mode = 'name'`: it renamed a column
+// (its files keep the old physical name) and added one with a physical
+// name of its own, then wrote a file under the physical names. tsdb
+// reads every file by the physical names, writes its own files and
+// statistics under them, gives a column it adds whose name is taken as a
+// physical name one of its own, compacts, deletes and updates; chDB
+// (delta-kernel-rs) reads the same rows at every step.
+func TestColumnMappingOfAnotherWriter(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--compact-interval", "-1s", "--refresh-interval", "50ms"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	execAll(t, c, "CREATE TABLE sp (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)",
+		"INSERT INTO sp SELECT TIMESTAMPTZ '2026-12-01 00:00:00+00' + g * INTERVAL '1 second', 'own-' || (g % 2), g FROM generate_series(1, 40) AS t(g)", "CHECKPOINT")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "sp"))
+	store, err := delta.NewLocalStore(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ALTER TABLE sp SET TBLPROPERTIES ('delta.columnMapping.mode' =
+	// 'name'), RENAME COLUMN host TO `Host Name`, ADD COLUMN `Load 1`.
+	md := liveFiles(t, table).Metadata
+	var st struct {
+		Type   string           `json:"type"`
+		Fields []map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(md.SchemaString), &st); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range st.Fields {
+		m := f["metadata"].(map[string]any)
+		m["delta.columnMapping.id"], m["delta.columnMapping.physicalName"] = i+1, f["name"]
+	}
+	st.Fields[1]["name"] = "Host Name"
+	st.Fields = append(st.Fields, map[string]any{"name": "Load 1", "type": "double", "nullable": true,
+		"metadata": map[string]any{"delta.columnMapping.id": 4, "delta.columnMapping.physicalName": "col-5c1d0b6a-7e29-4f3e-9a55-0c2b1f3e8d10"}})
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md.SchemaString = string(b)
+	md.Configuration = maps.Clone(md.Configuration)
+	md.Configuration["delta.columnMapping.mode"], md.Configuration["delta.columnMapping.maxColumnId"] = "name", "4"
+	commitAsOtherWriter(t, table, delta.Action{Protocol: &delta.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}}, delta.Action{MetaData: &md})
+
+	// Spark's next file, under the physical names.
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "col-5c1d0b6a-7e29-4f3e-9a55-0c2b1f3e8d10", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	for g := int64(1); g <= 20; g++ {
+		rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC).UnixMicro() + g*1_000_000))
+		rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("spark-%d", g%2))
+		rb.Field(2).(*array.Int64Builder).Append(1000 + g)
+		rb.Field(3).(*array.Float64Builder).Append(float64(g) / 4)
+	}
+	rec := rb.NewRecordBatch()
+	rb.Release()
+	add := putForeignFile(t, store, "part-00000-mapped.c000.snappy.parquet", rec,
+		`{"numRecords":20,"minValues":{"time":"2026-12-01T01:00:01.000Z","host":"spark-0","v":1001,"col-5c1d0b6a-7e29-4f3e-9a55-0c2b1f3e8d10":0.25},"maxValues":{"time":"2026-12-01T01:00:20.000Z","host":"spark-1","v":1020,"col-5c1d0b6a-7e29-4f3e-9a55-0c2b1f3e8d10":5.0},"nullCount":{"time":0,"host":0,"v":0,"col-5c1d0b6a-7e29-4f3e-9a55-0c2b1f3e8d10":0}}`,
+		parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
+	commitAsOtherWriter(t, table, delta.Action{Add: &add})
+
+	agree := func(stage string, wantRows int) {
+		t.Helper()
+		chdbAgrees(t, c, table, stage, wantRows, `SELECT epoch_us(time) AS us, "Host Name" AS h, v, "Load 1" AS l FROM sp ORDER BY time`, "SELECT toUnixTimestamp64Micro(time) AS us, `Host Name` AS h, v, `Load 1` AS l FROM deltaLakeLocal('%s') ORDER BY time", []string{"us", "h", "v", "l"})
+	}
+	var n int64
+	deadline := time.Now().Add(10 * time.Second)
+	for n != 20 && time.Now().Before(deadline) {
+		if err := c.QueryRow(ctx, `SELECT count("Load 1") FROM sp`).Scan(&n); err != nil {
+			time.Sleep(20 * time.Millisecond) // the renamed column may not be seen yet
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	agree("with Spark's mapped file", 60)
+
+	// tsdb's own writes: a column whose name is the renamed column's
+	// physical name, rows in every column, a flush.
+	execAll(t, c, "ALTER TABLE sp ADD COLUMN host TEXT",
+		`INSERT INTO sp (time, "Host Name", v, "Load 1", host) VALUES ('2026-12-01 02:00:00+00', 'tsdb', 7, 1.5, 'not the old host')`, "CHECKPOINT")
+	snap := liveFiles(t, table)
+	if snap.Metadata.Configuration["delta.columnMapping.maxColumnId"] != "5" {
+		t.Fatalf("configuration %v", snap.Metadata.Configuration)
+	}
+	added := snap.Schema.Columns[4]
+	if added.Name != "host" || added.FieldID != 5 || !strings.HasPrefix(added.FileName(), "col-") {
+		t.Fatalf("the added column: %+v", added)
+	}
+	var host string
+	if err := c.QueryRow(ctx, `SELECT "Host Name" || '/' || host FROM sp WHERE v = 7`).Scan(&host); err != nil || host != "tsdb/not the old host" {
+		t.Fatalf("the new row: %q, %v", host, err)
+	}
+	agree("after tsdb's INSERT", 61)
+	execAll(t, c, "VACUUM sp")
+	agree("after VACUUM", 61)
+	for _, lf := range liveFiles(t, table).Files {
+		if !delta.OwnLayout(lf) || !strings.Contains(lf.Stats, `"`+added.FileName()+`"`) || strings.Contains(lf.Stats, `"Host Name"`) {
+			t.Errorf("after VACUUM %s: own layout %v, stats %s", lf.Path, delta.OwnLayout(lf), lf.Stats)
+		}
+	}
+	execAll(t, c, "DELETE FROM sp WHERE v % 5 = 0")
+	agree("after tsdb's DELETE", 61-8-4)
+	execAll(t, c, `UPDATE sp SET "Host Name" = 'moved', "Load 1" = -1 WHERE v % 7 = 0`)
+	agree("after tsdb's UPDATE", 49)
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM sp WHERE "Host Name" = 'moved' AND "Load 1" = -1`).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("updated rows: %d, %v", n, err)
+	}
+}
+
+// chdbAgrees checks that chDB reads, with chdbSQL (a format of the
+// table's directory), the rows tsdb returns for tsdbQuery, row for row;
+// wantRows, unless negative, is how many there must be.
+func chdbAgrees(t *testing.T, c *pgx.Conn, table, stage string, wantRows int, tsdbQuery, chdbSQL string, cols []string) {
+	t.Helper()
+	want := readerRows(t, c, tsdbQuery)
+	got := chdbRows(t, chdbQuery(t, filepath.Dir(table), fmt.Sprintf(chdbSQL, table)), cols)
+	if (wantRows >= 0 && len(want) != wantRows) || len(got) != len(want) {
+		t.Fatalf("%s: tsdb %d rows, chDB %d, want %d\ntsdb %v\nchDB %v", stage, len(want), len(got), wantRows, want, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: row %d: chDB %q, tsdb %q", stage, i, got[i], want[i])
+		}
+	}
 }

@@ -248,6 +248,27 @@ type Column struct {
 	// instant, a Delta timestamp, which other readers shift by their
 	// session's zone.
 	NTZ bool
+	// Physical is the column's name in data files and file statistics
+	// under Delta column mapping (mode name); empty: its Name. FieldID
+	// is its Delta column id then (0 without mapping). See FileName.
+	Physical string
+	FieldID  int
+}
+
+// FileName is the name the column has in data files and in their
+// statistics: its physical name under column mapping, else its name.
+func (c Column) FileName() string {
+	if c.Physical != "" {
+		return c.Physical
+	}
+	return c.Name
+}
+
+// NeedsColumnMapping reports whether a column name needs Delta column
+// mapping: Spark refuses, in a table without it, a field name with one
+// of these characters (Parquet and Delta's own schema take any name).
+func NeedsColumnMapping(name string) bool {
+	return strings.ContainsAny(name, " ,;{}()\n\t=")
 }
 
 // StoredAsInstant reports whether the column's values are stored as UTC
@@ -358,7 +379,15 @@ type Table struct {
 	// grows with the tags its points bring, as InfluxDB's series key
 	// does.
 	DedupTags bool
+	// MaxColumnID is the table's delta.columnMapping.maxColumnId: the
+	// highest column id given, under Delta column mapping (mode name),
+	// where every column has its FieldID and Physical name. 0: the table
+	// has no column mapping; its files name columns by their names.
+	MaxColumnID int
 }
+
+// ColumnMapping reports whether the table uses Delta column mapping.
+func (t Table) ColumnMapping() bool { return t.MaxColumnID > 0 }
 
 // DedupColumn reports whether column name identifies the table's points.
 func (t Table) DedupColumn(name string) bool {
