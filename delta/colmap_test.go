@@ -199,25 +199,57 @@ func TestColumnMapping(t *testing.T) {
 	}
 }
 
-// A column added under mapping whose name is another column's physical
-// name (a column another writer renamed keeps its old one) gets a
-// physical name of its own.
-func TestColumnMappingPhysicalNameTaken(t *testing.T) {
-	sch, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "a b", Type: schema.Text}})
+// Under mapping every column added gets a physical name of its own, also
+// one of a plain name: another writer may have dropped a column of that
+// name (or renamed one from it), whose data old files still hold.
+// Columns added with the commit that turns mapping on keep plain names:
+// no column was dropped before mapping.
+func TestColumnMappingPhysicalNames(t *testing.T) {
+	sch, err := schema.New("m", []schema.Column{{Name: "time", Type: schema.Timestamptz}, {Name: "v", Type: schema.Text}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapped := withColumnMapping(sch, 0)
-	mapped.Columns[1].Physical = "renamed"
-	mapped.Columns = append(mapped.Columns, schema.Column{Name: "Renamed", Type: schema.Text}, schema.Column{Name: "fresh", Type: schema.Text})
-	next := withColumnMapping(mapped, 2)
-	if p := next.Columns[2].FileName(); !strings.HasPrefix(p, physicalNamePrefix) || next.Columns[2].FieldID != 3 {
-		t.Fatalf("column named like a physical name: %q id %d", p, next.Columns[2].FieldID)
+	sch.Columns = append(sch.Columns, schema.Column{Name: "a b", Type: schema.Text}, schema.Column{Name: "plain", Type: schema.Text})
+	on := withColumnMapping(sch, 2)
+	for i, want := range []string{"time", "v", "", "plain"} {
+		if c := on.Columns[i]; c.FieldID != i+1 || (want != "" && c.FileName() != want) || (want == "" && !strings.HasPrefix(c.FileName(), physicalNamePrefix)) {
+			t.Fatalf("turning mapping on, column %d: %q id %d", i, c.FileName(), c.FieldID)
+		}
 	}
-	if p := next.Columns[3].FileName(); p != "fresh" || next.Columns[3].FieldID != 4 || next.MaxColumnID != 4 {
-		t.Fatalf("plain column: %q id %d, max %d", p, next.Columns[3].FieldID, next.MaxColumnID)
+	on.Columns = append(on.Columns, schema.Column{Name: "fresh", Type: schema.Text})
+	next := withColumnMapping(on, 4)
+	if c := next.Columns[4]; !strings.HasPrefix(c.FileName(), physicalNamePrefix) || c.FieldID != 5 || next.MaxColumnID != 5 {
+		t.Fatalf("plain column under mapping: %q id %d, max %d", c.FileName(), c.FieldID, next.MaxColumnID)
 	}
-	if mapped.Columns[2].FieldID != 0 {
+	if on.Columns[4].FieldID != 0 {
 		t.Fatal("withColumnMapping changed its argument's columns")
+	}
+}
+
+// A line-protocol table whose tags are its identity, given a tag whose
+// name needs mapping: the commit that adds it keeps both the identity's
+// new key and the mapping's settings.
+func TestColumnMappingWithTagIdentity(t *testing.T) {
+	ctx := context.Background()
+	store, err := NewLocalStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := schema.New("lp", []schema.Column{{Name: "time", Type: schema.Timestamptz, NotNull: true}, {Name: "host", Type: schema.Text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch.Dedup, sch.DedupTags = []string{"time", "host"}, true
+	tbl, err := Create(ctx, store, sch, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.AddTagColumns(ctx, "ADD COLUMNS", []schema.Column{{Name: "Host Name", Type: schema.Text}}, []string{"Host Name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := snap.Metadata.Configuration
+	if cfg[confMappingMode] != "name" || cfg[confMaxColumnID] != "3" || !snap.Schema.ColumnMapping() || !slices.Equal(snap.Schema.Dedup, []string{"time", "host", "Host Name"}) {
+		t.Fatalf("configuration %v, schema %+v", cfg, snap.Schema)
 	}
 }

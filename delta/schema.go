@@ -138,15 +138,17 @@ func mappingConfiguration(t schema.Table) map[string]string {
 // need. Columns [0, existing) are in the table already, the others are
 // new. A table without mapping gets it when one of its names needs it
 // (schema.NeedsColumnMapping), as Spark would refuse the name otherwise:
-// every column then gets an id, and the existing ones keep their names as
-// physical names, which their files use already. Under mapping a new
-// column is given the next id and its own name as its physical name,
-// unless that needs mapping or is another column's physical name (a
-// column another writer renamed keeps its old one): then "col-" and a
-// UUID, as Spark names them. A table of plain names stays as it is, its
-// files readable by name by any reader.
+// every column then gets an id, the existing ones keep their names as
+// physical names, which their files use already, and so do the new ones
+// whose names need no mapping. Once a table is mapped, every new column
+// gets "col-" and a UUID as its physical name, as Spark names them:
+// under mapping another writer may have dropped a column, whose name the
+// old files (and their statistics) still hold, and a new column of that
+// name must not read them back. A table of plain names stays as it is,
+// its files readable by name by any reader.
 func withColumnMapping(t schema.Table, existing int) schema.Table {
-	if !t.ColumnMapping() {
+	mapped := t.ColumnMapping()
+	if !mapped {
 		need := false
 		for _, c := range t.Columns {
 			need = need || schema.NeedsColumnMapping(c.Name)
@@ -156,7 +158,7 @@ func withColumnMapping(t schema.Table, existing int) schema.Table {
 		}
 	}
 	t.Columns = slices.Clone(t.Columns)
-	if !t.ColumnMapping() {
+	if !mapped {
 		for i := range t.Columns[:existing] {
 			c := &t.Columns[i]
 			t.MaxColumnID++
@@ -170,7 +172,7 @@ func withColumnMapping(t schema.Table, existing int) schema.Table {
 		}
 		t.MaxColumnID++
 		c.FieldID, c.Physical = t.MaxColumnID, c.Name
-		if schema.NeedsColumnMapping(c.Name) || slices.ContainsFunc(t.Columns[:i], func(o schema.Column) bool { return strings.EqualFold(o.FileName(), c.Name) }) {
+		if mapped || schema.NeedsColumnMapping(c.Name) {
 			c.Physical = physicalNamePrefix + uuid.NewString()
 		}
 	}

@@ -409,7 +409,7 @@ func (t *Table) AddTagColumns(ctx context.Context, operation string, cols []sche
 				}
 			}
 			if len(dedup) > len(base.Schema.Dedup) {
-				cfg = maps.Clone(cur.Configuration)
+				cfg = maps.Clone(cfg) // with the column mapping's keys, if set above
 				maps.Copy(cfg, DedupConfiguration(dedup, true))
 			}
 		}

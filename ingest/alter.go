@@ -181,9 +181,10 @@ func CheckCluster(t schema.Table, column string) error {
 }
 
 // publish makes snap what readers of the table see, with its schema when
-// that is wider, or as wide with another cluster column: a commit may bring
-// another writer's ADD COLUMN or SET (cluster_by) along. The caller holds
-// ts.mu for writing.
+// that is wider, or as wide with another cluster column, identity or
+// column names: a commit may bring another writer's ADD COLUMN, SET
+// (cluster_by) or, under column mapping, RENAME COLUMN along. The caller
+// holds ts.mu for writing.
 func (ts *tableState) publish(snap *delta.Snapshot) {
 	ts.published = snap
 	// Damage of files that left the table (removed by a DELETE,
@@ -196,11 +197,19 @@ func (ts *tableState) publish(snap *delta.Snapshot) {
 	}
 	cur := ts.sch()
 	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && (snap.Schema.Cluster != cur.Cluster ||
-		!slices.Equal(snap.Schema.Dedup, cur.Dedup) || snap.Schema.DedupTags != cur.DedupTags) {
+		!slices.Equal(snap.Schema.Dedup, cur.Dedup) || snap.Schema.DedupTags != cur.DedupTags || !sameNames(snap.Schema, cur)) {
 		sch := snap.Schema
 		sch.Name = ts.sch().Name
 		ts.schema.Store(&sch)
 	}
+}
+
+// sameNames reports whether a and b name their columns alike, in SQL and
+// in files (column mapping).
+func sameNames(a, b schema.Table) bool {
+	return a.MaxColumnID == b.MaxColumnID && slices.EqualFunc(a.Columns, b.Columns, func(x, y schema.Column) bool {
+		return x.Name == y.Name && x.FileName() == y.FileName() && x.FieldID == y.FieldID
+	})
 }
 
 // missingColumns are the columns of cols that t does not have by name.

@@ -53,8 +53,13 @@ type mirrorTable struct {
 	have     map[uint64]bool
 	retired  []retired
 	// outgrown are DuckDB tables of the same tsdb table with fewer columns
-	// (before ALTER TABLE ADD COLUMN), dropped once no query can read them.
+	// (before ALTER TABLE ADD COLUMN) or other column names (before
+	// another writer's RENAME COLUMN), dropped once no query can read
+	// them.
 	outgrown []retiredTable
+	// renames counts the mirror tables made for renamed columns: part of
+	// their names, which the column count alone would repeat.
+	renames int
 }
 
 type retiredTable struct {
@@ -71,8 +76,16 @@ func newMirror() *mirror { return &mirror{tables: map[string]*mirrorTable{}} }
 
 // mirrorName names the DuckDB table mirroring t's batches; the column count
 // is part of it, since a table that gains columns gets a new mirror table.
-func mirrorName(t schema.Table) string {
-	return mirrorSchema + "." + schema.QuoteIdent(fmt.Sprintf("m_%s_%d", strings.ReplaceAll(t.ID, "-", ""), len(t.Columns)))
+func mirrorName(t schema.Table) string { return renamedMirrorName(t, 0) }
+
+// renamedMirrorName is mirrorName for the renames-th set of t's column
+// names (0: the first).
+func renamedMirrorName(t schema.Table, renames int) string {
+	name := fmt.Sprintf("m_%s_%d", strings.ReplaceAll(t.ID, "-", ""), len(t.Columns))
+	if renames > 0 {
+		name += fmt.Sprintf("_r%d", renames)
+	}
+	return mirrorSchema + "." + schema.QuoteIdent(name)
 }
 
 func (m *mirror) table(t schema.Table) *mirrorTable {
@@ -125,13 +138,17 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	}
 	defer mt.mu.Unlock()
 	mt.lastUsed = time.Now()
-	if len(snap.Table.Columns) > len(mt.table.Columns) {
-		// The table gained columns: its batches move to a new mirror
+	if n := len(snap.Table.Columns); n > len(mt.table.Columns) || n == len(mt.table.Columns) && !sameColumnNames(snap.Table, mt.table) {
+		// The table gained columns, or another writer renamed one
+		// (under column mapping): its batches move to a new mirror
 		// table; queries that began before may still read the old one.
 		if mt.created {
 			mt.outgrown = append(mt.outgrown, retiredTable{name: mt.name, epoch: m.epochs.current()})
 		}
-		mt.name, mt.table, mt.created = mirrorName(snap.Table), snap.Table, false
+		if n == len(mt.table.Columns) {
+			mt.renames++
+		}
+		mt.name, mt.table, mt.created = renamedMirrorName(snap.Table, mt.renames), snap.Table, false
 		mt.have, mt.retired = map[uint64]bool{}, nil
 	}
 	if !mt.created {
@@ -461,4 +478,9 @@ func (e *epochs) oldest() uint64 {
 		o = min(o, x)
 	}
 	return o
+}
+
+// sameColumnNames reports whether a and b name their columns alike.
+func sameColumnNames(a, b schema.Table) bool {
+	return slices.EqualFunc(a.Columns, b.Columns, func(x, y schema.Column) bool { return x.Name == y.Name })
 }
