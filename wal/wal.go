@@ -374,11 +374,35 @@ func (w *WAL) Close() error {
 	}
 	<-w.reclaimDone
 	<-w.commitDone
-	if err := w.db.Close(); err != nil {
-		return fmt.Errorf("wal: close: %w", err)
+	// badger's Close flushes its memtable, and retries a failed flush
+	// every second for as long as it fails: with the log's directory
+	// removed under a running server (an operator's rm, a script's
+	// cleanup racing a shutdown) that is forever, and the process could
+	// not stop. While it runs, the directory is looked at; once it is
+	// gone, Close gives up with an error (the entries went with it) and
+	// leaves badger's goroutines to the process's exit.
+	done := make(chan error, 1)
+	go func() { done <- w.db.Close() }()
+	tick := time.NewTicker(closeCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("wal: close: %w", err)
+			}
+			return nil
+		case <-tick.C:
+			if _, err := os.Stat(w.dir); errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("wal: close: the log's directory was removed, its unflushed entries with it: %w", err)
+			}
+		}
 	}
-	return nil
 }
+
+// closeCheckInterval is how often Close looks for the log's directory
+// while badger closes.
+const closeCheckInterval = 250 * time.Millisecond
 
 type metrics struct {
 	appends   prometheus.Counter

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -237,5 +241,34 @@ func TestReplayAfterAppendsSinceOpen(t *testing.T) {
 	}
 	if got, bad := replayAll(t, w); fmt.Sprint(got) != "[1=a 2=b 3=c]" || len(bad) != 0 {
 		t.Fatalf("replay %v, corrupt %v", got, bad)
+	}
+}
+
+// A log whose directory is removed under it still closes: badger retries
+// its memtable flush for as long as the directory is gone, and Close
+// gives up with an error instead of waiting forever (a server could not
+// stop).
+func TestCloseAfterDirectoryRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "wal")
+	w, err := Open(ctx, dir, Options{ReclaimInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, [][]byte{[]byte("unflushed")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Close() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "directory was removed") {
+			t.Fatalf("Close: %v, want the removed directory named", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return after the log's directory was removed")
 	}
 }

@@ -300,7 +300,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	storeErr := shutdownStore()
 	pl.Close()
 	if storeErr != nil {
-		return fmt.Errorf("flush at shutdown (rows stay in the WAL and are replayed at the next start): %w", storeErr)
+		return fmt.Errorf("close the store at shutdown: %w", storeErr)
 	}
 	logger.Info("tsdb stopped")
 	return serveErr
