@@ -36,6 +36,7 @@ type Features struct {
 	Interval bool // an interval cast or function
 	Minus    bool // a binary -
 	Windows  bool // a window function or a WINDOW clause
+	JSON     bool // a function that writes values as JSON (JSONValueTypes)
 	// Err is an error PostgreSQL's analysis finds in the statement as
 	// written (an aggregate with DISTINCT ordered by what it does not
 	// aggregate, 42P10).
@@ -156,6 +157,7 @@ func FeaturesOf(n *pg_query.Node) Features {
 			f.Bytea = f.Bytea || byteaResults[name]
 			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
 			f.Windows = f.Windows || x.Over != nil
+			f.JSON = f.JSON || jsonFunctions[name]
 			if f.Err == nil && x.AggDistinct && len(x.AggOrder) > 0 && !x.AggWithinGroup && orderedAggregates[name] && !distinctOrderInArgs(x) {
 				f.Err = sqlerr.New("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 			}

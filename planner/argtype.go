@@ -21,15 +21,52 @@ import (
 // Anything else (columns of subqueries in FROM, expressions) is
 // schema.Invalid.
 func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) schema.Type {
-	var tables []schema.Table
-	aliases := map[string]int{} // a table's name in the query → its index in tables
+	tables, aliases, known := s.fromTables(sel)
+	return func(arg *pg_query.Node) schema.Type {
+		cr := arg.GetColumnRef()
+		if cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
+			return schema.Invalid
+		}
+		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
+		if len(cr.Fields) == 2 {
+			if k, ok := aliases[cr.Fields[0].GetString_().GetSval()]; ok {
+				if i := tables[k].ColumnIndex(col); i >= 0 {
+					return tables[k].Columns[i].Type
+				}
+				return schema.Invalid
+			}
+		}
+		if !known {
+			return schema.Invalid
+		}
+		found := schema.Invalid
+		for _, t := range tables {
+			i := t.ColumnIndex(col)
+			if i < 0 {
+				continue
+			}
+			if ty := t.Columns[i].Type; found != schema.Invalid && ty != found {
+				return schema.Invalid
+			} else {
+				found = ty
+			}
+		}
+		return found
+	}
+}
+
+// fromTables returns the tables of sel's FROM list, with the name each
+// has in the query (its alias, else its name), and whether every item of
+// the list is such a table.
+func (s *Session) fromTables(sel *pg_query.SelectStmt) (tables []schema.Table, aliases map[string]int, known bool) {
+	aliases = map[string]int{} // a table's name in the query → its index in tables
 	named := func(rv *pg_query.RangeVar, name string) {
 		if rv.Alias != nil {
 			name = rv.Alias.Aliasname
 		}
 		aliases[name] = len(tables) - 1
 	}
-	known := true
+	known = true
 	var from func(n *pg_query.Node)
 	from = func(n *pg_query.Node) {
 		switch {
@@ -68,36 +105,34 @@ func (s *Session) argumentType(sel *pg_query.SelectStmt) func(*pg_query.Node) sc
 	for _, n := range sel.FromClause {
 		from(n)
 	}
-	return func(arg *pg_query.Node) schema.Type {
-		cr := arg.GetColumnRef()
-		if cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
-			return schema.Invalid
+	return tables, aliases, known
+}
+
+// rowColumns returns the columns of the row a whole-row reference of
+// sel's select list names (t, t.*): those of the FROM list's table of
+// that name, when it is one; ok is false for anything else.
+func (s *Session) rowColumns(sel *pg_query.SelectStmt) func(*pg_query.ColumnRef) ([]schema.Column, bool) {
+	tables, aliases, _ := s.fromTables(sel)
+	return func(cr *pg_query.ColumnRef) ([]schema.Column, bool) {
+		if len(cr.Fields) == 0 || len(cr.Fields) > 2 || cr.Fields[0].GetString_() == nil {
+			return nil, false
 		}
-		col := cr.Fields[len(cr.Fields)-1].GetString_().Sval
-		if len(cr.Fields) == 2 {
-			if k, ok := aliases[cr.Fields[0].GetString_().GetSval()]; ok {
-				if i := tables[k].ColumnIndex(col); i >= 0 {
-					return tables[k].Columns[i].Type
+		if len(cr.Fields) == 2 && cr.Fields[1].GetAStar() == nil {
+			return nil, false
+		}
+		k, ok := aliases[cr.Fields[0].GetString_().GetSval()]
+		if !ok {
+			return nil, false
+		}
+		if len(cr.Fields) == 1 {
+			// A column of that name is the column, not the row.
+			for _, t := range tables {
+				if t.ColumnIndex(cr.Fields[0].GetString_().GetSval()) >= 0 {
+					return nil, false
 				}
-				return schema.Invalid
 			}
 		}
-		if !known {
-			return schema.Invalid
-		}
-		found := schema.Invalid
-		for _, t := range tables {
-			i := t.ColumnIndex(col)
-			if i < 0 {
-				continue
-			}
-			if ty := t.Columns[i].Type; found != schema.Invalid && ty != found {
-				return schema.Invalid
-			} else {
-				found = ty
-			}
-		}
-		return found
+		return tables[k].Columns, true
 	}
 }
 

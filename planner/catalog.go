@@ -145,6 +145,11 @@ func (s *Session) rewriteSessionExact(node *pg_query.Node, exact bool) (*pg_quer
 	var typeOf func(*pg_query.Node) schema.Type
 	if sel := out.GetSelectStmt(); sel != nil {
 		typeOf = s.argumentType(sel)
+		if features.JSON {
+			if err := dialect.JSONValueTypes(sel, typeOf, s.rowColumns(sel)); err != nil {
+				return nil, nil, err
+			}
+		}
 		// The float variances' Go function takes every value as a list:
 		// for queries over no table of the store only (VALUES, series,
 		// temporary tables), where the input is the statement's own and

@@ -1,0 +1,47 @@
+package planner
+
+import (
+	"testing"
+
+	"tsdb/internal/sqlerr"
+)
+
+// JSON functions over values whose JSON the engine writes otherwise than
+// PostgreSQL (timestamps, numerics with their scale, bytea) are refused,
+// never answered differently; values it writes as PostgreSQL does pass,
+// with PostgreSQL's answer.
+func TestJSONValueTypes(t *testing.T) {
+	e := newEnv(t)
+	e.must(`CREATE TABLE j (time TIMESTAMPTZ NOT NULL, n NUMERIC(6,2), b BYTEA, ts TIMESTAMP, f DOUBLE PRECISION, s TEXT, d DATE, i INTERVAL)`)
+	e.must(`INSERT INTO j VALUES ('2026-01-01 00:00:00.5+00', 1.50, 'x', '2026-01-01 00:00:00', 1.5, 'a"b', '2026-01-02', '1 day 2 hours')`)
+	for _, q := range []string{
+		`SELECT to_json(n) FROM j`,
+		`SELECT to_json(time) FROM j`,
+		`SELECT to_jsonb(j.ts) FROM j`,
+		`SELECT to_json(b) FROM j`,
+		`SELECT row_to_json(j) FROM j`,
+		`SELECT to_json(t) FROM j t`,
+		`SELECT to_json(t.*) FROM j AS t`,
+		`SELECT json_agg(time) FROM j`,
+		`SELECT to_json(now())`,
+		`SELECT to_json(current_timestamp)`,
+		`SELECT to_json('2026-01-01'::timestamptz)`,
+		`SELECT to_json(CAST(1.5 AS numeric(4,2)))`,
+		`SELECT to_json(1.50)`,
+		`SELECT to_json(0.1234567890123456789)`,
+		`SELECT s FROM j WHERE to_json(time)::text <> ''`,
+	} {
+		if _, err := e.run(q); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want %s", q, err, sqlerr.FeatureNotSupported)
+		}
+	}
+	// What PostgreSQL 15 answers for these (as text: the test's driver
+	// decodes JSON).
+	e.expectRows("", []queryRows{
+		{`SELECT to_json(f)::text, to_json(s)::text, to_json(d)::text, to_json(i)::text FROM j`, `1.5|"a\"b"|"2026-01-02"|"1 day 02:00:00"`},
+		{`SELECT row_to_json(x)::text FROM (SELECT 1 AS a, 'x' AS b) x`, `{"a":1,"b":"x"}`},
+		{`SELECT to_json(1.5)::text, to_json(0.25)::text`, `1.5|0.25`},
+		// A column named like the table is the column, not the row.
+		{`SELECT to_json(j)::text FROM (SELECT 'v' AS j) AS j`, `"v"`},
+	})
+}
