@@ -26,6 +26,7 @@ var jsonFunctions = map[string]bool{
 	"to_json": true, "to_jsonb": true, "row_to_json": true, "array_to_json": true,
 	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 	"json_build_object": true, "json_build_array": true, "jsonb_build_object": true, "jsonb_build_array": true,
+	"json_object": true,
 }
 
 // jsonDiffers says, for each type whose JSON the engine writes otherwise
@@ -57,6 +58,13 @@ func JSONValueTypes(root proto.Message, typeOf func(*pg_query.Node) schema.Type,
 		name := sqltree.LastName(fc.Funcname)
 		if !jsonFunctions[name] {
 			return nil
+		}
+		if name == "json_object" {
+			// PostgreSQL's takes an array of keys and values, or of keys
+			// and one of values; the engine's of that name takes key and
+			// value pairs, and would answer json_object('{a,b}', '{1,2}')
+			// with {"{a,b}":"{1,2}"}.
+			return sqlerr.New(sqlerr.FeatureNotSupported, "json_object is not supported: the engine's function of that name takes key and value pairs, not PostgreSQL's arrays")
 		}
 		for _, arg := range fc.Args {
 			if ty, what := jsonArgType(arg, typeOf, rowOf); ty != schema.Invalid {

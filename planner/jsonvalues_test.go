@@ -30,6 +30,7 @@ func TestJSONValueTypes(t *testing.T) {
 		`SELECT to_json(1.50)`,
 		`SELECT to_json(0.1234567890123456789)`,
 		`SELECT s FROM j WHERE to_json(time)::text <> ''`,
+		`SELECT json_object('{a,b}', '{1,2}')`,
 	} {
 		if _, err := e.run(q); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
 			t.Errorf("%s: %v, want %s", q, err, sqlerr.FeatureNotSupported)
