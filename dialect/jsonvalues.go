@@ -36,6 +36,7 @@ var jsonDiffers = map[schema.Type]string{
 	schema.Timestamp:   `ISO 8601, such as "2026-01-01T00:00:00.5"`,
 	schema.Decimal:     "the number with its scale, such as 1.50",
 	schema.Bytea:       `its hex text, such as "\\x78"`,
+	schema.Interval:    `its text in the session's IntervalStyle, such as "1 year 2 mons"`,
 }
 
 // timestampResults are functions whose result is a timestamp with time
@@ -46,11 +47,28 @@ var timestampResults = map[string]bool{
 
 // JSONValueTypes refuses (0A000) a JSON function of root whose argument
 // is known to be of a type whose JSON the engine writes otherwise than
-// PostgreSQL: a column of that type (typeOf), a cast to it, a function
-// returning it, or a whole row (rowOf) holding such a column. Arguments
-// of unknown type pass.
-func JSONValueTypes(root proto.Message, typeOf func(*pg_query.Node) schema.Type, rowOf func(*pg_query.ColumnRef) ([]schema.Column, bool)) error {
+// PostgreSQL: a column of that type (typeOf, by root's FROM list), a cast
+// to it, a function returning it, or a whole row (rowOf) holding such a
+// column. Arguments of unknown type pass, and so do the SELECTs nested in
+// root (subqueries, CTEs, set operations' branches), whose columns
+// root's FROM list does not type.
+func JSONValueTypes(root *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type, rowOf func(*pg_query.ColumnRef) ([]schema.Column, bool)) error {
+	// json_object anywhere: PostgreSQL's takes an array of keys and
+	// values, or of keys and one of values; the engine's of that name
+	// takes key and value pairs, and would answer
+	// json_object('{a,b}', '{1,2}') with {"{a,b}":"{1,2}"}.
+	if err := sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
+		if fc, ok := m.(*pg_query.FuncCall); ok && sqltree.LastName(fc.Funcname) == "json_object" {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "json_object is not supported: the engine's function of that name takes key and value pairs, not PostgreSQL's arrays")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
+		if sel, ok := m.(*pg_query.SelectStmt); ok && sel != root {
+			return sqltree.SkipChildren
+		}
 		fc, ok := m.(*pg_query.FuncCall)
 		if !ok {
 			return nil
@@ -58,13 +76,6 @@ func JSONValueTypes(root proto.Message, typeOf func(*pg_query.Node) schema.Type,
 		name := sqltree.LastName(fc.Funcname)
 		if !jsonFunctions[name] {
 			return nil
-		}
-		if name == "json_object" {
-			// PostgreSQL's takes an array of keys and values, or of keys
-			// and one of values; the engine's of that name takes key and
-			// value pairs, and would answer json_object('{a,b}', '{1,2}')
-			// with {"{a,b}":"{1,2}"}.
-			return sqlerr.New(sqlerr.FeatureNotSupported, "json_object is not supported: the engine's function of that name takes key and value pairs, not PostgreSQL's arrays")
 		}
 		for _, arg := range fc.Args {
 			if ty, what := jsonArgType(arg, typeOf, rowOf); ty != schema.Invalid {

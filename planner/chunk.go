@@ -9,7 +9,6 @@ package planner
 // until DuckDB had finished.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -19,7 +18,6 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"tsdb/dialect"
-	"tsdb/internal/pgtext"
 )
 
 // Kind is how a Vector stores its values.
@@ -39,19 +37,11 @@ const (
 	KindTimestampTZ                 // TIMESTAMPTZ, microseconds since 1970
 	KindHugeInt                     // HUGEINT (sums of integers), 128 bits
 	KindDate                        // DATE, days since 1970
-	// KindJSON is JSON (a VARCHAR the engine marks JSON) as the text the
-	// engine wrote: read raw, never decoded and written again, so that
-	// its keys keep their order and its spaces as PostgreSQL's json
-	// keeps them.
-	KindJSON
 )
 
 // kindOf returns the Kind of a DuckDB type, or 0 for types only the
 // database/sql path reads (DECIMAL, LIST, INTERVAL, JSON, ...).
 func kindOf(t bindings.Type, alias string) Kind {
-	if alias == "JSON" && t == bindings.TypeVarchar {
-		return KindJSON
-	}
 	if alias != "" {
 		return 0
 	}
@@ -88,7 +78,7 @@ func kindOf(t bindings.Type, alias string) Kind {
 func (k Kind) typeName() string {
 	return [...]string{KindBool: "BOOLEAN", KindInt8: "TINYINT", KindInt16: "SMALLINT", KindInt32: "INTEGER",
 		KindInt64: "BIGINT", KindFloat32: "FLOAT", KindFloat64: "DOUBLE", KindString: "VARCHAR",
-		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT", KindDate: "DATE", KindJSON: "JSON"}[k]
+		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT", KindDate: "DATE"}[k]
 }
 
 // Vector is one column of a Chunk, in DuckDB's memory. Its accessors take
@@ -192,8 +182,6 @@ func (v *Vector) Value(row int) any {
 		return v.Float64(row)
 	case KindString:
 		return string(v.Bytes(row))
-	case KindJSON:
-		return pgtext.JSONText(bytes.Clone(v.Bytes(row)))
 	case KindHugeInt:
 		lo, hi := v.Int128(row)
 		n := big.NewInt(hi)
@@ -302,7 +290,7 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 		return nil, errStalePlan
 	}
 	for i, k := range kinds {
-		if got := kindOf(bindings.ColumnType(&r.res, bindings.IdxT(i)), ""); got != k && !(k == KindJSON && got == KindString) {
+		if kindOf(bindings.ColumnType(&r.res, bindings.IdxT(i)), "") != k {
 			r.Close()
 			return nil, errStalePlan
 		}

@@ -11,7 +11,6 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 
 	"tsdb/dialect"
-	"tsdb/internal/pgtext"
 	"tsdb/internal/sqlerr"
 )
 
@@ -108,6 +107,7 @@ func TestChunkRowsMatchTheDriver(t *testing.T) {
 		{"decimal", `SELECT 1.50::DECIMAL(10,2) AS d, 2 AS i`, false},
 		{"interval", `SELECT INTERVAL 1 DAY AS iv`, false},
 		{"list", `SELECT [1, 2, NULL] AS l`, false},
+		{"json", `SELECT '{"a": 1}'::JSON AS j`, false},
 		{"dates", `SELECT * FROM (VALUES (DATE '2026-01-02'), (DATE '1969-12-31'), (DATE '0001-01-01'), (DATE '2500-06-30'),
 			('infinity'::DATE), ('-infinity'::DATE), (NULL)) v(d)`, true},
 		{"time", `SELECT TIME '12:34:56' AS t`, false},
@@ -250,21 +250,5 @@ func TestErrorTypeOfMessage(t *testing.T) {
 		if err := dialect.EngineError(duckError(tc.msg, dialect.ErrorTypeOf(tc.msg))); !errors.As(err, &se) || se.Code != tc.code || se.Message != tc.want || se.Detail != "" {
 			t.Errorf("%q: %#v, want %s %q", tc.msg, se, tc.code, tc.want)
 		}
-	}
-}
-
-// JSON is read as chunks too, as the text the engine wrote (the driver
-// decodes it, losing its keys' order and its spaces).
-func TestChunkRowsKeepJSONText(t *testing.T) {
-	e := newEnv(t)
-	got, chunked, err := e.collect(context.Background(), `SELECT '{"b": 1, "a": [1, 2]}'::JSON AS j, NULL::JSON AS n`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !chunked || len(got) != 1 {
-		t.Fatalf("chunked %v, rows %v", chunked, got)
-	}
-	if j, ok := got[0][0].(pgtext.JSONText); !ok || string(j) != `{"b": 1, "a": [1, 2]}` || got[0][1] != nil {
-		t.Fatalf("row %#v", got[0])
 	}
 }

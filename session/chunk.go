@@ -54,10 +54,6 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return append(dst, v.Bytes(row)...), nil
 		}
-	case planner.KindJSON:
-		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return pgtext.AppendJSONText(dst, v.Bytes(row)), nil
-		}
 	case planner.KindTimestamp, planner.KindTimestampTZ:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			// A value before PostgreSQL's first timestamp (4714-11-24
@@ -137,11 +133,6 @@ func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
 				return nil, rangeError(err)
 			}
 			return binary.BigEndian.AppendUint32(dst, uint32(days)), nil
-		}
-	case kind == planner.KindJSON:
-		// json's binary format is its text.
-		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
-			return pgtext.AppendJSONText(dst, v.Bytes(row)), nil
 		}
 	case kind == planner.KindString && !binaryByOID(oid):
 		// text, varchar and anything else rendered as text: the binary
