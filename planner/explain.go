@@ -45,7 +45,14 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.bind(ctx, r.tables, sel)
+	// Bound as the statement itself is: a statement that needs only each
+	// value's newest row (lastpoint.go) reads from a bound on, and the
+	// files' kept newest rows in their place.
+	var opts bindOptions
+	if lk, ok := s.lastPerKey(sel); ok {
+		opts.last = &lk
+	}
+	b, err := s.bindOpts(ctx, r.tables, sel, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +64,9 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 			rows += bt.Rec.NumRows()
 		}
 		layers := []string{}
+		if p.newest != "" {
+			layers = append(layers, "the newest rows of each "+opts.last.column+" in the Delta files")
+		}
 		if len(p.files) > 0 {
 			layers = append(layers, "Delta files")
 		}
@@ -70,6 +80,9 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 			[]any{fmt.Sprintf("tsdb table %s: time range %s; reads %s", p.snap.Table.Name, formatRange(p.rng), strings.Join(layers, " + "))},
 			[]any{fmt.Sprintf("  Delta version %d: %d files kept, %d pruned", p.snap.DeltaVersion, len(p.files), p.filesPruned)},
 			[]any{fmt.Sprintf("  MemBuffer: %d buckets kept, %d pruned (%d of %d batches, %d rows buffered)", p.bucketsKept, p.bucketsPruned, len(p.batchIDs), len(p.snap.Batches), rows)})
+		if p.from != nil {
+			lines = append(lines, []any{fmt.Sprintf("  rows from %s on: no %s's newest row is older", formatMicros(*p.from), opts.last.column)})
+		}
 	}
 	rows, err := s.engineQuerier().QueryContext(ctx, "EXPLAIN "+inner)
 	if err != nil {

@@ -235,4 +235,13 @@ func TestLastRowPerValueMappedNames(t *testing.T) {
 	if kept != 1 {
 		t.Fatalf("%d tables of newest rows, want 1", kept)
 	}
+	// EXPLAIN binds the statement as it runs, and says so.
+	var plan []string
+	for _, r := range e.must("EXPLAIN " + fmt.Sprintf(q, ""))[0].rows {
+		plan = append(plan, r[0])
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, `reads the newest rows of each h o in the Delta files + MemBuffer`) || !strings.Contains(text, "rows from 2026-01-03 01:56:00+00 on") {
+		t.Fatalf("EXPLAIN:\n%s", text)
+	}
 }

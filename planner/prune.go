@@ -432,19 +432,21 @@ func prune(snap *ingest.Snapshot, r interval) *pruned {
 }
 
 func formatRange(r interval) string {
-	f := func(v int64) string {
-		switch v {
-		case math.MinInt64:
-			return "-infinity"
-		case math.MaxInt64:
-			return "infinity"
-		}
-		return time.UnixMicro(v).UTC().Format("2006-01-02 15:04:05.999999+00")
-	}
 	if r == fullRange {
 		return "all time"
 	}
-	return "[" + f(r.lo) + ", " + f(r.hi) + "]"
+	return "[" + formatMicros(r.lo) + ", " + formatMicros(r.hi) + "]"
+}
+
+// formatMicros writes a time of UTC microseconds for EXPLAIN.
+func formatMicros(v int64) string {
+	switch v {
+	case math.MinInt64:
+		return "-infinity"
+	case math.MaxInt64:
+		return "infinity"
+	}
+	return time.UnixMicro(v).UTC().Format("2006-01-02 15:04:05.999999+00")
 }
 
 // literalTimes fills vals when every expression is a timestamp string
