@@ -26,7 +26,14 @@ var jsonFunctions = map[string]bool{
 	"to_json": true, "to_jsonb": true, "row_to_json": true, "array_to_json": true,
 	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 	"json_build_object": true, "json_build_array": true, "jsonb_build_object": true, "jsonb_build_array": true,
-	"json_object": true,
+}
+
+// errJSONObject refuses json_object anywhere (FeaturesOf): PostgreSQL's
+// takes an array of keys and values, or of keys and one of values; the
+// engine's of that name takes key and value pairs, and would answer
+// json_object('{a,b}', '{1,2}') with {"{a,b}":"{1,2}"}.
+func errJSONObject() error {
+	return sqlerr.New(sqlerr.FeatureNotSupported, "json_object is not supported: the engine's function of that name takes key and value pairs, not PostgreSQL's arrays")
 }
 
 // jsonDiffers says, for each type whose JSON the engine writes otherwise
@@ -53,18 +60,6 @@ var timestampResults = map[string]bool{
 // root (subqueries, CTEs, set operations' branches), whose columns
 // root's FROM list does not type.
 func JSONValueTypes(root *pg_query.SelectStmt, typeOf func(*pg_query.Node) schema.Type, rowOf func(*pg_query.ColumnRef) ([]schema.Column, bool)) error {
-	// json_object anywhere: PostgreSQL's takes an array of keys and
-	// values, or of keys and one of values; the engine's of that name
-	// takes key and value pairs, and would answer
-	// json_object('{a,b}', '{1,2}') with {"{a,b}":"{1,2}"}.
-	if err := sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
-		if fc, ok := m.(*pg_query.FuncCall); ok && sqltree.LastName(fc.Funcname) == "json_object" {
-			return sqlerr.New(sqlerr.FeatureNotSupported, "json_object is not supported: the engine's function of that name takes key and value pairs, not PostgreSQL's arrays")
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
 	return sqltree.Walk(root.ProtoReflect(), func(m proto.Message) error {
 		if sel, ok := m.(*pg_query.SelectStmt); ok && sel != root {
 			return sqltree.SkipChildren

@@ -158,6 +158,9 @@ func FeaturesOf(n *pg_query.Node) Features {
 			f.Interval = f.Interval || strings.HasPrefix(name, "justify_") || name == "make_interval"
 			f.Windows = f.Windows || x.Over != nil
 			f.JSON = f.JSON || jsonFunctions[name]
+			if f.Err == nil && name == "json_object" {
+				f.Err = errJSONObject()
+			}
 			if f.Err == nil && x.AggDistinct && len(x.AggOrder) > 0 && !x.AggWithinGroup && orderedAggregates[name] && !distinctOrderInArgs(x) {
 				f.Err = sqlerr.New("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 			}

@@ -197,19 +197,11 @@ func (ts *tableState) publish(snap *delta.Snapshot) {
 	}
 	cur := ts.sch()
 	if n := len(snap.Schema.Columns); n > len(cur.Columns) || n == len(cur.Columns) && (snap.Schema.Cluster != cur.Cluster ||
-		!slices.Equal(snap.Schema.Dedup, cur.Dedup) || snap.Schema.DedupTags != cur.DedupTags || !sameNames(snap.Schema, cur)) {
+		!slices.Equal(snap.Schema.Dedup, cur.Dedup) || snap.Schema.DedupTags != cur.DedupTags || !snap.Schema.SameNames(cur)) {
 		sch := snap.Schema
 		sch.Name = ts.sch().Name
 		ts.schema.Store(&sch)
 	}
-}
-
-// sameNames reports whether a and b name their columns alike, in SQL and
-// in files (column mapping).
-func sameNames(a, b schema.Table) bool {
-	return a.MaxColumnID == b.MaxColumnID && slices.EqualFunc(a.Columns, b.Columns, func(x, y schema.Column) bool {
-		return x.Name == y.Name && x.FileName() == y.FileName() && x.FieldID == y.FieldID
-	})
 }
 
 // missingColumns are the columns of cols that t does not have by name.

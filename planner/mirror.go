@@ -138,7 +138,7 @@ func (m *mirror) ensure(ctx context.Context, conn *sql.Conn, snap *ingest.Snapsh
 	}
 	defer mt.mu.Unlock()
 	mt.lastUsed = time.Now()
-	if n := len(snap.Table.Columns); n > len(mt.table.Columns) || n == len(mt.table.Columns) && !sameColumnNames(snap.Table, mt.table) {
+	if n := len(snap.Table.Columns); n > len(mt.table.Columns) || n == len(mt.table.Columns) && !snap.Table.SameNames(mt.table) {
 		// The table gained columns, or another writer renamed one
 		// (under column mapping): its batches move to a new mirror
 		// table; queries that began before may still read the old one.
@@ -478,9 +478,4 @@ func (e *epochs) oldest() uint64 {
 		o = min(o, x)
 	}
 	return o
-}
-
-// sameColumnNames reports whether a and b name their columns alike.
-func sameColumnNames(a, b schema.Table) bool {
-	return slices.EqualFunc(a.Columns, b.Columns, func(x, y schema.Column) bool { return x.Name == y.Name })
 }

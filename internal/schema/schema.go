@@ -56,6 +56,15 @@ type Table struct {
 // ColumnMapping reports whether the table uses Delta column mapping.
 func (t Table) ColumnMapping() bool { return t.MaxColumnID > 0 }
 
+// SameNames reports whether t and o name their columns alike, in SQL and
+// in data files (column mapping): another writer's RENAME COLUMN changes
+// them without changing the columns' number.
+func (t Table) SameNames(o Table) bool {
+	return t.MaxColumnID == o.MaxColumnID && slices.EqualFunc(t.Columns, o.Columns, func(x, y Column) bool {
+		return x.Name == y.Name && x.FileName() == y.FileName() && x.FieldID == y.FieldID
+	})
+}
+
 // DedupColumn reports whether column name identifies the table's points.
 func (t Table) DedupColumn(name string) bool {
 	for _, c := range t.Dedup {

@@ -172,3 +172,21 @@ func TestTimeText(t *testing.T) {
 		}
 	}
 }
+
+// Tables name their columns alike only with the same names, physical
+// names and ids: a rename under column mapping differs.
+func TestSameNames(t *testing.T) {
+	base := Table{MaxColumnID: 2, Columns: []Column{{Name: "time", FieldID: 1}, {Name: "host", FieldID: 2}}}
+	renamed := base
+	renamed.Columns = []Column{{Name: "time", FieldID: 1}, {Name: "Host Name", Physical: "host", FieldID: 2}}
+	samePhysical := base
+	samePhysical.Columns = []Column{{Name: "time", FieldID: 1}, {Name: "host", Physical: "host", FieldID: 2}}
+	for _, c := range []struct {
+		o    Table
+		same bool
+	}{{base, true}, {samePhysical, true}, {renamed, false}, {Table{Columns: base.Columns}, false}} {
+		if got := base.SameNames(c.o); got != c.same {
+			t.Errorf("%+v: %v, want %v", c.o, got, c.same)
+		}
+	}
+}
