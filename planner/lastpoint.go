@@ -515,7 +515,7 @@ func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col in
 		}
 	}
 	if len(missing) > 0 {
-		got, err := s.fileKeyTimes(ctx, snap.Table, column, missing)
+		got, err := s.fileKeyTimes(ctx, snap.Table, col, missing)
 		if err != nil {
 			return nil, false, err
 		}
@@ -563,13 +563,13 @@ func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) (map[string]int64, b
 // fileKeyTimes reads each value's newest time in data files, in one
 // query over their two columns (a file written before the column existed
 // holds NULL there).
-func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, column string, paths []string) (map[string]map[string]int64, error) {
+func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, col int, paths []string) (map[string]map[string]int64, error) {
 	quoted := make([]string, len(paths))
 	for i, p := range paths {
 		quoted[i] = schema.QuoteString(p)
 	}
 	q := fmt.Sprintf("SELECT filename, %s, epoch_us(max(%s)) FROM read_parquet([%s], filename = true, union_by_name = true) GROUP BY ALL",
-		schema.QuoteIdent(t.Columns[t.ColumnIndex(column)].FileName()), schema.QuoteIdent(t.Columns[t.TimeIndex].FileName()), strings.Join(quoted, ", "))
+		schema.QuoteIdent(t.Columns[col].FileName()), schema.QuoteIdent(t.Columns[t.TimeIndex].FileName()), strings.Join(quoted, ", "))
 	rows, err := s.engineQuerier().QueryContext(ctx, q)
 	if err != nil {
 		return nil, engineError(err)
