@@ -21,6 +21,10 @@ func (s *Session) explain(ctx context.Context, st statement, ex *pg_query.Explai
 	if err != nil {
 		return nil, err
 	}
+	// A statement the direct newest-row path answers runs no engine plan.
+	if p, ok := s.newestPlan(ctx, sel); ok {
+		return &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", OID: 25, Size: -1}}, Rows: NewStaticRows(p.explain())}, nil
+	}
 	// A locking clause takes locks when the query runs, not when it is
 	// described.
 	if q := stripLocking(ex.Query); q != ex.Query {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -39,6 +40,32 @@ func (e *env) rawResult(q string) (string, error) {
 		return r.Rows.Err()
 	})
 	return out.String(), err
+}
+
+// compareDirect runs each of the direct and general queries with the
+// direct paths off, then on: the answers (errors included) must be the
+// same. With used, the direct path (counted by counter) must answer
+// exactly the direct ones; with answered, the engine must answer each
+// without an error (two equal errors compare nothing).
+func (e *env) compareDirect(t *testing.T, stage string, direct, general []string, counter prometheus.Counter, used, answered bool) {
+	t.Helper()
+	for _, q := range append(slices.Clone(direct), general...) {
+		e.s.noFastAgg = true
+		want, werr := e.rawResult(q)
+		e.s.noFastAgg = false
+		before := testutil.ToFloat64(counter)
+		got, gerr := e.rawResult(q)
+		usedNow := testutil.ToFloat64(counter) > before
+		if answered && werr != nil {
+			t.Errorf("%s: %s: the engine's path: %v", stage, q, werr)
+		}
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || got != want {
+			t.Errorf("%s: %s\n got %v\n%s\nwant %v\n%s", stage, q, gerr, got, werr, want)
+		}
+		if wantUsed := slices.Contains(direct, q); used && usedNow != wantUsed {
+			t.Errorf("%s: %s: direct path used %v, want %v", stage, q, usedNow, wantUsed)
+		}
+	}
 }
 
 // The direct aggregation path answers exactly as the engine does — the
@@ -108,22 +135,9 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 	}
 	check := func(stage string) {
 		t.Helper()
-		for _, q := range append(slices.Clone(fast), general...) {
-			e.s.noFastAgg = true
-			want, werr := e.rawResult(q)
-			e.s.noFastAgg = false
-			before := testutil.ToFloat64(e.p.metrics.fastAggregates)
-			got, gerr := e.rawResult(q)
-			used := testutil.ToFloat64(e.p.metrics.fastAggregates) > before
-			if fmt.Sprint(werr) != fmt.Sprint(gerr) || got != want {
-				t.Errorf("%s: %s\n got %v\n%s\nwant %v\n%s", stage, q, gerr, got, werr, want)
-			}
-			// After ADD COLUMN the path may leave any query to the
-			// engine: only the answers are compared.
-			if wantUsed := slices.Contains(fast, q); used != wantUsed && !strings.Contains(stage, "ADD COLUMN") {
-				t.Errorf("%s: %s: direct path used %v, want %v", stage, q, used, wantUsed)
-			}
-		}
+		// After ADD COLUMN the path may leave any query to the engine:
+		// only the answers are compared.
+		e.compareDirect(t, stage, fast, general, e.p.metrics.fastAggregates, !strings.Contains(stage, "ADD COLUMN"), false)
 	}
 	check("buffered")
 	// Past its bounds the path leaves a query to the engine.

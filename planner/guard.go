@@ -87,6 +87,9 @@ type metrics struct {
 	// fastAggregates counts queries answered by the direct aggregation
 	// path (fastagg.go).
 	fastAggregates prometheus.Counter
+	// newestAnswers counts queries of each value's newest row answered
+	// without the engine (newestanswer.go).
+	newestAnswers prometheus.Counter
 }
 
 func newMetrics(r prometheus.Registerer) *metrics {
@@ -103,9 +106,11 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Engine tables made of each value's newest rows among a table version's files, which such queries read in the files' place."}),
 		fastAggregates: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_direct_aggregations_total",
 			Help: "Queries of one table's max, min or count per time bucket answered from the buffered batches and the data files' row groups without the engine."}),
+		newestAnswers: prometheus.NewCounter(prometheus.CounterOpts{Name: "tsdb_planner_direct_newest_rows_total",
+			Help: "Queries of each value's newest row (SELECT DISTINCT ON (c) … ORDER BY c, time DESC) answered from the kept newest rows without the engine."}),
 	}
 	if r != nil {
-		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds, m.newestBuilds, m.fastAggregates)
+		r.MustRegister(m.abandoned, m.limited, m.spillRetries, m.lastKeyBounds, m.newestBuilds, m.fastAggregates, m.newestAnswers)
 	}
 	return m
 }

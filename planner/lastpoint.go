@@ -94,30 +94,7 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 			return lastKey{}, false
 		}
 	}
-	// column is the table's column a bare reference names, or "".
-	column := func(n *pg_query.Node) string {
-		cr := n.GetColumnRef()
-		if cr == nil {
-			return ""
-		}
-		var parts []string
-		for _, f := range cr.Fields {
-			if f.GetString_() == nil {
-				return ""
-			}
-			parts = append(parts, f.GetString_().Sval)
-		}
-		switch {
-		case len(parts) == 2 && parts[0] == alias:
-			parts = parts[1:]
-		case len(parts) != 1:
-			return ""
-		}
-		if tbl.ColumnIndex(parts[0]) < 0 {
-			return ""
-		}
-		return parts[0]
-	}
+	column := func(n *pg_query.Node) string { return tableColumnRef(n, alias, tbl) }
 	star := func(n *pg_query.Node) bool {
 		cr := n.GetColumnRef()
 		return cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetAStar() != nil
@@ -164,6 +141,32 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	}
 	upper := sel.WhereClause != nil && hasUpperBound(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name)
 	return lastKey{table: tbl.Name, column: key, upper: upper}, true
+}
+
+// tableColumnRef is the column of t that n names by a bare reference
+// (c, or alias.c where alias names t in the FROM list), or "".
+func tableColumnRef(n *pg_query.Node, alias string, t schema.Table) string {
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return ""
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		if f.GetString_() == nil {
+			return ""
+		}
+		parts = append(parts, f.GetString_().Sval)
+	}
+	switch {
+	case len(parts) == 2 && parts[0] == alias:
+		parts = parts[1:]
+	case len(parts) != 1:
+		return ""
+	}
+	if t.ColumnIndex(parts[0]) < 0 {
+		return ""
+	}
+	return parts[0]
 }
 
 // timeBoundsOnly reports whether where is one or more bounds on the time
@@ -296,17 +299,33 @@ type keyTimes struct {
 	mu sync.Mutex
 	// files: "path\x00column" and "table ID\x00Delta version\x00column".
 	files   map[string]map[string]int64
-	batches map[string]map[string]int64 // "ID\x00column"
+	batches map[string]map[string]newestAt // "ID\x00column"
 	values  int
 	// merged is the last merge over a table's batches, by "table
 	// ID\x00column" (batchesNewest).
 	merged map[string]*mergedBatches
 }
 
+// newestAt is a value's newest time in one buffered batch, and the row
+// of the batch that holds it (the first such row).
+type newestAt struct {
+	t   int64
+	row int32
+}
+
+// newestIn is a value's newest time over buffered batches, and the batch
+// and row that hold it: where the direct newest-row path
+// (newestanswer.go) reads the row.
+type newestIn struct {
+	t     int64
+	batch uint64
+	row   int32
+}
+
 // mergedBatches is each value's newest time over the batches ids.
 type mergedBatches struct {
 	ids    map[uint64]bool
-	newest map[string]int64
+	newest map[string]newestIn
 }
 
 func (k *keyTimes) getMerged(key string) *mergedBatches {
@@ -330,29 +349,41 @@ const maxKeyTimes = 2_000_000
 // nullKey stands for NULL among a column's values (text never holds NUL).
 const nullKey = "\x00"
 
-func (k *keyTimes) get(files bool, key string) (map[string]int64, bool) {
+func (k *keyTimes) getFile(key string) (map[string]int64, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	m := k.batches
-	if files {
-		m = k.files
-	}
-	v, ok := m[key]
+	v, ok := k.files[key]
 	return v, ok
 }
 
-func (k *keyTimes) put(files bool, key string, v map[string]int64) {
+func (k *keyTimes) getBatch(key string) (map[string]newestAt, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.files == nil || k.values+len(v) > maxKeyTimes {
-		k.files, k.batches, k.values = map[string]map[string]int64{}, map[string]map[string]int64{}, 0
+	v, ok := k.batches[key]
+	return v, ok
+}
+
+func (k *keyTimes) putFile(key string, v map[string]int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.make(len(v))
+	k.files[key] = v
+}
+
+func (k *keyTimes) putBatch(key string, v map[string]newestAt) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.make(len(v))
+	k.batches[key] = v
+}
+
+// make readies the maps for n more values, clearing them when they
+// would pass maxKeyTimes; k.mu is held.
+func (k *keyTimes) make(n int) {
+	if k.files == nil || k.values+n > maxKeyTimes {
+		k.files, k.batches, k.values = map[string]map[string]int64{}, map[string]map[string]newestAt{}, 0
 	}
-	if files {
-		k.files[key] = v
-	} else {
-		k.batches[key] = v
-	}
-	k.values += len(v)
+	k.values += n
 }
 
 // lastKeyBound is the oldest of the newest times of the values of column
@@ -386,7 +417,11 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 	if !ok {
 		return 0, false, nil
 	}
-	mergeNewest(newest, batches)
+	for v, in := range batches {
+		if old, ok := newest[v]; !ok || in.t > old {
+			newest[v] = in.t
+		}
+	}
 	bound := int64(math.MaxInt64)
 	for v, t := range newest {
 		upper := t
@@ -423,14 +458,14 @@ func (s *Session) newestFiles(ctx context.Context, snap *ingest.Snapshot, column
 }
 
 // batchesNewest is each value's newest time over the buffered batches of
-// snap (column col). A COPY buffers a batch per part, hundreds of them for
+// snap (column col), and where its row is. A COPY buffers a batch per part, hundreds of them for
 // millions of rows, and merging each one's summary on every statement
 // cost more than the statement (1,000 hosts, 2.16M rows buffered by
 // psql's \copy: lastpoint 30 ms, 77 % of it in the merge; 8 ms now): the
 // merge over a set of batches is kept per table and column and extended
 // by the batches added since (batches never change; a flush removes some,
 // and the merge starts over). The map is shared: read it only.
-func (s *Session) batchesNewest(snap *ingest.Snapshot, col int) (map[string]int64, bool) {
+func (s *Session) batchesNewest(snap *ingest.Snapshot, col int) (map[string]newestIn, bool) {
 	column := snap.Table.Columns[col].Name
 	key := snap.Table.ID + "\x00" + column
 	ids := make(map[uint64]bool, len(snap.Batches))
@@ -450,7 +485,7 @@ func (s *Session) batchesNewest(snap *ingest.Snapshot, col int) (map[string]int6
 	if usable && len(prev.ids) == len(ids) {
 		return prev.newest, true
 	}
-	newest := map[string]int64{}
+	newest := map[string]newestIn{}
 	if usable {
 		newest = maps.Clone(prev.newest)
 	}
@@ -459,14 +494,18 @@ func (s *Session) batchesNewest(snap *ingest.Snapshot, col int) (map[string]int6
 			continue
 		}
 		k := fmt.Sprintf("%d\x00%s", b.ID, column)
-		m, ok := s.p.keyTimes.get(false, k)
+		m, ok := s.p.keyTimes.getBatch(k)
 		if !ok {
 			if m, ok = batchKeyTimes(b.Rec, col, snap.Table.TimeIndex); !ok {
 				return nil, false
 			}
-			s.p.keyTimes.put(false, k, m)
+			s.p.keyTimes.putBatch(k, m)
 		}
-		mergeNewest(newest, m)
+		for v, at := range m {
+			if old, ok := newest[v]; !ok || at.t > old.t {
+				newest[v] = newestIn{t: at.t, batch: b.ID, row: at.row}
+			}
+		}
 	}
 	s.p.keyTimes.putMerged(key, &mergedBatches{ids: ids, newest: newest})
 	return newest, true
@@ -487,7 +526,7 @@ func mergeNewest(into, m map[string]int64) {
 func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col int) (map[string]int64, bool, error) {
 	column := snap.Table.Columns[col].Name
 	version := fmt.Sprintf("%s\x00%d\x00%s", snap.Table.ID, snap.DeltaVersion, column)
-	if m, ok := s.p.keyTimes.get(true, version); ok {
+	if m, ok := s.p.keyTimes.getFile(version); ok {
 		return m, true, nil
 	}
 	newest := map[string]int64{}
@@ -507,7 +546,7 @@ func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col in
 			// millisecond where it checks an upper bound).
 			mergeNewest(newest, map[string]int64{nullKey: f.MaxTime - 999})
 		default:
-			if m, ok := s.p.keyTimes.get(true, snap.FilePaths[i]+"\x00"+column); ok {
+			if m, ok := s.p.keyTimes.getFile(snap.FilePaths[i] + "\x00" + column); ok {
 				mergeNewest(newest, m)
 			} else {
 				missing = append(missing, snap.FilePaths[i])
@@ -524,19 +563,20 @@ func (s *Session) filesNewest(ctx context.Context, snap *ingest.Snapshot, col in
 			if m == nil {
 				m = map[string]int64{}
 			}
-			s.p.keyTimes.put(true, p+"\x00"+column, m)
+			s.p.keyTimes.putFile(p+"\x00"+column, m)
 			mergeNewest(newest, m)
 		}
 	}
-	s.p.keyTimes.put(true, version, newest)
+	s.p.keyTimes.putFile(version, newest)
 	return newest, true, nil
 }
 
 // batchKeyTimes is each value's newest time in a buffered batch (a batch
-// written before the column existed holds NULL there); false for columns
-// of another Arrow type than the table's, which it cannot read.
-func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) (map[string]int64, bool) {
-	m := map[string]int64{}
+// written before the column existed holds NULL there), and its first row
+// of that time; false for columns of another Arrow type than the table's,
+// which it cannot read.
+func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) (map[string]newestAt, bool) {
+	m := map[string]newestAt{}
 	ts, ok := rec.Column(timeCol).(*array.Timestamp)
 	if !ok {
 		return nil, false
@@ -553,8 +593,8 @@ func batchKeyTimes(rec arrow.RecordBatch, col, timeCol int) (map[string]int64, b
 			v = strs.Value(i)
 		}
 		t := int64(ts.Value(i))
-		if old, ok := m[v]; !ok || t > old {
-			m[v] = t
+		if old, ok := m[v]; !ok || t > old.t {
+			m[v] = newestAt{t: t, row: int32(i)}
 		}
 	}
 	return m, true
@@ -568,8 +608,11 @@ func (s *Session) fileKeyTimes(ctx context.Context, t schema.Table, col int, pat
 	for i, p := range paths {
 		quoted[i] = schema.QuoteString(p)
 	}
-	q := fmt.Sprintf("SELECT filename, %s, epoch_us(max(%s)) FROM read_parquet([%s], filename = true, union_by_name = true) GROUP BY ALL",
-		schema.QuoteIdent(t.Columns[col].FileName()), schema.QuoteIdent(t.Columns[t.TimeIndex].FileName()), strings.Join(quoted, ", "))
+	// epoch_us of ±infinity is NULL: those are the engine's
+	// microseconds of them, as batches hold them.
+	tq := schema.QuoteIdent(t.Columns[t.TimeIndex].FileName())
+	q := fmt.Sprintf("SELECT filename, %s, coalesce(epoch_us(max(%s)), CASE WHEN max(%s) > '1970-01-01' THEN %d ELSE %d END) FROM read_parquet([%s], filename = true, union_by_name = true) GROUP BY ALL",
+		schema.QuoteIdent(t.Columns[col].FileName()), tq, tq, int64(math.MaxInt64), int64(-math.MaxInt64), strings.Join(quoted, ", "))
 	rows, err := s.engineQuerier().QueryContext(ctx, q)
 	if err != nil {
 		return nil, engineError(err)

@@ -222,6 +222,7 @@ func TestLastRowPerValueMappedNames(t *testing.T) {
 	e.must(`INSERT INTO "l p" VALUES ('2026-03-01', 'h1', -1), ('2025-01-01', 'h2', -2)`)
 	const q = `SELECT DISTINCT ON ("h o") * FROM "l p" %s ORDER BY "h o", "the time" DESC`
 	before := testutil.ToFloat64(e.p.metrics.lastKeyBounds)
+	e.s.noFastAgg = true // the engine's bounded read, first
 	fast, full := e.rows(fmt.Sprintf(q, "")), e.rows(fmt.Sprintf(q, "WHERE true"))
 	if fast != full || !strings.Contains(fast, "-1") {
 		t.Fatalf("got %s\nwant %s", fast, full)
@@ -229,6 +230,22 @@ func TestLastRowPerValueMappedNames(t *testing.T) {
 	if testutil.ToFloat64(e.p.metrics.lastKeyBounds) == before {
 		t.Fatal("the statement was not bounded")
 	}
+	// The direct path (newestanswer.go) reads the same rows.
+	e.s.noFastAgg = false
+	before = testutil.ToFloat64(e.p.metrics.newestAnswers)
+	if direct := e.rows(fmt.Sprintf(q, "")); direct != full || testutil.ToFloat64(e.p.metrics.newestAnswers) == before {
+		t.Fatalf("direct path: %s\nwant %s", direct, full)
+	}
+	// EXPLAIN says the direct path answers.
+	var plan []string
+	for _, r := range e.must("EXPLAIN " + fmt.Sprintf(q, ""))[0].rows {
+		plan = append(plan, r[0])
+	}
+	if text := strings.Join(plan, "\n"); !strings.Contains(text, "answered without the engine, from the newest row of each h o") ||
+		!strings.Contains(text, "files' newest rows kept, 3 values newest there") || !strings.Contains(text, "batches, 1 values newest there") {
+		t.Fatalf("EXPLAIN:\n%s", text)
+	}
+	e.s.noFastAgg = true
 	e.p.newest.mu.Lock()
 	kept := len(e.p.newest.tables)
 	e.p.newest.mu.Unlock()
@@ -236,7 +253,7 @@ func TestLastRowPerValueMappedNames(t *testing.T) {
 		t.Fatalf("%d tables of newest rows, want 1", kept)
 	}
 	// EXPLAIN binds the statement as it runs, and says so.
-	var plan []string
+	plan = nil
 	for _, r := range e.must("EXPLAIN " + fmt.Sprintf(q, ""))[0].rows {
 		plan = append(plan, r[0])
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +59,22 @@ type newestTable struct {
 	version  int64
 	columns  int
 	lastUsed time.Time
+	// inGo are its rows read into Go by value, for the direct path
+	// (newestanswer.go), once it first asks; notInGo: too many to keep.
+	inGo    map[string]newestRow
+	notInGo bool
 }
+
+// newestRow is a kept newest row read into Go: its time (microseconds)
+// and its values as the engine's driver gives them.
+type newestRow struct {
+	t    int64
+	vals []any
+}
+
+// maxNewestGoValues bounds the values of a kept table read into Go (rows
+// times columns): 1,000 series of 21 columns are 21,000.
+const maxNewestGoValues = 1_000_000
 
 // table returns the engine table of the newest rows of column col among
 // snap's files, making it if snap's version has none yet. "" means the
@@ -119,6 +135,75 @@ func (n *newestRows) table(ctx context.Context, p *Planner, conn *sql.Conn, snap
 		n.retire(oldest, p.mirror.epochs.current())
 	}
 	return name
+}
+
+// rowsInGo returns the rows of the kept engine table name by value of
+// column col, one row of each value (the first read where several share
+// its newest time), read through q once and kept beside it; false when
+// name is no longer kept (a newer version replaced it) or holds more
+// than maxNewestGoValues values. timeCol is the table's time column.
+func (n *newestRows) rowsInGo(ctx context.Context, q querier, name string, col, timeCol int) (map[string]newestRow, bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var nt *newestTable
+	for _, t := range n.tables {
+		if t.name == name {
+			nt = t
+		}
+	}
+	switch {
+	case nt == nil || nt.notInGo:
+		return nil, false, nil
+	case nt.inGo != nil:
+		return nt.inGo, true, nil
+	}
+	// Held under n.mu, as the table's build is: it cannot be retired
+	// and dropped while it is read.
+	res, err := q.QueryContext(ctx, "SELECT * FROM "+name)
+	if err != nil {
+		return nil, false, engineError(err)
+	}
+	cols, err := res.Columns()
+	if err != nil {
+		res.Close()
+		return nil, false, engineError(err)
+	}
+	rows := newSQLRows(res, len(cols), nil)
+	defer rows.Close()
+	if col >= len(cols) || timeCol >= len(cols) {
+		return nil, false, nil
+	}
+	out := map[string]newestRow{}
+	values := 0
+	for rows.Next() {
+		vals := slices.Clone(rows.Values())
+		if values += len(vals); values > maxNewestGoValues {
+			nt.notInGo = true
+			return nil, false, nil
+		}
+		key := nullKey
+		switch v := vals[col].(type) {
+		case string:
+			key = v
+		case nil:
+		default:
+			nt.notInGo = true // not text: not what the path reads
+			return nil, false, nil
+		}
+		tm, ok := vals[timeCol].(time.Time)
+		if !ok {
+			nt.notInGo = true // NULL, or not a timestamp
+			return nil, false, nil
+		}
+		if old, ok := out[key]; !ok || tm.UnixMicro() > old.t {
+			out[key] = newestRow{t: tm.UnixMicro(), vals: vals}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, engineError(err)
+	}
+	nt.inGo = out
+	return out, true, nil
 }
 
 // forget retires the tables of a dropped table (its ID is never used

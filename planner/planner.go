@@ -276,6 +276,9 @@ func (s *Session) executeStatement(ctx context.Context, st statement) (*Result, 
 	if res, ok, err := s.fastAggregate(ctx, st.node.GetSelectStmt()); ok {
 		return res, err
 	}
+	if res, ok, err := s.newestAnswer(ctx, st.node.GetSelectStmt()); ok {
+		return res, err
+	}
 	if err := s.checkPrivilege(st.node); err != nil {
 		return nil, err
 	}

@@ -33,8 +33,8 @@ type Session struct {
 	// tx is the transaction block, from BEGIN to COMMIT or ROLLBACK
 	// (txn.go).
 	tx *txn
-	// noFastAgg turns the direct aggregation path off (fastagg.go), for
-	// tests that compare it with the engine's answers.
+	// noFastAgg turns the direct paths off (fastagg.go, newestanswer.go),
+	// for tests that compare them with the engine's answers.
 	noFastAgg bool
 	// views are the temporary views on conn by name, as last created.
 	// A view is made again only when its definition changes: creating
