@@ -154,6 +154,36 @@ type newestCandidate struct {
 	row  int
 }
 
+// newestColumns describes a prepared SELECT the path may answer, as the
+// engine's path would (the columns are the table's, by their types), so
+// that describing it does not bind the table for the engine.
+func (s *Session) newestColumns(sel *pg_query.SelectStmt) ([]Column, bool) {
+	if s.noFastAgg || s.tx != nil {
+		return nil, false
+	}
+	q, ok := s.matchNewest(sel)
+	if !ok {
+		return nil, false
+	}
+	t, ok := s.p.store.Table(q.table)
+	if !ok || !newestTableOK(t) {
+		return nil, false
+	}
+	cols := make([]Column, len(q.outs))
+	for i, name := range q.outs {
+		c := t.ColumnIndex(name)
+		if c < 0 {
+			return nil, false
+		}
+		cols[i] = newestColumn(q.names[i], t.Columns[c])
+	}
+	return cols, true
+}
+
+// newestColumn is the result column the engine's path gives a table's
+// column c under name: by the engine type of its values.
+func newestColumn(name string, c schema.Column) Column { return columnFor(name, c.Type.DuckDB()) }
+
 // newestPlan is what the path reads for a statement: each value's
 // newest row, sorted and cut by LIMIT and OFFSET.
 type newestPlan struct {
@@ -193,7 +223,7 @@ func (s *Session) newestAnswer(ctx context.Context, sel *pg_query.SelectStmt) (_
 	}
 	cols := make([]Column, len(p.outs))
 	for i, c := range p.outs {
-		cols[i] = columnFor(p.q.names[i], p.t.Columns[c].Type.DuckDB())
+		cols[i] = newestColumn(p.q.names[i], p.t.Columns[c])
 	}
 	s.p.metrics.newestAnswers.Inc()
 	return &Result{Tag: "SELECT", Columns: cols, Rows: NewStaticRows(rows)}, true, nil

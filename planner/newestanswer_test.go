@@ -56,6 +56,16 @@ func TestNewestAnswerMatchesEngine(t *testing.T) {
 		e.compareDirect(t, stage, fast, general, e.p.metrics.newestAnswers, !strings.HasSuffix(stage, "ADD COLUMN"), true)
 	}
 	check("buffered")
+	// Described without the engine, as the engine describes them.
+	for _, q := range fast {
+		e.s.noFastAgg = true
+		want, werr := e.s.Prepare(t.Context(), q, nil)
+		e.s.noFastAgg = false
+		got, gerr := e.s.Prepare(t.Context(), q, nil)
+		if werr != nil || gerr != nil || fmt.Sprint(got.Columns) != fmt.Sprint(want.Columns) {
+			t.Errorf("%s: described %v %v, want %v %v", q, got, gerr, want, werr)
+		}
+	}
 	e.must("CHECKPOINT")
 	check("flushed")
 	// A late row (older than its host's newest) must not win; a newer

@@ -268,6 +268,10 @@ func (s *Session) describe(ctx context.Context, p *Prepared) error {
 		p.Columns = cols
 		return nil
 	}
+	if cols, ok := s.newestColumns(p.stmt.node.GetSelectStmt()); ok {
+		p.Columns = cols
+		return nil
+	}
 	text := p.stmt.text
 	var tables, catalog []string
 	var sel *pg_query.SelectStmt
