@@ -15,9 +15,10 @@ import (
 // PostgreSQL writes some values into JSON otherwise than as their text:
 // a timestamp as ISO 8601 ("2026-01-01T00:00:00.5+00:00", not
 // "2026-01-01 00:00:00.5+00"), a numeric with its scale (1.50), a bytea
-// as its hex text ("\\x78"). The engine's to_json writes the first as its
-// own text, loses the numeric's scale and writes a bytea's bytes: a
-// different answer, never an error. Until those values are written as
+// as its hex text ("\\x78"), a real as its own shortest text (0.1). The
+// engine's to_json writes the first as its own text, loses the numeric's
+// scale, writes a bytea's bytes and a real's double
+// (0.10000000149011612): a different answer, never an error. Until those values are written as
 // PostgreSQL writes them, a JSON function over a value known to be of
 // such a type is refused.
 
@@ -44,6 +45,7 @@ var jsonDiffers = map[schema.Type]string{
 	schema.Decimal:     "the number with its scale, such as 1.50",
 	schema.Bytea:       `its hex text, such as "\\x78"`,
 	schema.Interval:    `its text in the session's IntervalStyle, such as "1 year 2 mons"`,
+	schema.Float32:     "the shortest text of the real, such as 0.1 (the engine writes its double, 0.10000000149011612)",
 }
 
 // timestampResults are functions whose result is a timestamp with time

@@ -9,6 +9,7 @@ package planner
 // until DuckDB had finished.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -18,6 +19,8 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"tsdb/dialect"
+	"tsdb/internal/pgtext"
+	"tsdb/internal/sqlerr"
 )
 
 // Kind is how a Vector stores its values.
@@ -37,11 +40,19 @@ const (
 	KindTimestampTZ                 // TIMESTAMPTZ, microseconds since 1970
 	KindHugeInt                     // HUGEINT (sums of integers), 128 bits
 	KindDate                        // DATE, days since 1970
+	// KindJSON is JSON (a VARCHAR the engine marks JSON) as the text the
+	// engine wrote: read raw, never decoded and written again, so that
+	// its keys keep their order, and its integers their digits, as
+	// PostgreSQL's json keeps them (pgtext.JSONText).
+	KindJSON
 )
 
 // kindOf returns the Kind of a DuckDB type, or 0 for types only the
-// database/sql path reads (DECIMAL, LIST, INTERVAL, JSON, ...).
+// database/sql path reads (DECIMAL, LIST, INTERVAL, ...).
 func kindOf(t bindings.Type, alias string) Kind {
+	if alias == "JSON" && t == bindings.TypeVarchar {
+		return KindJSON
+	}
 	if alias != "" {
 		return 0
 	}
@@ -78,7 +89,7 @@ func kindOf(t bindings.Type, alias string) Kind {
 func (k Kind) typeName() string {
 	return [...]string{KindBool: "BOOLEAN", KindInt8: "TINYINT", KindInt16: "SMALLINT", KindInt32: "INTEGER",
 		KindInt64: "BIGINT", KindFloat32: "FLOAT", KindFloat64: "DOUBLE", KindString: "VARCHAR",
-		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT", KindDate: "DATE"}[k]
+		KindTimestamp: "TIMESTAMP", KindTimestampTZ: "TIMESTAMPTZ", KindHugeInt: "HUGEINT", KindDate: "DATE", KindJSON: "JSON"}[k]
 }
 
 // Vector is one column of a Chunk, in DuckDB's memory. Its accessors take
@@ -182,6 +193,8 @@ func (v *Vector) Value(row int) any {
 		return v.Float64(row)
 	case KindString:
 		return string(v.Bytes(row))
+	case KindJSON:
+		return pgtext.JSONText(bytes.Clone(v.Bytes(row)))
 	case KindHugeInt:
 		lo, hi := v.Int128(row)
 		n := big.NewInt(hi)
@@ -290,7 +303,7 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 		return nil, errStalePlan
 	}
 	for i, k := range kinds {
-		if kindOf(bindings.ColumnType(&r.res, bindings.IdxT(i)), "") != k {
+		if got := kindOf(bindings.ColumnType(&r.res, bindings.IdxT(i)), ""); got != k && !(k == KindJSON && got == KindString) {
 			r.Close()
 			return nil, errStalePlan
 		}
@@ -307,6 +320,29 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 	}
 	r.prefetched = !r.done
 	return r, nil
+}
+
+// checkJSON fails (22P02) when a JSON value of c is no JSON, which the
+// engine's input takes ('[1,2,]'::json) and PostgreSQL's refuses: before
+// any of its rows is written.
+func (c *Chunk) checkJSON() error {
+	var scratch []byte
+	for i := range c.cols {
+		v := &c.cols[i]
+		if v.kind != KindJSON {
+			continue
+		}
+		for row := range c.n {
+			if v.Null(row) {
+				continue
+			}
+			var err error
+			if scratch, err = pgtext.AppendJSON(scratch[:0], v.Bytes(row), 1); err != nil {
+				return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type json")
+			}
+		}
+	}
+	return nil
 }
 
 // duckError is the error the driver makes of a DuckDB message.
@@ -352,6 +388,10 @@ func (r *chunkRows) NextChunk() (*Chunk, bool) {
 			vec := bindings.DataChunkGetVector(r.raw, bindings.IdxT(i))
 			r.cur.cols[i].data = bindings.VectorGetData(vec)
 			r.cur.cols[i].valid = (*uint64)(bindings.VectorGetValidity(vec))
+		}
+		if err := r.cur.checkJSON(); err != nil {
+			r.done, r.err = true, err
+			return nil, false
 		}
 		return &r.cur, true
 	}

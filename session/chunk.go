@@ -54,6 +54,10 @@ func textWriter(kind planner.Kind, oid uint32, st textStyle) cellWriter {
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			return append(dst, v.Bytes(row)...), nil
 		}
+	case planner.KindJSON:
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return pgtext.AppendJSON(dst, v.Bytes(row), st.ExtraDigits)
+		}
 	case planner.KindTimestamp, planner.KindTimestampTZ:
 		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
 			// A value before PostgreSQL's first timestamp (4714-11-24
@@ -133,6 +137,12 @@ func binaryWriter(kind planner.Kind, oid uint32) cellWriter {
 				return nil, rangeError(err)
 			}
 			return binary.BigEndian.AppendUint32(dst, uint32(days)), nil
+		}
+	case kind == planner.KindJSON:
+		// json's binary format is its text (written with the default
+		// extra_float_digits: the writer has no session style).
+		return func(dst []byte, v *planner.Vector, row int) ([]byte, error) {
+			return pgtext.AppendJSON(dst, v.Bytes(row), 1)
 		}
 	case kind == planner.KindString && !binaryByOID(oid):
 		// text, varchar and anything else rendered as text: the binary

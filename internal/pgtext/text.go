@@ -60,6 +60,13 @@ func Encode(v any, oid uint32, st Style) []byte {
 // Append is Encode appending to dst; null reports SQL NULL (and
 // appends nothing).
 func Append(dst []byte, v any, oid uint32, st Style) (b []byte, null bool) {
+	if j, ok := v.(JSONText); ok {
+		// Checked when read (planner's chunks): raw as written if not.
+		if out, err := AppendJSON(dst, j, st.ExtraDigits); err == nil {
+			return out, false
+		}
+		return append(dst, j...), false
+	}
 	if oid == OIDJSON && v != nil {
 		// The driver hands JSON over decoded: a JSON string arrives as a
 		// Go string and must go back out quoted ("s", not s), an array
