@@ -323,8 +323,8 @@ func runChunks(ctx context.Context, s *Session, stmt bindings.PreparedStatement,
 }
 
 // checkJSON fails (22P02) when a JSON value of c is no JSON, which the
-// engine's input takes ('[1,2,]'::json) and PostgreSQL's refuses: before
-// any of its rows is written.
+// engine's input takes ('[1,2,]'::json) and PostgreSQL's refuses, or
+// holds NaN (pgtext.JSONText): before any of its rows is written.
 func (c *Chunk) checkJSON() error {
 	var scratch []byte
 	for i := range c.cols {
@@ -338,7 +338,11 @@ func (c *Chunk) checkJSON() error {
 			}
 			var err error
 			if scratch, err = pgtext.AppendJSON(scratch[:0], v.Bytes(row), 1); err != nil {
-				return sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type json")
+				e := sqlerr.New(sqlerr.InvalidTextRep, "invalid input syntax for type json")
+				if errors.Is(err, pgtext.ErrJSONNonFinite) {
+					e.Detail = `The value holds NaN or Infinity, which PostgreSQL's json input refuses. (PostgreSQL's to_json writes such a double as a string, "NaN": tsdb cannot tell the two apart in the engine's text; write the double as text first.)`
+				}
+				return e
 			}
 		}
 	}

@@ -75,6 +75,9 @@ func (s *Session) lastPerKey(sel *pg_query.SelectStmt) (lastKey, bool) {
 	}
 	alias := rv.Relname
 	if rv.Alias != nil {
+		if len(rv.Alias.Colnames) > 0 {
+			return lastKey{}, false // FROM t AS x(a, b) renames the columns
+		}
 		alias = rv.Alias.Aliasname
 	}
 	if sel.WhereClause != nil && !timeBoundsOnly(sel.WhereClause, alias, tbl.Columns[tbl.TimeIndex].Name) {
@@ -426,7 +429,9 @@ func (s *Session) lastKeyBound(ctx context.Context, snap *ingest.Snapshot, colum
 	for v, t := range newest {
 		upper := t
 		if v == nullKey {
-			upper += 999 // maybe from files' statistics (filesNewest)
+			// maybe from files' statistics (filesNewest); +infinity
+			// stays itself
+			upper = min(t, math.MaxInt64-999) + 999
 		}
 		switch {
 		case upper >= r.hi && r.hi != math.MaxInt64:

@@ -262,3 +262,19 @@ func TestLastRowPerValueMappedNames(t *testing.T) {
 		t.Fatalf("EXPLAIN:\n%s", text)
 	}
 }
+
+// A NULL value whose newest row is at +infinity in the files: the bound
+// allows for the millisecond of the files' statistics without passing
+// the largest time (it wrapped, and the statement lost the NULL's row
+// before the WHERE's upper bound).
+func TestLastRowInfiniteNull(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE li (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)")
+	e.must("INSERT INTO li VALUES ('infinity', NULL, 1), ('2020-01-01', NULL, 2), ('2024-01-01', 'a', 3)")
+	e.must("CHECKPOINT")
+	const q = "SELECT DISTINCT ON (host) host, v FROM li WHERE time < '2025-01-01' %s ORDER BY host, time DESC"
+	got, want := e.rows(fmt.Sprintf(q, "")), e.rows(fmt.Sprintf(q, "AND v > 0"))
+	if got != want || want != "a|3;NULL|2" {
+		t.Fatalf("got %q, want %q (a|3;NULL|2)", got, want)
+	}
+}

@@ -258,6 +258,12 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 	}
 	var files map[string]newestRow
 	if len(snap.Files) > 0 {
+		// The files' kept rows may be made or read through the engine:
+		// a result the session's connection is streaming (an open
+		// cursor) is held first, as before any statement it runs.
+		if err := s.useEngine(ctx); err != nil {
+			return nil, false
+		}
 		name, err := s.newestFiles(ctx, snap, q.key)
 		if err != nil || name == "" {
 			return nil, false

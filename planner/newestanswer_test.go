@@ -128,6 +128,9 @@ func TestNewestAnswerShape(t *testing.T) {
 		{"SELECT DISTINCT ON (host) n.* FROM n ORDER BY host, time DESC", false},
 		{"SELECT DISTINCT ON (host) host, v + 1 FROM n ORDER BY host, time DESC", false},
 		{"SELECT DISTINCT host FROM n", false},
+		// A column alias list renames the columns: host may be another
+		// column of the table.
+		{"SELECT DISTINCT ON (host) * FROM n AS x(host, time) ORDER BY host, time DESC", false},
 		{"SELECT DISTINCT ON (host) * FROM c ORDER BY host, time DESC", true}, // matched; the table is refused at run
 	} {
 		tree, err := pg_query.Parse(tc.q)
@@ -138,6 +141,15 @@ func TestNewestAnswerShape(t *testing.T) {
 			t.Errorf("%s: matched %v, want %v", tc.q, ok, tc.ok)
 		}
 	}
+	// Renamed by an alias list, the statement's host is the table's time
+	// and its time the table's host: one row per timestamp, with the new
+	// names, as in PostgreSQL (neither path may cut the read by the
+	// table's host).
+	e.must("INSERT INTO n VALUES ('2026-01-01', 'a', 1), ('2026-01-02', 'a', 2), ('2026-01-02', 'b', 3)")
+	if got := e.rows("SELECT DISTINCT ON (host) host, time AS h FROM n AS x(host, time) ORDER BY host, time DESC"); got != "2026-01-01 00:00:00|a;2026-01-02 00:00:00|b" {
+		t.Errorf("renamed columns: %q", got)
+	}
+	e.must("DELETE FROM n")
 	// Tables of types the path does not read: character(n), shown padded;
 	// numeric; timestamp without time zone.
 	for _, name := range []string{"c", "d", "w"} {
@@ -164,4 +176,29 @@ func TestNewestAnswerShape(t *testing.T) {
 		t.Error("answered directly in a transaction block")
 	}
 	e.must("ROLLBACK")
+}
+
+// The rows read into Go count against one budget for every kept table,
+// which each gives back when it is replaced.
+func TestNewestRowsInGoBudget(t *testing.T) {
+	e := newEnv(t)
+	e.must(`CREATE TABLE n (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)`)
+	const q = "SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC"
+	counted := func() int {
+		e.p.newest.mu.Lock()
+		defer e.p.newest.mu.Unlock()
+		return e.p.newest.goValues
+	}
+	for i, want := range []int{3 * 3, 4 * 3} {
+		e.must(fmt.Sprintf("INSERT INTO n SELECT TIMESTAMPTZ '2026-01-01' + (x + %d) * INTERVAL '1 minute', 'h' || (x %% %d), x FROM generate_series(0, 99) x", 100*i, 3+i))
+		e.must("CHECKPOINT")
+		before := testutil.ToFloat64(e.p.metrics.newestAnswers)
+		e.rows(q)
+		if testutil.ToFloat64(e.p.metrics.newestAnswers) == before {
+			t.Fatalf("version %d: not answered directly", i)
+		}
+		if got := counted(); got != want {
+			t.Fatalf("version %d: %d values counted, want %d (the last version's only)", i, got, want)
+		}
+	}
 }

@@ -46,6 +46,8 @@ type newestRows struct {
 	mu      sync.Mutex
 	tables  map[string]*newestTable
 	counter uint64
+	// goValues counts the values of the tables' rows read into Go.
+	goValues int
 	// retired are tables of superseded versions or dropped tables,
 	// dropped from the engine once no running statement can read them
 	// (the mirror's epochs).
@@ -63,6 +65,8 @@ type newestTable struct {
 	// (newestanswer.go), once it first asks; notInGo: too many to keep.
 	inGo    map[string]newestRow
 	notInGo bool
+	// goValues counts the values of inGo.
+	goValues int
 }
 
 // newestRow is a kept newest row read into Go: its time (microseconds)
@@ -72,9 +76,10 @@ type newestRow struct {
 	vals []any
 }
 
-// maxNewestGoValues bounds the values of a kept table read into Go (rows
-// times columns): 1,000 series of 21 columns are 21,000.
-const maxNewestGoValues = 1_000_000
+// maxNewestGoValues bounds the values of the kept tables read into Go
+// (rows times columns), all of them together: 1,000 series of 21 columns
+// are 21,000, and a value costs some 30 bytes.
+const maxNewestGoValues = 2_000_000
 
 // table returns the engine table of the newest rows of column col among
 // snap's files, making it if snap's version has none yet. "" means the
@@ -120,6 +125,7 @@ func (n *newestRows) table(ctx context.Context, p *Planner, conn *sql.Conn, snap
 	p.metrics.newestBuilds.Inc()
 	if nt != nil {
 		n.retired = append(n.retired, retiredTable{name: nt.name, epoch: p.mirror.epochs.current()})
+		n.goValues -= nt.goValues
 	}
 	if n.tables == nil {
 		n.tables = map[string]*newestTable{}
@@ -140,8 +146,8 @@ func (n *newestRows) table(ctx context.Context, p *Planner, conn *sql.Conn, snap
 // rowsInGo returns the rows of the kept engine table name by value of
 // column col, one row of each value (the first read where several share
 // its newest time), read through q once and kept beside it; false when
-// name is no longer kept (a newer version replaced it) or holds more
-// than maxNewestGoValues values. timeCol is the table's time column.
+// name is no longer kept (a newer version replaced it) or its values
+// would pass maxNewestGoValues beside the others'. timeCol is the table's time column.
 func (n *newestRows) rowsInGo(ctx context.Context, q querier, name string, col, timeCol int) (map[string]newestRow, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -177,8 +183,9 @@ func (n *newestRows) rowsInGo(ctx context.Context, q querier, name string, col, 
 	values := 0
 	for rows.Next() {
 		vals := slices.Clone(rows.Values())
-		if values += len(vals); values > maxNewestGoValues {
-			nt.notInGo = true
+		if values += len(vals); n.goValues+values > maxNewestGoValues {
+			// Too many beside the others: left to the engine, and tried
+			// again once others give way.
 			return nil, false, nil
 		}
 		key := nullKey
@@ -202,7 +209,8 @@ func (n *newestRows) rowsInGo(ctx context.Context, q querier, name string, col, 
 	if err := rows.Err(); err != nil {
 		return nil, false, engineError(err)
 	}
-	nt.inGo = out
+	nt.inGo, nt.goValues = out, values
+	n.goValues += values
 	return out, true, nil
 }
 
@@ -221,6 +229,7 @@ func (n *newestRows) forget(tableID string, ep *epochs) {
 // retire moves a kept table to the retired ones; n.mu is held.
 func (n *newestRows) retire(key string, epoch uint64) {
 	n.retired = append(n.retired, retiredTable{name: n.tables[key].name, epoch: epoch})
+	n.goValues -= n.tables[key].goValues
 	delete(n.tables, key)
 }
 

@@ -2,6 +2,8 @@ package pgtext
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 
 	"tsdb/dialect"
@@ -16,30 +18,25 @@ type JSONText []byte
 // duplicate keys, the spaces of a json constant, integers of any size —
 // as PostgreSQL's json keeps its text; its driver decoded it into Go
 // values instead, which sorted keys and passed every number through a
-// double (9007199254740993 came back as 9007199254740992). Two things are
-// written otherwise:
+// double (9007199254740993 came back as 9007199254740992). A number with
+// a fraction or an exponent is written otherwise: it is a double the
+// engine wrote (to_json of a float8, a float8 column in row_to_json) in
+// its own form, 2.0, 100000000000000000000.0 and 1.5e-7, where PostgreSQL
+// writes float8out's 2, 1e+20 and 1.5e-07, and is written as PostgreSQL
+// writes the double. (A json constant's 2.0 becomes 2 as well, where
+// PostgreSQL keeps the text; the driver's decoding did the same.)
 //
-//   - A number with a fraction or an exponent is a double the engine
-//     wrote (to_json of a float8, a float8 column in row_to_json) in its
-//     own form, 2.0, 100000000000000000000.0 and 1.5e-7, where
-//     PostgreSQL writes float8out's 2, 1e+20 and 1.5e-07: it is written
-//     as PostgreSQL writes the double. (A json constant's 2.0 becomes 2
-//     as well, where PostgreSQL keeps the text; the driver's decoding did
-//     the same.)
-//   - The engine writes the doubles JSON has no literal for bare (NaN,
-//     Infinity, -Infinity), PostgreSQL as strings ("NaN").
-
-// nonFinite are the engine's literals of the doubles JSON cannot write,
-// and PostgreSQL's JSON of them: a string.
-var nonFinite = [...]struct{ engine, pg string }{
-	{"-Infinity", `"-Infinity"`}, {"Infinity", `"Infinity"`}, {"NaN", `"NaN"`},
-}
+// The engine writes the doubles JSON has no literal for bare (NaN,
+// Infinity, -Infinity), where PostgreSQL's to_json writes strings
+// ("NaN"); but its json input takes them bare too ('[NaN]'::json), where
+// PostgreSQL's refuses them. The text cannot tell the two apart, so such a
+// value fails (ErrJSONNonFinite) rather than be answered as one of them.
 
 // AppendJSON appends the engine's JSON text raw to dst as PostgreSQL
 // writes it (see JSONText), with float8's digits as extraDigits
 // (extra_float_digits) asks. It fails (22P02, as PostgreSQL's json input
 // does) when raw is no JSON: the engine's input takes what JSON does not,
-// such as a trailing comma ('[1,2,]'::json).
+// such as a trailing comma ('[1,2,]'::json) or NaN.
 func AppendJSON(dst, raw []byte, extraDigits int) ([]byte, error) {
 	start := len(dst)
 	inString, escaped := false, false
@@ -61,13 +58,7 @@ func AppendJSON(dst, raw []byte, extraDigits int) ([]byte, error) {
 		case c == '"':
 			inString = true
 		case c == 'N' || c == 'I' || c == '-' && i+1 < len(raw) && raw[i+1] == 'I':
-			n := nonFiniteAt(raw[i:])
-			if n < 0 {
-				return dst, ErrJSONSyntax
-			}
-			dst = append(dst, nonFinite[n].pg...)
-			i += len(nonFinite[n].engine) - 1
-			continue
+			return dst, ErrJSONNonFinite
 		case c == '-' || c >= '0' && c <= '9':
 			end, fraction := i, false
 			for end < len(raw) && isNumberByte(raw[end]) {
@@ -101,21 +92,12 @@ func AppendJSON(dst, raw []byte, extraDigits int) ([]byte, error) {
 	return dst, nil
 }
 
-// ErrJSONSyntax is a JSON value PostgreSQL's json input refuses.
-var ErrJSONSyntax = jsonSyntaxError{}
-
-type jsonSyntaxError struct{}
-
-func (jsonSyntaxError) Error() string { return "invalid input syntax for type json" }
-
-func nonFiniteAt(b []byte) int {
-	for n, nf := range nonFinite {
-		if len(b) >= len(nf.engine) && string(b[:len(nf.engine)]) == nf.engine {
-			return n
-		}
-	}
-	return -1
-}
+// ErrJSONSyntax is a JSON value PostgreSQL's json input refuses;
+// ErrJSONNonFinite one that holds a bare NaN or Infinity (see JSONText).
+var (
+	ErrJSONSyntax    = errors.New("invalid input syntax for type json")
+	ErrJSONNonFinite = fmt.Errorf("%w: NaN or Infinity", ErrJSONSyntax)
+)
 
 // jsonNumber reports whether b is a number by JSON's grammar:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?

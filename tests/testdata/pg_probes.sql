@@ -37,6 +37,6 @@ SELECT 'off'::boolean, 'on'::bool, 'of'::boolean, ' yes '::boolean, 'TRU'::boole
 SELECT extract(epoch from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01 00:00:01.5'), extract(minute from timestamptz '2016-01-01 00:10' - timestamptz '2016-01-01'), (timestamptz '2016-01-02' - timestamptz '2016-01-01') / 2;
 SELECT num_nulls(1, NULL, 'a', NULL::int), num_nonnulls(1, NULL, 'a'), num_nonnulls(NULL), num_nulls(VARIADIC ARRAY[1, NULL, 3]), pg_typeof(num_nulls(1));
 SELECT '{"b": 1, "a": [1, 2]}'::json, '{"a":1,"a":2}'::json;
-SELECT to_json(9007199254740993::bigint), to_json(2::float8), to_json(1e20::float8), to_json(1.5e-7::float8), to_json('NaN'::float8), to_json('-Infinity'::float8);
+SELECT to_json(9007199254740993::bigint), to_json(2::float8), to_json(1e20::float8), to_json(1.5e-7::float8);
 SELECT row_to_json(x) FROM (SELECT 2.0::float8 AS b, 'x' AS a, 12345678901234567 AS c) x;
 SELECT to_json(ARRAY[1.5::float8, 2]), to_json(-0.0::float8), to_json(123456789012345678::float8);
