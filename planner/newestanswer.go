@@ -29,7 +29,10 @@ import (
 // a statement over a view; picking the newer of two candidates per value
 // and sorting a thousand keys takes a fraction of that in Go.
 //
-// The shape is matched exactly — no WHERE, DISTINCT ON of a text column,
+// The shape is matched exactly — no WHERE but bounds on the time column
+// by timestamp literals (each value's newest row is its answer when it
+// is in range, none when it is before it; one past the range's end takes
+// the engine's path), DISTINCT ON of a text column,
 // ORDER BY it and then the time column descending, plain columns or *,
 // constant LIMIT and OFFSET — on tables whose columns are of the types
 // whose values the engine's driver gives as plain Go values (timestamptz
@@ -49,12 +52,15 @@ type newestQuery struct {
 	desc  bool     // ORDER BY key DESC (NULLs first, as in PostgreSQL)
 	// limit is LIMIT's count, -1 for none; offset OFFSET's.
 	limit, offset int64
+	// where holds the WHERE's bounds on the time column (nil: none),
+	// matched as the direct aggregation path matches them.
+	where *fastAgg
 }
 
 // matchNewest recognizes a statement of the path's shape.
 func (s *Session) matchNewest(sel *pg_query.SelectStmt) (newestQuery, bool) {
 	lk, ok := s.lastPerKey(sel)
-	if !ok || sel.WhereClause != nil || len(sel.DistinctClause) != 1 || sel.DistinctClause[0].GetNode() == nil ||
+	if !ok || len(sel.DistinctClause) != 1 || sel.DistinctClause[0].GetNode() == nil ||
 		len(sel.SortClause) != 2 || (sel.LimitOption != pg_query.LimitOption_LIMIT_OPTION_DEFAULT && sel.LimitOption != pg_query.LimitOption_LIMIT_OPTION_COUNT) {
 		return newestQuery{}, false
 	}
@@ -73,6 +79,14 @@ func (s *Session) matchNewest(sel *pg_query.SelectStmt) (newestQuery, bool) {
 		alias = rv.Alias.Aliasname
 	}
 	q := newestQuery{table: lk.table, key: lk.column, desc: first.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
+	if sel.WhereClause != nil {
+		// Bounds on the time column by literals only (Grafana's
+		// $__timeFilter: time BETWEEN '…Z' AND '…Z'), no other filter.
+		q.where = &fastAgg{limit: -1}
+		if !q.where.matchWhere(sel.WhereClause, tbl, alias, false) || len(q.where.filters) > 0 || len(q.where.nums) > 0 {
+			return newestQuery{}, false
+		}
+	}
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if cr := rt.GetVal().GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetAStar() != nil {
@@ -247,6 +261,18 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 	if !newestTableOK(t) || len(snap.Deleted) > 0 || len(snap.Damaged) > 0 {
 		return nil, false
 	}
+	r := fullRange
+	if q.where != nil {
+		// The bounds' literals are read as the direct aggregation path
+		// reads them, in UTC: a literal without an offset is the
+		// session's zone's.
+		if s.settings.Location() != time.UTC {
+			return nil, false
+		}
+		if r, ok = q.where.timeRange(); !ok {
+			return nil, false
+		}
+	}
 	// Resolved on the snapshot's table, which a concurrent ALTER may have
 	// changed since the match.
 	key := t.ColumnIndex(q.key)
@@ -280,6 +306,10 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 	for _, b := range snap.Batches {
 		recs[b.ID] = b.Rec
 	}
+	// A value's newest row before the range leaves it out (no row of it
+	// is in range); one past the range's end may hide the value's newest
+	// row in range, which nothing kept tells: the engine answers.
+	inRange := func(t int64) (keep, ok bool) { return t >= r.lo, t <= r.hi }
 	picks := make([]newestCandidate, 0, max(len(files), len(batches)))
 	for k, f := range files {
 		if len(f.vals) != len(t.Columns) {
@@ -288,7 +318,13 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 		if b, ok := batches[k]; ok && b.t > f.t {
 			continue // the batch's row, below
 		}
-		picks = append(picks, newestCandidate{key: k, file: f.vals})
+		keep, ok := inRange(f.t)
+		if !ok {
+			return nil, false
+		}
+		if keep {
+			picks = append(picks, newestCandidate{key: k, file: f.vals})
+		}
 	}
 	p.fromFiles = len(picks)
 	for k, b := range batches {
@@ -299,7 +335,13 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 		if rec == nil || rec.Column(t.TimeIndex).IsNull(int(b.row)) {
 			return nil, false
 		}
-		picks = append(picks, newestCandidate{key: k, rec: rec, row: int(b.row)})
+		keep, ok := inRange(b.t)
+		if !ok {
+			return nil, false
+		}
+		if keep {
+			picks = append(picks, newestCandidate{key: k, rec: rec, row: int(b.row)})
+		}
 	}
 	p.fromBatches = len(picks) - p.fromFiles
 	// Text sorts by its bytes (the C collation); NULL after every value

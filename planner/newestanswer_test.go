@@ -39,9 +39,14 @@ func TestNewestAnswerMatchesEngine(t *testing.T) {
 		"SELECT DISTINCT ON (host) big, i, s, f4 FROM n ORDER BY host, time DESC LIMIT NULL OFFSET 2",
 		"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC OFFSET 100",
 		"SELECT DISTINCT ON (note) time, note, host FROM n ORDER BY note DESC, time DESC",
+		"SELECT DISTINCT ON (host) * FROM n WHERE time > '2026-01-01 00:05:00+00' ORDER BY host, time DESC",
+		"SELECT DISTINCT ON (host) host, time FROM n WHERE time >= '2026-01-01T05:00:00Z' AND '2026-01-01' <= n.time ORDER BY host, time DESC",
 	}
 	general := []string{
-		"SELECT DISTINCT ON (host) * FROM n WHERE time > '2026-01-01 00:05:00+00' ORDER BY host, time DESC",
+		// Past the range's end lie newest rows (and +infinity's).
+		"SELECT DISTINCT ON (host) host, time FROM n WHERE time BETWEEN '2026-01-01T00:00:00Z' AND '2026-01-01T05:00:00Z' ORDER BY host, time DESC",
+		"SELECT DISTINCT ON (host) host, time FROM n WHERE time > now() - interval '100 years' ORDER BY host, time DESC",
+		"SELECT DISTINCT ON (host) host, time FROM n WHERE time > '2026-01-01' AND usage > 1 ORDER BY host, time DESC",
 		"SELECT DISTINCT ON (host) * FROM n ORDER BY host NULLS FIRST, time DESC",
 		"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC, usage",
 		"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC LIMIT 1 + 1",
@@ -117,7 +122,11 @@ func TestNewestAnswerShape(t *testing.T) {
 	}{
 		{"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC", true},
 		{"SELECT DISTINCT ON (host) v AS value, host FROM n ORDER BY host DESC, time DESC LIMIT 5 OFFSET 1", true},
-		{"SELECT DISTINCT ON (host) * FROM n WHERE time > '2026-01-01' ORDER BY host, time DESC", false},
+		{"SELECT DISTINCT ON (host) * FROM n WHERE time > '2026-01-01' ORDER BY host, time DESC", true},
+		{"SELECT DISTINCT ON (host) * FROM n WHERE time BETWEEN '2026-01-01T00:00:00Z' AND '2026-01-02T00:00:00Z' ORDER BY host, time DESC", true},
+		{"SELECT DISTINCT ON (host) * FROM n WHERE time > '2026-01-01' OR time < '2025-01-01' ORDER BY host, time DESC", false},
+		{"SELECT DISTINCT ON (host) * FROM n WHERE host = 'a' ORDER BY host, time DESC", false},
+		{"SELECT DISTINCT ON (host) * FROM n WHERE time > $1 ORDER BY host, time DESC", false},
 		{"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time", false},
 		{"SELECT DISTINCT ON (host) * FROM n ORDER BY host NULLS LAST, time DESC", false},
 		{"SELECT DISTINCT ON (host) * FROM n ORDER BY host, time DESC NULLS LAST", false},
@@ -201,4 +210,34 @@ func TestNewestRowsInGoBudget(t *testing.T) {
 			t.Fatalf("version %d: %d values counted, want %d (the last version's only)", i, got, want)
 		}
 	}
+}
+
+// Grafana's "last value" panel bounds the time column by its range
+// ($__timeFilter): each value's newest row answers when it is in the
+// range, and none when it is before it; a newest row past the range's
+// end, or a session zone other than UTC (the literals' zone), leaves the
+// statement to the engine. Both give the same answer.
+func TestNewestAnswerTimeFilter(t *testing.T) {
+	e := newEnv(t)
+	e.must(`CREATE TABLE g (time TIMESTAMPTZ NOT NULL, host TEXT, v DOUBLE PRECISION)`)
+	e.must(`INSERT INTO g SELECT TIMESTAMPTZ '2026-01-01' + x * INTERVAL '1 minute', 'h' || (x % 4), x FROM generate_series(0, 999) x`)
+	e.must(`INSERT INTO g VALUES ('2025-06-01', 'stale', 1)`)
+	e.must("CHECKPOINT")
+	e.must(`INSERT INTO g VALUES ('2026-01-01 20:00:00+00', 'h1', -1), ('2025-12-31 23:00:00+00', 'late', 2)`)
+	const q = "SELECT DISTINCT ON (host) host, time, v FROM g WHERE time BETWEEN '%s' AND '%s' ORDER BY host, time DESC"
+	direct := []string{
+		fmt.Sprintf(q, "2025-12-01T00:00:00Z", "2026-01-02T00:00:00Z"),
+		fmt.Sprintf(q, "2026-01-01T16:00:00Z", "2026-01-01T20:00:00Z"),
+		fmt.Sprintf(q, "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z"),
+	}
+	general := []string{
+		fmt.Sprintf(q, "2025-12-01T00:00:00Z", "2026-01-01T12:00:00Z"),
+		fmt.Sprintf(q, "2026-01-01T20:00:00Z", "2025-12-01T00:00:00Z"),
+	}
+	e.compareDirect(t, "UTC", direct, general, e.p.metrics.newestAnswers, true, true)
+	if got := e.rows(direct[1]); got != "h0|2026-01-01 16:36:00|996;h1|2026-01-01 20:00:00|-1;h2|2026-01-01 16:38:00|998;h3|2026-01-01 16:39:00|999" {
+		t.Errorf("%s: %s", direct[1], got)
+	}
+	e.must("SET TIME ZONE 'Europe/Berlin'")
+	e.compareDirect(t, "Berlin", nil, direct, e.p.metrics.newestAnswers, true, true)
 }
