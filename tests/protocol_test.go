@@ -2,7 +2,10 @@ package tests
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,5 +287,43 @@ func TestPortalRowLimitStreams(t *testing.T) {
 	fe.Flush()
 	if got, want := kinds(read()), "RowDescription D(1) C(SELECT 1) "; got != want {
 		t.Fatalf("after the timeout:\n got  %s\n want %s", got, want)
+	}
+}
+
+// A statement answered by the direct newest-row path may build the files'
+// kept rows through the engine (the first after a flush): a portal
+// suspended on the same connection is read into memory first, as before
+// any engine statement, and goes on with every row.
+func TestPortalBesideNewestRowPath(t *testing.T) {
+	httpAddr := freeAddr(t)
+	s := startServer(t, t.TempDir(), []string{"--http-addr", httpAddr})
+	fe, read := rawSession(t, s)
+	fe.Send(&pgproto3.Query{String: `CREATE TABLE lp (time timestamptz NOT NULL, host text, v bigint);
+		INSERT INTO lp SELECT timestamptz '2026-01-01' + i * interval '1 minute', 'h' || (i % 3), i FROM generate_series(0, 99) i;
+		CHECKPOINT`})
+	fe.Flush()
+	read()
+	fe.Send(&pgproto3.Parse{Name: "many", Query: "SELECT i FROM range(0, 5000) t(i) ORDER BY i"})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "many"})
+	fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 2})
+	fe.Send(&pgproto3.Parse{Query: "SELECT DISTINCT ON (host) host, v FROM lp ORDER BY host, time DESC"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	fe.Send(&pgproto3.Execute{Portal: "p"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Flush()
+	got := kinds(read())
+	want := "ParseComplete BindComplete D(0) D(1) PortalSuspended ParseComplete BindComplete D(h0) D(h1) D(h2) C(SELECT 3) D(2) D(3) "
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "D(4998) D(4999) C(SELECT 5000) ") || strings.Count(got, "D(") != 5003 {
+		t.Fatalf("a portal beside the newest-row path:\n got  %.300s … %s\n want %s…D(4999) C(SELECT 5000)", got, got[max(0, len(got)-100):], want)
+	}
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(metrics), "\ntsdb_planner_direct_newest_rows_total 1\n") {
+		t.Fatal("the statement was not answered by the newest-row path")
 	}
 }
