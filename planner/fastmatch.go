@@ -416,36 +416,42 @@ func matchFastAgg(sel *pg_query.SelectStmt, t schema.Table, describe bool, param
 			return nil, false
 		}
 	}
-	// LIMIT and OFFSET: non-negative integer literals (in describe mode
-	// a parameter is left to the engine's path).
+	// LIMIT and OFFSET: non-negative integer literals or NULL (in
+	// describe mode a parameter is left to the engine's path).
 	if sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return nil, false
 	}
-	count := func(n *pg_query.Node) (int64, bool) {
-		c := n.GetAConst()
-		if c == nil || c.GetIval() == nil || c.GetIval().Ival < 0 {
-			return 0, false
-		}
-		return int64(c.GetIval().Ival), true
+	var ok bool
+	if m.limit, ok = constantCount(sel.LimitCount); !ok {
+		return nil, false
 	}
-	if sel.LimitCount != nil {
-		n, ok := count(sel.LimitCount)
-		if !ok {
-			return nil, false
-		}
-		m.limit = n
+	if m.offset, ok = constantCount(sel.LimitOffset); !ok {
+		return nil, false
 	}
-	if sel.LimitOffset != nil {
-		n, ok := count(sel.LimitOffset)
-		if !ok {
-			return nil, false
-		}
-		m.offset = n
-	}
+	m.offset = max(m.offset, 0)
 	if sel.WhereClause != nil && !m.matchWhere(sel.WhereClause, t, from, describe) {
 		return nil, false
 	}
 	return m, true
+}
+
+// constantCount is the value of a LIMIT or OFFSET that is absent (-1),
+// NULL (-1) or a non-negative integer literal; false for anything else,
+// which the engine's path evaluates (or refuses, as a negative count).
+func constantCount(n *pg_query.Node) (int64, bool) {
+	if n == nil {
+		return -1, true
+	}
+	c := n.GetAConst()
+	switch {
+	case c == nil:
+		return 0, false
+	case c.Isnull:
+		return -1, true
+	case c.GetIval() != nil && c.GetIval().Ival >= 0:
+		return int64(c.GetIval().Ival), true
+	}
+	return 0, false
 }
 
 // matchWhere takes a WHERE that is an AND of comparisons of the time

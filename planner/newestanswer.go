@@ -118,41 +118,17 @@ func (s *Session) matchNewest(sel *pg_query.SelectStmt) (newestQuery, bool) {
 	return q, true
 }
 
-// constantCount is the value of a LIMIT or OFFSET that is absent (-1),
-// NULL (-1) or a non-negative integer literal; false for anything else,
-// which the engine's path evaluates (or refuses, as a negative count).
-func constantCount(n *pg_query.Node) (int64, bool) {
-	if n == nil {
-		return -1, true
-	}
-	c := n.GetAConst()
-	switch {
-	case c == nil:
-		return 0, false
-	case c.Isnull:
-		return -1, true
-	case c.GetIval() != nil && c.GetIval().Ival >= 0:
-		return int64(c.GetIval().Ival), true
-	}
-	return 0, false
-}
-
-// newestTypes are the column types whose values the path gives as the
-// engine's driver does (newestValue).
-var newestTypes = map[schema.Type]bool{
-	schema.Timestamptz: true, schema.Int64: true, schema.Int32: true, schema.Int16: true,
-	schema.Float64: true, schema.Float32: true, schema.Bool: true, schema.Text: true,
-}
-
-// newestTable reports whether the path reads t: a time column with time
-// zone, no dedup_keys (whose rows the view deduplicates), and every column
-// of a type newestValue reads (character(n), shown padded, is not).
+// newestTableOK reports whether the path reads t: a time column with
+// time zone, no dedup_keys (whose rows the view deduplicates), and every
+// column of a type newestValue reads — text (not character(n), shown
+// padded), booleans, and the numbers and timestamps the direct
+// aggregation path reads (fastColumnKind).
 func newestTableOK(t schema.Table) bool {
 	if t.ViewQuery != "" || len(t.Dedup) > 0 || t.TimeIndex < 0 || t.Columns[t.TimeIndex].Type != schema.Timestamptz {
 		return false
 	}
 	for _, c := range t.Columns {
-		if !newestTypes[c.Type] || c.Padded {
+		if k, _ := fastColumnKind(c.Type); k == 0 && c.Type != schema.Text && c.Type != schema.Bool || c.Padded {
 			return false
 		}
 	}
@@ -183,20 +159,34 @@ func (s *Session) newestColumns(sel *pg_query.SelectStmt) ([]Column, bool) {
 	if !ok || !newestTableOK(t) {
 		return nil, false
 	}
-	cols := make([]Column, len(q.outs))
-	for i, name := range q.outs {
-		c := t.ColumnIndex(name)
-		if c < 0 {
-			return nil, false
-		}
-		cols[i] = newestColumn(q.names[i], t.Columns[c])
+	outs, ok := q.columnsOf(t)
+	if !ok {
+		return nil, false
 	}
-	return cols, true
+	return q.columns(t, outs), true
 }
 
-// newestColumn is the result column the engine's path gives a table's
-// column c under name: by the engine type of its values.
-func newestColumn(name string, c schema.Column) Column { return columnFor(name, c.Type.DuckDB()) }
+// columnsOf resolves the output's columns on t (a snapshot's table, which
+// an ALTER may have changed since the statement was matched).
+func (q *newestQuery) columnsOf(t schema.Table) ([]int, bool) {
+	outs := make([]int, len(q.outs))
+	for i, name := range q.outs {
+		if outs[i] = t.ColumnIndex(name); outs[i] < 0 {
+			return nil, false
+		}
+	}
+	return outs, true
+}
+
+// columns are the result columns as the engine's path gives them: by the
+// engine types of t's columns outs.
+func (q *newestQuery) columns(t schema.Table, outs []int) []Column {
+	cols := make([]Column, len(outs))
+	for i, c := range outs {
+		cols[i] = columnFor(q.names[i], t.Columns[c].Type.DuckDB())
+	}
+	return cols
+}
 
 // newestPlan is what the path reads for a statement: each value's
 // newest row, sorted and cut by LIMIT and OFFSET.
@@ -227,7 +217,7 @@ func (s *Session) newestAnswer(ctx context.Context, sel *pg_query.SelectStmt) (_
 				vals[j] = c.file[col]
 				continue
 			}
-			v, ok := newestValue(c.rec, col, c.row)
+			v, ok := newestValue(c.rec, col, c.row, p.t.Columns[col].Type)
 			if !ok {
 				return nil, false, nil
 			}
@@ -235,12 +225,8 @@ func (s *Session) newestAnswer(ctx context.Context, sel *pg_query.SelectStmt) (_
 		}
 		rows[i] = vals
 	}
-	cols := make([]Column, len(p.outs))
-	for i, c := range p.outs {
-		cols[i] = newestColumn(p.q.names[i], p.t.Columns[c])
-	}
 	s.p.metrics.newestAnswers.Inc()
-	return &Result{Tag: "SELECT", Columns: cols, Rows: NewStaticRows(rows)}, true, nil
+	return &Result{Tag: "SELECT", Columns: p.q.columns(p.t, p.outs), Rows: NewStaticRows(rows)}, true, nil
 }
 
 // newestPlan finds the rows the path answers sel with; false when the
@@ -276,12 +262,11 @@ func (s *Session) newestPlan(ctx context.Context, sel *pg_query.SelectStmt) (*ne
 	// Resolved on the snapshot's table, which a concurrent ALTER may have
 	// changed since the match.
 	key := t.ColumnIndex(q.key)
-	p := &newestPlan{q: q, t: t, outs: make([]int, len(q.outs)), version: snap.DeltaVersion, batches: len(snap.Batches)}
-	for i, name := range q.outs {
-		if p.outs[i] = t.ColumnIndex(name); p.outs[i] < 0 || key < 0 {
-			return nil, false
-		}
+	outs, ok := q.columnsOf(t)
+	if !ok || key < 0 {
+		return nil, false
 	}
+	p := &newestPlan{q: q, t: t, outs: outs, version: snap.DeltaVersion, batches: len(snap.Batches)}
 	var files map[string]newestRow
 	if len(snap.Files) > 0 {
 		// The files' kept rows may be made or read through the engine:
@@ -385,10 +370,12 @@ func btoi(b bool) int {
 	return 0
 }
 
-// newestValue is the value of column col of a buffered batch's row as the
-// engine's driver gives it (a batch written before the column was added
-// holds NULL there); false for an Arrow type the path does not read.
-func newestValue(rec arrow.RecordBatch, col, row int) (any, bool) {
+// newestValue is the value of column col (of type ty) of a buffered
+// batch's row as the engine's driver gives it — text and booleans as
+// they are, numbers and timestamps as the direct aggregation path makes
+// them (fastValue) — and NULL in a batch written before the column was
+// added; false for an Arrow type the path does not read.
+func newestValue(rec arrow.RecordBatch, col, row int, ty schema.Type) (any, bool) {
 	if col >= int(rec.NumCols()) {
 		return nil, true
 	}
@@ -397,25 +384,15 @@ func newestValue(rec arrow.RecordBatch, col, row int) (any, bool) {
 		return nil, true
 	}
 	switch a := a.(type) {
-	case *array.Timestamp:
-		if a.DataType().(*arrow.TimestampType).Unit != arrow.Microsecond {
-			return nil, false
-		}
-		return time.UnixMicro(int64(a.Value(row))).UTC(), true
 	case *array.String:
-		return a.Value(row), true
-	case *array.Float64:
-		return a.Value(row), true
-	case *array.Float32:
-		return a.Value(row), true
-	case *array.Int64:
-		return a.Value(row), true
-	case *array.Int32:
-		return a.Value(row), true
-	case *array.Int16:
 		return a.Value(row), true
 	case *array.Boolean:
 		return a.Value(row), true
 	}
-	return nil, false
+	k, _ := fastColumnKind(ty)
+	iv, fv, _, ok := arrowNumber(a, row)
+	if k == 0 || !ok {
+		return nil, false
+	}
+	return fastValue(k, fastAcc{i: iv, f: fv}), true
 }
