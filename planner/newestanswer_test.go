@@ -3,7 +3,10 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -240,4 +243,97 @@ func TestNewestAnswerTimeFilter(t *testing.T) {
 	}
 	e.must("SET TIME ZONE 'Europe/Berlin'")
 	e.compareDirect(t, "Berlin", nil, direct, e.p.metrics.newestAnswers, true, true)
+}
+
+// One snapshot, each row once (DESIGN's invariant 3) while late rows,
+// flushes and compactions run beside the direct path: the kept rows of a
+// new Delta version are made while statements read the batches the flush
+// removes, and every answer is the table's, never a value twice or
+// missing.
+func TestNewestAnswerDuringFlushAndCompaction(t *testing.T) {
+	e := newEnv(t)
+	e.must(`CREATE TABLE n (time TIMESTAMPTZ NOT NULL, host TEXT, v BIGINT)`)
+	const q = "SELECT DISTINCT ON (host) host, time, v FROM n ORDER BY host, time DESC"
+	for part := range 6 {
+		e.must(fmt.Sprintf(`INSERT INTO n SELECT TIMESTAMPTZ '2026-01-01' + (x * 7 %% 600) * INTERVAL '1 minute', 'h' || (x %% 50), x
+			FROM generate_series(%d, %d) x`, part*1000, part*1000+999))
+	}
+	e.s.noFastAgg = true
+	want := e.rows(q)
+	e.s.noFastAgg = false
+	if strings.Count(want, ";") != 49 {
+		t.Fatalf("want 50 hosts: %s", want)
+	}
+	done := make(chan error, 1)
+	// Each step waits for a few statements to read the state it made
+	// (late rows buffered beside files, then flushed, then compacted).
+	var asked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop) // a failed statement ends the loop below early
+	readBy := func() bool {
+		for n := asked.Load() + 3; asked.Load() < n; {
+			select {
+			case <-stop:
+				return false
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return true
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Late rows (older than each host's newest) from another session
+		// change no answer, but each makes batches the next flush moves.
+		other, err := e.p.NewSession(t.Context(), "tsdb")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer other.Close()
+		for i := range 3 {
+			late := fmt.Sprintf("INSERT INTO n VALUES ('2025-12-31 0%d:00:00+00', 'h%d', -1)", i, i)
+			if err = other.Execute(t.Context(), late, func(*Result) error { return nil }); err != nil {
+				break
+			}
+			if !readBy() {
+				break
+			}
+			if err = e.store.Checkpoint(t.Context()); err != nil {
+				break
+			}
+			if !readBy() {
+				break
+			}
+			if _, err = e.store.Compact(t.Context(), "n"); err != nil {
+				break
+			}
+			if !readBy() {
+				break
+			}
+		}
+		done <- err
+	}()
+	before := testutil.ToFloat64(e.p.metrics.newestAnswers)
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		if got := e.rows(q); got != want {
+			t.Fatalf("during flushes and compactions:\n got %s\nwant %s", got, want)
+		}
+		asked.Add(1)
+	}
+	answered := testutil.ToFloat64(e.p.metrics.newestAnswers) - before
+	if answered == 0 {
+		t.Fatal("no statement was answered directly")
+	}
+	t.Logf("%v statements answered directly", answered)
 }
