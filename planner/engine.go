@@ -229,6 +229,13 @@ func NewEngine(ctx context.Context, opts EngineOptions, logger *slog.Logger) (*E
 	if err != nil {
 		return nil, err
 	}
+	// The allocator is the process's, shared by every engine: setting it
+	// again is harmless. A failure costs speed, not answers.
+	if ok, err := setAllocatorDecay(engineAllocatorDecay); err != nil {
+		logger.Warn("engine allocator decay not set", "err", err)
+	} else if !ok {
+		logger.Debug("engine allocator is not jemalloc; decay left as built")
+	}
 	return &Engine{db: db, opts: opts, logger: logger, pgVersion: tree.Version}, nil
 }
 
