@@ -219,6 +219,8 @@ type Store struct {
 	// written them: a 1,000-row INSERT otherwise allocates (and the
 	// runtime zeroes) a fresh quarter MiB per statement.
 	frames sync.Pool
+	// compressBufs are the buffers COPY's WAL entries are compressed into.
+	compressBufs compressBuffers
 
 	// bg runs the background services (services.go); the flusher's
 	// per-table flushes are counted in flushWG, which it waits for.

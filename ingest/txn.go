@@ -234,7 +234,7 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if err := block(); err != nil {
 			return err
 		}
-		e, err := s.encode(t, part.Inserts)
+		e, err := s.encode(t, part.Inserts, false)
 		if err != nil {
 			return err
 		}
