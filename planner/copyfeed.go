@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"runtime"
@@ -35,8 +36,10 @@ type copyFeed struct {
 	lines   int    // rows dispatched so far, for line numbers
 	header  bool   // binary header read
 	ended   bool   // the end marker was dispatched
-	// chunkBytes overrides copyChunkBytes (tests use tiny chunks).
+	// chunkBytes overrides copyChunkBytes (tests use tiny chunks), and
+	// slabsAfter copySlabAfter.
 	chunkBytes int
+	slabsAfter int64
 
 	jobs   chan copyJob
 	wg     sync.WaitGroup
@@ -48,6 +51,8 @@ type copyFeed struct {
 	// textBytes is, per column, the text bytes per row (×16) of the last
 	// record cut, for sizing the next builders' data buffers up front.
 	textBytes []atomic.Int64
+	// slabs hold the columns of a large COPY's rows (copyslabs.go).
+	slabs copySlabs
 	// results are the decoders by chunk sequence; only the connection's
 	// goroutine (dispatch, Finish, Close) touches the slice.
 	results []*chunkDecoder
@@ -116,6 +121,9 @@ func (c *CopyIn) dispatch(final bool) error {
 	buf := f.pending[:0]
 	f.pending = append(c.buffer(len(rest)+copyChunkBytes), rest...)
 	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
+	if after := cmp.Or(f.slabsAfter, copySlabAfter); f.bytes > after {
+		d.slabs = &f.slabs
+	}
 	c.start(copyJob{data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
 	return c.stage(context.Background(), false)

@@ -46,6 +46,9 @@ type chunkDecoder struct {
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
 	chunkRows  int    // rows in the chunk, for sizing builders
+	// slabs allocate the builders' buffers of a large COPY (nil: the Go
+	// allocator's).
+	slabs *copySlabs
 	// finished is set by the decoder goroutine when it is done with the
 	// chunk (decoded, failed or skipped); the fields above are then the
 	// connection goroutine's.
@@ -119,7 +122,11 @@ func (d *chunkDecoder) sorted() bool {
 func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
 	c := d.c
 	if d.bld == nil {
-		d.bld = array.NewRecordBuilder(memory.DefaultAllocator, c.tbl.ArrowSchema())
+		alloc := memory.Allocator(memory.DefaultAllocator)
+		if d.slabs != nil {
+			alloc = d.slabs
+		}
+		d.bld = array.NewRecordBuilder(alloc, c.tbl.ArrowSchema())
 		d.pos = positions(len(c.tbl.Columns), c.targets)
 		d.texts = make([]*array.StringBuilder, len(c.tbl.Columns))
 		d.floats = make([]*array.Float64Builder, len(c.tbl.Columns))
