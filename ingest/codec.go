@@ -159,8 +159,10 @@ func decodeHeader(p []byte) (entry, []byte, error) {
 	return e, p[len(p)-r.Len():], nil
 }
 
-func decodeRecord(p []byte) (arrow.RecordBatch, error) {
-	rd, err := ipc.NewReader(bytes.NewReader(p), ipc.WithAllocator(memory.DefaultAllocator))
+// decodeRecord decodes the record of an entry; its buffers, and the
+// entry's bytes they are read into, come from alloc.
+func decodeRecord(p []byte, alloc memory.Allocator) (arrow.RecordBatch, error) {
+	rd, err := ipc.NewReader(bytes.NewReader(p), ipc.WithAllocator(alloc))
 	if err != nil {
 		return nil, fmt.Errorf("decode wal record: %w", err)
 	}

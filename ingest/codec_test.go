@@ -89,7 +89,7 @@ func testCompressedEntry(t *testing.T, n int) {
 	if got.table != e.table || got.tableID != e.tableID || got.key != e.key {
 		t.Fatalf("header %+v", got)
 	}
-	back, err := decodeRecord(body)
+	back, err := decodeRecord(body, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"tsdb/ingest"
+	"tsdb/internal/slabs"
 	"tsdb/internal/sqlerr"
 )
 
@@ -23,6 +24,12 @@ import (
 // visible), so that the disk writes while the client still sends. Finish
 // stages what is left and commits: a COPY is all or nothing, and the raw
 // bytes are never held whole.
+
+// copySlabAfter is how many input bytes a COPY takes before its columns
+// are cut from huge-page slabs (tsdb/internal/slabs): the rows of a large
+// COPY stay buffered together, while a small COPY would hold a slab of
+// mostly nothing with its few rows.
+const copySlabAfter = 16 << 20
 
 // copyChunkBytes is how much complete input is gathered before a chunk is
 // handed to a decoder.
@@ -51,8 +58,9 @@ type copyFeed struct {
 	// textBytes is, per column, the text bytes per row (×16) of the last
 	// record cut, for sizing the next builders' data buffers up front.
 	textBytes []atomic.Int64
-	// slabs hold the columns of a large COPY's rows (copyslabs.go).
-	slabs copySlabs
+	// slabs hold the columns of a large COPY's rows: past copySlabAfter
+	// input bytes, the builders allocate from them.
+	slabs slabs.Allocator
 	// results are the decoders by chunk sequence; only the connection's
 	// goroutine (dispatch, Finish, Close) touches the slice.
 	results []*chunkDecoder

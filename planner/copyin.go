@@ -15,6 +15,7 @@ import (
 	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
+	"tsdb/internal/slabs"
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
@@ -48,7 +49,7 @@ type chunkDecoder struct {
 	chunkRows  int    // rows in the chunk, for sizing builders
 	// slabs allocate the builders' buffers of a large COPY (nil: the Go
 	// allocator's).
-	slabs *copySlabs
+	slabs *slabs.Allocator
 	// finished is set by the decoder goroutine when it is done with the
 	// chunk (decoded, failed or skipped); the fields above are then the
 	// connection goroutine's.

@@ -5,46 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unsafe"
 )
-
-// Buffers from slabs are 64-byte aligned, zeroed, apart from each other,
-// and a slab starts at a huge page boundary; a buffer too large for a
-// slab gets its own; Reallocate keeps the bytes.
-func TestCopySlabs(t *testing.T) {
-	var a copySlabs
-	addr := func(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
-	var prev []byte
-	for i, size := range []int{1, 100, 4096, 1 << 20, 3 << 20, 64} {
-		b := a.Allocate(size)
-		if len(b) != size || addr(b)%64 != 0 {
-			t.Fatalf("allocation %d of %d bytes: len %d, address %#x", i, size, len(b), addr(b))
-		}
-		for j, c := range b {
-			if c != 0 {
-				t.Fatalf("allocation %d: byte %d is %d", i, j, c)
-			}
-		}
-		for j := range b {
-			b[j] = 0xff
-		}
-		if prev != nil && prev[len(prev)-1] != 0xff {
-			t.Fatalf("allocation %d overwrote the one before", i)
-		}
-		prev = b
-	}
-	if addr(a.slab)%hugePageBytes != 0 {
-		t.Errorf("slab at %#x, not on a huge page boundary", addr(a.slab))
-	}
-	if big := a.Allocate(copySlabBytes); addr(big)%hugePageBytes != 0 || len(big) != copySlabBytes {
-		t.Errorf("a slab-sized buffer at %#x, %d bytes", addr(big), len(big))
-	}
-	b := a.Allocate(10)
-	copy(b, "0123456789")
-	if got := string(a.Reallocate(5000, b)[:10]); got != "0123456789" {
-		t.Errorf("reallocated: %q", got)
-	}
-}
 
 // A COPY whose columns come from slabs gives what one with the Go
 // allocator's buffers gives, NULLs (whose values builders leave unwritten)
@@ -89,7 +50,7 @@ func TestCopyIntoSlabs(t *testing.T) {
 		if n, err := ci.Finish(ctx); err != nil || n != 20_000 {
 			t.Fatalf("%s: COPY %d rows, %v", tc.table, n, err)
 		}
-		if tc.after == 1 && ci.feed.slabs.slab == nil {
+		if tc.after == 1 && ci.feed.slabs.Slabs() == 0 {
 			t.Fatal("the COPY did not use slabs")
 		}
 	}
