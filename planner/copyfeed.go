@@ -216,8 +216,10 @@ func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error
 	return f.batch.Add(ctx, recs)
 }
 
-// buffer returns an empty buffer of at least size bytes, one the decoders
-// are done with when there is one.
+// buffer returns an empty buffer of at least size bytes: one the decoders
+// are done with, or one an earlier COPY was done with, when there is one.
+// New memory costs a page fault per 4 KiB at first touch, and a COPY's
+// chunks are a MiB each.
 func (c *CopyIn) buffer(size int) []byte {
 	select {
 	case b := <-c.feed.free:
@@ -226,7 +228,24 @@ func (c *CopyIn) buffer(size int) []byte {
 		}
 	default:
 	}
+	if p, _ := c.s.p.copyBufs.Get().(*[]byte); p != nil && cap(*p) >= size {
+		return (*p)[:0]
+	}
 	return make([]byte, 0, size)
+}
+
+// keepBuffers hands the buffers the decoders are done with to the next
+// COPY; the decoders have stopped, and nothing points into them.
+func (c *CopyIn) keepBuffers() {
+	f := &c.feed
+	for {
+		select {
+		case b := <-f.free:
+			c.s.p.copyBufs.Put(&b)
+		default:
+			return
+		}
+	}
 }
 
 // start runs job on a decoder goroutine, starting them on first use.
@@ -339,6 +358,7 @@ func (c *CopyIn) Finish(ctx context.Context) (n int64, err error) {
 // call more than once.
 func (c *CopyIn) Close() {
 	c.wait()
+	c.keepBuffers()
 	f := &c.feed
 	if f.batch != nil {
 		f.batch.Abort() // a no-op once committed

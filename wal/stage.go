@@ -117,22 +117,33 @@ func (st *Stage) copyFrame(f []byte) []byte {
 			return append(b[:0], f...)
 		}
 	}
+	if p, _ := st.w.frameBufs.Get().(*[]byte); p != nil && cap(*p) >= len(f) {
+		return append((*p)[:0], f...)
+	}
 	// Room for a somewhat larger part next time: parts are about the
 	// same size, not exactly.
 	return append(make([]byte, 0, len(f)+len(f)/8), f...)
 }
 
+// keep leaves copies the log no longer reads to later stages.
+func (st *Stage) keep(bufs [][]byte) {
+	for _, b := range bufs {
+		st.w.frameBufs.Put(&b)
+	}
+}
+
 // wait waits for the batch in flight, if any, and returns the stage's
 // error. Once it is written its buffers are the spare ones: the log keeps
 // nothing of them (the index records sizes only). Spare buffers no part
-// fitted since the last batch are dropped, so the stage holds at most two
-// batches, however long the COPY.
+// fitted since the last batch go to the WAL's pool, so the stage holds at
+// most two batches, however long the COPY.
 func (st *Stage) wait() error {
 	if st.flight != nil {
 		if err := <-st.flight; err != nil && st.err == nil {
 			st.err = err
 		}
 		st.flight = nil
+		st.keep(st.spare)
 		st.spare, st.flightBufs = st.flightBufs, nil
 	}
 	return st.err
@@ -157,7 +168,11 @@ func (st *Stage) Commit(ctx context.Context) (uint64, error) {
 	}
 	// The last parts and the commit record go in one transaction.
 	first, err := st.w.submit(ctx, &request{op: opCommit, frames: st.pending, stage: st})
-	st.pending = nil
+	// The commit has written (or failed to write) the last parts: no
+	// copy is read again.
+	st.keep(st.pending)
+	st.keep(st.spare)
+	st.pending, st.spare = nil, nil
 	if err != nil {
 		st.Abort()
 		return first, err
@@ -175,7 +190,9 @@ func (st *Stage) Abort() {
 	}
 	st.wait()
 	st.ended = true
-	st.pending = nil
+	st.keep(st.pending)
+	st.keep(st.spare)
+	st.pending, st.spare = nil, nil
 	if len(st.parts) == 0 {
 		return
 	}

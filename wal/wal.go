@@ -73,6 +73,10 @@ type WAL struct {
 	vlogBytes int64
 	logger    *slog.Logger
 	metrics   *metrics
+	// frameBufs are stages' copies of parts (*[]byte) a finished stage
+	// leaves to the next one (see Stage.copyFrame): a bulk loader sends
+	// one COPY, so one stage, per batch of rows.
+	frameBufs sync.Pool
 
 	// requests carries appends, deletions and stage operations to the
 	// commit loop, which alone writes to badger (see writeMu).
