@@ -304,6 +304,10 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, compress bool) 
 		}
 		e.parts = append(e.parts, p...)
 	}
+	var lz4 *compressBuffers
+	if compress {
+		lz4 = &s.compressBufs
+	}
 	e.payloads = make([][]byte, len(e.parts))
 	e.sizes = make([]int64, len(e.parts))
 	for i, p := range e.parts {
@@ -313,10 +317,6 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, compress bool) 
 		}
 		e.bufs = append(e.bufs, buf)
 		var err error
-		var lz4 *compressBuffers
-		if compress {
-			lz4 = &s.compressBufs
-		}
 		if e.payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom, lz4); err != nil {
 			s.recycle(e)
 			return nil, err

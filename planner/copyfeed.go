@@ -55,10 +55,6 @@ type copyFeed struct {
 	jobs   chan copyJob
 	wg     sync.WaitGroup
 	failed atomic.Bool
-	// free holds chunk buffers the decoders are done with, for the next
-	// chunks: a COPY then touches a few MiB of input buffers instead of
-	// fresh memory for every chunk.
-	free chan []byte
 	// textBytes is, per column, the text bytes per row (×16) of the last
 	// record cut, for sizing the next builders' data buffers up front.
 	textBytes []atomic.Int64
@@ -134,7 +130,7 @@ func (c *CopyIn) dispatch(final bool) error {
 	f.pending = append(c.buffer(len(rest)+copyChunkBytes), rest...)
 	d := &chunkDecoder{c: c, line: f.lines, chunkRows: rows}
 	if after := cmp.Or(f.slabsAfter, copySlabAfter); f.bytes > after {
-		d.slabs = &f.slabs
+		d.alloc = &f.slabs
 	}
 	c.start(copyJob{data: data[:end:end], buf: buf, dec: d})
 	f.lines += rows
@@ -217,35 +213,14 @@ func (c *CopyIn) addToBatch(ctx context.Context, recs []arrow.RecordBatch) error
 }
 
 // buffer returns an empty buffer of at least size bytes: one the decoders
-// are done with, or one an earlier COPY was done with, when there is one.
-// New memory costs a page fault per 4 KiB at first touch, and a COPY's
-// chunks are a MiB each.
+// of this or an earlier COPY are done with, when there is one. New memory
+// costs a page fault per 4 KiB at first touch, and a COPY's chunks are a
+// MiB each.
 func (c *CopyIn) buffer(size int) []byte {
-	select {
-	case b := <-c.feed.free:
-		if cap(b) >= size {
-			return b[:0]
-		}
-	default:
-	}
 	if p, _ := c.s.p.copyBufs.Get().(*[]byte); p != nil && cap(*p) >= size {
 		return (*p)[:0]
 	}
 	return make([]byte, 0, size)
-}
-
-// keepBuffers hands the buffers the decoders are done with to the next
-// COPY; the decoders have stopped, and nothing points into them.
-func (c *CopyIn) keepBuffers() {
-	f := &c.feed
-	for {
-		select {
-		case b := <-f.free:
-			c.s.p.copyBufs.Put(&b)
-		default:
-			return
-		}
-	}
 }
 
 // start runs job on a decoder goroutine, starting them on first use.
@@ -254,7 +229,6 @@ func (c *CopyIn) start(job copyJob) {
 	if f.jobs == nil {
 		workers := max(1, min(runtime.GOMAXPROCS(0), 4))
 		f.jobs = make(chan copyJob)
-		f.free = make(chan []byte, workers+1)
 		f.textBytes = make([]atomic.Int64, len(c.tbl.Columns))
 		for range workers {
 			f.wg.Add(1)
@@ -280,10 +254,7 @@ func (c *CopyIn) start(job copyJob) {
 					j.dec.finished.Store(true)
 					// Nothing decoded points into the input: the
 					// builders copied what they keep.
-					select {
-					case f.free <- j.buf:
-					default:
-					}
+					c.s.p.copyBufs.Put(&j.buf)
 				}
 			}()
 		}
@@ -358,7 +329,6 @@ func (c *CopyIn) Finish(ctx context.Context) (n int64, err error) {
 // call more than once.
 func (c *CopyIn) Close() {
 	c.wait()
-	c.keepBuffers()
 	f := &c.feed
 	if f.batch != nil {
 		f.batch.Abort() // a no-op once committed

@@ -15,7 +15,6 @@ import (
 	"tsdb/dialect"
 	"tsdb/internal/pgdatetime"
 	"tsdb/internal/schema"
-	"tsdb/internal/slabs"
 	"tsdb/internal/sqlerr"
 	"tsdb/membuffer"
 )
@@ -47,9 +46,9 @@ type chunkDecoder struct {
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
 	chunkRows  int    // rows in the chunk, for sizing builders
-	// slabs allocate the builders' buffers of a large COPY (nil: the Go
-	// allocator's).
-	slabs *slabs.Allocator
+	// alloc allocates the builders' buffers: the COPY's slabs once it is
+	// large (copySlabAfter), the Go allocator before.
+	alloc memory.Allocator
 	// finished is set by the decoder goroutine when it is done with the
 	// chunk (decoded, failed or skipped); the fields above are then the
 	// connection goroutine's.
@@ -123,11 +122,10 @@ func (d *chunkDecoder) sorted() bool {
 func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
 	c := d.c
 	if d.bld == nil {
-		alloc := memory.Allocator(memory.DefaultAllocator)
-		if d.slabs != nil {
-			alloc = d.slabs
+		if d.alloc == nil {
+			d.alloc = memory.DefaultAllocator
 		}
-		d.bld = array.NewRecordBuilder(alloc, c.tbl.ArrowSchema())
+		d.bld = array.NewRecordBuilder(d.alloc, c.tbl.ArrowSchema())
 		d.pos = positions(len(c.tbl.Columns), c.targets)
 		d.texts = make([]*array.StringBuilder, len(c.tbl.Columns))
 		d.floats = make([]*array.Float64Builder, len(c.tbl.Columns))

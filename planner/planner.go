@@ -52,9 +52,10 @@ type Planner struct {
 	// txSeq numbers transactions (ingest.TxID) and the engine tables
 	// holding their writes.
 	txSeq atomic.Uint64
-	// copyBufs are COPY input buffers (*[]byte) one COPY is done with,
-	// for the next: tsdb import and other bulk loaders send one COPY per
-	// batch, and each would otherwise take fresh memory for its chunks.
+	// copyBufs are COPY input buffers (*[]byte) the decoders are done
+	// with, for the next chunks of the same COPY or of the next one: tsdb
+	// import and other bulk loaders send one COPY per batch, and each
+	// would otherwise take fresh memory for its chunks.
 	copyBufs sync.Pool
 	// keyTimes summarizes files and batches for statements that need
 	// each value's newest row only (lastpoint.go).
