@@ -224,35 +224,43 @@ type FloatChunk struct {
 	Nulls  []bool
 }
 
+// errCorruptPage is a page whose values do not match its definition
+// levels or its dictionary: a damaged file, reported, never a panic.
+var errCorruptPage = errors.New("page values do not match its definition levels or dictionary")
+
 // expand appends a page's values to vals, one per row: NULL rows (def 0)
 // get the zero value and a mark in nulls, which is made at the first.
-func expand[T any](vals []T, nulls []bool, defs []byte, present int, value func(k int) T) ([]T, []bool) {
-	if len(defs) == 0 {
-		for k := range present {
-			vals = append(vals, value(k))
+// src are the values present, in order. A page without NULLs (the usual
+// case, whether or not the column is nullable) is one bulk append: this
+// loop runs for every value a direct aggregation reads.
+func expand[T any](vals []T, nulls []bool, defs []byte, src []T) ([]T, []bool, error) {
+	if len(defs) == 0 || bytes.IndexByte(defs, 0) < 0 {
+		if len(defs) != 0 && len(defs) != len(src) {
+			return vals, nulls, errCorruptPage
 		}
+		vals = append(vals, src...)
 		if nulls != nil {
-			nulls = append(nulls, make([]bool, present)...)
+			nulls = append(nulls, make([]bool, len(src))...)
 		}
-		return vals, nulls
+		return vals, nulls, nil
+	}
+	if nulls == nil {
+		nulls = make([]bool, len(vals), cap(vals))
 	}
 	var zero T
 	k := 0
 	for _, d := range defs {
 		if d == 0 {
-			if nulls == nil {
-				nulls = make([]bool, len(vals), cap(vals))
-			}
 			vals, nulls = append(vals, zero), append(nulls, true)
 			continue
 		}
-		vals = append(vals, value(k))
-		k++
-		if nulls != nil {
-			nulls = append(nulls, false)
+		if k >= len(src) {
+			return vals, nulls, errCorruptPage
 		}
+		vals, nulls = append(vals, src[k]), append(nulls, false)
+		k++
 	}
-	return vals, nulls
+	return vals, nulls, nil
 }
 
 // Ints reads an INT64 or INT32 column chunk.
@@ -261,16 +269,17 @@ func (s *ScanFile) Ints(g, col int) (*IntChunk, error) {
 	if c, ok := s.cache.chunk(key).(*IntChunk); ok {
 		return c, nil
 	}
-	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values) (func(k int) int64, int, bool) {
+	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values, scratch []int64) ([]int64, bool) {
 		switch v.Kind() {
 		case encoding.Int64:
-			x := v.Int64()
-			return func(k int) int64 { return x[k] }, len(x), true
+			return v.Int64(), true
 		case encoding.Int32:
-			x := v.Int32()
-			return func(k int) int64 { return int64(x[k]) }, len(x), true
+			for _, x := range v.Int32() {
+				scratch = append(scratch, int64(x))
+			}
+			return scratch, true
 		}
-		return nil, 0, false
+		return nil, false
 	})
 	if err != nil {
 		return nil, err
@@ -286,16 +295,17 @@ func (s *ScanFile) Floats(g, col int) (*FloatChunk, error) {
 	if c, ok := s.cache.chunk(key).(*FloatChunk); ok {
 		return c, nil
 	}
-	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values) (func(k int) float64, int, bool) {
+	vals, nulls, err := readNumbers(s, g, col, func(v encoding.Values, scratch []float64) ([]float64, bool) {
 		switch v.Kind() {
 		case encoding.Double:
-			x := v.Double()
-			return func(k int) float64 { return x[k] }, len(x), true
+			return v.Double(), true
 		case encoding.Float:
-			x := v.Float()
-			return func(k int) float64 { return float64(x[k]) }, len(x), true
+			for _, x := range v.Float() {
+				scratch = append(scratch, float64(x))
+			}
+			return scratch, true
 		}
-		return nil, 0, false
+		return nil, false
 	})
 	if err != nil {
 		return nil, err
@@ -306,26 +316,47 @@ func (s *ScanFile) Floats(g, col int) (*FloatChunk, error) {
 }
 
 // readNumbers decodes a column chunk of numbers, one value per row, with
-// of reading a page's (or dictionary's) values: ok false for a kind it
-// does not read.
-func readNumbers[T int64 | float64](s *ScanFile, g, col int, of func(encoding.Values) (value func(k int) T, n int, ok bool)) ([]T, []bool, error) {
+// of giving a page's (or dictionary's) values as a slice (the page's own
+// where the kinds match, else appended to scratch); ok false for a kind
+// it does not read.
+func readNumbers[T int64 | float64](s *ScanFile, g, col int, of func(v encoding.Values, scratch []T) (_ []T, ok bool)) ([]T, []bool, error) {
 	vals := make([]T, 0, s.meta.RowGroups()[g].NumRows())
 	var nulls []bool
+	var lastDict parquet.Dictionary
+	var dictVals, widened, gathered []T
 	err := s.eachPage(g, col, func(defs []byte, data encoding.Values, dict parquet.Dictionary) error {
-		src := data
-		if dict != nil {
-			src = dict.Page().Data()
+		if dict == nil {
+			src, ok := of(data, widened[:0])
+			if !ok {
+				return errKind
+			}
+			if k := data.Kind(); k == encoding.Int32 || k == encoding.Float {
+				widened = src // the scratch, kept for the next page
+			}
+			var err error
+			vals, nulls, err = expand(vals, nulls, defs, src)
+			return err
 		}
-		value, present, ok := of(src)
-		if !ok {
-			return errKind
+		if dict != lastDict {
+			// A dictionary's values are converted once, not once per
+			// page, into memory of this read's own.
+			d, ok := of(dict.Page().Data(), nil)
+			if !ok {
+				return errKind
+			}
+			dictVals, lastDict = append(dictVals[:0], d...), dict
 		}
-		if dict != nil {
-			idx, byIndex := data.Int32(), value
-			value, present = func(k int) T { return byIndex(int(idx[k])) }, len(idx)
+		idx := data.Int32()
+		gathered = gathered[:0]
+		for _, i := range idx {
+			if uint32(i) >= uint32(len(dictVals)) {
+				return errCorruptPage
+			}
+			gathered = append(gathered, dictVals[i])
 		}
-		vals, nulls = expand(vals, nulls, defs, present, value)
-		return nil
+		var err error
+		vals, nulls, err = expand(vals, nulls, defs, gathered)
+		return err
 	})
 	return vals, nulls, err
 }

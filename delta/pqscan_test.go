@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -48,12 +49,36 @@ func TestScanFileMatchesReader(t *testing.T) {
 		}
 		return b.NewRecordBatch()
 	}
+	// Nullable numbers without a NULL, random enough to be written plain:
+	// pages the reader appends whole.
+	metrics, err := schema.New("metrics", []schema.Column{
+		{Name: "time", Type: schema.Timestamptz, NotNull: true},
+		{Name: "v", Type: schema.Float64},
+		{Name: "w", Type: schema.Float32},
+		{Name: "n", Type: schema.Int32},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricRows := func(n int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, metrics.ArrowSchema())
+		defer b.Release()
+		rng := rand.New(rand.NewPCG(3, 5))
+		for i := range n {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1_000_000))
+			b.Field(1).(*array.Float64Builder).Append(rng.NormFloat64() * 1e6)
+			b.Field(2).(*array.Float32Builder).Append(float32(rng.NormFloat64()))
+			b.Field(3).(*array.Int32Builder).Append(rng.Int32())
+		}
+		return b.NewRecordBatch()
+	}
 	for _, tc := range []struct {
 		t   schema.Table
 		rec arrow.RecordBatch
 	}{
 		{every, everyTypeRows(every, 20_000)}, // 5.5 hours: several row groups
 		{logs, logRows(20_000)},
+		{metrics, metricRows(20_000)},
 	} {
 		add, err := WriteDataFile(ctx, store, tc.t, []arrow.RecordBatch{tc.rec})
 		tc.rec.Release()
