@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -181,6 +182,9 @@ func TestScanFileMatchesReader(t *testing.T) {
 						t.Fatalf("%s: row group %d: %s: row %d is %s, want %s", tc.t.Name, g, col.Name, i, got[i], w)
 					}
 				}
+				if col.Type != schema.Text {
+					checkRowsAt(t, f, store.LocalPath(add.Path), g, c, col.Type, got)
+				}
 			}
 			rec.Release()
 		}
@@ -188,6 +192,82 @@ func TestScanFileMatchesReader(t *testing.T) {
 			t.Errorf("%s: nothing cached", tc.t.Name)
 		}
 		f.Close()
+	}
+}
+
+// checkRowsAt reads some rows of number column c of row group g with
+// IntsAt or FloatsAt — decoding only those (a cache without the chunk,
+// under 1/gatherShare of the rows, the first time), the whole chunk (past
+// that, or the second time), and picking them from the chunk cached by f
+// — and compares them with all, the whole chunk's values as the scan
+// test renders them.
+func checkRowsAt(t *testing.T, f *ScanFile, path string, g, c int, ty schema.Type, all []string) {
+	t.Helper()
+	for _, every := range []int{37, 5, 3} {
+		var rows []int32
+		for i := every / 2; i < len(all); i += every {
+			rows = append(rows, int32(i))
+		}
+		freshCache := NewScanCache(1<<20, 64<<20)
+		fresh, err := freshCache.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fresh cache's chunk is read in part, then (read again)
+		// whole and kept; f's is kept already.
+		for n, sf := range []*ScanFile{fresh, fresh, f} {
+			if n == 1 && every == 37 && freshCache.Bytes() != 0 {
+				t.Fatalf("row group %d: column %d: a first read of a few rows kept the chunk", g, c)
+			}
+			var got []string
+			if ty == schema.Float64 || ty == schema.Float32 {
+				var dst FloatChunk
+				if err := sf.FloatsAt(g, c, rows, &dst); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range dst.Values {
+					got = append(got, nullOr(dst.Nulls, k, fmt.Sprint(v)))
+				}
+			} else {
+				var dst IntChunk
+				if err := sf.IntsAt(g, c, rows, &dst); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range dst.Values {
+					got = append(got, nullOr(dst.Nulls, k, fmt.Sprint(v)))
+				}
+			}
+			if len(got) != len(rows) {
+				t.Fatalf("row group %d: column %d: %d values for %d rows", g, c, len(got), len(rows))
+			}
+			for k, r := range rows {
+				if got[k] != all[r] {
+					t.Fatalf("row group %d: column %d: every %d rows (read %d): row %d is %s, want %s", g, c, every, n, r, got[k], all[r])
+				}
+			}
+		}
+		if freshCache.Bytes() == 0 {
+			t.Fatalf("row group %d: column %d: every %d rows: a second read did not keep the chunk", g, c, every)
+		}
+		fresh.Close()
+	}
+	// Rows not in ascending order, or past the chunk, are an error.
+	var dst IntChunk
+	var fdst FloatChunk
+	for _, rows := range [][]int32{{5, 2}, {int32(len(all))}} {
+		fresh, err := NewScanCache(1<<20, 64<<20).Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ty == schema.Float64 || ty == schema.Float32 {
+			err = fresh.FloatsAt(g, c, rows, &fdst)
+		} else {
+			err = fresh.IntsAt(g, c, rows, &dst)
+		}
+		if !errors.Is(err, errRows) {
+			t.Errorf("row group %d: column %d: rows %v: %v, want errRows", g, c, rows, err)
+		}
+		fresh.Close()
 	}
 }
 

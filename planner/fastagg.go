@@ -245,6 +245,10 @@ type fastGroups struct {
 	matches [][]bool
 	kept    []int32
 	rowAcc  [][]fastAcc
+	// the kept rows' values of a number column (delta's IntsAt and
+	// FloatsAt), reused from column to column
+	ints   delta.IntChunk
+	floats delta.FloatChunk
 	// pending are the file rows the rows mode keeps, pendingRows their
 	// number, read once all files are filtered (readPending).
 	pending     []pendingRows

@@ -87,16 +87,13 @@ func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r in
 			if len(g.kept) == 0 {
 				break
 			}
-			c, err := f.Floats(rg, nf.col)
-			if err != nil {
+			c := &g.floats
+			if err := f.FloatsAt(rg, nf.col, g.kept, c); err != nil {
 				return err
 			}
-			if len(c.Values) != n {
-				return errRowCount(path, rg)
-			}
 			kept := g.kept[:0]
-			for _, i := range g.kept {
-				if (c.Nulls == nil || !c.Nulls[i]) && nf.keeps(c.Values[i]) {
+			for k, i := range g.kept {
+				if (len(c.Nulls) == 0 || !c.Nulls[k]) && nf.keeps(c.Values[k]) {
 					kept = append(kept, i)
 				}
 			}
@@ -131,39 +128,30 @@ func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r in
 					o.addInt(&g.rowAcc[k][j], times.Values[i])
 				}
 			case o.float:
-				c, err := f.Floats(rg, o.col)
-				if err != nil {
+				if err := f.FloatsAt(rg, o.col, g.kept, &g.floats); err != nil {
 					return err
 				}
-				if err := fold(g, path, rg, n, c.Values, c.Nulls, j, o.addFloat); err != nil {
-					return err
-				}
+				fold(g, g.floats.Values, g.floats.Nulls, j, o.addFloat)
 			default:
-				c, err := f.Ints(rg, o.col)
-				if err != nil {
+				if err := f.IntsAt(rg, o.col, g.kept, &g.ints); err != nil {
 					return err
 				}
-				if err := fold(g, path, rg, n, c.Values, c.Nulls, j, o.addInt); err != nil {
-					return err
-				}
+				fold(g, g.ints.Values, g.ints.Nulls, j, o.addInt)
 			}
 		}
 	}
 	return nil
 }
 
-// fold folds the kept rows' values of a column chunk of n rows into
-// output j's accumulators with add.
-func fold[T int64 | float64](g *fastGroups, path string, rg, n int, vals []T, nulls []bool, j int, add func(*fastAcc, T)) error {
-	if len(vals) != n {
-		return errRowCount(path, rg)
-	}
-	for k, i := range g.kept {
-		if nulls == nil || !nulls[i] {
-			add(&g.rowAcc[k][j], vals[i])
+// fold folds the kept rows' values of a column (vals[k] and nulls[k] are
+// kept row k's; nulls is empty when none is NULL) into output j's
+// accumulators with add.
+func fold[T int64 | float64](g *fastGroups, vals []T, nulls []bool, j int, add func(*fastAcc, T)) {
+	for k := range g.kept {
+		if len(nulls) == 0 || !nulls[k] {
+			add(&g.rowAcc[k][j], vals[k])
 		}
 	}
-	return nil
 }
 
 // errRowCount is a data file whose column chunks of one row group do not
@@ -326,46 +314,37 @@ func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int) error {
 				}
 			}
 		case o.float:
-			c, err := f.Floats(rg, o.col)
-			if err != nil {
+			if err := f.FloatsAt(rg, o.col, g.kept, &g.floats); err != nil {
 				return err
 			}
-			if err := keptNumbers(g, f, rg, n, base, j, c.Values, c.Nulls, func(v float64) any {
+			keptNumbers(g, base, j, g.floats.Values, g.floats.Nulls, func(v float64) any {
 				return fastValue(o.kind, fastAcc{f: v})
-			}); err != nil {
-				return err
-			}
+			})
 		default:
-			c, err := f.Ints(rg, o.col)
-			if err != nil {
+			if err := f.IntsAt(rg, o.col, g.kept, &g.ints); err != nil {
 				return err
 			}
-			if err := keptNumbers(g, f, rg, n, base, j, c.Values, c.Nulls, func(v int64) any {
+			keptNumbers(g, base, j, g.ints.Values, g.ints.Nulls, func(v int64) any {
 				if o.kind == KindTimestampTZ && (v >= math.MaxInt64-1 || v <= -math.MaxInt64) {
 					g.decline = true // ±infinity: the engine prints it
 				}
 				return fastValue(o.kind, fastAcc{i: v})
-			}); err != nil {
-				return err
-			}
+			})
 		}
 	}
 	return nil
 }
 
-// keptNumbers puts the kept rows' values of a number column of row group
-// rg (n rows) of f into column j of the result rows from base, as value
-// makes them; NULLs stay nil.
-func keptNumbers[T int64 | float64](g *fastGroups, f *delta.ScanFile, rg, n, base, j int, values []T, nulls []bool, value func(T) any) error {
-	if len(values) != n {
-		return errRowCount(f.Path(), rg)
-	}
-	for k, i := range g.kept {
-		if nulls == nil || !nulls[i] {
-			g.out[base+k][j] = value(values[i])
+// keptNumbers puts the kept rows' values of a number column (values[k]
+// and nulls[k] are kept row k's; nulls is empty when none is NULL) into
+// column j of the result rows from base, as value makes them; NULLs stay
+// nil.
+func keptNumbers[T int64 | float64](g *fastGroups, base, j int, values []T, nulls []bool, value func(T) any) {
+	for k := range g.kept {
+		if len(nulls) == 0 || !nulls[k] {
+			g.out[base+k][j] = value(values[k])
 		}
 	}
-	return nil
 }
 
 // batchRow appends row i of a buffered batch (its columns cols) to the
