@@ -370,46 +370,47 @@ const gatherShare = 8
 // dst.Values[k] is row rows[k]'s; dst.Nulls is empty when none of the
 // rows is NULL, else one mark per row.
 func (s *ScanFile) IntsAt(g, col int, rows []int32, dst *IntChunk) error {
-	key := chunkKey{s.path, g, col}
-	if c, ok := s.cache.chunk(key).(*IntChunk); ok || len(rows)*gatherShare > s.Rows(g) || !s.cache.gatherOnce(key) {
-		if !ok {
-			var err error
-			if c, err = s.Ints(g, col); err != nil {
-				return err
-			}
-		}
-		if len(c.Values) != s.Rows(g) {
-			return fmt.Errorf("delta: read %s: row group %d: column %d: %w", s.path, g, col, errRows)
-		}
-		var err error
-		dst.Values, dst.Nulls, err = pickRows(c.Values, c.Nulls, rows, dst.Values[:0], dst.Nulls[:0])
-		return err
-	}
 	var err error
-	dst.Values, dst.Nulls, err = gatherNumbers(s, g, col, rows, intValues, dst.Values[:0], dst.Nulls[:0])
+	dst.Values, dst.Nulls, err = numbersAt(s, g, col, rows, dst.Values[:0], dst.Nulls[:0], intValues, func() ([]int64, []bool, error) {
+		c, err := s.Ints(g, col)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.Values, c.Nulls, nil
+	})
 	return err
 }
 
 // FloatsAt is IntsAt for a DOUBLE or FLOAT column chunk.
 func (s *ScanFile) FloatsAt(g, col int, rows []int32, dst *FloatChunk) error {
-	key := chunkKey{s.path, g, col}
-	if c, ok := s.cache.chunk(key).(*FloatChunk); ok || len(rows)*gatherShare > s.Rows(g) || !s.cache.gatherOnce(key) {
-		if !ok {
-			var err error
-			if c, err = s.Floats(g, col); err != nil {
-				return err
-			}
-		}
-		if len(c.Values) != s.Rows(g) {
-			return fmt.Errorf("delta: read %s: row group %d: column %d: %w", s.path, g, col, errRows)
-		}
-		var err error
-		dst.Values, dst.Nulls, err = pickRows(c.Values, c.Nulls, rows, dst.Values[:0], dst.Nulls[:0])
-		return err
-	}
 	var err error
-	dst.Values, dst.Nulls, err = gatherNumbers(s, g, col, rows, floatValues, dst.Values[:0], dst.Nulls[:0])
+	dst.Values, dst.Nulls, err = numbersAt(s, g, col, rows, dst.Values[:0], dst.Nulls[:0], floatValues, func() ([]float64, []bool, error) {
+		c, err := s.Floats(g, col)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.Values, c.Nulls, nil
+	})
 	return err
+}
+
+// numbersAt appends the values of rows of a column chunk of numbers:
+// gathered from the pages (of converts a page's values), or picked from
+// the whole chunk (whole reads it through the cache).
+func numbersAt[T int64 | float64](s *ScanFile, g, col int, rows []int32, vals []T, nulls []bool,
+	of func(v encoding.Values, scratch []T) ([]T, bool), whole func() ([]T, []bool, error)) ([]T, []bool, error) {
+	key := chunkKey{s.path, g, col}
+	if s.cache.chunk(key) == nil && len(rows)*gatherShare <= s.Rows(g) && s.cache.gatherOnce(key) {
+		return gatherNumbers(s, g, col, rows, of, vals, nulls)
+	}
+	all, allNulls, err := whole()
+	if err != nil {
+		return vals, nulls, err
+	}
+	if len(all) != s.Rows(g) {
+		return vals, nulls, fmt.Errorf("delta: read %s: row group %d: column %d: %w", s.path, g, col, errRows)
+	}
+	return pickRows(all, allNulls, rows, vals, nulls)
 }
 
 // errRows is a gathering read of rows that are not ascending row numbers
