@@ -20,16 +20,25 @@ import (
 //	uvarint len, table name
 //	uvarint len, table id (Delta metaData.id)
 //	varint  bucket start, varint bucket end (UTC micros)
-//	rest    Arrow IPC stream with one record batch (COPY's with LZ4 body
-//	        compression, which the IPC reader undoes)
+//	rest    Arrow IPC stream with one record batch
+//
+// A COPY's entry (kind 4, rows split) has the same header, then
+//
+//	uint32  little-endian length of the columns' stream
+//	        the columns: Arrow IPC stream, text columns as their bytes
+//	rest    the text columns' lengths: Arrow IPC stream
+//
+// both with LZ4 body compression, which the IPC reader undoes
+// (textsplit.go says why and how).
 //
 // The bucket is stored rather than recomputed at replay, so a restart with
 // another --bucket-duration still matches each entry with the Delta txn that
 // records its flush.
 const (
-	entryVersion = 1
-	kindRows     = 1
-	kindDML      = 2
+	entryVersion  = 1
+	kindRows      = 1
+	kindDML       = 2
+	kindRowsSplit = 4 // kindDeletes is 3
 )
 
 // A DML entry (kind 2) holds, after the version and kind bytes: uvarint
@@ -86,15 +95,17 @@ type entry struct {
 	tableID string
 	key     membuffer.Key
 	rec     arrow.RecordBatch
+	split   bool // decoded: the record is written as kindRowsSplit's
 }
 
 // encodeEntryFramed encodes a rows entry into buf (emptied first) with
 // room bytes reserved in front (for wal.AppendFramed). The result is buf's
-// bytes. With lz4 set, the record's buffers are LZ4-compressed (Arrow IPC
-// body compression, which any Arrow reader and replay decode) into
-// buffers from lz4, where that saves at least a fifth: text columns and
-// validity bitmaps shrink, random-walk doubles do not and stay as they
-// are.
+// bytes. With lz4 set, the entry is a split one (kindRowsSplit: text
+// columns as their bytes and lengths) and the records' buffers are
+// LZ4-compressed (Arrow IPC body compression, which any Arrow reader and
+// replay decode) into buffers from lz4, where that saves at least a
+// fifth: text and lengths and validity bitmaps shrink, random-walk
+// doubles do not and stay as they are.
 func encodeEntryFramed(buf *bytes.Buffer, e entry, room int, lz4 *compressBuffers) ([]byte, error) {
 	buf.Reset()
 	// The IPC stream is about the record's buffers plus a little metadata;
@@ -102,7 +113,11 @@ func encodeEntryFramed(buf *bytes.Buffer, e entry, room int, lz4 *compressBuffer
 	buf.Grow(room + int(membuffer.RecordBytes(e.rec)) + 4096 + len(e.table) + len(e.tableID))
 	buf.Write(make([]byte, room))
 	buf.WriteByte(entryVersion)
-	buf.WriteByte(kindRows)
+	if lz4 != nil {
+		buf.WriteByte(kindRowsSplit)
+	} else {
+		buf.WriteByte(kindRows)
+	}
 	var tmp [binary.MaxVarintLen64]byte
 	for _, s := range []string{e.table, e.tableID} {
 		buf.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(s)))])
@@ -110,18 +125,38 @@ func encodeEntryFramed(buf *bytes.Buffer, e entry, room int, lz4 *compressBuffer
 	}
 	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.Start)])
 	buf.Write(tmp[:binary.PutVarint(tmp[:], e.key.End)])
-	opts := []ipc.Option{ipc.WithSchema(e.rec.Schema())}
-	if lz4 != nil {
-		opts = append(opts, ipc.WithLZ4(), ipc.WithMinSpaceSavings(walMinSavings), ipc.WithAllocator(lz4))
+	if lz4 == nil {
+		if err := writeIPC(buf, e.rec); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
 	}
-	w := ipc.NewWriter(buf, opts...)
-	if err := w.Write(e.rec); err != nil {
-		return nil, fmt.Errorf("encode wal entry: %w", err)
+	cols, lengths := splitText(e.rec, lz4)
+	defer cols.Release()
+	defer lengths.Release()
+	at := buf.Len()
+	buf.Write(tmp[:4]) // the columns' length, known once they are written
+	opts := []ipc.Option{ipc.WithLZ4(), ipc.WithMinSpaceSavings(walMinSavings), ipc.WithAllocator(lz4)}
+	if err := writeIPC(buf, cols, opts...); err != nil {
+		return nil, err
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("encode wal entry: %w", err)
+	binary.LittleEndian.PutUint32(buf.Bytes()[at:], uint32(buf.Len()-at-4))
+	if err := writeIPC(buf, lengths, opts...); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// writeIPC appends rec to buf as an Arrow IPC stream.
+func writeIPC(buf *bytes.Buffer, rec arrow.RecordBatch, opts ...ipc.Option) error {
+	w := ipc.NewWriter(buf, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
+	if err := w.Write(rec); err != nil {
+		return fmt.Errorf("encode wal entry: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("encode wal entry: %w", err)
+	}
+	return nil
 }
 
 var errShortEntry = errors.New("entry truncated")
@@ -133,9 +168,10 @@ func decodeHeader(p []byte) (entry, []byte, error) {
 	if len(p) < 2 {
 		return e, nil, errShortEntry
 	}
-	if p[0] != entryVersion || p[1] != kindRows {
+	if p[0] != entryVersion || p[1] != kindRows && p[1] != kindRowsSplit {
 		return e, nil, fmt.Errorf("unknown entry version %d kind %d", p[0], p[1])
 	}
+	e.split = p[1] == kindRowsSplit
 	r := bytes.NewReader(p[2:])
 	var strs [2]string
 	for i := range strs {
@@ -159,9 +195,36 @@ func decodeHeader(p []byte) (entry, []byte, error) {
 	return e, p[len(p)-r.Len():], nil
 }
 
-// decodeRecord decodes the record of an entry; its buffers, and the
-// entry's bytes they are read into, come from alloc.
-func decodeRecord(p []byte, alloc memory.Allocator) (arrow.RecordBatch, error) {
+// decodeRecord decodes the record of an entry (split: kindRowsSplit's);
+// its buffers, and the entry's bytes they are read into, come from alloc,
+// and a split entry's lengths, which the record does not keep, from
+// scratch (freed before this returns).
+func decodeRecord(p []byte, split bool, alloc, scratch memory.Allocator) (arrow.RecordBatch, error) {
+	if !split {
+		return readIPC(p, alloc)
+	}
+	if len(p) < 4 || int(binary.LittleEndian.Uint32(p)) > len(p)-4 {
+		return nil, fmt.Errorf("decode wal record: %w", errShortEntry)
+	}
+	n := int(binary.LittleEndian.Uint32(p))
+	cols, err := readIPC(p[4:4+n], alloc)
+	if err != nil {
+		return nil, err
+	}
+	lengths, err := readIPC(p[4+n:], scratch)
+	if err != nil {
+		cols.Release()
+		return nil, err
+	}
+	rec, err := joinText(cols, lengths)
+	if err != nil {
+		return nil, fmt.Errorf("decode wal record: %w", err)
+	}
+	return rec, nil
+}
+
+// readIPC reads the one record of an Arrow IPC stream.
+func readIPC(p []byte, alloc memory.Allocator) (arrow.RecordBatch, error) {
 	rd, err := ipc.NewReader(bytes.NewReader(p), ipc.WithAllocator(alloc))
 	if err != nil {
 		return nil, fmt.Errorf("decode wal record: %w", err)

@@ -90,7 +90,7 @@ func testCompressedEntry(t *testing.T, n int) {
 	if got.table != e.table || got.tableID != e.tableID || got.key != e.key {
 		t.Fatalf("header %+v", got)
 	}
-	back, err := decodeRecord(body, memory.DefaultAllocator)
+	back, err := decodeRecord(body, got.split, memory.DefaultAllocator, &bufs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +100,20 @@ func testCompressedEntry(t *testing.T, n int) {
 	}
 
 	// A collection empties sync.Pools: none may run while this counts.
+	// A sync.Pool may still miss now and then (about one run in twenty
+	// did): the fewest bytes of three rounds count.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 4 {
-		encode()
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 4 {
+			encode()
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
-	runtime.ReadMemStats(&after)
-	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(plainLen) {
-		t.Errorf("four more encodings allocated %d bytes; the plain entry is %d", n, plainLen)
+	if least > uint64(plainLen) {
+		t.Errorf("four more encodings allocated %d bytes; the plain entry is %d", least, plainLen)
 	}
 }

@@ -23,6 +23,9 @@ func (s *Store) replay(ctx context.Context) error {
 	// (tsdb/internal/slabs), which fault a replay's memory in 2 MiB at a
 	// time instead of 4 KiB.
 	var cols slabs.Allocator
+	// Split entries' text lengths live only until their offsets are
+	// summed up: recycled, not fresh memory for every entry.
+	var lengths compressBuffers
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
 		switch entryKind(p) {
 		case kindDML:
@@ -49,7 +52,7 @@ func (s *Store) replay(ctx context.Context) error {
 			stale = append(stale, seq) // already flushed to Delta
 			return nil
 		}
-		rec, err := decodeRecord(body, &cols)
+		rec, err := decodeRecord(body, e.split, &cols, &lengths)
 		if err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
