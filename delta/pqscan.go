@@ -258,6 +258,9 @@ type FloatChunk struct {
 // levels or its dictionary: a damaged file, reported, never a panic.
 var errCorruptPage = errors.New("page values do not match its definition levels or dictionary")
 
+// nullLevel is the definition level of a NULL row of a flat column.
+var nullLevel = []byte{0}
+
 // expand appends a page's values to vals, one per row: NULL rows (def 0)
 // get the zero value and a mark in nulls, which is made at the first.
 // src are the values present, in order. A page without NULLs (the usual
@@ -274,6 +277,9 @@ func expand[T any](vals []T, nulls []bool, defs []byte, src []T) ([]T, []bool, e
 		}
 		return vals, nulls, nil
 	}
+	if len(defs)-bytes.Count(defs, nullLevel) != len(src) {
+		return vals, nulls, errCorruptPage
+	}
 	if nulls == nil {
 		nulls = make([]bool, len(vals), cap(vals))
 	}
@@ -283,9 +289,6 @@ func expand[T any](vals []T, nulls []bool, defs []byte, src []T) ([]T, []bool, e
 		if d == 0 {
 			vals, nulls = append(vals, zero), append(nulls, true)
 			continue
-		}
-		if k >= len(src) {
-			return vals, nulls, errCorruptPage
 		}
 		vals, nulls = append(vals, src[k]), append(nulls, false)
 		k++
@@ -469,8 +472,9 @@ func gatherNumbers[T int64 | float64](s *ScanFile, g, col int, rows []int32, of 
 		}
 		pageRows, hasNulls := present, false
 		if len(defs) > 0 {
-			pageRows, hasNulls = len(defs), bytes.IndexByte(defs, 0) >= 0
-			if !hasNulls && len(defs) != present {
+			nullRows := bytes.Count(defs, nullLevel)
+			pageRows, hasNulls = len(defs), nullRows > 0
+			if len(defs)-nullRows != present {
 				return errCorruptPage
 			}
 		}

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -41,8 +40,17 @@ const splitTextKey = "tsdb.wal.text"
 // buffers it makes come from mem. The caller releases both; cols holds
 // rec's buffers too.
 func splitText(rec arrow.RecordBatch, mem memory.Allocator) (cols, lengths arrow.RecordBatch) {
-	sch := rec.Schema()
 	n := int(rec.NumRows())
+	for _, c := range rec.Columns() {
+		if c.Len() != n {
+			// Arrow lets columns run past their record: only the
+			// record's rows are written.
+			rec = rec.NewSlice(0, int64(n))
+			defer rec.Release()
+			break
+		}
+	}
+	sch := rec.Schema()
 	var fields, lenFields []arrow.Field
 	var arrs, lenArrs []arrow.Array
 	defer func() {
@@ -144,23 +152,29 @@ func joinText(cols, lengths arrow.RecordBatch) (arrow.RecordBatch, error) {
 			continue
 		}
 		b, ok := cols.Column(i).(*array.Binary)
-		if !ok || next >= int(lengths.NumCols()) || int(lengths.NumRows()) != n {
+		if !ok || b.Len() != n || next >= int(lengths.NumCols()) || int(lengths.NumRows()) != n {
 			return nil, fmt.Errorf("column %s: %w", f.Name, errSplitText)
 		}
 		l, ok := lengths.Column(next).(*array.Int32)
 		next++
-		if !ok || l.NullN() != 0 || b.Data().Offset() != 0 {
+		if !ok || l.Len() != n || l.NullN() != 0 || b.Data().Offset() != 0 {
 			return nil, fmt.Errorf("column %s: %w", f.Name, errSplitText)
 		}
+		// Checked here, not trusted to Arrow's reader: the offsets start
+		// at 0 and the bytes hold the last.
 		data := b.Data()
-		offs := data.Buffers()[1]
-		total := int64(len(b.ValueBytes()))
-		if offs == nil || offs.Len() < 4*(n+1) || binary.LittleEndian.Uint32(offs.Bytes()) != 0 {
+		offs, vals := data.Buffers()[1], data.Buffers()[2]
+		if offs == nil || offs.Len() < 4*(n+1) {
+			return nil, fmt.Errorf("column %s: %w", f.Name, errSplitText)
+		}
+		all := arrow.Int32Traits.CastFromBytes(offs.Bytes())[:n+1]
+		total := int64(all[n])
+		if all[0] != 0 || total < 0 || vals == nil && total > 0 || vals != nil && total > int64(vals.Len()) {
 			return nil, fmt.Errorf("column %s: %w", f.Name, errSplitText)
 		}
 		// The Binary column's offsets become the String column's: this
 		// record owns what its IPC reader decoded.
-		o := arrow.Int32Traits.CastFromBytes(offs.Bytes())[1 : n+1]
+		o := all[1:]
 		sum := int64(0)
 		for r, x := range l.Int32Values() {
 			sum += int64(x)

@@ -53,13 +53,24 @@ func TestSplitTextEntries(t *testing.T) {
 	defer sliced.Release()
 	empty := full.NewSlice(0, 0)
 	defer empty.Release()
+	// Arrow lets columns run past their record: a split entry keeps the
+	// record's rows (a plain one, as Arrow's IPC writer does, the columns
+	// whole).
+	long := array.NewRecordBatch(full.Schema(), full.Columns(), 600)
+	defer long.Release()
+	longSplit := full.NewSlice(0, 600)
+	defer longSplit.Release()
 	var bufs, scratch compressBuffers
 	for _, tc := range []struct {
-		name string
-		rec  arrow.RecordBatch
-	}{{"full", full}, {"sliced", sliced}, {"empty", empty}} {
+		name           string
+		rec, wantSplit arrow.RecordBatch
+	}{{"full", full, full}, {"sliced", sliced, sliced}, {"empty", empty, empty}, {"long", long, longSplit}} {
 		for _, lz4 := range []*compressBuffers{&bufs, nil} {
 			t.Run(fmt.Sprintf("%s/lz4=%v", tc.name, lz4 != nil), func(t *testing.T) {
+				want := tc.rec
+				if lz4 != nil {
+					want = tc.wantSplit
+				}
 				var buf bytes.Buffer
 				p, err := encodeEntryFramed(&buf, entry{table: "t", tableID: "id", key: membuffer.Key{Start: 1, End: 2}, rec: tc.rec}, 0, lz4)
 				if err != nil {
@@ -77,15 +88,15 @@ func TestSplitTextEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer got.Release()
-				if !got.Schema().Equal(tc.rec.Schema()) {
-					t.Fatalf("schema\n%v\nwant\n%v", got.Schema(), tc.rec.Schema())
+				if !got.Schema().Equal(want.Schema()) {
+					t.Fatalf("schema\n%v\nwant\n%v", got.Schema(), want.Schema())
 				}
 				for i, f := range got.Schema().Fields() {
-					if !f.Metadata.Equal(tc.rec.Schema().Field(i).Metadata) {
-						t.Errorf("%s: metadata %v, want %v", f.Name, f.Metadata, tc.rec.Schema().Field(i).Metadata)
+					if !f.Metadata.Equal(want.Schema().Field(i).Metadata) {
+						t.Errorf("%s: metadata %v, want %v", f.Name, f.Metadata, want.Schema().Field(i).Metadata)
 					}
 				}
-				if !array.RecordEqual(got, tc.rec) {
+				if !array.RecordEqual(got, want) {
 					t.Fatal("decoded record differs from the encoded one")
 				}
 				for _, c := range []int{1, 2, 4} {
@@ -122,8 +133,23 @@ func TestSplitTextDamage(t *testing.T) {
 		defer vals.Release()
 		return array.NewRecordBatch(lengths.Schema(), arrs, lengths.NumRows())
 	}
+	// Lengths of more rows than the record's, the extra ones zero.
+	more := func() arrow.RecordBatch {
+		b := array.NewInt32Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(lengths.Column(0).(*array.Int32).Int32Values(), nil)
+		b.AppendValues(make([]int32, 50), nil)
+		vals := b.NewInt32Array()
+		defer vals.Release()
+		arrs := []arrow.Array{vals}
+		for i := 1; i < int(lengths.NumCols()); i++ {
+			arrs = append(arrs, lengths.Column(i))
+		}
+		return array.NewRecordBatch(lengths.Schema(), arrs, lengths.NumRows())
+	}
 	for name, ls := range map[string]func() arrow.RecordBatch{
 		"long":  bad,
+		"more":  more,
 		"fewer": func() arrow.RecordBatch { return lengths.NewSlice(0, 0) },
 		"none": func() arrow.RecordBatch {
 			return array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, lengths.NumRows())
@@ -132,6 +158,22 @@ func TestSplitTextDamage(t *testing.T) {
 		cols.Retain()
 		if _, err := joinText(cols, ls()); !errors.Is(err, errSplitText) {
 			t.Errorf("%s: %v, want errSplitText", name, err)
+		}
+	}
+	// Bytes whose first offset lies past the last.
+	{
+		one := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.Binary, Nullable: true,
+			Metadata: arrow.NewMetadata([]string{splitTextKey}, []string{"bytes"})}}, nil),
+			[]arrow.Array{array.MakeFromData(array.NewData(arrow.BinaryTypes.Binary, 2, []*memory.Buffer{nil,
+				memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{5, 3, 3})), memory.NewBufferBytes([]byte("abc"))}, nil, 0, 0))}, 2)
+		b := array.NewInt32Builder(memory.DefaultAllocator)
+		b.AppendValues([]int32{0, 3}, nil)
+		l := b.NewInt32Array()
+		b.Release()
+		ls := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{l}, 2)
+		l.Release()
+		if _, err := joinText(one, ls); !errors.Is(err, errSplitText) {
+			t.Errorf("offsets 5, 3, 3: %v, want errSplitText", err)
 		}
 	}
 	var buf bytes.Buffer

@@ -52,6 +52,9 @@ func (g *fastGroups) scanFile(f *delta.ScanFile, groups []int, timeCol int, r in
 			return err
 		}
 		n := len(times.Values)
+		if n != f.Rows(rg) {
+			return errRowCount(path, rg)
+		}
 		g.runs = append(g.runs[:0], delta.Run{Start: 0, End: int32(n)})
 		g.matches = g.matches[:0]
 		for k, flt := range g.m.filters {
