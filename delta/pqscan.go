@@ -145,6 +145,10 @@ type ScanFile struct {
 	path  string
 	meta  *parquet.File
 	f     *os.File // nil until a chunk is read from the file
+	// gathered are the chunks this reader read in part: a statement that
+	// reads a column twice (a filter, then its kept rows' values) reads
+	// it once as far as ScanCache.gathered is concerned.
+	gathered map[chunkKey]bool
 }
 
 // Close closes the file.
@@ -403,7 +407,11 @@ func (s *ScanFile) FloatsAt(g, col int, rows []int32, dst *FloatChunk) error {
 func numbersAt[T int64 | float64](s *ScanFile, g, col int, rows []int32, vals []T, nulls []bool,
 	of func(v encoding.Values, scratch []T) ([]T, bool), whole func() ([]T, []bool, error)) ([]T, []bool, error) {
 	key := chunkKey{s.path, g, col}
-	if s.cache.chunk(key) == nil && len(rows)*gatherShare <= s.Rows(g) && s.cache.gatherOnce(key) {
+	if s.cache.chunk(key) == nil && len(rows)*gatherShare <= s.Rows(g) && (s.gathered[key] || s.cache.gatherOnce(key)) {
+		if s.gathered == nil {
+			s.gathered = map[chunkKey]bool{}
+		}
+		s.gathered[key] = true
 		return gatherNumbers(s, g, col, rows, of, vals, nulls)
 	}
 	all, allNulls, err := whole()
