@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -112,14 +113,8 @@ func rebasedValidity(a arrow.Array, mem memory.Allocator) *memory.Buffer {
 		return nil
 	}
 	b := memory.NewResizableBuffer(mem)
-	b.Resize((a.Len() + 7) / 8)
-	v := b.Bytes()
-	clear(v)
-	for r := range a.Len() {
-		if a.IsValid(r) {
-			v[r/8] |= 1 << (r % 8)
-		}
-	}
+	b.Resize(int(bitutil.BytesForBits(int64(a.Len()))))
+	bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), a.Len(), b.Bytes(), 0)
 	return b
 }
 
