@@ -39,6 +39,13 @@ const (
 	kindRows      = 1
 	kindDML       = 2
 	kindRowsSplit = 4 // kindDeletes is 3
+	// kindFileRows is a rows entry (kindRows' layout) whose rows a
+	// transaction's deletes entry, logged after it in the same append,
+	// writes into a data file in the commit that rewrites the files it
+	// deletes from: the new versions of rows an UPDATE changed there.
+	// Replay skips it when that commit landed (the table's dml txn is at
+	// or past it) and buffers its rows like any others when it did not.
+	kindFileRows = 5
 )
 
 // A DML entry (kind 2) holds, after the version and kind bytes: uvarint
@@ -96,6 +103,8 @@ type entry struct {
 	key     membuffer.Key
 	rec     arrow.RecordBatch
 	split   bool // decoded: the record is written as kindRowsSplit's
+	// fileRows (decoded): a kindFileRows entry.
+	fileRows bool
 }
 
 // encodeEntryFramed encodes a rows entry into buf (emptied first) with
@@ -168,10 +177,11 @@ func decodeHeader(p []byte) (entry, []byte, error) {
 	if len(p) < 2 {
 		return e, nil, errShortEntry
 	}
-	if p[0] != entryVersion || p[1] != kindRows && p[1] != kindRowsSplit {
+	if p[0] != entryVersion || p[1] != kindRows && p[1] != kindRowsSplit && p[1] != kindFileRows {
 		return e, nil, fmt.Errorf("unknown entry version %d kind %d", p[0], p[1])
 	}
 	e.split = p[1] == kindRowsSplit
+	e.fileRows = p[1] == kindFileRows
 	r := bytes.NewReader(p[2:])
 	var strs [2]string
 	for i := range strs {

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -52,6 +51,12 @@ func (s *Store) replay(ctx context.Context) error {
 			stale = append(stale, seq) // already flushed to Delta
 			return nil
 		}
+		if v, ok := ts.published.Txns[s.dmlAppID()]; e.fileRows && ok && uint64(v) >= seq {
+			// Written into a data file by the commit of the deletes
+			// entry after it, which landed.
+			stale = append(stale, seq)
+			return nil
+		}
 		rec, err := decodeRecord(body, e.split, &cols, &lengths)
 		if err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
@@ -99,55 +104,6 @@ func (s *Store) replay(ctx context.Context) error {
 	}
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
 		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
-	return nil
-}
-
-// replayDML re-applies a logged DELETE/UPDATE in its place among the
-// inserts: to the replayed buffered rows, and to the Delta files unless
-// the table's dml txn shows that part was committed.
-func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int) error {
-	e, err := decodeDMLEntry(p)
-	if err != nil {
-		return &wal.CorruptionError{Seq: seq, Err: err}
-	}
-	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
-	if ts == nil {
-		return nil
-	}
-	if s.opts.CompileDML == nil {
-		return fmt.Errorf("wal entry %d is a %s but no DML compiler is configured", seq, e.op)
-	}
-	dml, err := s.opts.CompileDML(ctx, ts.sch(), e.sql)
-	if err != nil {
-		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
-	}
-	ts.flushMu.Lock()
-	batches, _ := s.buf.Snapshot(e.table) // replay applies in log order: all are before it
-	_, err = s.applyDML(ctx, ts, seq, e.op, e.sql, dml, batches, true)
-	ts.flushMu.Unlock()
-	if err != nil {
-		var ue *UnavailableError
-		if !errors.As(err, &ue) {
-			return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
-		}
-		// A file the statement must rewrite is damaged: without the
-		// statement the table's rows are not what was acknowledged, so
-		// the whole table is out of service until the next start after
-		// a repair. Its entries stay in the WAL.
-		s.logger.Error("a logged DELETE/UPDATE cannot be replayed: its table is unavailable", "seq", seq, "op", e.op, "err", err)
-		batches, _ := s.buf.Snapshot(e.table)
-		for _, b := range batches {
-			s.walLag.Add(-b.WALBytes)
-		}
-		s.buf.DropTable(e.table)
-		s.mu.Lock()
-		delete(s.tables, e.table)
-		s.markUnavailable(&UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("the %s logged as WAL entry %d needs it: %w", e.op, seq, ue.Err), Whole: true})
-		s.mu.Unlock()
-		*held++
-		return nil
-	}
-	ts.addPendingDML(seq)
 	return nil
 }
 

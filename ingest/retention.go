@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"tsdb/delta"
-	"tsdb/internal/schema"
+	"tsdb/internal/arrowutil"
 	"tsdb/membuffer"
 )
 
@@ -128,27 +131,128 @@ func (s *Store) EnforceRetention(ctx context.Context, name string) (RetentionRes
 	if !older {
 		return res, s.logRetention(name, res)
 	}
-	// What is left is another writer's file across the cutoff, or a
-	// bucket of another width across it: rows are deleted from it as a
-	// DELETE would, through the engine, which reads any layout.
-	if s.opts.CompileDML == nil {
-		return res, errors.New("ingest: retention needs a DML compiler")
-	}
-	lit := "TIMESTAMPTZ " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999+00"))
-	if ts.sch().TimeColumn().Type == schema.Timestamp {
-		lit = "TIMESTAMP " + schema.QuoteString(res.Cutoff.Format("2006-01-02 15:04:05.999999"))
-	}
-	text := fmt.Sprintf("DELETE FROM %s WHERE %s < %s", schema.QuoteIdent(name), schema.QuoteIdent(ts.sch().TimeColumn().Name), lit)
-	dml, err := s.opts.CompileDML(ctx, ts.sch(), text)
-	if err != nil {
-		return res, fmt.Errorf("ingest: retention of %s: %w", name, err)
-	}
-	n, err := s.ExecDML(ctx, name, text, "DELETE", dml)
+	// What is left is another writer's file (or one with a deletion
+	// vector, or out of time order) across the cutoff, or a bucket of
+	// another width across it: its expired rows are deleted by position,
+	// logged and applied as a transaction's deletes are.
+	n, err := s.deleteExpiredRows(ctx, name, cut)
 	res.Rows += n
 	if err != nil {
 		return res, fmt.Errorf("ingest: retention of %s: %w", name, err)
 	}
 	return res, s.logRetention(name, res)
+}
+
+// deleteExpiredRows deletes the rows before cut from the table's buffered
+// batches and data files, found by reading their time column, through the
+// path of a transaction's deletes (CommitTx): one WAL entry names them by
+// position, so a crash before the files are rewritten replays it.
+func (s *Store) deleteExpiredRows(ctx context.Context, name string, cut int64) (int64, error) {
+	tx := TxID(1<<63 | s.ownTx.Add(1))
+	held, unlock, err := s.LockTable(ctx, tx, name)
+	if err != nil {
+		return 0, err
+	}
+	if !held {
+		defer unlock()
+	}
+	ts, err := s.state(name)
+	if err != nil {
+		return 0, err
+	}
+	sch := ts.sch()
+	part := TxTable{Table: name, TableID: sch.ID, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
+	var n int64
+	batches, _ := s.buf.Snapshot(name)
+	for _, b := range batches {
+		if b.MinTime >= cut || b.Rec.NumRows() == 0 {
+			continue
+		}
+		rows := rowsBefore(b.Rec.Column(sch.TimeIndex).(*array.Timestamp), 0, cut)
+		if len(rows) > 0 {
+			part.BatchDeletes[b.Seq] = rows
+			n += int64(len(rows))
+		}
+	}
+	ts.mu.RLock()
+	snap := ts.published
+	ts.mu.RUnlock()
+	for _, f := range snap.Files {
+		if f.MinTime >= cut {
+			continue
+		}
+		rows, err := s.fileRowsBefore(ctx, ts, f, cut)
+		if err != nil {
+			return 0, err
+		}
+		if len(rows) > 0 {
+			part.FileDeletes[f.Path] = rows
+			n += int64(len(rows))
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := s.CommitTx(ctx, tx, []TxTable{part}); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// rowsBefore is the indexes, numbered from base, of the times before cut.
+func rowsBefore(times *array.Timestamp, base, cut int64) []int64 {
+	var rows []int64
+	for i := range times.Len() {
+		if times.IsValid(i) && int64(times.Value(i)) < cut {
+			rows = append(rows, base+int64(i))
+		}
+	}
+	return rows
+}
+
+// fileRowsBefore is the positions of data file f's rows before cut that
+// its deletion vector does not delete already. A file of another writer
+// is read by the FileReader, which numbers rows by position only when
+// none is deleted: such a file with a deletion vector is not read, and
+// stays until compaction has rewritten it in tsdb's layout.
+func (s *Store) fileRowsBefore(ctx context.Context, ts *tableState, f delta.File, cut int64) ([]int64, error) {
+	if cause := ts.isDamaged(f.Path); cause != nil {
+		return nil, &UnavailableError{Table: ts.sch().Name, File: f.Path, Err: cause}
+	}
+	store := ts.delta.Store()
+	if err := store.Fetch(ctx, f.Path); err != nil {
+		return nil, err
+	}
+	dv, err := ts.deletedRows(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var recs []arrow.RecordBatch
+	if delta.OwnLayout(f) {
+		recs, err = delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
+	} else {
+		if s.opts.ReadFile == nil || dv.Len() > 0 {
+			return nil, nil
+		}
+		var rec arrow.RecordBatch
+		rec, err = s.opts.ReadFile(ctx, ts.sch(), store.LocalPath(f.Path), f, delta.RowSet{})
+		recs = []arrow.RecordBatch{rec}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer arrowutil.ReleaseAll(recs)
+	var rows []int64
+	var base int64
+	for _, rec := range recs {
+		for _, r := range rowsBefore(rec.Column(ts.sch().TimeIndex).(*array.Timestamp), base, cut) {
+			if !dv.Contains(uint64(r)) {
+				rows = append(rows, r)
+			}
+		}
+		base += rec.NumRows()
+	}
+	return rows, nil
 }
 
 func (s *Store) logRetention(name string, res RetentionResult) error {

@@ -98,3 +98,61 @@ func TestRetentionCutsAFileAcrossTheCutoffWithoutTheEngine(t *testing.T) {
 	defer s.Close(ctx)
 	check("after a crash and replay")
 }
+
+// What whole-file drops and cuts leave (another writer's file, one with a
+// deletion vector, a bucket of another width) is deleted by position,
+// logged as a transaction's deletes are: no SQL engine (this store has
+// none), and a crash replays exactly those rows' deletion.
+func TestExpiredRowsDeletedByPositionWithoutTheEngine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := Options{BucketDuration: 10 * time.Minute, RetentionInterval: -1, CompactInterval: -1}
+	s := openWith(t, dir, opts)
+	tbl := cpuTable(t)
+	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, t0, t0.Add(time.Minute), t0.Add(2*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Buffered: one row before the cut in the flushed bucket, three after.
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, t0.Add(30*time.Second), t0.Add(11*time.Minute), t0.Add(12*time.Minute), t0.Add(13*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.deleteExpiredRows(ctx, "cpu", t0.Add(90*time.Second).UnixMicro())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("deleted %d rows, want 3", n)
+	}
+	check := func(when string) {
+		t.Helper()
+		if files, buffered := count(t, s); files != 1 || buffered != 3 {
+			t.Fatalf("%s: %d rows in files, %d buffered; want 1 and 3", when, files, buffered)
+		}
+		snap, err := s.Snapshot(ctx, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range snap.Files {
+			if f.MinTime != t0.Add(2*time.Minute).UnixMicro() {
+				t.Fatalf("%s: the file left starts at %v", when, time.UnixMicro(f.MinTime).UTC())
+			}
+		}
+		for _, b := range snap.Batches {
+			if b.Rec.NumRows() > 0 && b.MinTime < t0.Add(90*time.Second).UnixMicro() {
+				t.Fatalf("%s: a buffered batch still starts at %v", when, time.UnixMicro(b.MinTime).UTC())
+			}
+		}
+	}
+	check("after the delete")
+	s.crash()
+	s = openWith(t, dir, opts)
+	defer s.Close(ctx)
+	check("after a crash and replay")
+}

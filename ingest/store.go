@@ -90,8 +90,9 @@ type Options struct {
 	ScrubInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
-	// CompileDML turns logged DELETE/UPDATE statements back into work at
-	// replay. Without it a WAL holding DML cannot be replayed.
+	// CompileDML turns DELETE/UPDATE statements that earlier versions
+	// logged as SQL text (textdml.go) back into work at replay. Only a
+	// WAL holding such an entry needs it: without it, Open fails there.
 	CompileDML DMLCompiler
 	// ReadFile reads any data file of a table as the table's rows (by
 	// column name, without rows a deletion vector deletes): compaction
@@ -199,6 +200,9 @@ type Store struct {
 
 	// locks finds deadlocks between transactions (see LockTable).
 	locks *lockManager
+	// ownTx numbers the store's own lock holders (retention's deletes),
+	// above every TxID the server gives.
+	ownTx atomic.Uint64
 	// commitMu makes a transaction's changes of several tables visible
 	// at once: commits publish under it, readers take their snapshots of
 	// several tables under it (Snapshots).

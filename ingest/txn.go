@@ -47,6 +47,12 @@ type TxTable struct {
 	Dedup []string
 	// Inserts are the rows the transaction adds.
 	Inserts []arrow.RecordBatch
+	// FileInserts are rows it adds in place of rows of data files it
+	// deletes (the new versions of rows its UPDATEs changed there): they
+	// are written into a data file committed with the rewritten files, so
+	// that other readers of the table see each updated row once, in its
+	// new version, from the commit on. Logged as kindFileRows entries.
+	FileInserts []arrow.RecordBatch
 	// FileDeletes are rows of the table's data files it deletes, by the
 	// file's path in the table: row numbers in the file, ascending.
 	FileDeletes map[string][]int64
@@ -190,10 +196,11 @@ func decodeDeletesEntry(p []byte) (deletesEntry, error) {
 // durable or visible when it fails.
 func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err error) {
 	type prepared struct {
-		part TxTable
-		ts   *tableState
-		t    schema.Table
-		e    *encoded
+		part  TxTable
+		ts    *tableState
+		t     schema.Table
+		e     *encoded
+		files *encoded // FileInserts
 	}
 	var preps []*prepared
 	defer func() {
@@ -201,12 +208,20 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 			if p.e != nil {
 				s.recycle(p.e)
 			}
+			if p.files != nil {
+				s.recycle(p.files)
+			}
 		}
 	}()
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Table < parts[j].Table })
 	var need int64
 	for _, part := range parts {
-		if len(part.Inserts) == 0 && !part.deletes() {
+		if len(part.FileDeletes) == 0 && len(part.FileInserts) > 0 {
+			// No file is rewritten to take them: buffered like inserts.
+			part.Inserts = append(slices.Clip(part.Inserts), part.FileInserts...)
+			part.FileInserts = nil
+		}
+		if len(part.Inserts) == 0 && len(part.FileInserts) == 0 && !part.deletes() {
 			continue
 		}
 		held, unlock, err := s.LockTable(ctx, tx, part.Table)
@@ -224,7 +239,7 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if part.TableID != "" && part.TableID != t.ID {
 			return errorf(KindConflict, "could not serialize access: table %q was dropped or replaced during the transaction", part.Table)
 		}
-		if len(part.Inserts) > 0 && !DedupCovered(part.Dedup, t.Dedup) {
+		if len(part.Inserts)+len(part.FileInserts) > 0 && !DedupCovered(part.Dedup, t.Dedup) {
 			return dedupChanged(part.Table)
 		}
 		block := ts.writeBlock
@@ -238,8 +253,15 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if err != nil {
 			return err
 		}
-		preps = append(preps, &prepared{part: part, ts: ts, t: t, e: e})
+		p := &prepared{part: part, ts: ts, t: t, e: e}
+		preps = append(preps, p)
 		need += e.need
+		if p.files, err = s.encode(t, part.FileInserts, false); err != nil {
+			return err
+		}
+		for _, payload := range p.files.payloads {
+			payload[wal.HeaderRoom+1] = kindFileRows
+		}
 	}
 	if len(preps) == 0 {
 		return nil
@@ -250,10 +272,14 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 	}
 	defer release()
 
-	// One append: every table's rows entries, then each table's deletes.
+	// One append: every table's rows entries, then the rows written into
+	// files, then each table's deletes.
 	var payloads [][]byte
 	for _, p := range preps {
 		payloads = append(payloads, p.e.payloads...)
+	}
+	for _, p := range preps {
+		payloads = append(payloads, p.files.payloads...)
 	}
 	for _, p := range preps {
 		if p.part.deletes() {
@@ -298,6 +324,13 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 	for _, p := range preps {
 		seq += uint64(len(p.e.payloads))
 	}
+	fileSeqs := make([][]uint64, len(preps))
+	for i, p := range preps {
+		for range p.files.payloads {
+			fileSeqs[i] = append(fileSeqs[i], seq)
+			seq++
+		}
+	}
 	delSeq := seq
 	for i, p := range preps {
 		if !p.part.deletes() {
@@ -338,6 +371,12 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 	for i, p := range preps {
 		rows += p.e.rows
 		if results[i].delSeq != 0 {
+			// The rows written into files are done with when the
+			// deletes entry is: no replay needs either once every insert
+			// logged before them is flushed.
+			for _, q := range fileSeqs[i] {
+				p.ts.addPendingDML(q)
+			}
 			p.ts.addPendingDML(results[i].delSeq)
 			s.dropObsoleteDML(ctx, p.ts)
 		}
@@ -412,25 +451,12 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 			cleanup()
 			return nil, nil, err
 		}
-		in, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
+		kept, err := s.keptRows(ctx, ts, f, part.FileDeletes[path])
 		if err != nil {
 			cleanup()
 			if ue := s.CheckFile(ctx, name, f.Path); ue != nil {
 				return nil, nil, ue
 			}
-			return nil, nil, err
-		}
-		dvRows, err := ts.deletedRows(ctx, f)
-		if err != nil {
-			arrowutil.ReleaseAll(in)
-			cleanup()
-			return nil, nil, err
-		}
-		// Rows another writer deleted by vector stay deleted in the copy.
-		kept, err := withoutRowsOf(ts.sch().ArrowSchema(), in, withDeletedRows(part.FileDeletes[path], dvRows))
-		arrowutil.ReleaseAll(in)
-		if err != nil {
-			cleanup()
 			return nil, nil, err
 		}
 		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
@@ -447,11 +473,117 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 			kept.Release()
 		}
 	}
+	if !replay && len(part.FileInserts) > 0 {
+		// A replay finds these rows in their own entries (kindFileRows)
+		// and buffers them when this commit did not land.
+		add, err := delta.WriteDataFile(ctx, store, ts.sch(), part.FileInserts)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		written = append(written, add.Path)
+		actions = append(actions, delta.Action{Add: &add})
+	}
 	next, err := s.commitRewrite(ctx, ts, "DELETE", seq, now, actions, cleanup)
 	if err != nil {
 		return nil, nil, err
 	}
 	return next, recs, nil
+}
+
+// keptRows reads data file f of the table without the rows at the given
+// (ascending) positions and those its deletion vector deletes. Files of
+// tsdb's layout are read by storage; another writer's, whose columns are
+// matched by name, by the FileReader the server gives (the engine's).
+func (s *Store) keptRows(ctx context.Context, ts *tableState, f delta.File, rows []int64) (arrow.RecordBatch, error) {
+	store := ts.delta.Store()
+	dvRows, err := ts.deletedRows(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	// Rows another writer deleted by vector stay deleted in the copy.
+	gone := withDeletedRows(rows, dvRows)
+	if !delta.OwnLayout(f) {
+		if s.opts.ReadFile == nil {
+			return nil, fmt.Errorf("ingest: %s is another writer's file: deleting rows of it needs a file reader", f.Path)
+		}
+		set := make([]uint64, len(gone))
+		for i, r := range gone {
+			set[i] = uint64(r)
+		}
+		return s.opts.ReadFile(ctx, ts.sch(), store.LocalPath(f.Path), f, delta.NewRowSet(set...))
+	}
+	in, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer arrowutil.ReleaseAll(in)
+	return withoutRowsOf(ts.sch().ArrowSchema(), in, gone)
+}
+
+// FileReader reads data file f of table t, readable at path, as the
+// table's rows without those deleted (a deletion vector's).
+type FileReader func(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error)
+
+func (ts *tableState) addPendingDML(seq uint64) {
+	ts.schedMu.Lock()
+	defer ts.schedMu.Unlock()
+	ts.pendingDML = append(ts.pendingDML, seq)
+}
+
+// dropObsoleteDML deletes logged DML entries that no replay can need any
+// more: every insert logged before them is flushed.
+func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
+	batches, _ := s.buf.Snapshot(ts.sch().Name)
+	minSeq := uint64(1<<64 - 1)
+	for _, b := range batches {
+		minSeq = min(minSeq, b.Seq)
+	}
+	ts.schedMu.Lock()
+	var drop, keep []uint64
+	for _, q := range ts.pendingDML {
+		if q < minSeq {
+			drop = append(drop, q)
+		} else {
+			keep = append(keep, q)
+		}
+	}
+	ts.pendingDML = keep
+	ts.schedMu.Unlock()
+	if len(drop) > 0 {
+		if err := s.wal.Delete(ctx, drop); err != nil {
+			s.logger.Warn("cannot delete obsolete DML entries; replay will re-check them", "err", err)
+		}
+	}
+}
+
+func timeBoundsOrEmpty(rec arrow.RecordBatch, idx int) (int64, int64) {
+	if rec.NumRows() == 0 {
+		return 1, 0 // an empty range overlaps nothing
+	}
+	return timeBounds(rec, idx)
+}
+
+// commitRewrite commits the files a DELETE/UPDATE (or a transaction's
+// deletes) rewrote, with the dml txn at its WAL sequence seq. When that
+// txn is committed already (a replay), the new files go (cleanup) and the
+// table's snapshot is returned as it is.
+func (s *Store) commitRewrite(ctx context.Context, ts *tableState, op string, seq uint64, now int64, actions []delta.Action, cleanup func()) (*delta.Snapshot, error) {
+	actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: s.dmlAppID(), Version: int64(seq), LastUpdated: now}})
+	snap, err := ts.delta.Commit(ctx, op, actions)
+	if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
+		cleanup()
+		return ts.delta.Snapshot(), nil
+	}
+	if err != nil {
+		// After an error other than a refusal the commit may have landed:
+		// its files stay (VACUUM deletes them if they turn out orphans).
+		if delta.Refused(err) {
+			cleanup()
+		}
+		return nil, err
+	}
+	return snap, nil
 }
 
 // withoutRows is rec without the rows at the given (ascending) indexes.

@@ -8,8 +8,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/delta"
+	"tsdb/internal/schema"
+	"tsdb/wal"
 )
 
 // values lists the v column of every row of the table, sorted.
@@ -180,4 +183,101 @@ func TestLockTableFindsDeadlocks(t *testing.T) {
 	if _, _, err := s.LockTable(cctx, 4, "a"); KindOf(err) != KindCanceled {
 		t.Fatalf("a wait that times out: %v, want 57014", err)
 	}
+}
+
+// The new versions of rows an UPDATE changed in a data file (FileInserts)
+// land in a file of the commit that rewrites it: other readers of the
+// table never see a row missing. After a crash they are in the table
+// once, whether that commit landed (their WAL entries are skipped) or not
+// (they are buffered, and the file loses the old versions at replay).
+func TestFileInsertsLandWithTheirCommit(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	setup := func(t *testing.T) (string, *Store, schema.Table, TxTable) {
+		dir := t.TempDir()
+		s := openStore(t, dir)
+		tbl := cpuTable(t)
+		if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+			t.Fatal(err)
+		}
+		// The file holds v 0, 1, 2; rows 1 and 2 become 10 and 20.
+		if _, err := s.Insert(ctx, "cpu", rows(tbl, base, base.Add(time.Second), base.Add(2*time.Second))); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Checkpoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := s.Snapshot(ctx, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+		for i, v := range []int64{10, 20} {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base.Add(time.Duration(i+1) * time.Second).UnixMicro()))
+			b.Field(1).(*array.Int64Builder).Append(v)
+		}
+		part := TxTable{Table: "cpu", TableID: tbl.ID, FileInserts: []arrow.RecordBatch{b.NewRecordBatch()},
+			FileDeletes: map[string][]int64{snap.Files[0].Path: {1, 2}}}
+		return dir, s, tbl, part
+	}
+	want := []int64{0, 10, 20}
+
+	t.Run("landed", func(t *testing.T) {
+		dir, s, tbl, part := setup(t)
+		// A row buffered before the commit keeps its entries in the WAL
+		// until it is flushed: the replay meets them.
+		if _, err := s.Insert(ctx, "cpu", rows(tbl, base.Add(time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		want := []int64{0, 0, 10, 20}
+		if err := s.CommitTx(ctx, 7, []TxTable{part}); err != nil {
+			t.Fatal(err)
+		}
+		snap, _ := s.Snapshot(ctx, "cpu")
+		if len(snap.Batches) != 1 {
+			t.Fatalf("%d batches buffered: the new versions belong in files", len(snap.Batches))
+		}
+		if got := values(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after commit: %v, want %v", got, want)
+		}
+		s.crash()
+		s = openStore(t, dir)
+		defer s.Close(ctx)
+		if got := values(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after crash and replay: %v, want %v", got, want)
+		}
+	})
+
+	t.Run("logged, not committed", func(t *testing.T) {
+		dir, s, _, part := setup(t)
+		// What CommitTx appends, then a crash before its Delta commit.
+		tbl, ok := s.Table("cpu")
+		if !ok {
+			t.Fatal("no table cpu")
+		}
+		e, err := s.encode(tbl, part.FileInserts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads := e.payloads
+		for _, p := range payloads {
+			p[wal.HeaderRoom+1] = kindFileRows
+		}
+		payloads = append(payloads, encodeDeletesEntry(wal.HeaderRoom, deletesEntry{table: "cpu", tableID: tbl.ID, files: part.FileDeletes}))
+		if _, err := s.wal.AppendFramed(ctx, payloads); err != nil {
+			t.Fatal(err)
+		}
+		s.crash()
+		s = openStore(t, dir)
+		defer s.Close(ctx)
+		if got := values(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after crash and replay: %v, want %v", got, want)
+		}
+		if err := s.Checkpoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := values(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after the replayed rows' flush: %v, want %v", got, want)
+		}
+	})
 }

@@ -2,21 +2,22 @@ package planner
 
 // DELETE and UPDATE evaluated once, over one snapshot, into their effect:
 // the rows they delete, named by where they are, and for UPDATE the new
-// version of each. That is what a transaction keeps and logs at COMMIT,
-// so a statement the engine could not evaluate the same way twice (a
-// join, a subquery, random()) replays exactly. Statements outside a block
-// that need this (RETURNING, USING/FROM, subqueries, WITH, volatile
-// functions) run in a transaction of their own; the others keep the
-// logged-statement path of dml.go, which rewrites files without reading
-// them into the session.
+// version of each. That is what a transaction keeps and logs at COMMIT;
+// a statement outside a block runs in a transaction of its own. A replay
+// applies the effect with no SQL engine, so a statement the engine could
+// not evaluate the same way twice (a join, a subquery, random(), now())
+// replays exactly, and never touches rows inserted after it.
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -32,36 +33,6 @@ const (
 	dmlRowsTable  = "_tsdb_txu" // the rows a DELETE or UPDATE changes
 	returningView = "_tsdb_ret" // the rows RETURNING reads
 )
-
-// needsEffect reports whether a DELETE or UPDATE outside a block must be
-// evaluated into its effect rather than logged as a statement.
-func needsEffect(node *pg_query.Node) bool {
-	switch n := node.Node.(type) {
-	case *pg_query.Node_DeleteStmt:
-		d := n.DeleteStmt
-		if len(d.UsingClause) > 0 || len(d.ReturningList) > 0 || d.WithClause != nil {
-			return true
-		}
-	case *pg_query.Node_UpdateStmt:
-		u := n.UpdateStmt
-		if len(u.FromClause) > 0 || len(u.ReturningList) > 0 || u.WithClause != nil {
-			return true
-		}
-	}
-	found := false
-	_ = sqltree.Walk(node.ProtoReflect(), func(m proto.Message) error {
-		switch x := m.(type) {
-		case *pg_query.SubLink, *pg_query.MultiAssignRef:
-			found = true
-		case *pg_query.FuncCall:
-			if volatileFunctions[sqltree.LastName(x.Funcname)] {
-				found = true
-			}
-		}
-		return nil
-	})
-	return found
-}
 
 // dmlEffect runs a DELETE or UPDATE in the session's transaction, or in
 // one of its own that commits when it succeeds.
@@ -200,6 +171,11 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 				val = dialect.BitAssign(e, c.Name, c.Type == schema.VarBit) // its length: applyTypmods
 			} else {
 				val = sqltree.Cast(e, c.Type.UDTName())
+				if c.Type == schema.Decimal {
+					// numeric(p, s): the value rounded to the column's
+					// scale, as PostgreSQL assigns it.
+					val.GetTypeCast().TypeName.Typmods = []*pg_query.Node{pg_query.MakeAConstIntNode(int64(c.Digits), -1), pg_query.MakeAConstIntNode(int64(c.Scale), -1)}
+				}
 			}
 		}
 		list = append(list, resTarget(c.Name, val))
@@ -243,6 +219,24 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	if d.op == "DELETE" && len(d.returning) == 0 {
+		// Nothing but where the rows are is needed: read as the engine
+		// finds them, never stored in between.
+		sel.TargetList = list[:2]
+		if text, err = deparse(s.p.pgVersion, selNode); err != nil {
+			return nil, err
+		}
+		runs, n, err := s.scanTombstones(ctx, text)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			if err := tx.addTombstones(s, tt, snapPruned.snap, runs); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{Tag: fmt.Sprintf("DELETE %d", n)}, nil
+	}
 	if err := s.execGuarded(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", dmlRowsTable, text)); err != nil {
 		return nil, engineError(err)
 	}
@@ -285,43 +279,34 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if n == 0 {
 		return res, nil
 	}
-	var dels []tombstone
-	rows, err := s.conn.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable))
+	runs, _, err := s.scanTombstones(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable))
 	if err != nil {
-		return nil, engineError(err)
-	}
-	intern := map[string]string{}
-	for rows.Next() {
-		var t tombstone
-		if err := rows.Scan(&t.src, &t.row); err != nil {
-			rows.Close()
-			return nil, engineError(err)
-		}
-		if v, ok := intern[t.src]; ok {
-			t.src = v
-		} else {
-			intern[t.src] = t.src
-		}
-		dels = append(dels, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, engineError(err)
+		return nil, err
 	}
 	if d.op == "UPDATE" {
-		rec, err := scanRecord(ctx, s.engineQuerier(), tbl, rowsSQL)
-		if err != nil {
-			return nil, err
-		}
-		recs, err := applyTypmods(tbl, []arrow.RecordBatch{rec})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := tx.insert(s, name, recs); err != nil {
-			return nil, err
+		// The new versions of rows of data files go into a file of the
+		// commit that rewrites those files, the others into the buffer:
+		// another reader of the table sees each row once, old or new.
+		fromFiles := fmt.Sprintf("left(%s, 1) NOT IN ('b', 'p')", srcColumn)
+		for _, toFile := range []bool{true, false} {
+			cond := fromFiles
+			if !toFile {
+				cond = "NOT " + fromFiles
+			}
+			rec, err := s.scanTableRecord(ctx, tbl, fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(cols, ", "), dmlRowsTable, cond))
+			if err != nil {
+				return nil, err
+			}
+			recs, err := applyTypmods(tbl, []arrow.RecordBatch{rec})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := tx.insertAs(s, name, recs, toFile); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := tx.addTombstones(s, tt, snapPruned.snap, dels); err != nil {
+	if err := tx.addTombstones(s, tt, snapPruned.snap, runs); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -426,6 +411,147 @@ func sqlColumns(rows *sql.Rows) ([]Column, error) {
 // execGuarded runs a statement that makes the engine plan client SQL on
 // the session's connection, as engineCall: a cancel answers while the
 // engine plans.
+// scanTombstones runs q, whose rows are (source, row number) pairs, and
+// gathers the row numbers by source. It reads the engine's vectors as
+// they come: a statement deleting millions of rows makes no Go value per
+// row, only per source.
+func (s *Session) scanTombstones(ctx context.Context, q string) ([]tombRun, int64, error) {
+	p, err := s.prepare(ctx, q)
+	if err != nil {
+		return nil, 0, engineError(err)
+	}
+	defer p.close()
+	if !slices.Equal(p.kinds, []Kind{KindString, KindInt64}) {
+		return nil, 0, fmt.Errorf("planner: the rows a statement changes are named by %v, not a source and a row number", p.kinds)
+	}
+	rows, err := runChunks(ctx, s, p.raw, p.kinds)
+	if err != nil {
+		return nil, 0, engineError(err)
+	}
+	defer rows.Close()
+	var runs []tombRun
+	at := map[string]int{}
+	last := -1
+	var n int64
+	for {
+		c, ok := rows.NextChunk()
+		if !ok {
+			break
+		}
+		src, row := c.Column(0), c.Column(1)
+		for i := range c.Len() {
+			b := src.Bytes(i)
+			// Rows come in long stretches of one source.
+			if last < 0 || runs[last].src != string(b) {
+				j, ok := at[string(b)]
+				if !ok {
+					j = len(runs)
+					runs = append(runs, tombRun{src: string(b)})
+					at[runs[j].src] = j
+				}
+				last = j
+			}
+			runs[last].rows = append(runs[last].rows, row.Int64(i))
+		}
+		n += int64(c.Len())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return runs, n, nil
+}
+
+// typeKinds are the kinds the engine gives columns of these types in; a
+// column of another type is read only through database/sql.
+var typeKinds = map[schema.Type]Kind{
+	schema.Timestamptz: KindTimestampTZ, schema.Timestamp: KindTimestamp, schema.Date: KindDate,
+	schema.Int64: KindInt64, schema.Int32: KindInt32, schema.Int16: KindInt16,
+	schema.Float64: KindFloat64, schema.Float32: KindFloat32, schema.Bool: KindBool, schema.Text: KindString,
+}
+
+// chunkKinds are the kinds of t's columns, or nil when one has none.
+func chunkKinds(t schema.Table) []Kind {
+	kinds := make([]Kind, len(t.Columns))
+	for i, c := range t.Columns {
+		k, ok := typeKinds[c.Type]
+		if !ok {
+			return nil
+		}
+		kinds[i] = k
+	}
+	return kinds
+}
+
+// scanTableRecord is scanRecord read from the engine's vectors straight
+// into Arrow builders, when every column of tbl has a kind: an UPDATE of
+// a million rows boxes no value.
+func (s *Session) scanTableRecord(ctx context.Context, tbl schema.Table, q string) (arrow.RecordBatch, error) {
+	want := chunkKinds(tbl)
+	if want == nil {
+		return scanRecord(ctx, s.engineQuerier(), tbl, q)
+	}
+	p, err := s.prepare(ctx, q)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	defer p.close()
+	if !slices.Equal(p.kinds, want) {
+		return scanRecord(ctx, s.engineQuerier(), tbl, q)
+	}
+	rows, err := runChunks(ctx, s, p.raw, p.kinds)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	defer rows.Close()
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
+	defer bld.Release()
+	for {
+		c, ok := rows.NextChunk()
+		if !ok {
+			break
+		}
+		for i := range c.Columns() {
+			appendVector(bld.Field(i), c.Column(i), c.Len())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return bld.NewRecordBatch(), nil
+}
+
+// appendVector appends a vector's n values to b, a builder of the Arrow
+// type the vector's kind holds (chunkKinds).
+func appendVector(b array.Builder, v *Vector, n int) {
+	b.Reserve(n)
+	for r := range n {
+		if v.Null(r) {
+			b.AppendNull()
+			continue
+		}
+		switch bb := b.(type) {
+		case *array.TimestampBuilder:
+			bb.UnsafeAppend(arrow.Timestamp(v.Int64(r)))
+		case *array.Int64Builder:
+			bb.UnsafeAppend(v.Int64(r))
+		case *array.Int32Builder:
+			bb.UnsafeAppend(int32(v.Int64(r)))
+		case *array.Int16Builder:
+			bb.UnsafeAppend(int16(v.Int64(r)))
+		case *array.Float64Builder:
+			bb.UnsafeAppend(v.Float64(r))
+		case *array.Float32Builder:
+			bb.UnsafeAppend(float32(v.Float64(r)))
+		case *array.BooleanBuilder:
+			bb.UnsafeAppend(v.Bool(r))
+		case *array.StringBuilder:
+			bb.BinaryBuilder.Append(v.Bytes(r))
+		case *array.Date32Builder:
+			bb.UnsafeAppend(arrow.Date32(v.Int64(r)))
+		}
+	}
+}
+
 func (s *Session) execGuarded(ctx context.Context, q string) error {
 	conn := s.conn
 	_, err := engineCall(ctx, s, func() (sql.Result, error) { return conn.ExecContext(ctx, q) }, nil)

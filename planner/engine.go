@@ -202,9 +202,11 @@ func driverConnection(ctx context.Context, conn *sql.Conn) (bindings.Connection,
 	return raw, err
 }
 
-// Engine is the embedded, sandboxed DuckDB. It exists before the store is
-// opened, because replaying the WAL re-applies logged DELETE/UPDATE
-// statements through it (CompileDML).
+// Engine is the embedded, sandboxed DuckDB. The server makes it before it
+// opens the store only for data directories a crash left with DELETE or
+// UPDATE statements logged as text by earlier versions, which replay
+// compiles through it (CompileDML); everything else the store replays
+// without it.
 type Engine struct {
 	db     *sql.DB
 	opts   EngineOptions

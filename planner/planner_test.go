@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ type env struct {
 	store *ingest.Store
 	p     *Planner
 	s     *Session
+	close func() // stops the session, planner, store and engine, once
 }
 
 func newEnv(t *testing.T) *env {
@@ -27,8 +29,13 @@ func newEnv(t *testing.T) *env {
 
 func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 	t.Helper()
+	return openEnv(t, t.TempDir(), reaper)
+}
+
+// openEnv opens a server's parts over data directory dir.
+func openEnv(t *testing.T, dir string, reaper time.Duration) *env {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
 	engine, err := NewEngine(ctx, EngineOptions{TablesDir: filepath.Join(dir, "tables"), Threads: 2, ReaperTimeout: reaper}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -45,13 +52,17 @@ func newEnvReaper(t *testing.T, reaper time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		s.Close()
-		p.Close()
-		store.Close(ctx)
-		engine.Close()
-	})
-	return &env{dir: dir, t: t, store: store, p: p, s: s}
+	var once sync.Once
+	closeAll := func() {
+		once.Do(func() {
+			s.Close()
+			p.Close()
+			store.Close(ctx)
+			engine.Close()
+		})
+	}
+	t.Cleanup(closeAll)
+	return &env{dir: dir, t: t, store: store, p: p, s: s, close: closeAll}
 }
 
 // renderRow renders a row's values as tests compare them.

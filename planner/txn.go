@@ -89,8 +89,12 @@ type savepoint struct {
 	settings map[string]string
 }
 
-// tombstoneBytes is what a tombstone holds besides its source's name.
-const tombstoneBytes = 32
+// tombstoneBytes is what a deleted row's number holds, tombRunBytes what a
+// statement's run of them from one source holds besides.
+const (
+	tombstoneBytes = 8
+	tombRunBytes   = 64
+)
 
 // InTransaction reports whether the client opened a transaction block
 // (reported in ReadyForQuery).
@@ -279,7 +283,7 @@ func (s *Session) rollbackTo(ctx context.Context, i int) error {
 		for keepDels > 0 && tt.dels[keepDels-1].level >= sp.mark {
 			keepDels--
 		}
-		tx.bytes -= int64(len(tt.dels)-keepDels) * tombstoneBytes
+		tx.bytes -= tombRows(tt.dels[keepDels:])*tombstoneBytes + int64(len(tt.dels)-keepDels)*tombRunBytes
 		tt.dels = tt.dels[:keepDels]
 		if err := s.truncateEngineCopies(ctx, tt); err != nil {
 			tx.failed = true

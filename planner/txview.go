@@ -79,10 +79,12 @@ func (s *Session) ensureTxCopies(ctx context.Context, tt *txTable) error {
 			row := array.NewInt64Builder(memory.DefaultAllocator)
 			defer row.Release()
 			for _, d := range dels {
-				src.Append(d.src)
-				row.Append(d.row)
+				for _, r := range d.rows {
+					src.Append(d.src)
+					row.Append(r)
+				}
 			}
-			return array.NewRecordBatch(tombstoneSchema, []arrow.Array{src.NewArray(), row.NewArray()}, int64(len(dels))), nil
+			return array.NewRecordBatch(tombstoneSchema, []arrow.Array{src.NewArray(), row.NewArray()}, tombRows(dels)), nil
 		})
 		if err != nil {
 			return engineError(err)

@@ -34,7 +34,7 @@ type txTable struct {
 	// with t): COMMIT fails if the table has a coarser one by then.
 	dedup []string
 	recs  []pendingRec
-	dels  []tombstone
+	dels  []tombRun
 	// files map the local paths of data files tombstones name to their
 	// paths in the table; batches the IDs of buffered batches to their
 	// WAL sequences.
@@ -54,12 +54,25 @@ type txTable struct {
 type pendingRec struct {
 	rec   arrow.RecordBatch
 	level int32
+	// toFile: the new versions of rows an UPDATE changed in data files,
+	// which COMMIT writes into a file beside the rewritten ones
+	// (ingest.TxTable.FileInserts).
+	toFile bool
 }
 
-type tombstone struct {
+// tombRun is rows one statement deletes from one source.
+type tombRun struct {
 	src   string // a file's local path, "b<batch ID>" or "p<pending record>"
-	row   int64
 	level int32
+	rows  []int64 // row numbers in the source, in no particular order
+}
+
+func tombRows(runs []tombRun) int64 {
+	var n int64
+	for _, r := range runs {
+		n += int64(len(r.rows))
+	}
+	return n
 }
 
 // writableTx refuses a write in a READ ONLY transaction.
@@ -132,6 +145,12 @@ func (s *Session) writeRowsSkipping(ctx context.Context, name string, recs []arr
 // until it commits: one larger than --memory-limit is refused with 53200
 // (nothing of it is written; what others committed stays).
 func (tx *txn) insert(s *Session, name string, recs []arrow.RecordBatch) (int64, error) {
+	return tx.insertAs(s, name, recs, false)
+}
+
+// insertAs is insert, the rows marked as written into files at COMMIT
+// when toFile is set (pendingRec.toFile).
+func (tx *txn) insertAs(s *Session, name string, recs []arrow.RecordBatch, toFile bool) (int64, error) {
 	tt, err := tx.tableFor(s, name)
 	if err != nil {
 		return 0, err
@@ -149,7 +168,7 @@ func (tx *txn) insert(s *Session, name string, recs []arrow.RecordBatch) (int64,
 	}
 	for _, rec := range recs {
 		if rec.NumRows() > 0 {
-			tt.recs = append(tt.recs, pendingRec{rec: rec, level: tx.level})
+			tt.recs = append(tt.recs, pendingRec{rec: rec, level: tx.level, toFile: toFile})
 		}
 	}
 	s.dropPlans()
@@ -159,7 +178,11 @@ func (tx *txn) insert(s *Session, name string, recs []arrow.RecordBatch) (int64,
 // grow counts n more bytes of the transaction's writes against the
 // memory limit.
 func (tx *txn) grow(s *Session, n int64) error {
-	if limit := s.p.store.MaxStatementBytes(); tx.bytes+n > limit {
+	if limit := s.p.store.MaxStatementBytes(); tx.bytes+n > limit && tx.implicit {
+		return &sqlerr.Error{Code: sqlerr.OutOfMemory,
+			Message: fmt.Sprintf("the statement's changes need more than --memory-limit (%d MiB): the rows it deletes and the new versions of those it updates are held in memory until it commits", limit>>20),
+			Hint:    "Change fewer rows per statement, for example one time range at a time."}
+	} else if tx.bytes+n > limit {
 		return &sqlerr.Error{Code: sqlerr.OutOfMemory,
 			Message: fmt.Sprintf("the transaction's writes need more than --memory-limit (%d MiB): it holds them in memory until COMMIT", limit>>20),
 			Hint:    "Commit in smaller transactions, or load large data outside a transaction block (COPY commits on its own)."}
@@ -170,14 +193,14 @@ func (tx *txn) grow(s *Session, n int64) error {
 
 // addTombstones records rows the running statement deletes, with where
 // their sources are in the table (from the snapshot the statement read).
-func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, dels []tombstone) error {
-	if err := tx.grow(s, int64(len(dels))*tombstoneBytes); err != nil {
+func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, runs []tombRun) error {
+	if err := tx.grow(s, tombRows(runs)*tombstoneBytes+int64(len(runs))*tombRunBytes); err != nil {
 		return err
 	}
 	var local map[string]string
 	var seqs map[uint64]uint64
-	for i := range dels {
-		d := &dels[i]
+	for i := range runs {
+		d := &runs[i]
 		d.level = tx.level
 		switch {
 		case strings.HasPrefix(d.src, "p"):
@@ -217,7 +240,7 @@ func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, del
 			tt.files[d.src] = p
 		}
 	}
-	tt.dels = append(tt.dels, dels...)
+	tt.dels = append(tt.dels, runs...)
 	s.dropPlans()
 	return nil
 }
@@ -351,14 +374,14 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 				if err != nil {
 					return nil, fmt.Errorf("planner: tombstone source %q: %w", d.src, err)
 				}
-				pendingDels[i] = append(pendingDels[i], d.row)
+				pendingDels[i] = append(pendingDels[i], d.rows...)
 			case strings.HasPrefix(d.src, "b"):
 				id, _ := strconv.ParseUint(d.src[1:], 10, 64)
 				seq := tt.batches[id]
-				part.BatchDeletes[seq] = append(part.BatchDeletes[seq], d.row)
+				part.BatchDeletes[seq] = append(part.BatchDeletes[seq], d.rows...)
 			default:
 				p := tt.files[d.src]
-				part.FileDeletes[p] = append(part.FileDeletes[p], d.row)
+				part.FileDeletes[p] = append(part.FileDeletes[p], d.rows...)
 			}
 		}
 		for k, rows := range part.FileDeletes {
@@ -376,7 +399,11 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 				}
 				rec = kept // the store keeps it
 			}
-			if rec.NumRows() > 0 {
+			switch {
+			case rec.NumRows() == 0:
+			case pr.toFile:
+				part.FileInserts = append(part.FileInserts, rec)
+			default:
 				part.Inserts = append(part.Inserts, rec)
 			}
 		}

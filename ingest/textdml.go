@@ -1,5 +1,13 @@
 package ingest
 
+// DELETE and UPDATE statements logged as SQL text (WAL entry kind 2), as
+// versions of tsdb before their effect was logged wrote them: replay
+// compiles each again through the DMLCompiler the server gives and applies
+// it in its place among the inserts. Nothing writes such entries any more
+// (a DELETE or UPDATE now logs the rows it deletes, kindDeletes, and the
+// new rows it writes); they are read so that a data directory a crash left
+// with them loses no acknowledged statement.
+
 import (
 	"context"
 	"errors"
@@ -11,6 +19,7 @@ import (
 	"tsdb/delta"
 	"tsdb/internal/schema"
 	"tsdb/membuffer"
+	"tsdb/wal"
 )
 
 // DML is a DELETE or UPDATE compiled for one table. Ingest decides where it
@@ -34,98 +43,57 @@ type DML interface {
 	ApplyFile(ctx context.Context, path string, f delta.File, deleted delta.RowSet) (rec arrow.RecordBatch, changed int64, err error)
 }
 
-// FileReader reads data file f of table t, readable at path, as the
-// table's rows without those deleted (a deletion vector's).
-type FileReader func(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error)
-
 // DMLCompiler turns the SQL text of a logged DELETE/UPDATE back into a DML
 // (at execution and at WAL replay).
 type DMLCompiler func(ctx context.Context, table schema.Table, sql string) (DML, error)
 
-// ExecDML logs a DELETE or UPDATE in the WAL and applies it to buffered rows
-// and Delta files, in WAL order with inserts: rows inserted before it are
-// changed, rows inserted after it are not, also when the WAL is replayed
-// after a crash. It returns the number of rows deleted or updated. A
-// statement that fails changes nothing and is removed from the WAL.
-//
-// Only the statement's place in the log is taken in line with inserts:
-// at its turn in the sequencer it takes the buffered batches that hold
-// the rows logged before it, and the sequencer goes on. Evaluating the
-// statement over those batches and rewriting the files it touches happen
-// after, while inserts of every table, this one included, go on; the
-// table's flush lock, held from before the statement is logged until it
-// is published, keeps those batches and files from being flushed,
-// compacted or changed by another statement meanwhile. Readers see the
-// statement whole or not at all: both layers are published at once.
-func (s *Store) ExecDML(ctx context.Context, table, sqlText, op string, dml DML) (int64, error) {
-	ts, err := s.lockTable(ctx, table)
+// replayDML re-applies a logged DELETE/UPDATE in its place among the
+// inserts: to the replayed buffered rows, and to the Delta files unless
+// the table's dml txn shows that part was committed.
+func (s *Store) replayDML(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int) error {
+	e, err := decodeDMLEntry(p)
 	if err != nil {
-		return 0, err
+		return &wal.CorruptionError{Seq: seq, Err: err}
 	}
-	defer ts.flushMu.Unlock()
-	if err := ts.rowChangeBlock(); err != nil {
-		return 0, err
+	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
+	if ts == nil {
+		return nil
 	}
-	payload, err := encodeDMLEntry(dmlEntry{table: table, tableID: ts.sch().ID, op: op, sql: sqlText})
+	if s.opts.CompileDML == nil {
+		return fmt.Errorf("wal entry %d is a %s but no DML compiler is configured", seq, e.op)
+	}
+	dml, err := s.opts.CompileDML(ctx, ts.sch(), e.sql)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("wal entry %d: compile %s: %w", seq, e.op, err)
 	}
-	first, err := s.wal.Append(ctx, [][]byte{payload})
-	if first == 0 {
-		return 0, s.storageError(err)
-	}
+	ts.flushMu.Lock()
+	batches, _ := s.buf.Snapshot(e.table) // replay applies in log order: all are before it
+	_, err = s.applyDML(ctx, ts, seq, e.op, e.sql, dml, batches)
+	ts.flushMu.Unlock()
 	if err != nil {
-		s.seq.run(first, 1, func() {})
-		return 0, s.storageError(err)
-	}
-	var before []membuffer.Batch
-	s.seq.run(first, 1, func() {
-		// Every entry logged before this one is applied, none after.
-		before, _ = s.buf.Snapshot(table)
-	})
-	n, applyErr := s.applyDML(ctx, ts, first, op, sqlText, dml, before, false)
-	if applyErr != nil {
-		// Nothing was published; the entry must not be replayed.
-		if err := s.wal.Delete(context.Background(), []uint64{first}); err != nil {
-			s.logger.Error("cannot remove failed DML from the WAL; it would be replayed", "seq", first, "err", err)
+		var ue *UnavailableError
+		if !errors.As(err, &ue) {
+			return fmt.Errorf("wal entry %d: replay %s: %w", seq, e.op, err)
 		}
-		return 0, applyErr
-	}
-	ts.addPendingDML(first)
-	s.dropObsoleteDML(ctx, ts)
-	return n, nil
-}
-
-func (ts *tableState) addPendingDML(seq uint64) {
-	ts.schedMu.Lock()
-	defer ts.schedMu.Unlock()
-	ts.pendingDML = append(ts.pendingDML, seq)
-}
-
-// dropObsoleteDML deletes logged DML entries that no replay can need any
-// more: every insert logged before them is flushed.
-func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
-	batches, _ := s.buf.Snapshot(ts.sch().Name)
-	minSeq := uint64(1<<64 - 1)
-	for _, b := range batches {
-		minSeq = min(minSeq, b.Seq)
-	}
-	ts.schedMu.Lock()
-	var drop, keep []uint64
-	for _, q := range ts.pendingDML {
-		if q < minSeq {
-			drop = append(drop, q)
-		} else {
-			keep = append(keep, q)
+		// A file the statement must rewrite is damaged: without the
+		// statement the table's rows are not what was acknowledged, so
+		// the whole table is out of service until the next start after
+		// a repair. Its entries stay in the WAL.
+		s.logger.Error("a logged DELETE/UPDATE cannot be replayed: its table is unavailable", "seq", seq, "op", e.op, "err", err)
+		batches, _ := s.buf.Snapshot(e.table)
+		for _, b := range batches {
+			s.walLag.Add(-b.WALBytes)
 		}
+		s.buf.DropTable(e.table)
+		s.mu.Lock()
+		delete(s.tables, e.table)
+		s.markUnavailable(&UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("the %s logged as WAL entry %d needs it: %w", e.op, seq, ue.Err), Whole: true})
+		s.mu.Unlock()
+		*held++
+		return nil
 	}
-	ts.pendingDML = keep
-	ts.schedMu.Unlock()
-	if len(drop) > 0 {
-		if err := s.wal.Delete(ctx, drop); err != nil {
-			s.logger.Warn("cannot delete obsolete DML entries; replay will re-check them", "err", err)
-		}
-	}
+	ts.addPendingDML(seq)
+	return nil
 }
 
 // applyDML changes the buffered batches (those logged before the
@@ -134,7 +102,7 @@ func (s *Store) dropObsoleteDML(ctx context.Context, ts *tableState) {
 // replay the Delta part is skipped when the table's dml txn shows it was
 // committed already. Files that cannot match (by their time statistics)
 // are not opened.
-func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, batches []membuffer.Batch, replay bool) (int64, error) {
+func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, text string, dml DML, batches []membuffer.Batch) (int64, error) {
 	if ts.isDropped() {
 		return 0, noSuchTable(ts.sch().Name)
 	}
@@ -171,7 +139,7 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, te
 	ts.mu.RLock()
 	snap := ts.published
 	ts.mu.RUnlock()
-	if v, ok := snap.Txns[s.dmlAppID()]; !replay || !ok || uint64(v) < seq {
+	if v, ok := snap.Txns[s.dmlAppID()]; !ok || uint64(v) < seq {
 		// Another writer on shared storage may change the same files
 		// meanwhile; the statement is then evaluated again over the
 		// table as that writer left it (see delta.ErrConflict).
@@ -205,13 +173,6 @@ func (s *Store) applyDML(ctx context.Context, ts *tableState, seq uint64, op, te
 	ts.mu.Unlock()
 	s.gate.notify()
 	return changed, nil
-}
-
-func timeBoundsOrEmpty(rec arrow.RecordBatch, idx int) (int64, int64) {
-	if rec.NumRows() == 0 {
-		return 1, 0 // an empty range overlaps nothing
-	}
-	return timeBounds(rec, idx)
 }
 
 // applyDMLToFiles rewrites the files of published that the statement
@@ -289,28 +250,6 @@ func (s *Store) applyDMLToFiles(ctx context.Context, ts *tableState, published *
 		return nil, 0, err
 	}
 	return snap, changed, nil
-}
-
-// commitRewrite commits the files a DELETE/UPDATE (or a transaction's
-// deletes) rewrote, with the dml txn at its WAL sequence seq. When that
-// txn is committed already (a replay), the new files go (cleanup) and the
-// table's snapshot is returned as it is.
-func (s *Store) commitRewrite(ctx context.Context, ts *tableState, op string, seq uint64, now int64, actions []delta.Action, cleanup func()) (*delta.Snapshot, error) {
-	actions = append(actions, delta.Action{Txn: &delta.Txn{AppID: s.dmlAppID(), Version: int64(seq), LastUpdated: now}})
-	snap, err := ts.delta.Commit(ctx, op, actions)
-	if errors.Is(err, delta.ErrTxnAlreadyCommitted) {
-		cleanup()
-		return ts.delta.Snapshot(), nil
-	}
-	if err != nil {
-		// After an error other than a refusal the commit may have landed:
-		// its files stay (VACUUM deletes them if they turn out orphans).
-		if delta.Refused(err) {
-			cleanup()
-		}
-		return nil, err
-	}
-	return snap, nil
 }
 
 // recompileDML compiles text again when the table's columns are no longer
