@@ -99,11 +99,26 @@ func sortedRecord(t schema.Table, batches []arrow.RecordBatch) (arrow.RecordBatc
 	if err != nil {
 		return nil, err
 	}
+	if len(batches) == 1 && inOrder(rows) {
+		// Already in file order (a rewrite keeps a file's order): no copy.
+		batches[0].Retain()
+		return batches[0], nil
+	}
 	rec, err := arrowutil.Take(sch, batches, rows)
 	if err != nil {
 		return nil, fmt.Errorf("delta: %w", err)
 	}
 	return rec, nil
+}
+
+// inOrder reports whether rows are the rows of one record in its order.
+func inOrder(rows []arrowutil.RowRef) bool {
+	for i, r := range rows {
+		if r.Rec != 0 || r.Row != i {
+			return false
+		}
+	}
+	return true
 }
 
 // FormatTimestampStat renders micros the way Delta stats store timestamps:

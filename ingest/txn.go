@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tsdb/delta"
 	"tsdb/internal/arrowutil"
@@ -503,6 +505,13 @@ func (s *Store) keptRows(ctx context.Context, ts *tableState, f delta.File, rows
 	}
 	// Rows another writer deleted by vector stay deleted in the copy.
 	gone := withDeletedRows(rows, dvRows)
+	if delta.OwnLayout(f) && f.NumRecords > 0 && int64(len(gone)) == f.NumRecords && gone[len(gone)-1] == f.NumRecords-1 {
+		// Every row goes (its checksum verified, the file's statistics
+		// are tsdb's own): nothing to read.
+		b := array.NewRecordBuilder(memory.DefaultAllocator, ts.sch().ArrowSchema())
+		defer b.Release()
+		return b.NewRecordBatch(), nil
+	}
 	if !delta.OwnLayout(f) {
 		if s.opts.ReadFile == nil {
 			return nil, fmt.Errorf("ingest: %s is another writer's file: deleting rows of it needs a file reader", f.Path)
