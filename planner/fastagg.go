@@ -170,20 +170,35 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 				return nil, false, nil
 			}
 		}
-		if err := agg.readPending(); err != nil {
-			s.p.logger.Debug("direct aggregation: left to the engine", "err", err)
-			return nil, false, nil
-		}
 		for i, b := range batches {
 			if !agg.scanBatch(b.Rec, candidates[i], snap.Table.TimeIndex, r) {
 				return nil, false, nil
 			}
 		}
-		if agg.decline || agg.infiniteTimes() {
+		if agg.decline || agg.infiniteTimes() || !agg.finitePending() {
 			return nil, false, nil
+		}
+		if m.rows {
+			// The files' rows are read as they are sent: the rows own
+			// the files from here.
+			rows := &streamRows{ctx: ctx, g: agg, pending: agg.pending, tail: agg.cols, row: -1}
+			rows.cols = make([]outColumn, len(m.outs))
+			for j, o := range m.outs {
+				rows.cols[j].kind = o.kind
+			}
+			for _, fg := range files {
+				rows.files = append(rows.files, fg.f)
+			}
+			files = nil
+			s.p.metrics.fastAggregates.Inc()
+			return &Result{Tag: "SELECT", Columns: m.columns(), Rows: rows}, true, nil
 		}
 	}
 	s.p.metrics.fastAggregates.Inc()
+	if m.rows {
+		// Nothing in range: no rows.
+		return &Result{Tag: "SELECT", Columns: m.columns(), Rows: NewStaticRows(nil)}, true, nil
+	}
 	return &Result{Tag: "SELECT", Columns: m.columns(), Rows: NewStaticRows(agg.rows())}, true, nil
 }
 
@@ -236,8 +251,10 @@ type fastGroups struct {
 	maxGroups int
 	maxOut    int // rows the rows mode returns at most (fastMaxOutRows)
 	decline   bool
-	// out are the result rows in rows mode.
-	out [][]any
+	// cols are the result's columns in rows mode (fastcols.go), nOut
+	// its rows.
+	cols []outColumn
+	nOut int
 	// scratch reused between row groups: the runs of rows the first
 	// filter keeps, the other filters' rows, the rows kept and their
 	// buckets' accumulators
@@ -256,7 +273,14 @@ type fastGroups struct {
 }
 
 func newFastGroups(m *fastAgg, maxGroups, maxOut int) *fastGroups {
-	return &fastGroups{m: m, maxGroups: maxGroups, maxOut: maxOut, groups: map[int64][]fastAcc{}}
+	g := &fastGroups{m: m, maxGroups: maxGroups, maxOut: maxOut, groups: map[int64][]fastAcc{}}
+	if m.rows {
+		g.cols = make([]outColumn, len(m.outs))
+		for j, o := range m.outs {
+			g.cols[j].kind = o.kind
+		}
+	}
+	return g
 }
 
 // group returns the accumulators of the bucket of time us.
@@ -331,13 +355,10 @@ func (g *fastGroups) infiniteTimes() bool {
 	return false
 }
 
-// rows are the result rows: one per bucket in the query's order, or the
-// one row of aggregates without GROUP BY (also over no rows, as
+// rows are the result rows of aggregates: one per bucket in the query's
+// order, or the one row without GROUP BY (also over no rows, as
 // PostgreSQL gives it), after OFFSET and LIMIT.
 func (g *fastGroups) rows() [][]any {
-	if g.m.rows {
-		return g.out
-	}
 	keys := make([]int64, 0, len(g.groups))
 	for k := range g.groups {
 		keys = append(keys, k)

@@ -75,12 +75,13 @@ func (e *env) compareDirect(t *testing.T, stage string, direct, general []string
 // of the engine with itself).
 func TestFastAggregateMatchesEngine(t *testing.T) {
 	e := newEnv(t)
-	e.must(`CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, f4 REAL, n BIGINT, i INTEGER, s SMALLINT, note VARCHAR(10))`)
+	e.must(`CREATE TABLE m (time TIMESTAMPTZ NOT NULL, host TEXT, usage DOUBLE PRECISION, f4 REAL, n BIGINT, i INTEGER, s SMALLINT, note VARCHAR(10), label TEXT)`)
 	insert := func(minuteFrom, minuteTo int) {
 		t.Helper()
 		e.must(fmt.Sprintf(`INSERT INTO m SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + x * INTERVAL '20 seconds',
 			'h' || (x %% 5), CASE WHEN x %% 17 = 0 THEN NULL ELSE (x * 7919 %% 1000) / 10.0 - 30 END,
-			(x %% 13) * 1.5, x * 3 - 2000, CASE WHEN x %% 11 = 0 THEN NULL ELSE x %% 97 END, (x %% 7)::smallint, 'n' || (x %% 3)
+			(x %% 13) * 1.5, x * 3 - 2000, CASE WHEN x %% 11 = 0 THEN NULL ELSE x %% 97 END, (x %% 7)::smallint, 'n' || (x %% 3),
+			CASE x %% 9 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'twelve bytes' ELSE 'a label longer than twelve bytes ' || x END
 			FROM generate_series(%d, %d) x`, minuteFrom*3, minuteTo*3-1))
 	}
 	insert(0, 180)
@@ -105,6 +106,10 @@ func TestFastAggregateMatchesEngine(t *testing.T) {
 		"SELECT time, host, usage, f4, n, i, s FROM m WHERE usage > 50.5 AND host IN ('h1', 'h3') AND " + window,
 		"SELECT m.time AS t, usage u FROM m AS m WHERE host = 'h1' AND 10 >= usage AND time < '2026-01-01 00:20:00+00'",
 		"SELECT host, time FROM m WHERE usage = 19.6",
+		// Text of every length (inline in the engine's layout up to 12
+		// bytes, by pointer beyond), empty and NULL, beside NULL numbers.
+		"SELECT time, label, host, i, f4 FROM m WHERE host IN ('h1', 'h2') AND " + window,
+		"SELECT label, n, s FROM m WHERE usage > 20",
 		"SELECT date_trunc('minute', time) AS minute, max(usage) FROM m WHERE usage > 10 AND " + window + " GROUP BY minute ORDER BY minute",
 		"SELECT date_trunc('minute', time) AS minute, max(usage), count(*) FROM m WHERE usage >= -10 AND usage < 40 AND host = 'h2' GROUP BY minute ORDER BY minute",
 		"SELECT count(*), min(usage) FROM m WHERE usage > 1e2",
