@@ -203,6 +203,50 @@ func (s *ScanFile) TextBounds(g, col int) (lo, hi []byte, ok bool) {
 	return mn.ByteArray(), mx.ByteArray(), true
 }
 
+// ReadAs is how a reader of this file reads a column: as text (Text), as
+// floats (FloatsAt) or as integers (Ints, IntsAt).
+type ReadAs int
+
+// The ways to read a column.
+const (
+	AsText ReadAs = iota + 1
+	AsFloats
+	AsInts
+)
+
+// Stores reports whether column col of row group g is stored as the reads
+// of as take it, so that reading it fails only if the file is damaged.
+func (s *ScanFile) Stores(g, col int, as ReadAs) bool {
+	chunks := s.meta.RowGroups()[g].ColumnChunks()
+	if col >= len(chunks) {
+		return false
+	}
+	switch chunks[col].Type().Kind() {
+	case parquet.ByteArray:
+		return as == AsText
+	case parquet.Double, parquet.Float:
+		return as == AsFloats
+	case parquet.Int64, parquet.Int32:
+		return as == AsInts
+	}
+	return false
+}
+
+// Open opens the file now, if it is not open yet: reads after it go
+// through this handle, which outlives the file's removal from its
+// directory.
+func (s *ScanFile) Open() error {
+	if s.f != nil {
+		return nil
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("delta: read %s: %w", s.path, err)
+	}
+	s.f = f
+	return nil
+}
+
 // errKind is a column chunk read as a kind it is not stored as.
 var errKind = errors.New("column stored as another kind")
 
@@ -215,12 +259,8 @@ func (s *ScanFile) eachPage(g, col int, fn func(defs []byte, data encoding.Value
 	if !ok {
 		return fmt.Errorf("delta: read %s: row group %d: column %d is not a file chunk", s.path, g, col)
 	}
-	if s.f == nil {
-		f, err := os.Open(s.path)
-		if err != nil {
-			return fmt.Errorf("delta: read %s: %w", s.path, err)
-		}
-		s.f = f
+	if err := s.Open(); err != nil {
+		return err
 	}
 	pages := chunk.PagesFrom(s.f)
 	defer pages.Close()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"tsdb/internal/slabs"
 	"tsdb/membuffer"
 	"tsdb/wal"
@@ -25,12 +27,18 @@ func (s *Store) replay(ctx context.Context) error {
 	// Split entries' text lengths live only until their offsets are
 	// summed up: recycled, not fresh memory for every entry.
 	var lengths compressBuffers
+	// The rows of kindFileRows entries whose commit did not land, by
+	// table, until the deletes entry after them writes them into the
+	// commit that rewrites its files, as the live path does: buffered
+	// instead, a second crash before their flush would find that commit
+	// landed and skip them.
+	fileRows := map[string]*heldFileRows{}
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
 		switch entryKind(p) {
 		case kindDML:
 			return s.replayDML(ctx, seq, p, &stale, &held)
 		case kindDeletes:
-			return s.replayDeletes(ctx, seq, p, &stale, &held)
+			return s.replayDeletes(ctx, seq, p, &stale, &held, fileRows)
 		}
 		e, body, err := decodeHeader(p)
 		if err != nil {
@@ -64,6 +72,15 @@ func (s *Store) replay(ctx context.Context) error {
 		if err := checkSchema(ts.sch(), rec); err != nil {
 			return &wal.CorruptionError{Seq: seq, Err: err}
 		}
+		if e.fileRows {
+			h := fileRows[e.table]
+			if h == nil {
+				h = &heldFileRows{}
+				fileRows[e.table] = h
+			}
+			h.recs, h.seqs = append(h.recs, rec), append(h.seqs, seq)
+			return nil
+		}
 		lo, hi := timeBounds(rec, ts.sch().TimeIndex)
 		s.buf.Append(e.table, membuffer.Batch{Seq: seq, Key: e.key, Rec: rec, MinTime: lo, MaxTime: hi, WALBytes: int64(len(p))}, s.opts.Now())
 		s.walLag.Add(int64(len(p)))
@@ -80,6 +97,12 @@ func (s *Store) replay(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("ingest: replay: %w", err)
+	}
+	for table, h := range fileRows {
+		// The entries of one append are replayed whole: a deletes entry
+		// follows its rows. Kept, not applied, if one did not.
+		s.logger.Error("wal entries of an UPDATE's new rows without the deletes entry after them; kept, not applied", "table", table, "seqs", h.seqs)
+		held += len(h.seqs)
 	}
 	if len(stale) > 0 {
 		if err := s.wal.Delete(ctx, stale); err != nil {
@@ -105,6 +128,13 @@ func (s *Store) replay(ctx context.Context) error {
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
 		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
 	return nil
+}
+
+// heldFileRows are a table's kindFileRows records replay holds for the
+// deletes entry after them, and their WAL sequences.
+type heldFileRows struct {
+	recs []arrow.RecordBatch
+	seqs []uint64
 }
 
 // replayTable is the table a logged DELETE/UPDATE or a transaction's

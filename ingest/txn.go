@@ -56,7 +56,8 @@ type TxTable struct {
 	// new version, from the commit on. Logged as kindFileRows entries.
 	FileInserts []arrow.RecordBatch
 	// FileDeletes are rows of the table's data files it deletes, by the
-	// file's path in the table: row numbers in the file, ascending.
+	// file's path in the table: row numbers in the file, ascending; an
+	// empty list deletes every row (the file leaves the table unread).
 	FileDeletes map[string][]int64
 	// BatchDeletes are buffered rows it deletes, by their batch's WAL
 	// sequence: row indexes in the batch, ascending.
@@ -74,7 +75,8 @@ func (t *TxTable) deletes() bool { return len(t.FileDeletes) > 0 || len(t.BatchD
 //	uvarint number of files; per file: uvarint len, path, rows (below)
 //	uvarint number of batches; per batch: uvarint WAL sequence, rows
 //
-// where rows are a uvarint count and the row numbers as uvarint deltas.
+// where rows are a uvarint count and the row numbers as uvarint deltas; a
+// count of 0 is every row of the file.
 const kindDeletes = 3
 
 type deletesEntry struct {
@@ -441,6 +443,11 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 			return nil, nil, fmt.Errorf("%w: %s is no longer in table %s", delta.ErrConflict, path, name)
 		}
 		f := snap.Files[i]
+		if len(part.FileDeletes[path]) == 0 {
+			// Every row: nothing to read or write.
+			actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
+			continue
+		}
 		if cause := ts.isDamaged(f.Path); cause != nil {
 			cleanup()
 			return nil, nil, &UnavailableError{Table: name, File: f.Path, Err: cause}
@@ -475,9 +482,9 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 			kept.Release()
 		}
 	}
-	if !replay && len(part.FileInserts) > 0 {
-		// A replay finds these rows in their own entries (kindFileRows)
-		// and buffers them when this commit did not land.
+	if len(part.FileInserts) > 0 {
+		// Live, or replayed because this commit did not land (replay
+		// skips these rows' own entries when it did).
 		add, err := delta.WriteDataFile(ctx, store, ts.sch(), part.FileInserts)
 		if err != nil {
 			cleanup()
@@ -627,17 +634,29 @@ func withoutRowsOf(sch *arrow.Schema, recs []arrow.RecordBatch, rows []int64) (a
 
 // replayDeletes re-applies a transaction's deletes entry in its place
 // among the inserts.
-func (s *Store) replayDeletes(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int) error {
+func (s *Store) replayDeletes(ctx context.Context, seq uint64, p []byte, stale *[]uint64, held *int, fileRows map[string]*heldFileRows) error {
 	e, err := decodeDeletesEntry(p)
 	if err != nil {
 		return &wal.CorruptionError{Seq: seq, Err: err}
 	}
+	h := fileRows[e.table]
+	delete(fileRows, e.table)
+	if h == nil {
+		h = &heldFileRows{}
+	}
 	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
 	if ts == nil {
+		// Its table is gone or out of service: the rows written with it
+		// (already counted stale or held as their entries came) go too.
 		return nil
 	}
 	ts.flushMu.Lock()
-	snap, recs, err := s.applyDeletes(ctx, ts, seq, TxTable{Table: e.table, FileDeletes: e.files, BatchDeletes: e.batches}, true)
+	part := TxTable{Table: e.table, FileDeletes: e.files, BatchDeletes: e.batches, FileInserts: h.recs}
+	if len(part.FileDeletes) == 0 && len(h.recs) > 0 {
+		ts.flushMu.Unlock()
+		return &wal.CorruptionError{Seq: seq, Err: errors.New("an UPDATE's new rows for files without files to rewrite")}
+	}
+	snap, recs, err := s.applyDeletes(ctx, ts, seq, part, true)
 	if err == nil {
 		ts.mu.Lock()
 		if snap != nil {
@@ -649,6 +668,9 @@ func (s *Store) replayDeletes(ctx context.Context, seq uint64, p []byte, stale *
 	ts.flushMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("wal entry %d: replay a transaction's deletes: %w", seq, err)
+	}
+	for _, q := range h.seqs {
+		ts.addPendingDML(q)
 	}
 	ts.addPendingDML(seq)
 	return nil

@@ -269,15 +269,67 @@ func TestFileInsertsLandWithTheirCommit(t *testing.T) {
 		}
 		s.crash()
 		s = openStore(t, dir)
-		defer s.Close(ctx)
 		if got := values(t, s); !slices.Equal(got, want) {
 			t.Fatalf("after crash and replay: %v, want %v", got, want)
+		}
+		// The replay wrote the new versions into its rewrite commit, as
+		// the live path does: a second crash before any flush keeps them.
+		if snap, _ := s.Snapshot(ctx, "cpu"); len(snap.Batches) != 0 {
+			t.Fatalf("%d batches buffered after replay: the new versions belong in files", len(snap.Batches))
+		}
+		s.crash()
+		s = openStore(t, dir)
+		defer s.Close(ctx)
+		if got := values(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after a second crash: %v, want %v", got, want)
+		}
+	})
+}
+
+// A deletes entry's empty row list is every row of the file: logged so (a
+// count of 0, no row numbers), it takes the file out of the table unread,
+// live and when a replay applies it.
+func TestDeletesOfWholeFiles(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	tbl := cpuTable(t)
+	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Duration{0, 20 * time.Minute} {
+		if _, err := s.Insert(ctx, "cpu", rows(tbl, base.Add(at), base.Add(at+time.Second))); err != nil {
+			t.Fatal(err)
 		}
 		if err := s.Checkpoint(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := values(t, s); !slices.Equal(got, want) {
-			t.Fatalf("after the replayed rows' flush: %v, want %v", got, want)
-		}
-	})
+	}
+	snap, err := s.Snapshot(ctx, "cpu")
+	if err != nil || len(snap.Files) != 2 {
+		t.Fatalf("%d files, %v", len(snap.Files), err)
+	}
+	tbl, _ = s.Table("cpu")
+	e := deletesEntry{table: "cpu", tableID: tbl.ID, files: map[string][]int64{snap.Files[0].Path: {}}}
+	if got, err := decodeDeletesEntry(encodeDeletesEntry(0, e)); err != nil || len(got.files) != 1 || len(got.files[snap.Files[0].Path]) != 0 {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	// Logged, then a crash before it was applied: the replay applies it.
+	if _, err := s.wal.AppendFramed(ctx, [][]byte{encodeDeletesEntry(wal.HeaderRoom, e)}); err != nil {
+		t.Fatal(err)
+	}
+	s.crash()
+	s = openStore(t, dir)
+	defer s.Close(ctx)
+	after, err := s.Snapshot(ctx, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Files) != 1 || after.Files[0].Path != snap.Files[1].Path {
+		t.Fatalf("after replay: files %v, want only %s", after.Files, snap.Files[1].Path)
+	}
+	if got := values(t, s); !slices.Equal(got, []int64{0, 1}) {
+		t.Fatalf("after replay: %v", got)
+	}
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,5 +149,55 @@ func TestTextDMLEntriesReplayed(t *testing.T) {
 	e = openEnv(t, dir, time.Hour)
 	if got := e.rows("SELECT host, v, note FROM m ORDER BY time"); got != "a|2|NULL;b|3|kept" {
 		t.Fatalf("after a second start: %s", got)
+	}
+}
+
+// A DELETE of every row of a data file takes the file out of the table
+// without reading it or naming its rows; inside a block the block's own
+// reads no longer see them, and a later DELETE of the same file's rows
+// changes nothing more.
+func TestDeleteOfWholeFiles(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE w (time TIMESTAMPTZ NOT NULL, v BIGINT)")
+	// Three files of ten minutes each.
+	for from := 0; from < 30; from += 10 {
+		e.must(fmt.Sprintf("INSERT INTO w SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 minute', i FROM range(%d, %d) t(i)", from, from+10))
+		e.must("CHECKPOINT")
+	}
+	files := func() int {
+		t.Helper()
+		snap, err := e.store.Snapshot(t.Context(), "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(snap.Files)
+	}
+	if n := files(); n != 3 {
+		t.Fatalf("%d files, want 3", n)
+	}
+	e.must("BEGIN")
+	e.must("DELETE FROM w WHERE time < '2026-01-01 00:10:00+00'")
+	if got := e.rows("SELECT count(*), min(v) FROM w"); got != "20|10" {
+		t.Fatalf("in the block after the whole-file DELETE: %s", got)
+	}
+	e.must("DELETE FROM w WHERE v < 3 OR v = 15")
+	e.must("COMMIT")
+	if got := e.rows("SELECT count(*), min(v), sum(v) FROM w"); got != "19|10|375" {
+		t.Fatalf("after COMMIT: %s", got)
+	}
+	if n := files(); n != 2 {
+		t.Fatalf("%d files after COMMIT, want 2", n)
+	}
+	e.must("DELETE FROM w WHERE time < '2026-01-01 00:25:00+00'")
+	if got := e.rows("SELECT count(*), min(v) FROM w"); got != "5|25" {
+		t.Fatalf("after the second DELETE: %s", got)
+	}
+	if n := files(); n != 1 {
+		t.Fatalf("%d files after the second DELETE, want 1", n)
+	}
+	// All rows of the file but one: rewritten, not removed.
+	e.must("DELETE FROM w WHERE v > 25")
+	if got := e.rows("SELECT count(*), min(v) FROM w"); got != "1|25" {
+		t.Fatalf("after deleting all rows but one: %s", got)
 	}
 }

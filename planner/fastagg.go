@@ -175,7 +175,7 @@ func (s *Session) fastAggregate(ctx context.Context, sel *pg_query.SelectStmt) (
 				return nil, false, nil
 			}
 		}
-		if agg.decline || agg.infiniteTimes() || !agg.finitePending() {
+		if agg.decline || agg.infiniteTimes() || !agg.streamable() {
 			return nil, false, nil
 		}
 		if m.rows {

@@ -164,10 +164,13 @@ type streamRows struct {
 	files   []*delta.ScanFile
 	cols    []outColumn // the file rows being read
 	tail    []outColumn // the buffered rows, sent last
-	chunk   Chunk
-	err     error
-	row     int
-	vals    []any
+	// sent holds the columns of the chunk last returned: its vectors
+	// point into their text without the collector seeing it.
+	sent  []outColumn
+	chunk Chunk
+	err   error
+	row   int
+	vals  []any
 }
 
 // NextChunk implements ChunkRows.
@@ -199,7 +202,7 @@ func (r *streamRows) NextChunk() (*Chunk, bool) {
 		}
 	}
 	if tail := r.tail; tail != nil {
-		r.tail = nil
+		r.tail, r.sent = nil, tail
 		if tail[0].n > 0 {
 			r.setChunk(tail)
 			return &r.chunk, true
@@ -251,6 +254,6 @@ func (r *streamRows) Close() error {
 	for _, f := range r.files {
 		f.Close()
 	}
-	r.files, r.pending, r.cols, r.tail = nil, nil, nil, nil
+	r.files, r.pending, r.cols, r.tail, r.sent = nil, nil, nil, nil, nil
 	return nil
 }

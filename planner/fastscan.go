@@ -276,13 +276,27 @@ type pendingRows struct {
 	kept  []int32
 }
 
-// finitePending reports whether the statistics of the row groups the
-// rows mode keeps rows of bound every timestamptz column it returns away
-// from ±infinity, which the engine prints: those rows are read only as
-// they are sent, too late to leave the query to the engine.
-func (g *fastGroups) finitePending() bool {
+// streamable reports whether the rows mode's pending rows can be read as
+// they are sent, when it is too late to leave the query to the engine: the
+// files open (a handle outlives a compaction's removal of the file), every
+// column stored as it is read, and the row groups' statistics bounding
+// each timestamptz column away from ±infinity, which the engine prints.
+func (g *fastGroups) streamable() bool {
 	for _, p := range g.pending {
+		if p.f.Open() != nil {
+			return false
+		}
 		for _, o := range g.m.outs {
+			as := delta.AsInts
+			switch {
+			case o.kind == KindString:
+				as = delta.AsText
+			case o.float:
+				as = delta.AsFloats
+			}
+			if !p.f.Stores(p.rg, o.col, as) {
+				return false
+			}
 			if o.kind != KindTimestampTZ {
 				continue
 			}
@@ -354,7 +368,7 @@ func (g *fastGroups) fileRows(f *delta.ScanFile, rg, n int) error {
 // batchRow appends row i of a buffered batch (its columns cols) to the
 // result, in rows mode; false for a column of a type it does not read.
 func (g *fastGroups) batchRow(cols []arrow.Array, i int) bool {
-	if g.nOut >= g.maxOut {
+	if g.nOut+g.pendingRows >= g.maxOut {
 		g.decline = true
 		return true
 	}

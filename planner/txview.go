@@ -78,13 +78,24 @@ func (s *Session) ensureTxCopies(ctx context.Context, tt *txTable) error {
 			defer src.Release()
 			row := array.NewInt64Builder(memory.DefaultAllocator)
 			defer row.Release()
+			n := 0
 			for _, d := range dels {
 				for _, r := range d.rows {
 					src.Append(d.src)
 					row.Append(r)
+					n++
+				}
+				if d.all {
+					// Every row of the file, its deleted ones too: they
+					// are not in the view anyway.
+					for r := range d.whole {
+						src.Append(d.src)
+						row.Append(r)
+						n++
+					}
 				}
 			}
-			return array.NewRecordBatch(tombstoneSchema, []arrow.Array{src.NewArray(), row.NewArray()}, tombRows(dels)), nil
+			return array.NewRecordBatch(tombstoneSchema, []arrow.Array{src.NewArray(), row.NewArray()}, int64(n)), nil
 		})
 		if err != nil {
 			return engineError(err)

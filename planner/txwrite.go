@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"tsdb/delta"
 	"tsdb/dialect"
 	"tsdb/ingest"
 	"tsdb/internal/arrowutil"
@@ -65,6 +66,11 @@ type tombRun struct {
 	src   string // a file's local path, "b<batch ID>" or "p<pending record>"
 	level int32
 	rows  []int64 // row numbers in the source, in no particular order
+	// all: the run is every row of its file (whole, numbered 0 to
+	// whole-1, its deletion vector's too), kept without rows: a DELETE
+	// of a large table's old files holds and logs no row numbers.
+	all   bool
+	whole int64
 }
 
 func tombRows(runs []tombRun) int64 {
@@ -73,6 +79,38 @@ func tombRows(runs []tombRun) int64 {
 		n += int64(len(r.rows))
 	}
 	return n
+}
+
+// wholeFiles marks the runs that delete every row of their data file
+// (snap's, the one the statement read): their rows are dropped. A run
+// names each row once (the identity view's rows are distinct), so a run
+// as long as the file's rows left is all of them. Only files of tsdb's
+// own layout, whose row counts are its own, are marked.
+func wholeFiles(snap *ingest.Snapshot, runs []tombRun) {
+	var files map[string]int
+	for i := range runs {
+		r := &runs[i]
+		if strings.HasPrefix(r.src, "b") || strings.HasPrefix(r.src, "p") {
+			continue
+		}
+		if files == nil {
+			files = make(map[string]int, len(snap.FilePaths))
+			for k, p := range snap.FilePaths {
+				files[p] = k
+			}
+		}
+		k, ok := files[r.src]
+		if !ok {
+			continue
+		}
+		f := snap.Files[k]
+		if !delta.OwnLayout(f) || f.NumRecords <= 0 {
+			continue
+		}
+		if int64(len(r.rows))+int64(snap.Deleted[f.Path].Len()) == f.NumRecords {
+			r.all, r.whole, r.rows = true, f.NumRecords, nil
+		}
+	}
 }
 
 // writableTx refuses a write in a READ ONLY transaction.
@@ -194,6 +232,7 @@ func (tx *txn) grow(s *Session, n int64) error {
 // addTombstones records rows the running statement deletes, with where
 // their sources are in the table (from the snapshot the statement read).
 func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, runs []tombRun) error {
+	wholeFiles(snap, runs)
 	if err := tx.grow(s, tombRows(runs)*tombstoneBytes+int64(len(runs))*tombRunBytes); err != nil {
 		return err
 	}
@@ -367,6 +406,7 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 		tt := tx.tables[name]
 		part := ingest.TxTable{Table: name, TableID: tt.t.ID, Dedup: tt.dedup, FileDeletes: map[string][]int64{}, BatchDeletes: map[uint64][]int64{}}
 		pendingDels := map[int][]int64{}
+		all := map[string]bool{}
 		for _, d := range tt.dels {
 			switch {
 			case strings.HasPrefix(d.src, "p"):
@@ -382,9 +422,14 @@ func (tx *txn) parts() ([]ingest.TxTable, error) {
 			default:
 				p := tt.files[d.src]
 				part.FileDeletes[p] = append(part.FileDeletes[p], d.rows...)
+				all[p] = all[p] || d.all
 			}
 		}
 		for k, rows := range part.FileDeletes {
+			if all[k] {
+				part.FileDeletes[k] = []int64{} // every row (ingest.TxTable)
+				continue
+			}
 			part.FileDeletes[k] = sortedUnique(rows)
 		}
 		for k, rows := range part.BatchDeletes {
