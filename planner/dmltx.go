@@ -226,7 +226,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 		if text, err = deparse(s.p.pgVersion, selNode); err != nil {
 			return nil, err
 		}
-		runs, n, err := s.scanTombstones(ctx, text)
+		runs, n, err := s.scanTombstones(ctx, text, fileRowsLeft(snapPruned.snap))
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +279,7 @@ func (s *Session) dmlInTx(ctx context.Context, node *pg_query.Node) (*Result, er
 	if n == 0 {
 		return res, nil
 	}
-	runs, _, err := s.scanTombstones(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable))
+	runs, _, err := s.scanTombstones(ctx, fmt.Sprintf("SELECT %s, %s FROM %s", srcColumn, rowNumColumn, dmlRowsTable), fileRowsLeft(snapPruned.snap))
 	if err != nil {
 		return nil, err
 	}
@@ -414,8 +414,10 @@ func sqlColumns(rows *sql.Rows) ([]Column, error) {
 // scanTombstones runs q, whose rows are (source, row number) pairs, and
 // gathers the row numbers by source. It reads the engine's vectors as
 // they come: a statement deleting millions of rows makes no Go value per
-// row, only per source.
-func (s *Session) scanTombstones(ctx context.Context, q string) ([]tombRun, int64, error) {
+// row, only per source. A run that reaches the rows left of a file (left,
+// fileRowsLeft) is every row of it and drops its row numbers at once:
+// a DELETE of a large table's old files holds one file's numbers at most.
+func (s *Session) scanTombstones(ctx context.Context, q string, left map[string][2]int64) ([]tombRun, int64, error) {
 	p, err := s.prepare(ctx, q)
 	if err != nil {
 		return nil, 0, engineError(err)
@@ -451,7 +453,14 @@ func (s *Session) scanTombstones(ctx context.Context, q string) ([]tombRun, int6
 				}
 				last = j
 			}
-			runs[last].rows = append(runs[last].rows, row.Int64(i))
+			r := &runs[last]
+			if r.all {
+				return nil, 0, fmt.Errorf("planner: more rows of %s than it holds", r.src)
+			}
+			r.rows = append(r.rows, row.Int64(i))
+			if counts, ok := left[r.src]; ok && int64(len(r.rows)) == counts[0] {
+				r.all, r.whole, r.rows = true, counts[1], nil
+			}
 		}
 		n += int64(c.Len())
 	}

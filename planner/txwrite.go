@@ -81,36 +81,19 @@ func tombRows(runs []tombRun) int64 {
 	return n
 }
 
-// wholeFiles marks the runs that delete every row of their data file
-// (snap's, the one the statement read): their rows are dropped. A run
-// names each row once (the identity view's rows are distinct), so a run
-// as long as the file's rows left is all of them. Only files of tsdb's
-// own layout, whose row counts are its own, are marked.
-func wholeFiles(snap *ingest.Snapshot, runs []tombRun) {
-	var files map[string]int
-	for i := range runs {
-		r := &runs[i]
-		if strings.HasPrefix(r.src, "b") || strings.HasPrefix(r.src, "p") {
-			continue
-		}
-		if files == nil {
-			files = make(map[string]int, len(snap.FilePaths))
-			for k, p := range snap.FilePaths {
-				files[p] = k
-			}
-		}
-		k, ok := files[r.src]
-		if !ok {
-			continue
-		}
-		f := snap.Files[k]
-		if !delta.OwnLayout(f) || f.NumRecords <= 0 {
-			continue
-		}
-		if int64(len(r.rows))+int64(snap.Deleted[f.Path].Len()) == f.NumRecords {
-			r.all, r.whole, r.rows = true, f.NumRecords, nil
+// fileRowsLeft maps the local path of each data file of snap of tsdb's
+// own layout, whose row counts are its own, to its rows not deleted by
+// vector and its rows in all: a statement's run of that many rows of
+// such a file is every row of it (the identity view names each row
+// once), which tombRun.all keeps without the row numbers.
+func fileRowsLeft(snap *ingest.Snapshot) map[string][2]int64 {
+	out := make(map[string][2]int64, len(snap.Files))
+	for i, f := range snap.Files {
+		if delta.OwnLayout(f) && f.NumRecords > 0 {
+			out[snap.FilePaths[i]] = [2]int64{f.NumRecords - int64(snap.Deleted[f.Path].Len()), f.NumRecords}
 		}
 	}
+	return out
 }
 
 // writableTx refuses a write in a READ ONLY transaction.
@@ -232,7 +215,6 @@ func (tx *txn) grow(s *Session, n int64) error {
 // addTombstones records rows the running statement deletes, with where
 // their sources are in the table (from the snapshot the statement read).
 func (tx *txn) addTombstones(s *Session, tt *txTable, snap *ingest.Snapshot, runs []tombRun) error {
-	wholeFiles(snap, runs)
 	if err := tx.grow(s, tombRows(runs)*tombstoneBytes+int64(len(runs))*tombRunBytes); err != nil {
 		return err
 	}

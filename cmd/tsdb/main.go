@@ -204,8 +204,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	// The sessions, known to the wire layer and to the SQL layer
 	// (pg_cancel_backend).
 	backends := backend.New()
-	// The engine comes first: replaying the WAL re-applies logged
-	// DELETE/UPDATE statements through it.
+	// The engine comes first only for what storage may need of it while
+	// it opens: the replay of DELETE/UPDATE statements an earlier version
+	// logged as text, and reading other writers' files by name. Every
+	// entry written now replays without it.
 	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
 		TablesDir:     engineDir,
 		Threads:       cfg.EngineThreads,
