@@ -267,7 +267,7 @@ type fastGroups struct {
 	ints   delta.IntChunk
 	floats delta.FloatChunk
 	// pending are the file rows the rows mode keeps, pendingRows their
-	// number, read once all files are filtered (readPending).
+	// number, read as they are sent (streamRows).
 	pending     []pendingRows
 	pendingRows int
 }

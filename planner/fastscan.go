@@ -269,7 +269,7 @@ rows:
 const fastMaxOutRows = 1 << 20
 
 // pendingRows are the rows of row group rg (n rows) of f that the rows
-// mode keeps, to be read once all files are filtered.
+// mode keeps, to be read as they are sent (streamRows).
 type pendingRows struct {
 	f     *delta.ScanFile
 	rg, n int
