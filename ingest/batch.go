@@ -72,7 +72,7 @@ func (b *Batch) add(ctx context.Context, recs []arrow.RecordBatch) error {
 	if err := b.tableGone(); err != nil {
 		return err
 	}
-	e, err := s.encode(b.t, recs, true)
+	e, err := s.encode(b.t, recs, formSplit)
 	if err != nil {
 		return err
 	}

@@ -97,13 +97,31 @@ func entryKind(p []byte) byte {
 // compressed WAL entry to keep it compressed.
 const walMinSavings = 0.2
 
+// entryForm is how Store.encode writes a record's rows entries.
+type entryForm int
+
+const (
+	// formRows: kindRows. A statement's rows are not compressed, which
+	// would add to its latency.
+	formRows entryForm = iota
+	// formSplit: kindRowsSplit, the columns LZ4-compressed. COPY's parts
+	// are, because on a bulk load each WAL byte costs more than
+	// compressing it (the value log is written through a memory map
+	// whose every new page faults and is write-protected again at each
+	// sync).
+	formSplit
+	// formFileRows: kindFileRows, an UPDATE's new rows that its rewrite
+	// commit writes into a data file.
+	formFileRows
+)
+
 type entry struct {
 	table   string
 	tableID string
 	key     membuffer.Key
 	rec     arrow.RecordBatch
 	split   bool // decoded: the record is written as kindRowsSplit's
-	// fileRows (decoded): a kindFileRows entry.
+	// fileRows: a kindFileRows entry (never split).
 	fileRows bool
 }
 
@@ -122,9 +140,12 @@ func encodeEntryFramed(buf *bytes.Buffer, e entry, room int, lz4 *compressBuffer
 	buf.Grow(room + int(membuffer.RecordBytes(e.rec)) + 4096 + len(e.table) + len(e.tableID))
 	buf.Write(make([]byte, room))
 	buf.WriteByte(entryVersion)
-	if lz4 != nil {
+	switch {
+	case lz4 != nil:
 		buf.WriteByte(kindRowsSplit)
-	} else {
+	case e.fileRows:
+		buf.WriteByte(kindFileRows)
+	default:
 		buf.WriteByte(kindRows)
 	}
 	var tmp [binary.MaxVarintLen64]byte

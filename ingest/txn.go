@@ -253,18 +253,15 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if err := block(); err != nil {
 			return err
 		}
-		e, err := s.encode(t, part.Inserts, false)
+		e, err := s.encode(t, part.Inserts, formRows)
 		if err != nil {
 			return err
 		}
 		p := &prepared{part: part, ts: ts, t: t, e: e}
 		preps = append(preps, p)
 		need += e.need
-		if p.files, err = s.encode(t, part.FileInserts, false); err != nil {
+		if p.files, err = s.encode(t, part.FileInserts, formFileRows); err != nil {
 			return err
-		}
-		for _, payload := range p.files.payloads {
-			payload[wal.HeaderRoom+1] = kindFileRows
 		}
 	}
 	if len(preps) == 0 {

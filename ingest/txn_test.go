@@ -255,15 +255,11 @@ func TestFileInsertsLandWithTheirCommit(t *testing.T) {
 		if !ok {
 			t.Fatal("no table cpu")
 		}
-		e, err := s.encode(tbl, part.FileInserts, false)
+		e, err := s.encode(tbl, part.FileInserts, formFileRows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		payloads := e.payloads
-		for _, p := range payloads {
-			p[wal.HeaderRoom+1] = kindFileRows
-		}
-		payloads = append(payloads, encodeDeletesEntry(wal.HeaderRoom, deletesEntry{table: "cpu", tableID: tbl.ID, files: part.FileDeletes}))
+		payloads := append(e.payloads, encodeDeletesEntry(wal.HeaderRoom, deletesEntry{table: "cpu", tableID: tbl.ID, files: part.FileDeletes}))
 		if _, err := s.wal.AppendFramed(ctx, payloads); err != nil {
 			t.Fatal(err)
 		}

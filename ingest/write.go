@@ -223,7 +223,7 @@ func (s *Store) insertBatches(ctx context.Context, name string, recs []arrow.Rec
 	if (len(t.Keys) > 0 || len(t.Dedup) > 0) && !keyed {
 		return 0, keyedError(t)
 	}
-	e, err := s.encode(t, recs, false)
+	e, err := s.encode(t, recs, formRows)
 	if err != nil {
 		return 0, err
 	}
@@ -277,13 +277,9 @@ type encoded struct {
 }
 
 // encode validates recs against t, cuts them by bucket and encodes the
-// parts as WAL frames. The frames come from a pool: recycle returns them.
-// compress LZ4-compresses the frames' columns (encodeEntryFramed): COPY's
-// parts are, because on a bulk load each WAL byte costs more than
-// compressing it (the value log is written through a memory map whose
-// every new page faults and is write-protected again at each sync);
-// a statement's rows are not, because compressing adds to its latency.
-func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, compress bool) (*encoded, error) {
+// parts as WAL frames of the given form. The frames come from a pool:
+// recycle returns them.
+func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, form entryForm) (*encoded, error) {
 	e := &encoded{}
 	for _, rec := range recs {
 		if err := s.validate(t, rec); err != nil {
@@ -305,7 +301,7 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, compress bool) 
 		e.parts = append(e.parts, p...)
 	}
 	var lz4 *compressBuffers
-	if compress {
+	if form == formSplit {
 		lz4 = &s.compressBufs
 	}
 	e.payloads = make([][]byte, len(e.parts))
@@ -317,7 +313,7 @@ func (s *Store) encode(t schema.Table, recs []arrow.RecordBatch, compress bool) 
 		}
 		e.bufs = append(e.bufs, buf)
 		var err error
-		if e.payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec}, wal.HeaderRoom, lz4); err != nil {
+		if e.payloads[i], err = encodeEntryFramed(buf, entry{table: t.Name, tableID: t.ID, key: p.key, rec: p.rec, fileRows: form == formFileRows}, wal.HeaderRoom, lz4); err != nil {
 			s.recycle(e)
 			return nil, err
 		}

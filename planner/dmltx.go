@@ -432,6 +432,9 @@ func (s *Session) scanTombstones(ctx context.Context, q string, left map[string]
 	}
 	defer rows.Close()
 	var runs []tombRun
+	// rowsLeft[j] are the rows left of run j's file, -1 when unknown:
+	// looked up once per source, not per row.
+	var rowsLeft []int64
 	at := map[string]int{}
 	last := -1
 	var n int64
@@ -450,6 +453,11 @@ func (s *Session) scanTombstones(ctx context.Context, q string, left map[string]
 					j = len(runs)
 					runs = append(runs, tombRun{src: string(b)})
 					at[runs[j].src] = j
+					counts, known := left[runs[j].src]
+					rowsLeft = append(rowsLeft, -1)
+					if known {
+						rowsLeft[j], runs[j].whole = counts[0], counts[1]
+					}
 				}
 				last = j
 			}
@@ -458,8 +466,8 @@ func (s *Session) scanTombstones(ctx context.Context, q string, left map[string]
 				return nil, 0, fmt.Errorf("planner: more rows of %s than it holds", r.src)
 			}
 			r.rows = append(r.rows, row.Int64(i))
-			if counts, ok := left[r.src]; ok && int64(len(r.rows)) == counts[0] {
-				r.all, r.whole, r.rows = true, counts[1], nil
+			if int64(len(r.rows)) == rowsLeft[last] {
+				r.all, r.rows = true, nil
 			}
 		}
 		n += int64(c.Len())

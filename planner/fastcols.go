@@ -20,27 +20,29 @@ import (
 // Its buffers are reused from chunk to chunk: a chunk is valid only until
 // the next is read.
 type outColumn struct {
-	kind  Kind
-	ints  []int64   // integer and time kinds
-	flts  []float64 // float kinds
-	strs  []byte    // KindString: duckdb_string_t per row, 16 bytes
-	text  []byte    // KindString: the bytes of values longer than 12
-	nulls []bool    // per row; nil while no row is NULL
-	n     int
-	// what vector lays out beside: the validity mask and the narrow
-	// kinds' values
-	mask []uint64
-	f32  []float32
-	i32  []int32
-	i16  []int16
+	kind Kind
+	ints []int64   // integer and time kinds
+	flts []float64 // float kinds
+	strs []byte    // KindString: duckdb_string_t per row, 16 bytes
+	text []byte    // KindString: the bytes of values longer than 12
+	// mask is DuckDB's validity mask, a bit per row set for a valid one;
+	// the vector has it only when hasNull.
+	mask    []uint64
+	hasNull bool
+	n       int
+	// the narrow kinds' values, as vector lays them out
+	f32 []float32
+	i32 []int32
+	i16 []int16
 }
 
 // null appends a NULL.
 func (c *outColumn) null() {
-	if c.nulls == nil {
-		c.nulls = make([]bool, c.n, max(c.n+1, 64))
+	c.hasNull = true
+	if c.n%64 == 0 {
+		c.mask = append(c.mask, 0)
 	}
-	c.nulls = append(c.nulls, true)
+	c.n++
 	switch c.kind {
 	case KindString:
 		var slot [16]byte
@@ -50,13 +52,13 @@ func (c *outColumn) null() {
 	default:
 		c.ints = append(c.ints, 0)
 	}
-	c.n++
 }
 
 func (c *outColumn) valid() {
-	if c.nulls != nil {
-		c.nulls = append(c.nulls, false)
+	if c.n%64 == 0 {
+		c.mask = append(c.mask, 0)
 	}
+	c.mask[c.n/64] |= 1 << (c.n % 64)
 	c.n++
 }
 
@@ -95,14 +97,7 @@ func (c *outColumn) addString(v string) {
 // memory the column holds until its next reset.
 func (c *outColumn) vector() Vector {
 	v := Vector{kind: c.kind}
-	if c.nulls != nil {
-		// DuckDB's validity mask: bit set for a valid row.
-		c.mask = append(c.mask[:0], make([]uint64, (c.n+63)/64)...)
-		for i, null := range c.nulls {
-			if !null {
-				c.mask[i/64] |= 1 << (i % 64)
-			}
-		}
+	if c.hasNull {
 		v.valid = &c.mask[0]
 	}
 	if c.n == 0 {
@@ -150,7 +145,7 @@ func narrow[D float32 | int32 | int16, S float64 | int64](dst []D, src []S) []D 
 // reset empties the column for the next chunk, keeping its memory.
 func (c *outColumn) reset() {
 	c.ints, c.flts, c.strs, c.text = c.ints[:0], c.flts[:0], c.strs[:0], c.text[:0]
-	c.nulls, c.n = nil, 0
+	c.mask, c.hasNull, c.n = c.mask[:0], false, 0
 }
 
 // streamRows are the rows mode's result: a chunk per row group of the
