@@ -65,39 +65,47 @@ func commitValue(first uint64, n uint32) []byte {
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-// chunkBytes is the largest payload piece the WAL gives badger as one
-// value. Badger refuses a value larger than a value-log file, and small
-// files are what lets GC give space back soon (see reclaim.go); so a
-// larger payload is split: its first chunk under the entry's (or part's)
-// key, after the checksum of the whole payload, the rest under that key
-// followed by the big-endian chunk index (1, 2, …). A key's length tells a
-// chunk from an entry or part.
-const chunkBytes = 4 << 20
+// A payload larger than a chunk is split: badger refuses a value larger
+// than a value-log file, and small files are what lets GC give space back
+// soon (see reclaim.go). Its first chunk goes under the entry's (or
+// part's) key, after the checksum of the whole payload, the rest under
+// that key followed by the big-endian chunk index (1, 2, …). A key's
+// length tells a chunk from an entry or part, so a log reads back whatever
+// chunk size wrote it.
+//
+// chunkBytes is the chunk size for a value-log file of vlogBytes: a
+// quarter, so that a chunk and its header always fit in the file badger
+// is writing, and at most 4 MiB.
+func chunkBytes(vlogBytes int64) int {
+	return int(min(vlogBytes/4, 4<<20))
+}
 
 func chunkKey(base []byte, i uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(make([]byte, 0, len(base)+4), base...), i)
 }
 
-// chunks is how many values a frame (checksum and payload) takes.
-func chunks(frame []byte) uint32 {
-	n := (len(frame) - crcSize + chunkBytes - 1) / chunkBytes
+// chunks is how many values a frame (checksum and payload) takes in
+// chunks of size bytes.
+func chunks(frame []byte, size int) uint32 {
+	n := (len(frame) - crcSize + size - 1) / size
 	return uint32(max(n, 1))
 }
 
 // setter is what takes keys: a badger transaction or write batch.
 type setter interface{ Set(k, v []byte) error }
 
-// putFrame sets frame (checksum and payload) under key, split into chunks.
-func putFrame(s setter, key, frame []byte) error {
+// putFrame sets frame (checksum and payload) under key, split into chunks
+// of size bytes.
+func putFrame(s setter, key, frame []byte, size int) error {
 	p := frame[crcSize:]
-	if len(p) <= chunkBytes {
+	if len(p) <= size {
 		return s.Set(key, frame)
 	}
-	if err := s.Set(key, frame[:crcSize+chunkBytes]); err != nil {
+	if err := s.Set(key, frame[:crcSize+size]); err != nil {
 		return err
 	}
-	for i, off := uint32(1), chunkBytes; off < len(p); i, off = i+1, off+chunkBytes {
-		if err := s.Set(chunkKey(key, i), p[off:min(off+chunkBytes, len(p))]); err != nil {
+	for i, off := uint32(1), size; off < len(p); i, off = i+1, off+size {
+		if err := s.Set(chunkKey(key, i), p[off:min(off+size, len(p))]); err != nil {
 			return err
 		}
 	}

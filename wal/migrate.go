@@ -233,7 +233,7 @@ func (w *WAL) convertSegments(ctx context.Context) error {
 		v := make([]byte, crcSize+len(p))
 		binary.BigEndian.PutUint32(v, crc32Checksum(p))
 		copy(v[crcSize:], p)
-		if err := putFrame(wb, entryKey(seq), v); err != nil {
+		if err := putFrame(wb, entryKey(seq), v, w.chunkBytes); err != nil {
 			return fmt.Errorf("wal: convert segments: %w", err)
 		}
 	}

@@ -18,8 +18,9 @@ import (
 const gcDiscardRatio = 0.5
 
 // reclaimLoop reclaims the disk space of deleted entries every interval,
-// and as soon as a value-log file's worth was deleted, until ctx (the
-// WAL's, cancelled by Close) ends.
+// and as soon as a value-log file's worth of an aborted stage's parts was
+// dropped (Delete reclaims for itself), until ctx (the WAL's, cancelled by
+// Close) ends.
 func (w *WAL) reclaimLoop(ctx context.Context, interval time.Duration) {
 	defer close(w.reclaimDone)
 	t := time.NewTicker(interval)
@@ -45,6 +46,8 @@ func (w *WAL) reclaimLoop(ctx context.Context, interval time.Duration) {
 // does), waits briefly for level 0 to be compacted, and runs value-log GC
 // while it finds files worth rewriting.
 func (w *WAL) Reclaim(ctx context.Context) error {
+	w.reclaimMu.Lock()
+	defer w.reclaimMu.Unlock()
 	w.mu.Lock()
 	deleted := w.deletedBytes
 	w.deletedBytes = 0
