@@ -230,3 +230,41 @@ func TestDiskFollowsUnflushed(t *testing.T) {
 	}
 	t.Logf("disk/unflushed at most %.2f", worst)
 }
+
+// A log written with larger value-log files (and so larger chunks, as
+// before 4 MiB files were the default) opens with today's: an entry's
+// chunks are counted from its keys, not from a chunk size.
+func TestChunksOfLargerFilesReadBack(t *testing.T) {
+	ctx := context.Background()
+	w, err := Open(ctx, t.TempDir(), Options{ReclaimInterval: -1, ValueLogFileBytes: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	large := make([]byte, 6<<20) // two chunks of 16 MiB files' 4 MiB
+	for i := range large {
+		large[i] = byte(i * 13)
+	}
+	seq, err := w.Append(ctx, [][]byte{large})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = reopen(t, w, Options{ReclaimInterval: -1})
+	if w.chunkBytes != 1<<20 {
+		t.Fatalf("reopened with %d-byte chunks, want the default 1 MiB", w.chunkBytes)
+	}
+	if l := w.live[seq]; l.chunks != 2 {
+		t.Fatalf("entry in %d chunks after reopening, want the 2 it was written in", l.chunks)
+	}
+	var back []byte
+	if err := w.Replay(ctx, func(_ uint64, p []byte) error { back = append([]byte(nil), p...); return nil }, nil); err != nil || !bytes.Equal(back, large) {
+		t.Fatalf("entry does not read back as written (%d bytes, %v)", len(back), err)
+	}
+	if err := w.Delete(ctx, []uint64{seq}); err != nil {
+		t.Fatal(err)
+	}
+	w = reopen(t, w, Options{ReclaimInterval: -1})
+	if got, _ := replayAll(t, w); len(got) != 0 {
+		t.Fatalf("deleted entry replayed: %v", got)
+	}
+}
