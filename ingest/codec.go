@@ -48,24 +48,14 @@ const (
 	kindFileRows = 5
 )
 
-// A DML entry (kind 2) holds, after the version and kind bytes: uvarint
-// len + table name, uvarint len + table id, uvarint len + operation
-// (DELETE/UPDATE), uvarint len + the statement's SQL with now() already
-// replaced by the statement's time, so that replay is deterministic.
+// A DML entry (kind 2), as releases before effect logging wrote a DELETE
+// or UPDATE, holds after the version and kind bytes: uvarint len + table
+// name, uvarint len + table id, uvarint len + operation (DELETE/UPDATE),
+// uvarint len + the statement's SQL. Nothing writes it now; replay reads
+// its table and operation to say which table it keeps out of service
+// (replayTextDML).
 type dmlEntry struct {
 	table, tableID, op, sql string
-}
-
-func encodeDMLEntry(e dmlEntry) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte(entryVersion)
-	buf.WriteByte(kindDML)
-	var tmp [binary.MaxVarintLen64]byte
-	for _, s := range []string{e.table, e.tableID, e.op, e.sql} {
-		buf.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(s)))])
-		buf.WriteString(s)
-	}
-	return buf.Bytes(), nil
 }
 
 func decodeDMLEntry(p []byte) (dmlEntry, error) {

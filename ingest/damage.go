@@ -46,10 +46,25 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	if e.Unsupported() {
+	var td *TextDMLError
+	if e.Unsupported() || errors.As(e.Err, &td) {
 		return fmt.Sprintf("table %q is unavailable: %v", e.Table, e.Err)
 	}
 	return fmt.Sprintf("table %q is unavailable: %s is damaged: %v", e.Table, e.File, e.Err)
+}
+
+// TextDMLError is why a table is out of service after a start that met a
+// DELETE or UPDATE its WAL holds as SQL text (entry kind 2), as tsdb
+// releases before effect logging wrote them, which this version cannot
+// redo (see replayTextDML). The release that wrote it replays it; its
+// clean shutdown flushes it into the table.
+type TextDMLError struct {
+	Seq uint64 // the entry's WAL sequence
+	Op  string // DELETE or UPDATE
+}
+
+func (e *TextDMLError) Error() string {
+	return fmt.Sprintf("WAL entry %d holds a %s that an earlier tsdb release logged as SQL text, which this release does not replay", e.Seq, e.Op)
 }
 
 // Unsupported reports whether the table is unavailable because another
@@ -81,7 +96,11 @@ func logDamage(table string, err error) *UnavailableError {
 // markUnavailable takes a table whose log cannot be read out of service
 // (s.mu held).
 func (s *Store) markUnavailable(ue *UnavailableError) {
-	if s.unavailable[ue.Table] == nil && ue.Unsupported() {
+	var td *TextDMLError
+	if s.unavailable[ue.Table] == nil && errors.As(ue.Err, &td) {
+		s.logger.Error("table unavailable: its WAL holds a DELETE/UPDATE an earlier release logged as SQL text; start that release on this data directory once and stop it cleanly, or DROP the table (its WAL entries are kept); other tables work",
+			"table", ue.Table, "seq", td.Seq, "op", td.Op)
+	} else if s.unavailable[ue.Table] == nil && ue.Unsupported() {
 		s.logger.Error("table unavailable: it uses what tsdb does not support; other tables work", "table", ue.Table, "err", ue.Err)
 	} else if s.unavailable[ue.Table] == nil {
 		s.logger.Error("table unavailable: its Delta log is damaged; other tables work. Fix or restore the file and restart tsdb (its WAL entries are kept)",

@@ -36,7 +36,7 @@ func (s *Store) replay(ctx context.Context) error {
 	err := s.wal.Replay(ctx, func(seq uint64, p []byte) error {
 		switch entryKind(p) {
 		case kindDML:
-			return s.replayDML(ctx, seq, p, &stale, &held)
+			return s.replayTextDML(seq, p, &stale, &held)
 		case kindDeletes:
 			return s.replayDeletes(ctx, seq, p, &stale, &held, fileRows)
 		}
@@ -127,6 +127,40 @@ func (s *Store) replay(ctx context.Context) error {
 	}
 	s.logger.Info("wal replayed", "entries", replayed, "rows", rows, "already_flushed", len(stale), "corrupt", corrupt,
 		"duration", d.Round(time.Millisecond).String(), "rows_per_sec", int64(float64(rows)/max(d.Seconds(), 1e-9)))
+	return nil
+}
+
+// replayTextDML meets a DELETE or UPDATE logged as SQL text (kind 2), as
+// tsdb releases before effect logging wrote them. This version does not
+// evaluate SQL at replay, so it cannot redo one: when the table's dml txn
+// shows the statement reached the files and none of the table's rows
+// before it is still unflushed, there is nothing left to redo and the
+// entry goes; otherwise the table is taken out of service with a
+// TextDMLError, its entries kept, rather than served without the
+// statement. Other tables replay and serve as usual.
+func (s *Store) replayTextDML(seq uint64, p []byte, stale *[]uint64, held *int) error {
+	e, err := decodeDMLEntry(p)
+	if err != nil {
+		return &wal.CorruptionError{Seq: seq, Err: err}
+	}
+	ts := s.replayTable(seq, e.table, e.tableID, stale, held)
+	if ts == nil {
+		return nil
+	}
+	batches, _ := s.buf.Snapshot(e.table)
+	if v, ok := ts.published.Txns[s.dmlAppID()]; ok && uint64(v) >= seq && len(batches) == 0 {
+		*stale = append(*stale, seq)
+		return nil
+	}
+	for _, b := range batches {
+		s.walLag.Add(-b.WALBytes)
+	}
+	s.buf.DropTable(e.table)
+	s.mu.Lock()
+	delete(s.tables, e.table)
+	s.markUnavailable(&UnavailableError{Table: e.table, File: "wal", Err: &TextDMLError{Seq: seq, Op: e.op}, Whole: true})
+	s.mu.Unlock()
+	*held++
 	return nil
 }
 

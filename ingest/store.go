@@ -90,10 +90,6 @@ type Options struct {
 	ScrubInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
-	// CompileDML turns DELETE/UPDATE statements that earlier versions
-	// logged as SQL text (textdml.go) back into work at replay. Only a
-	// WAL holding such an entry needs it: without it, Open fails there.
-	CompileDML DMLCompiler
 	// ReadFile reads any data file of a table as the table's rows (by
 	// column name, without rows a deletion vector deletes): compaction
 	// rewrites other writers' files and files with deletion vectors in

@@ -39,6 +39,13 @@ func unavailableError(err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
+	var td *ingest.TextDMLError
+	if errors.As(ue, &td) {
+		// object_not_in_prerequisite_state: nothing is damaged; the table
+		// waits for the release that can redo the statement.
+		return &sqlerr.Error{Code: "55000", Message: ue.Error(),
+			Hint: "Start the tsdb release that wrote this data directory on it once and stop it cleanly (its shutdown flushes the statement into the table), then start this one; or give the table up with DROP TABLE. Other tables are not affected.", Err: err}
+	}
 	if ue.Unsupported() {
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: ue.Error(), Hint: "Another Delta writer gave the table this; read it with that writer. Other tables are not affected.", Err: err}
 	}

@@ -203,10 +203,8 @@ func driverConnection(ctx context.Context, conn *sql.Conn) (bindings.Connection,
 }
 
 // Engine is the embedded, sandboxed DuckDB. The server makes it before it
-// opens the store only for data directories a crash left with DELETE or
-// UPDATE statements logged as text by earlier versions, which replay
-// compiles through it (CompileDML); everything else the store replays
-// without it.
+// opens the store so that storage can read other writers' data files as
+// the views read them (ReadFile); nothing else of storage needs it.
 type Engine struct {
 	db     *sql.DB
 	opts   EngineOptions

@@ -40,7 +40,7 @@ func openEnv(t *testing.T, dir string, reaper time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour, CompileDML: engine.CompileDML})
+	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

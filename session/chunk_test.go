@@ -21,7 +21,7 @@ func newSession(t *testing.T) *planner.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour, CompileDML: engine.CompileDML})
+	store, err := ingest.Open(ctx, ingest.Options{DataDir: dir, BucketDuration: 10 * time.Minute, IdleFlush: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

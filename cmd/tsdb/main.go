@@ -205,9 +205,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	// (pg_cancel_backend).
 	backends := backend.New()
 	// The engine comes first only for what storage may need of it while
-	// it opens: the replay of DELETE/UPDATE statements an earlier version
-	// logged as text, and reading other writers' files by name. Every
-	// entry written now replays without it.
+	// it opens: reading other writers' files by name, as the tables'
+	// views read them (a logged DELETE of such a file's rows rewrites it
+	// at replay). Entries of tsdb's own files replay without it.
 	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
 		TablesDir:     engineDir,
 		Threads:       cfg.EngineThreads,
@@ -255,7 +255,6 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		SoftMemoryLimit:      cfg.SoftMemoryLimit,
 		MaxWALLag:            cfg.MaxWALLag,
 		WriteTimeout:         cfg.WriteTimeout,
-		CompileDML:           engine.CompileDML,
 		ReadFile:             engine.ReadFile,
 		Faults:               faults,
 		Logger:               logger.With("component", "ingest"),
