@@ -290,19 +290,6 @@ func IntervalValue(tn *pg_query.TypeName, text string, style pgdatetime.Interval
 // SECOND: m:ss with an optional fraction.
 var minSec = regexp.MustCompile(`^[+-]?\d+:\d+(\.\d*)?$`)
 
-func intervalFieldsText(mask int64) string {
-	var names []string
-	for _, b := range []int64{intervalYear, intervalMonth, intervalDay, intervalHour, intervalMinute, intervalSecond} {
-		if mask&b != 0 {
-			names = append(names, strings.ToUpper(intervalUnits[b]))
-		}
-	}
-	if len(names) > 1 {
-		return names[0] + " TO " + names[len(names)-1]
-	}
-	return strings.Join(names, "")
-}
-
 // isoForms are the forms DateTimeLiteral writes and tsdb's parameters
 // take (an astronomical year, 0 and negative ones included): the engine
 // reads them as they are.
@@ -325,10 +312,6 @@ func IsISOLiteral(tc *pg_query.TypeCast) bool {
 	re, ok := isoForms[sqltree.LastName(tc.TypeName.GetNames())]
 	return ok && re.MatchString(sv.Sval)
 }
-
-// IsISODate reports whether s is a date in the form the engine reads as
-// it is (yyyy-mm-dd).
-func IsISODate(s string) bool { return isoForms["date"].MatchString(s) }
 
 // isInteger reports whether s is a whole number with an optional sign.
 func isInteger(s string) bool {

@@ -630,9 +630,6 @@ func (s *Settings) Reported() [][2]string {
 	return out
 }
 
-// Reports tells whether a change of the named setting is sent to the client.
-func Reports(name string) bool { return settingDefs[strings.ToLower(name)].reports }
-
 // Known reports whether name is a parameter tsdb keeps.
 func Known(name string) bool {
 	_, ok := settingDefs[strings.ToLower(name)]

@@ -222,14 +222,6 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	return c
 }
 
-// leaveStartup gives back c's startup slot, if it still holds one.
-func (s *Server) leaveStartup(c *conn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.starting, c)
-	s.metrics.starting.Set(float64(len(s.starting)))
-}
-
 // beginSession moves an authenticated connection from its startup slot to
 // a session slot, and makes it reachable by CancelRequest. It reports
 // false when every session slot is taken.

@@ -329,50 +329,6 @@ func (s *Session) evaluate(ctx context.Context, tbl schema.Table, q string) (arr
 	return scanRecord(ctx, s.engineQuerier(), tbl, q)
 }
 
-// scanSplit runs q, whose columns are tbl's followed by a batch ID, and
-// collects the rows into one record per batch ID.
-func scanSplit(ctx context.Context, conn querier, tbl schema.Table, q string) (map[uint64]arrow.RecordBatch, error) {
-	rows, err := conn.QueryContext(ctx, q)
-	if err != nil {
-		return nil, engineError(err)
-	}
-	defer rows.Close()
-	builders := map[uint64]*array.RecordBuilder{}
-	vals := make([]any, len(tbl.Columns)+1)
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, engineError(err)
-		}
-		id, ok := vals[len(vals)-1].(uint64)
-		if !ok {
-			return nil, fmt.Errorf("planner: batch id is %T", vals[len(vals)-1])
-		}
-		bld := builders[id]
-		if bld == nil {
-			bld = array.NewRecordBuilder(memory.DefaultAllocator, tbl.ArrowSchema())
-			builders[id] = bld
-		}
-		for i := range tbl.Columns {
-			if err := appendColumn(bld.Field(i), tbl.Columns[i].Type, vals[i]); err != nil {
-				return nil, columnValueError(tbl.Columns[i].Name, err)
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, engineError(err)
-	}
-	out := make(map[uint64]arrow.RecordBatch, len(builders))
-	for id, b := range builders {
-		out[id] = b.NewRecordBatch()
-		b.Release()
-	}
-	return out, nil
-}
-
 // scanRecord runs q, whose columns are exactly tbl's, and collects the rows
 // into an Arrow record with the table's schema.
 func scanRecord(ctx context.Context, conn querier, tbl schema.Table, q string) (arrow.RecordBatch, error) {

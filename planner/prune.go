@@ -25,7 +25,6 @@ var fullRange = interval{math.MinInt64, math.MaxInt64}
 func (a interval) intersect(b interval) interval { return interval{max(a.lo, b.lo), min(a.hi, b.hi)} }
 func (a interval) hull(b interval) interval      { return interval{min(a.lo, b.lo), max(a.hi, b.hi)} }
 func (a interval) overlaps(lo, hi int64) bool    { return lo <= a.hi && hi >= a.lo }
-func (a interval) empty() bool                   { return a.lo > a.hi }
 
 // constraint is what a WHERE clause says about one table reference's time
 // column, before its constant expressions are evaluated.
