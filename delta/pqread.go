@@ -68,7 +68,7 @@ type columnCursor struct {
 
 // openDataFile opens a data file of table t; it fails when the file's
 // columns are not a prefix of the table's (same names, types and
-// nullability: files of foreign writers are read by the engine).
+// nullability: other writers' files are read by name, ReadFileByName).
 func openDataFile(ctx context.Context, store Store, t schema.Table, path string) (*dataFileReader, error) {
 	if err := store.Fetch(ctx, path); err != nil {
 		return nil, err
@@ -89,7 +89,9 @@ func openDataFile(ctx context.Context, store Store, t schema.Table, path string)
 // column: pages are mostly smaller.
 const readBufferSize = 64 << 10
 
-func openLocalFile(local *os.File, t schema.Table, path string) (*dataFileReader, error) {
+// openParquet opens the local copy of data file path for reading it
+// whole, page by page: without its bloom filters and page index.
+func openParquet(local *os.File, path string) (*parquet.File, error) {
 	info, err := local.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("delta: read %s: %w", path, err)
@@ -98,6 +100,14 @@ func openLocalFile(local *os.File, t schema.Table, path string) (*dataFileReader
 		parquet.ReadBufferSize(readBufferSize))
 	if err != nil {
 		return nil, fmt.Errorf("delta: open %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func openLocalFile(local *os.File, t schema.Table, path string) (*dataFileReader, error) {
+	f, err := openParquet(local, path)
+	if err != nil {
+		return nil, err
 	}
 	fields := f.Schema().Fields()
 	if len(fields) > len(t.Columns) {

@@ -99,31 +99,29 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	ts.mu.RUnlock()
 	res.FilesBefore, res.FilesAfter = len(snap.Files), len(snap.Files)
 	store := ts.delta.Store()
-	if s.opts.ReadFile != nil {
-		// Files of other layouts and files with deletion vectors are
-		// rewritten in tsdb's first (one each), so that they merge.
-		for _, f := range snap.Files {
-			if ts.isDamaged(f.Path) != nil || (f.DeletionVector == nil && delta.OwnLayout(f)) || f.Size > s.opts.TargetFileSize {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			rewritten, err := s.normalizeFile(ctx, ts, f)
-			if err != nil {
-				s.metrics.compactionErrors.Inc()
-				s.logger.Warn("rewriting another writer's file in tsdb's layout failed; the file stays as it is", "table", name, "file", f.Path, "err", err)
-				continue
-			}
-			if rewritten {
-				res.Merged++
-				res.Written++
-			}
+	// Files of other layouts and files with deletion vectors are
+	// rewritten in tsdb's first (one each), so that they merge.
+	for _, f := range snap.Files {
+		if ts.isDamaged(f.Path) != nil || (f.DeletionVector == nil && delta.OwnLayout(f)) || f.Size > s.opts.TargetFileSize {
+			continue
 		}
-		ts.mu.RLock()
-		snap = ts.published
-		ts.mu.RUnlock()
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		rewritten, err := s.normalizeFile(ctx, ts, f)
+		if err != nil {
+			s.metrics.compactionErrors.Inc()
+			s.logger.Warn("rewriting another writer's file in tsdb's layout failed; the file stays as it is", "table", name, "file", f.Path, "err", err)
+			continue
+		}
+		if rewritten {
+			res.Merged++
+			res.Written++
+		}
 	}
+	ts.mu.RLock()
+	snap = ts.published
+	ts.mu.RUnlock()
 	// Damaged files stay as they are (see damage.go); the rest is merged
 	// around them. So do files with a deletion vector (another writer's
 	// row deletes) and files of other layouts (another writer's; see
@@ -247,7 +245,7 @@ func (s *Store) normalizeFile(ctx context.Context, ts *tableState, f delta.File)
 		return false, err
 	}
 	sch := ts.sch()
-	rec, err := s.opts.ReadFile(ctx, sch, store.LocalPath(f.Path), f, deleted)
+	rec, err := delta.ReadFileByName(ctx, store, sch, f.Path, deleted)
 	if err != nil {
 		return false, err
 	}

@@ -211,10 +211,8 @@ func rowsBefore(times *array.Timestamp, base, cut int64) []int64 {
 }
 
 // fileRowsBefore is the positions of data file f's rows before cut that
-// its deletion vector does not delete already. A file of another writer
-// is read by the FileReader, which numbers rows by position only when
-// none is deleted: such a file with a deletion vector is not read, and
-// stays until compaction has rewritten it in tsdb's layout.
+// its deletion vector does not delete already; a file of another writer
+// is read by its columns' names.
 func (s *Store) fileRowsBefore(ctx context.Context, ts *tableState, f delta.File, cut int64) ([]int64, error) {
 	if cause := ts.isDamaged(f.Path); cause != nil {
 		return nil, &UnavailableError{Table: ts.sch().Name, File: f.Path, Err: cause}
@@ -231,11 +229,9 @@ func (s *Store) fileRowsBefore(ctx context.Context, ts *tableState, f delta.File
 	if delta.OwnLayout(f) {
 		recs, err = delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
 	} else {
-		if s.opts.ReadFile == nil || dv.Len() > 0 {
-			return nil, nil
-		}
+		// Every row, so that positions are the file's.
 		var rec arrow.RecordBatch
-		rec, err = s.opts.ReadFile(ctx, ts.sch(), store.LocalPath(f.Path), f, delta.RowSet{})
+		rec, err = delta.ReadFileByName(ctx, store, ts.sch(), f.Path, delta.RowSet{})
 		recs = []arrow.RecordBatch{rec}
 	}
 	if err != nil {

@@ -90,11 +90,6 @@ type Options struct {
 	ScrubInterval time.Duration
 	// FlushConcurrency is how many tables flush at once.
 	FlushConcurrency int
-	// ReadFile reads any data file of a table as the table's rows (by
-	// column name, without rows a deletion vector deletes): compaction
-	// rewrites other writers' files and files with deletion vectors in
-	// tsdb's layout with it. Without it they stay as they are.
-	ReadFile FileReader
 	// ExpireTxns lets checkpoints leave settled bucket txns out
 	// (txnExpired). The server turns it on. With the segment WAL the
 	// crash loop showed duplicated rows with it in about one run of four

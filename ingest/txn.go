@@ -498,9 +498,8 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 }
 
 // keptRows reads data file f of the table without the rows at the given
-// (ascending) positions and those its deletion vector deletes. Files of
-// tsdb's layout are read by storage; another writer's, whose columns are
-// matched by name, by the FileReader the server gives (the engine's).
+// (ascending) positions and those its deletion vector deletes; another
+// writer's file by its columns' names (delta.ReadFileByName).
 func (s *Store) keptRows(ctx context.Context, ts *tableState, f delta.File, rows []int64) (arrow.RecordBatch, error) {
 	store := ts.delta.Store()
 	dvRows, err := ts.deletedRows(ctx, f)
@@ -517,14 +516,17 @@ func (s *Store) keptRows(ctx context.Context, ts *tableState, f delta.File, rows
 		return b.NewRecordBatch(), nil
 	}
 	if !delta.OwnLayout(f) {
-		if s.opts.ReadFile == nil {
-			return nil, fmt.Errorf("ingest: %s is another writer's file: deleting rows of it needs a file reader", f.Path)
-		}
 		set := make([]uint64, len(gone))
 		for i, r := range gone {
 			set[i] = uint64(r)
 		}
-		return s.opts.ReadFile(ctx, ts.sch(), store.LocalPath(f.Path), f, delta.NewRowSet(set...))
+		rec, err := delta.ReadFileByName(ctx, store, ts.sch(), f.Path, delta.NewRowSet(set...))
+		var fe *delta.ForeignFileError
+		if errors.As(err, &fe) {
+			return nil, &Error{Kind: KindUnsupported, Msg: fmt.Sprintf("cannot rewrite another writer's data file of table %s: %v", ts.sch().Name, err),
+				Hint: "Change the rows of that file with the writer that wrote it; the file stays as it is.", Err: err}
+		}
+		return rec, err
 	}
 	in, err := delta.ReadDataFile(ctx, store, ts.sch(), f.Path)
 	if err != nil {
@@ -533,10 +535,6 @@ func (s *Store) keptRows(ctx context.Context, ts *tableState, f delta.File, rows
 	defer arrowutil.ReleaseAll(in)
 	return withoutRowsOf(ts.sch().ArrowSchema(), in, gone)
 }
-
-// FileReader reads data file f of table t, readable at path, as the
-// table's rows without those deleted (a deletion vector's).
-type FileReader func(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error)
 
 func (ts *tableState) addPendingDML(seq uint64) {
 	ts.schedMu.Lock()

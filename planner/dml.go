@@ -2,14 +2,10 @@ package planner
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
-	"tsdb/delta"
-	"tsdb/internal/schema"
 	"tsdb/internal/sqlerr"
 )
 
@@ -56,20 +52,4 @@ func (s *Session) truncate(ctx context.Context, st *pg_query.TruncateStmt) (*Res
 		}
 	}
 	return &Result{Tag: "TRUNCATE TABLE"}, nil
-}
-
-// ReadFile implements ingest.FileReader: the rows of data file f of table
-// t, read by position or by name as the table's views read it, without
-// the deleted rows.
-func (e *Engine) ReadFile(ctx context.Context, t schema.Table, path string, f delta.File, deleted delta.RowSet) (arrow.RecordBatch, error) {
-	conn, err := e.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	list, err := e.layouts.fileList(ctx, conn, t, path, f)
-	if err != nil {
-		return nil, err
-	}
-	return scanRecord(ctx, conn, t, fmt.Sprintf("SELECT %s FROM (%s)", list, fileSource(path, deleted)))
 }

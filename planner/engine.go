@@ -202,9 +202,8 @@ func driverConnection(ctx context.Context, conn *sql.Conn) (bindings.Connection,
 	return raw, err
 }
 
-// Engine is the embedded, sandboxed DuckDB. The server makes it before it
-// opens the store so that storage can read other writers' data files as
-// the views read them (ReadFile); nothing else of storage needs it.
+// Engine is the embedded, sandboxed DuckDB that answers queries. Storage
+// does not use it: the server opens the store first.
 type Engine struct {
 	db     *sql.DB
 	opts   EngineOptions

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -482,6 +483,65 @@ func TestForeignFilesReadByName(t *testing.T) {
 	agree("after tsdb's DELETE", 90-10-6-2)
 	execAll(t, c, "UPDATE f SET host = 'moved' WHERE v % 7 = 0")
 	agree("after tsdb's UPDATE", 72)
+}
+
+// Another writer's file that holds a column in an encoding tsdb would
+// have to convert with a possible change of value (a number stored as
+// text) is queried as the engine reads it, but never rewritten: a DELETE
+// of its rows is refused with 0A000 and changes nothing, VACUUM leaves the
+// file as it is, and the rest of the table works.
+func TestForeignFileNotRewrittenWithLoss(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, []string{"--compact-interval", "-1s", "--refresh-interval", "50ms"})
+	ctx := context.Background()
+	c := s.connect(ctx)
+	defer c.Close(ctx)
+	execAll(t, c, "CREATE TABLE g (time TIMESTAMPTZ NOT NULL, v BIGINT)",
+		"INSERT INTO g VALUES ('2026-12-01 00:00:00+00', 1), ('2026-12-01 00:00:01+00', 2)", "CHECKPOINT")
+	table, _ := filepath.Abs(filepath.Join(dir, "tables", "g"))
+	store, err := delta.NewLocalStore(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	for g := int64(1); g <= 3; g++ {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC).UnixMicro() + g))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprint(100 + g))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	add := putForeignFile(t, store, "part-00000-text-numbers.parquet", rec, "", parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties())
+	commitAsOtherWriter(t, table, delta.Action{Add: &add})
+	sum := func() (n, total int64) {
+		t.Helper()
+		if err := c.QueryRow(ctx, "SELECT count(*), sum(v) FROM g").Scan(&n, &total); err != nil {
+			t.Fatal(err)
+		}
+		return n, total
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n, _ := sum(); n != 5; n, _ = sum() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the other writer's rows did not appear: %d rows", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wantSQLState(t, c, "DELETE FROM g WHERE v = 102", "0A000")
+	execAll(t, c, "VACUUM g")
+	if n, total := sum(); n != 5 || total != 1+2+101+102+103 {
+		t.Fatalf("after the refused DELETE and VACUUM: %d rows, sum %d", n, total)
+	}
+	if !slices.ContainsFunc(liveFiles(t, table).Files, func(f delta.File) bool { return f.Path == add.Path }) {
+		t.Fatal("VACUUM rewrote or removed the other writer's file")
+	}
+	execAll(t, c, "DELETE FROM g WHERE v = 2")
+	if n, total := sum(); n != 4 || total != 1+101+102+103 {
+		t.Fatalf("after a DELETE of tsdb's own file: %d rows, sum %d", n, total)
+	}
 }
 
 // chDB's own Delta writer (delta-kernel-rs) appends to a table tsdb

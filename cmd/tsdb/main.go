@@ -204,30 +204,6 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	// The sessions, known to the wire layer and to the SQL layer
 	// (pg_cancel_backend).
 	backends := backend.New()
-	// The engine comes first only for what storage may need of it while
-	// it opens: reading other writers' files by name, as the tables'
-	// views read them (a logged DELETE of such a file's rows rewrites it
-	// at replay). Entries of tsdb's own files replay without it.
-	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
-		TablesDir:     engineDir,
-		Threads:       cfg.EngineThreads,
-		MemoryLimit:   cfg.EngineMemory,
-		ReaperTimeout: cfg.ReaperTimeout,
-		// Spills stay inside the data directory, not the working directory.
-		TempDir:              filepath.Join(dataDir, "engine-tmp"),
-		StatementMemoryLimit: cfg.StatementMemory,
-		// Each session holds one engine connection and may briefly take a
-		// second (DML); the rest serve flushes, replay and the reaper.
-		Connections: 2*cfg.MaxConnections + 16,
-		Limits: planner.Limits{MaxStatementBytes: int(cfg.MaxStatementSize), MaxStatementTokens: cfg.MaxStatementTokens,
-			MaxPreparedStatements: cfg.MaxPrepared},
-		Registerer: reg,
-		Backends:   backends,
-	}, logger.With("component", "engine"))
-	if err != nil {
-		return err
-	}
-	defer engine.Close()
 	store, err := ingest.Open(ctx, ingest.Options{
 		DataDir: dataDir,
 		// Checkpoints leave out settled bucket txns, which otherwise pile
@@ -255,7 +231,6 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		SoftMemoryLimit:      cfg.SoftMemoryLimit,
 		MaxWALLag:            cfg.MaxWALLag,
 		WriteTimeout:         cfg.WriteTimeout,
-		ReadFile:             engine.ReadFile,
 		Faults:               faults,
 		Logger:               logger.With("component", "ingest"),
 		Registerer:           reg,
@@ -268,6 +243,29 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer cancel()
 		return store.Close(sctx)
 	}
+	// The SQL engine comes after storage: storage opens, replays its WAL
+	// and reads other writers' files without it.
+	engine, err := planner.NewEngine(ctx, planner.EngineOptions{
+		TablesDir:     engineDir,
+		Threads:       cfg.EngineThreads,
+		MemoryLimit:   cfg.EngineMemory,
+		ReaperTimeout: cfg.ReaperTimeout,
+		// Spills stay inside the data directory, not the working directory.
+		TempDir:              filepath.Join(dataDir, "engine-tmp"),
+		StatementMemoryLimit: cfg.StatementMemory,
+		// Each session holds one engine connection and may briefly take a
+		// second (DML); the rest serve flushes, replay and the reaper.
+		Connections: 2*cfg.MaxConnections + 16,
+		Limits: planner.Limits{MaxStatementBytes: int(cfg.MaxStatementSize), MaxStatementTokens: cfg.MaxStatementTokens,
+			MaxPreparedStatements: cfg.MaxPrepared},
+		Registerer: reg,
+		Backends:   backends,
+	}, logger.With("component", "engine"))
+	if err != nil {
+		shutdownStore()
+		return err
+	}
+	defer engine.Close()
 	pl, err := planner.New(ctx, engine, store, roles, viewStore, logger.With("component", "planner"))
 	if err != nil {
 		shutdownStore()
