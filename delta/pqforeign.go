@@ -28,11 +28,14 @@ import (
 // integers narrower than the column, strings without the UTF8 annotation,
 // decimals of a wider precision. ReadFileByName reads such a file as the
 // table's rows with parquet-go, converting each value exactly as the
-// engine's views read the file (planner/layout.go: a timestamp's number
-// of microseconds, whatever its zone flag; nanoseconds cut toward zero as
-// the engine's cast does); what the engine would convert with loss or
-// could refuse (a double into a real, a number stored as text) is refused
-// here, so that a rewrite never changes a value a query showed.
+// engine's views read the file (planner/layout.go): a timestamp's number
+// of microseconds, whatever its zone flag; an INT64 timestamp's
+// nanoseconds rounded half away from zero and an INT96's cut, as the
+// engine reads them (planner's TestForeignFilesReadAlikeByStorageAndEngine
+// holds the two readers to the same rows). What the engine would convert
+// with loss or could refuse (a double into a real, a number stored as
+// text, bytes read as escaped text) is refused here, so that a rewrite
+// never changes a value a query showed.
 
 // ForeignFileError says a column of another writer's data file cannot be
 // read as the table's column without changing a value: an encoding the
@@ -73,7 +76,10 @@ func ReadFileByName(ctx context.Context, store Store, t schema.Table, path strin
 	convs := make([]valueConv, len(t.Columns))
 	for i, c := range t.Columns {
 		leaf[i] = -1
-		lc, ok := lookupColumn(f.Schema(), c.FileName())
+		lc, ok, err := lookupColumn(f.Schema(), c.FileName())
+		if err != nil {
+			return nil, &ForeignFileError{Path: path, Column: c.Name, Err: err}
+		}
 		if !ok {
 			if c.NotNull {
 				return nil, &ForeignFileError{Path: path, Column: c.Name, Err: errors.New("the file has no such column, which the table requires")}
@@ -149,6 +155,9 @@ func ReadFileByName(ctx context.Context, store Store, t schema.Table, path strin
 					}
 					parquet.Release(p)
 				}
+				if row != base+n {
+					return fmt.Errorf("%d values for a row group of %d rows", row-base, n)
+				}
 				return nil
 			}()
 			var fe *ForeignFileError
@@ -166,22 +175,31 @@ func ReadFileByName(ctx context.Context, store Store, t schema.Table, path strin
 
 // lookupColumn finds the top-level column name of a file's schema: by the
 // exact name, else ignoring case (Spark's names are case-insensitive), as
-// the views match them.
-func lookupColumn(s *parquet.Schema, name string) (parquet.LeafColumn, bool) {
-	if lc, ok := s.Lookup(name); ok {
-		return lc, true
-	}
+// the views match them. Two columns whose names differ only in case are
+// refused: the engine renames one of them, and which one the views read
+// is not for storage to guess.
+func lookupColumn(s *parquet.Schema, name string) (parquet.LeafColumn, bool, error) {
+	var match string
+	n := 0
 	for _, f := range s.Fields() {
 		if strings.EqualFold(f.Name(), name) {
-			lc, ok := s.Lookup(f.Name())
-			if !ok {
-				// A group: no leaf of that path.
-				return parquet.LeafColumn{Path: []string{f.Name()}}, true
-			}
-			return lc, true
+			match = f.Name()
+			n++
 		}
 	}
-	return parquet.LeafColumn{}, false
+	switch n {
+	case 0:
+		return parquet.LeafColumn{}, false, nil
+	case 1:
+	default:
+		return parquet.LeafColumn{}, false, fmt.Errorf("%d columns named %q but for case", n, name)
+	}
+	lc, ok := s.Lookup(match)
+	if !ok {
+		// A group: no leaf of that path.
+		return parquet.LeafColumn{Path: []string{match}}, true, nil
+	}
+	return lc, true, nil
 }
 
 // valueConv appends a non-NULL file value to a column's builder.
@@ -272,26 +290,30 @@ func foreignConv(c schema.Column, typ parquet.Type) (valueConv, error) {
 		if kind != parquet.Int64 {
 			return refuse()
 		}
-		var scale func(int64) int64
+		var scale func(int64) (int64, bool)
 		if ts, ok := logical.(*format.TimestampType); ok {
 			switch ts.Unit.Value.(type) {
 			case *format.MilliSeconds:
-				scale = func(x int64) int64 { return x * 1000 }
+				scale = millisToMicros
 			case *format.MicroSeconds:
-				scale = func(x int64) int64 { return x }
+				scale = micros
 			case *format.NanoSeconds:
 				scale = nanosToMicros
 			}
 		} else if logical == nil && converted == deprecated.TimestampMillis {
-			scale = func(x int64) int64 { return x * 1000 }
+			scale = millisToMicros
 		} else if logical == nil && converted == deprecated.TimestampMicros {
-			scale = func(x int64) int64 { return x }
+			scale = micros
 		}
 		if scale == nil {
 			return refuse()
 		}
 		return func(b array.Builder, v parquet.Value) error {
-			b.(*array.TimestampBuilder).Append(arrow.Timestamp(scale(v.Int64())))
+			x, ok := scale(v.Int64())
+			if !ok {
+				return fmt.Errorf("timestamp %d is out of range", v.Int64())
+			}
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(x))
 			return nil
 		}, nil
 	case schema.Int64, schema.Int32, schema.Int16:
@@ -387,7 +409,10 @@ func foreignConv(c schema.Column, typ parquet.Type) (valueConv, error) {
 			return nil
 		}, nil
 	case schema.Bytea:
-		if kind != parquet.ByteArray {
+		// Only bytes without an annotation: the engine reads an
+		// annotated string as text, and its cast to bytea reads \x
+		// escapes in it.
+		if kind != parquet.ByteArray || logical != nil || converted != -1 {
 			return refuse()
 		}
 		return func(b array.Builder, v parquet.Value) error {
@@ -398,10 +423,33 @@ func foreignConv(c schema.Column, typ parquet.Type) (valueConv, error) {
 		if kind != parquet.ByteArray {
 			return refuse()
 		}
+		// Strings, with or without their annotation. Without one the
+		// engine reads bytes: a text column decodes them, which other
+		// types' casts do not (they would show escapes), so for those
+		// only ASCII passes.
+		plain := logical == nil && converted == -1
+		switch logical.(type) {
+		case nil, *format.StringType, *format.EnumType, *format.JsonType:
+		default:
+			return refuse()
+		}
+		switch converted {
+		case -1, deprecated.UTF8, deprecated.Enum, deprecated.Json:
+		default:
+			return refuse()
+		}
+		asciiOnly := plain && c.Type != schema.Text
 		return func(b array.Builder, v parquet.Value) error {
 			s := v.ByteArray()
 			if !utf8.Valid(s) {
 				return errors.New("a string that is not UTF-8")
+			}
+			if asciiOnly {
+				for _, x := range s {
+					if x >= utf8.RuneSelf {
+						return errors.New("bytes beyond ASCII in a string without the UTF8 annotation")
+					}
+				}
 			}
 			if iv, ok := b.(*array.MonthDayNanoIntervalBuilder); ok {
 				x, err := schema.ParseIntervalText(string(s))
@@ -421,12 +469,23 @@ func foreignConv(c schema.Column, typ parquet.Type) (valueConv, error) {
 // nanosToMicros rounds nanoseconds to microseconds half away from zero, as
 // the engine reads an INT64 nanosecond timestamp (1500 ns is 2 µs, -1500
 // ns -2 µs).
-func nanosToMicros(x int64) int64 {
+func nanosToMicros(x int64) (int64, bool) {
 	if x >= 0 {
-		return (x + 500) / 1000
+		return x/1000 + (x%1000+500)/1000, true
 	}
-	return (x - 500) / 1000
+	return x/1000 - (-(x%1000)+500)/1000, true
 }
+
+// millisToMicros is x milliseconds in microseconds, false when that
+// overflows (the engine refuses such a value).
+func millisToMicros(x int64) (int64, bool) {
+	if x > math.MaxInt64/1000 || x < math.MinInt64/1000 {
+		return 0, false
+	}
+	return x * 1000, true
+}
+
+func micros(x int64) (int64, bool) { return x, true }
 
 // julianUnixEpoch is the Julian day number of 1970-01-01.
 const julianUnixEpoch = 2_440_588

@@ -3,7 +3,6 @@ package delta
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"tsdb/internal/otherwriter"
 	"tsdb/internal/schema"
 )
 
@@ -29,25 +27,11 @@ func foreignRecord(fields []arrow.Field, fill ...func(b array.Builder)) arrow.Re
 	return b.NewRecordBatch()
 }
 
-// writeForeignFile writes rec as another writer would, with arrow-go's
-// Parquet writer (INT96 timestamps if int96), and returns its path.
+// writeForeignFile writes rec into store as another writer would and
+// returns its path.
 func writeForeignFile(t *testing.T, store *LocalStore, name string, rec arrow.RecordBatch, int96 bool) string {
 	t.Helper()
-	f, err := os.Create(store.LocalPath(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithVersion(parquet.V2_6)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(int96)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	otherwriter.WriteFile(t, store.LocalPath(name), rec, int96)
 	return name
 }
 
@@ -225,9 +209,22 @@ func TestReadFileByNameRefuses(t *testing.T) {
 		{"a required column missing", schema.Column{Name: "v", Type: schema.Int64, NotNull: true},
 			arrow.Field{Name: "other", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			func(b array.Builder) { b.(*array.Int64Builder).Append(1) }, "column v: the file has no such column"},
+		{"bytea from an annotated string", schema.Column{Name: "v", Type: schema.Bytea},
+			arrow.Field{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+			func(b array.Builder) { b.(*array.StringBuilder).Append(`\x41`) }, "column v: stored as"},
+		{"bit string of bytes beyond ASCII", schema.Column{Name: "v", Type: schema.Bit},
+			arrow.Field{Name: "v", Type: arrow.BinaryTypes.Binary, Nullable: true},
+			func(b array.Builder) { b.(*array.BinaryBuilder).Append([]byte("é")) }, "beyond ASCII"},
+		{"two columns but for case", schema.Column{Name: "v", Type: schema.Int64},
+			arrow.Field{Name: "V", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			func(b array.Builder) { b.(*array.Int64Builder).Append(1) }, "2 columns named"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := foreignRecord([]arrow.Field{{Name: "time", Type: usUTC}, tc.field}, now, tc.fill)
+			fields, fill := []arrow.Field{{Name: "time", Type: usUTC}, tc.field}, []func(array.Builder){now, tc.fill}
+			if tc.field.Name == "V" {
+				fields, fill = append(fields, arrow.Field{Name: "v", Type: tc.field.Type, Nullable: true}), append(fill, tc.fill)
+			}
+			rec := foreignRecord(fields, fill...)
 			defer rec.Release()
 			path := writeForeignFile(t, store, strings.ReplaceAll(tc.name, " ", "_")+".parquet", rec, false)
 			got, err := ReadFileByName(ctx, store, foreignTable(t, tc.col), path, RowSet{})

@@ -102,13 +102,23 @@ func (s *Store) Compact(ctx context.Context, name string) (CompactResult, error)
 	// Files of other layouts and files with deletion vectors are
 	// rewritten in tsdb's first (one each), so that they merge.
 	for _, f := range snap.Files {
-		if ts.isDamaged(f.Path) != nil || (f.DeletionVector == nil && delta.OwnLayout(f)) || f.Size > s.opts.TargetFileSize {
+		if ts.isDamaged(f.Path) != nil || (f.DeletionVector == nil && delta.OwnLayout(f)) || f.Size > s.opts.TargetFileSize || ts.unconvertible[f.Path] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		rewritten, err := s.normalizeFile(ctx, ts, f)
+		var fe *delta.ForeignFileError
+		if errors.As(err, &fe) {
+			// Data files never change: not read again.
+			if ts.unconvertible == nil {
+				ts.unconvertible = map[string]bool{}
+			}
+			ts.unconvertible[f.Path] = true
+			s.logger.Warn("another writer's file stays as it is: it cannot be rewritten in tsdb's layout without changing a value", "table", name, "file", f.Path, "err", err)
+			continue
+		}
 		if err != nil {
 			s.metrics.compactionErrors.Inc()
 			s.logger.Warn("rewriting another writer's file in tsdb's layout failed; the file stays as it is", "table", name, "file", f.Path, "err", err)

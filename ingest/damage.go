@@ -47,7 +47,8 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string {
 	var td *TextDMLError
-	if e.Unsupported() || errors.As(e.Err, &td) {
+	var fe *delta.ForeignFileError
+	if e.Unsupported() || errors.As(e.Err, &td) || errors.As(e.Err, &fe) {
 		return fmt.Sprintf("table %q is unavailable: %v", e.Table, e.Err)
 	}
 	return fmt.Sprintf("table %q is unavailable: %s is damaged: %v", e.Table, e.File, e.Err)

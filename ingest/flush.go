@@ -89,6 +89,7 @@ func (s *Store) scheduleFlushes(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				s.logger.Error("flush failed; rows stay in the WAL and MemBuffer, will retry", "table", ts.sch().Name, "err", err, "retry_in", ts.backoff().String())
 			}
+			s.reclaimWAL(ctx)
 		}()
 	}
 }
@@ -254,7 +255,17 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 	for range states {
 		<-done
 	}
+	s.reclaimWAL(ctx)
 	return errors.Join(errs...)
+}
+
+// reclaimWAL gives back the WAL's disk space of what the flushes deleted
+// once a value-log file's worth is garbage. Called after a flush, outside
+// the table's locks: no statement waits for it.
+func (s *Store) reclaimWAL(ctx context.Context) {
+	if err := s.wal.ReclaimIfDue(ctx); err != nil && ctx.Err() == nil {
+		s.logger.Warn("cannot reclaim the WAL's disk space of flushed entries; the WAL retries", "err", err)
+	}
 }
 
 // flushTable seals the picked buckets and flushes every sealed bucket of the

@@ -152,16 +152,28 @@ func (s *Store) replayTextDML(seq uint64, p []byte, stale *[]uint64, held *int) 
 		*stale = append(*stale, seq)
 		return nil
 	}
+	s.outOfService(ts, &UnavailableError{Table: e.table, File: "wal", Err: &TextDMLError{Seq: seq, Op: e.op}, Whole: true}, held)
+	*held++
+	return nil
+}
+
+// outOfService takes a table replay cannot bring back as it was out of
+// service until a start that can: its buffered rows are dropped (their
+// entries stay in the WAL, counted in held), later entries of it are held
+// as they come, and every statement on it gets ue. Other tables replay and
+// serve as usual.
+func (s *Store) outOfService(ts *tableState, ue *UnavailableError, held *int) {
+	name := ts.sch().Name
+	batches, _ := s.buf.Snapshot(name)
 	for _, b := range batches {
 		s.walLag.Add(-b.WALBytes)
 	}
-	s.buf.DropTable(e.table)
+	*held += len(batches)
+	s.buf.DropTable(name)
 	s.mu.Lock()
-	delete(s.tables, e.table)
-	s.markUnavailable(&UnavailableError{Table: e.table, File: "wal", Err: &TextDMLError{Seq: seq, Op: e.op}, Whole: true})
+	delete(s.tables, name)
+	s.markUnavailable(ue)
 	s.mu.Unlock()
-	*held++
-	return nil
 }
 
 // heldFileRows are a table's kindFileRows records replay holds for the

@@ -182,6 +182,14 @@ func (s *Store) deleteExpiredRows(ctx context.Context, name string, cut int64) (
 			continue
 		}
 		rows, err := s.fileRowsBefore(ctx, ts, f, cut)
+		var fe *delta.ForeignFileError
+		if errors.As(err, &fe) {
+			// Another writer's file that cannot be rewritten without
+			// changing a value keeps its expired rows; the rest of the
+			// table's go.
+			s.logger.Warn("retention leaves another writer's file as it is: it cannot be rewritten without changing a value", "table", sch.Name, "file", f.Path, "err", err)
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -243,6 +243,10 @@ type tableState struct {
 
 	flushMu   tableLock  // the table's write lock: see tableLock
 	compactMu sync.Mutex // one compaction of the table at a time
+	// unconvertible are other writers' files compaction found it cannot
+	// rewrite without changing a value (delta.ForeignFileError); guarded
+	// by compactMu.
+	unconvertible map[string]bool
 	// plainMu orders plain writes (INSERT, COPY, line protocol into a
 	// table without dedup_keys, which take no table lock) against a
 	// change of the table's point identity: they hold it for reading

@@ -662,7 +662,25 @@ func (s *Store) replayDeletes(ctx context.Context, seq uint64, p []byte, stale *
 	}
 	ts.flushMu.Unlock()
 	if err != nil {
-		return fmt.Errorf("wal entry %d: replay a transaction's deletes: %w", seq, err)
+		// A file the entry rewrites is damaged, or is another writer's
+		// that cannot be rewritten without changing a value: without
+		// the entry the table's rows are not what was acknowledged, so
+		// it waits out of service, its entries kept, while the others
+		// serve.
+		var fe *delta.ForeignFileError
+		var ue *UnavailableError
+		switch {
+		case errors.As(err, &fe):
+			ue = &UnavailableError{Table: e.table, File: fe.Path, Err: fmt.Errorf("WAL entry %d deletes rows of this file of another writer, which cannot be rewritten: %w", seq, fe), Whole: true}
+		case errors.As(err, &ue):
+			ue = &UnavailableError{Table: e.table, File: ue.File, Err: fmt.Errorf("WAL entry %d deletes rows of it: %w", seq, ue.Err), Whole: true}
+		default:
+			return fmt.Errorf("wal entry %d: replay a transaction's deletes: %w", seq, err)
+		}
+		s.logger.Error("a logged DELETE/UPDATE cannot be replayed: its table is out of service", "seq", seq, "err", err)
+		s.outOfService(ts, ue, held)
+		*held += 1 + len(h.seqs)
+		return nil
 	}
 	for _, q := range h.seqs {
 		ts.addPendingDML(q)

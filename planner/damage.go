@@ -44,7 +44,12 @@ func unavailableError(err error) error {
 		// object_not_in_prerequisite_state: nothing is damaged; the table
 		// waits for the release that can redo the statement.
 		return &sqlerr.Error{Code: "55000", Message: ue.Error(),
-			Hint: "Start the tsdb release that wrote this data directory on it once and stop it cleanly (its shutdown flushes the statement into the table), then start this one; or give the table up with DROP TABLE. Other tables are not affected.", Err: err}
+			Hint: "Stop this release cleanly, start the tsdb release that wrote the entry on this data directory once and stop it cleanly (its shutdown flushes the statement into the table), then start this one; or give the table up with DROP TABLE. Other tables are not affected.", Err: err}
+	}
+	var fe *delta.ForeignFileError
+	if errors.As(ue, &fe) {
+		return &sqlerr.Error{Code: "55000", Message: ue.Error(),
+			Hint: "Rewrite or remove that file with the writer that wrote it and restart tsdb (the table's WAL entries are kept), or give the table up with DROP TABLE. Other tables are not affected.", Err: err}
 	}
 	if ue.Unsupported() {
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: ue.Error(), Hint: "Another Delta writer gave the table this; read it with that writer. Other tables are not affected.", Err: err}

@@ -3,7 +3,6 @@ package planner
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"tsdb/delta"
+	"tsdb/internal/otherwriter"
 	"tsdb/internal/schema"
 )
 
@@ -132,21 +130,7 @@ func TestForeignFilesReadAlikeByStorageAndEngine(t *testing.T) {
 			defer rec.Release()
 			name := strings.NewReplacer(" ", "_", ":", "", ",", "", "'", "").Replace(tc.name) + ".parquet"
 			path := store.LocalPath(name)
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithVersion(parquet.V2_6)),
-				pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(tc.int96)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			otherwriter.WriteFile(t, path, rec, tc.int96)
 
 			l, err := engine.layouts.layout(ctx, conn, path)
 			if err != nil {

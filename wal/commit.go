@@ -467,10 +467,9 @@ func (w *WAL) apply(g *groupWrite) {
 		delete(w.commits, stage)
 	}
 	w.metrics.deletes.Add(float64(len(g.deleted)))
-	if w.deletedBytes >= w.vlogBytes && len(g.deleted) == 0 {
-		// A file's worth of aborted parts is garbage: give it back now
-		// rather than at the next tick. (A Delete reclaims before it
-		// returns.)
+	if w.deletedBytes >= w.vlogBytes {
+		// A file's worth is garbage: give it back now rather than at
+		// the next tick, so that the disk follows a flush closely.
 		select {
 		case w.reclaimNow <- struct{}{}:
 		default:

@@ -18,9 +18,8 @@ import (
 const gcDiscardRatio = 0.5
 
 // reclaimLoop reclaims the disk space of deleted entries every interval,
-// and as soon as a value-log file's worth of an aborted stage's parts was
-// dropped (Delete reclaims for itself), until ctx (the WAL's, cancelled by
-// Close) ends.
+// and as soon as a value-log file's worth was deleted, until ctx (the
+// WAL's, cancelled by Close) ends.
 func (w *WAL) reclaimLoop(ctx context.Context, interval time.Duration) {
 	defer close(w.reclaimDone)
 	t := time.NewTicker(interval)
@@ -32,10 +31,28 @@ func (w *WAL) reclaimLoop(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		case <-w.reclaimNow:
 		}
-		if err := w.Reclaim(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := w.Reclaim(ctx); err != nil && ctx.Err() == nil {
 			w.logger.Warn("wal: reclaiming disk space of deleted entries failed; retrying", "err", err)
 		}
 	}
+}
+
+// ReclaimIfDue reclaims now when a value-log file's worth of entries was
+// deleted since the last reclaim, and returns once the space is back; a
+// reclaim the loop is running is waited for. The flusher calls it after a
+// flush's deletion, outside its table's locks: the WAL's disk then
+// follows what is unflushed (at most twice it over a simulated day,
+// TestDiskFollowsUnflushed) instead of lagging by the loop's interval.
+func (w *WAL) ReclaimIfDue(ctx context.Context) error {
+	w.reclaimMu.Lock()
+	defer w.reclaimMu.Unlock()
+	w.mu.Lock()
+	due := w.deletedBytes >= w.vlogBytes
+	w.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return w.reclaim(ctx)
 }
 
 // Reclaim gives back the disk space of entries deleted since the last
@@ -48,18 +65,28 @@ func (w *WAL) reclaimLoop(ctx context.Context, interval time.Duration) {
 func (w *WAL) Reclaim(ctx context.Context) error {
 	w.reclaimMu.Lock()
 	defer w.reclaimMu.Unlock()
+	return w.reclaim(ctx)
+}
+
+// reclaim is Reclaim with reclaimMu held. What it could not finish stays
+// counted, so that the next reclaim runs.
+func (w *WAL) reclaim(ctx context.Context) (err error) {
 	w.mu.Lock()
-	deleted := w.deletedBytes
+	deleted, closed := w.deletedBytes, w.closed
 	w.deletedBytes = 0
 	w.mu.Unlock()
 	defer func() { w.metrics.diskBytes.Set(float64(w.diskUsage())) }()
-	if deleted == 0 {
+	if deleted == 0 || closed {
 		return nil
 	}
+	defer func() {
+		if err != nil {
+			w.mu.Lock()
+			w.deletedBytes += deleted
+			w.mu.Unlock()
+		}
+	}()
 	if err := w.flushMemtable(); err != nil {
-		w.mu.Lock()
-		w.deletedBytes += deleted
-		w.mu.Unlock()
 		return err
 	}
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {

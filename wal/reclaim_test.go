@@ -152,9 +152,10 @@ func TestLargeEntriesAreChunked(t *testing.T) {
 	}
 }
 
-// Deleting a value-log file's worth gives the space back before Delete
-// returns, without the reclaim loop.
-func TestLargeDeletionReclaimsBeforeReturning(t *testing.T) {
+// After deleting a value-log file's worth, ReclaimIfDue gives the space
+// back before it returns, without the reclaim loop; with less deleted it
+// does nothing.
+func TestReclaimIfDue(t *testing.T) {
 	ctx := context.Background()
 	w, err := Open(ctx, t.TempDir(), Options{ReclaimInterval: -1, ValueLogFileBytes: 8 << 20})
 	if err != nil {
@@ -171,7 +172,19 @@ func TestLargeDeletionReclaimsBeforeReturning(t *testing.T) {
 		seqs = append(seqs, s)
 	}
 	before := w.DiskBytes()
-	if err := w.Delete(ctx, seqs); err != nil {
+	if err := w.Delete(ctx, seqs[:4]); err != nil { // 1 MiB
+		t.Fatal(err)
+	}
+	if err := w.ReclaimIfDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.deletedBytes == 0 {
+		t.Fatal("a reclaim ran for less than a value-log file deleted")
+	}
+	if err := w.Delete(ctx, seqs[4:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ReclaimIfDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if after := w.DiskBytes(); after > before/2 {
@@ -183,7 +196,8 @@ func TestLargeDeletionReclaimsBeforeReturning(t *testing.T) {
 // hour deleted half-way through the next (a time bucket and its flush),
 // the log's files never take more than twice the bytes not yet deleted,
 // sampled after every append and deletion, with the default file size and
-// no reclaim loop (Delete's own reclaim is what keeps the bound).
+// no reclaim loop: ReclaimIfDue after each deletion, as the flusher calls
+// it, keeps the bound.
 func TestDiskFollowsUnflushed(t *testing.T) {
 	ctx := context.Background()
 	w, err := Open(ctx, t.TempDir(), Options{ReclaimInterval: -1})
@@ -211,6 +225,9 @@ func TestDiskFollowsUnflushed(t *testing.T) {
 			unflushed += int64(len(payload))
 			if i == perHour/2 && len(prev) > 0 {
 				if err := w.Delete(ctx, prev); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.ReclaimIfDue(ctx); err != nil {
 					t.Fatal(err)
 				}
 				unflushed -= int64(len(prev)) * int64(len(payload))

@@ -27,8 +27,9 @@
 // LSM compaction meets a deletion with the value it deletes. A WAL's keys
 // are few and tiny, so its memtable would almost never fill and nothing
 // would ever be reclaimed. Reclaim (reclaim.go) therefore flushes the
-// memtable after deletions and then runs the GC: a Delete of a value-log
-// file's worth before it returns, the reclaim loop for the rest.
+// memtable after deletions and then runs the GC: the reclaim loop on its
+// interval and when a file's worth was deleted, and ReclaimIfDue for a
+// caller (the flusher) that wants the space back before it goes on.
 package wal
 
 import (
@@ -55,9 +56,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the WAL's metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// ReclaimInterval is how often disk space of deleted entries is
-	// reclaimed (see reclaim.go). Zero means ten seconds; negative turns
-	// reclaiming off (tests).
+	// ReclaimInterval is how often the reclaim loop gives back the disk
+	// space of deleted entries (see reclaim.go). Zero means ten seconds;
+	// negative turns the loop off (tests): only ReclaimIfDue and Reclaim
+	// reclaim then.
 	ReclaimInterval time.Duration
 	// ValueLogFileBytes is the size of one value-log file: the unit in
 	// which GC gives space back, and so the floor of the log's disk use
@@ -102,8 +104,8 @@ type WAL struct {
 	// every transaction (see badgerLogger).
 	syncFailed *atomic.Pointer[string]
 
-	// reclaimMu makes reclaims (the loop's and Delete's) take turns, so
-	// that a Delete that finds one running waits for its result.
+	// reclaimMu makes reclaims (the loop's and ReclaimIfDue's) take
+	// turns, and Close wait for the one running.
 	reclaimMu sync.Mutex
 
 	// writeMu is held by the commit loop while it writes and by the
@@ -359,26 +361,15 @@ func (w *WAL) EnsureNextSeq(seq uint64) error {
 }
 
 // Delete removes entries whose contents are durable elsewhere; it returns
-// once the deletion is synced and, when a value-log file's worth of
-// entries is garbage, once their disk space is given back (see Reclaim):
-// the disk a caller sees after its flush is what is still unflushed, not
-// that plus what the reclaim loop has yet to get to. A reclaim that fails
-// is logged and retried by the loop; the deletion stands. Deleting an
-// entry that does not exist is not an error.
+// once the deletion is synced. Their disk space comes back with the next
+// reclaim: the loop's, woken when a value-log file's worth is garbage, or
+// ReclaimIfDue's. Deleting an entry that does not exist is not an error.
 func (w *WAL) Delete(ctx context.Context, seqs []uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
 	if _, err := w.submit(ctx, &request{op: opDelete, deletes: seqs}); err != nil {
 		return fmt.Errorf("wal: delete %d entries: %w", len(seqs), err)
-	}
-	w.mu.Lock()
-	due := w.deletedBytes >= w.vlogBytes
-	w.mu.Unlock()
-	if due {
-		if err := w.Reclaim(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			w.logger.Warn("wal: reclaiming disk space of deleted entries failed; the reclaim loop retries", "err", err)
-		}
 	}
 	return nil
 }
@@ -401,6 +392,10 @@ func (w *WAL) Close() error {
 		w.cancel()
 	}
 	<-w.reclaimDone
+	// A ReclaimIfDue still running must end before badger closes; later
+	// ones see closed and return.
+	w.reclaimMu.Lock()
+	w.reclaimMu.Unlock()
 	<-w.commitDone
 	// badger's Close flushes its memtable, and retries a failed flush
 	// every second for as long as it fails: with the log's directory

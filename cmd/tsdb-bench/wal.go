@@ -90,8 +90,9 @@ type walDay struct {
 // benchWALDay drives the WAL package as the server does over a day of the
 // data set's ingest rate scaled to hosts: every simulated hour is a time
 // bucket, written as 1,000-row entries of the size tsdb's WAL gives such
-// rows, and each bucket is flushed (its entries deleted) half-way through
-// the next hour, as a bucket closes and its flush follows. The reclaim
+// rows, and each bucket is flushed (its entries deleted, then
+// ReclaimIfDue, as the flusher does) half-way through the next hour, as a
+// bucket closes and its flush follows. The reclaim
 // loop runs on its own schedule, compressed like the day: every 5
 // simulated minutes. Disk use is sampled after every append.
 func benchWALDay(ctx context.Context, logger *slog.Logger, dir string, hosts int, bytesPerRow float64) (*walDay, error) {
@@ -133,6 +134,10 @@ func benchWALDay(ctx context.Context, logger *slog.Logger, dir string, hosts int
 			day.WrittenBytes += int64(entryBytes)
 			if i == perHour/2 && len(prev) > 0 {
 				if err := w.Delete(ctx, prev); err != nil {
+					return nil, err
+				}
+				// As the flusher does after a flush.
+				if err := w.ReclaimIfDue(ctx); err != nil {
 					return nil, err
 				}
 				unflushed -= int64(len(prev)) * int64(entryBytes)

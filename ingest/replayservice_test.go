@@ -4,11 +4,20 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"tsdb/delta"
+	"tsdb/internal/otherwriter"
+	"tsdb/internal/schema"
 	"tsdb/wal"
 )
 
@@ -110,5 +119,85 @@ func TestTextDMLEntryReplay(t *testing.T) {
 				t.Fatalf("WAL keeps entries %v, want %d", kept, tc.kept)
 			}
 		})
+	}
+}
+
+// A logged deletion of rows of another writer's file that cannot be
+// rewritten without changing a value (here a number stored as text) keeps
+// the table out of service at replay, its entries kept, instead of
+// failing the start; other tables open as usual.
+func TestUnrewritableForeignFileAtReplay(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	tbl := cpuTable(t)
+	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
+		t.Fatal(err)
+	}
+	other, err := schema.New("other", tbl.Columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTable(ctx, other, false); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.Insert(ctx, "other", rows(other, base)); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.state("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer's file: v as text.
+	store := ts.delta.Store()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil))
+	b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{arrow.Timestamp(base.UnixMicro()), arrow.Timestamp(base.UnixMicro() + 1)}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"1", "2"}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	const name = "part-00000-other-writer.parquet"
+	otherwriter.WriteFile(t, store.LocalPath(name), rec, false)
+	info, err := os.Stat(store.LocalPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.delta.Commit(ctx, "WRITE", []delta.Action{{Add: &delta.Add{Path: name, Size: info.Size(), ModificationTime: info.ModTime().UnixMilli(),
+		DataChange: true, Stats: `{"numRecords":2}`}}}); err != nil {
+		t.Fatal(err)
+	}
+	id := ts.sch().ID
+	s.crash()
+
+	// The entry a DELETE of the file's second row logged before a crash.
+	lw, err := wal.Open(ctx, filepath.Join(dir, "wal"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := lw.AppendFramed(ctx, [][]byte{encodeDeletesEntry(wal.HeaderRoom, deletesEntry{table: "cpu", tableID: id, files: map[string][]int64{name: {1}}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for start := range 2 {
+		s = openStore(t, dir)
+		_, err := s.Snapshot(ctx, "cpu")
+		var ue *UnavailableError
+		var fe *delta.ForeignFileError
+		if !errors.As(err, &ue) || !errors.As(err, &fe) || ue.File != name || !strings.Contains(err.Error(), fmt.Sprintf("WAL entry %d", seq)) {
+			t.Fatalf("start %d: snapshot of the table: %v, want it out of service naming the file and the entry", start, err)
+		}
+		snap, err := s.Snapshot(ctx, "other")
+		if err != nil || len(snap.Batches) != 1 {
+			t.Fatalf("start %d: the other table: %v, %d buffered batches, want 1", start, err, len(snap.Batches))
+		}
+		s.crash()
 	}
 }
