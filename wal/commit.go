@@ -261,7 +261,7 @@ func (w *WAL) commitGroup(group []*request, broken error) error {
 				g.complete(r, from)
 				break
 			}
-			tooBig := errors.Is(err, badger.ErrTxnTooBig)
+			tooBig := errors.Is(err, badger.ErrTxnTooBig) || errors.Is(err, errTxnFull)
 			switch {
 			case tooBig && r.splittable() && pos > from:
 				// Commit what fits, r's first items with it, and go on
@@ -350,7 +350,12 @@ type txnState struct {
 	deleting   map[uint64]bool // entries
 	partsGone  map[uint64]int  // parts, by stage
 	commitGone map[uint64]bool // commit records, by stage
+	bytes      int             // frames' bytes put in the transaction
 }
+
+// errTxnFull stops a splittable request at a frame that would take its
+// transaction past groupBytes: the rest goes into the next transaction.
+var errTxnFull = errors.New("wal: transaction full")
 
 func newTxnState() *txnState {
 	return &txnState{deleting: map[uint64]bool{}, partsGone: map[uint64]int{}, commitGone: map[uint64]bool{}}
@@ -365,13 +370,21 @@ func (w *WAL) add(txn *badger.Txn, r *request, from int, g *groupWrite, t *txnSt
 			if err := putFrame(txn, entryKey(r.first+uint64(i)), f, w.chunkBytes); err != nil {
 				return 0, err
 			}
+			t.bytes += len(f)
 		}
 		return len(r.frames), nil
 	case opPart, opCommit:
 		for i := from; i < len(r.frames); i++ {
+			// A stage's parts are split across transactions of at most
+			// groupBytes, so that one stays inside badger's mapping of
+			// the value-log file (see groupBytes).
+			if t.bytes > 0 && t.bytes+len(r.frames[i]) > w.groupBytes {
+				return i, errTxnFull
+			}
 			if err := putFrame(txn, partKey(r.stage.id, uint32(len(r.stage.parts)+i)), r.frames[i], w.chunkBytes); err != nil {
 				return i, err
 			}
+			t.bytes += len(r.frames[i])
 		}
 		if r.op == opCommit {
 			// The stage's last parts come with (or before) its commit
