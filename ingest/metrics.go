@@ -59,7 +59,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		walLost: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_lost_sequences",
 			Help: "WAL sequences start-up found missing (the log ends before a sequence Delta recorded); their unflushed rows are lost."}),
 		heldEntries: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tsdb_wal_held_entries",
-			Help: "WAL entries kept unapplied at start-up because their table's log could not be read."}),
+			Help: "WAL entries kept unapplied at start-up because their table is unavailable (a damaged log or file, or a logged change this release cannot apply)."}),
 	}
 	if r != nil {
 		r.MustRegister(m.rows, m.flushes, m.flushErrors, m.flushedRows, m.flushedBytes, m.flushSeconds, m.pressureFlushes,
