@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,17 +131,7 @@ func TestUnrewritableForeignFileAtReplay(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	tbl := cpuTable(t)
-	if _, err := s.CreateTable(ctx, tbl, false); err != nil {
-		t.Fatal(err)
-	}
-	other, err := schema.New("other", tbl.Columns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CreateTable(ctx, other, false); err != nil {
-		t.Fatal(err)
-	}
+	_, other := createTwoTables(t, s)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if _, err := s.Insert(ctx, "other", rows(other, base)); err != nil {
 		t.Fatal(err)
@@ -149,27 +140,7 @@ func TestUnrewritableForeignFileAtReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Another writer's file: v as text.
-	store := ts.delta.Store()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
-		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
-		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil))
-	b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{arrow.Timestamp(base.UnixMicro()), arrow.Timestamp(base.UnixMicro() + 1)}, nil)
-	b.Field(1).(*array.StringBuilder).AppendValues([]string{"1", "2"}, nil)
-	rec := b.NewRecordBatch()
-	b.Release()
-	defer rec.Release()
-	const name = "part-00000-other-writer.parquet"
-	otherwriter.WriteFile(t, store.LocalPath(name), rec, false)
-	info, err := os.Stat(store.LocalPath(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.delta.Commit(ctx, "WRITE", []delta.Action{{Add: &delta.Add{Path: name, Size: info.Size(), ModificationTime: info.ModTime().UnixMilli(),
-		DataChange: true, Stats: `{"numRecords":2}`}}}); err != nil {
-		t.Fatal(err)
-	}
+	name := addTextNumbersFile(t, ts, base)
 	id := ts.sch().ID
 	s.crash()
 
@@ -200,4 +171,97 @@ func TestUnrewritableForeignFileAtReplay(t *testing.T) {
 		}
 		s.crash()
 	}
+}
+
+// addTextNumbersFile commits to ts's table a file of another writer that
+// holds two rows at base with v stored as text (which storage does not
+// rewrite), and returns its path.
+func addTextNumbersFile(t *testing.T, ts *tableState, base time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	store := ts.delta.Store()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil))
+	b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{arrow.Timestamp(base.UnixMicro()), arrow.Timestamp(base.UnixMicro() + 1)}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"1", "2"}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	const name = "part-00000-other-writer.parquet"
+	otherwriter.WriteFile(t, store.LocalPath(name), rec, false)
+	info, err := os.Stat(store.LocalPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ts.delta.Commit(ctx, "WRITE", []delta.Action{{Add: &delta.Add{Path: name, Size: info.Size(), ModificationTime: info.ModTime().UnixMilli(),
+		DataChange: true, Stats: `{"numRecords":2}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.mu.Lock()
+	ts.publish(snap)
+	ts.mu.Unlock()
+	return name
+}
+
+// A transaction over two tables whose second table's files cannot be
+// rewritten fails before the first table's rewrite commits: every
+// table's files are prepared before any commit lands.
+func TestCommitTxPreparesEveryTableFirst(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	defer s.Close(ctx)
+	tbl, _ := createTwoTables(t, s)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, base, base.Add(time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ots, err := s.state("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := addTextNumbersFile(t, ots, base)
+	cpuSnap, err := s.Snapshot(ctx, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, _ := s.state("cpu")
+	before := cts.delta.Snapshot().Version
+	parts := []TxTable{
+		{Table: "cpu", TableID: cts.sch().ID, FileDeletes: map[string][]int64{cpuSnap.Files[0].Path: {0}}},
+		{Table: "other", TableID: ots.sch().ID, FileDeletes: map[string][]int64{foreign: {0}}},
+	}
+	err = s.CommitTx(ctx, 9, parts)
+	var fe *delta.ForeignFileError
+	if !errors.As(err, &fe) || KindOf(err) != KindUnsupported {
+		t.Fatalf("commit: %v, want the other table's file refused", err)
+	}
+	if v := cts.delta.Snapshot().Version; v != before {
+		t.Fatalf("the first table's log moved from version %d to %d: its part committed", before, v)
+	}
+	if got := values(t, s); !slices.Equal(got, []int64{0, 1}) {
+		t.Fatalf("the first table's rows after the failed commit: %v", got)
+	}
+}
+
+// createTwoTables creates cpu and other, of the same columns, in s.
+func createTwoTables(t *testing.T, s *Store) (cpu, other schema.Table) {
+	t.Helper()
+	cpu = cpuTable(t)
+	other, err := schema.New("other", cpu.Columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tbl := range []schema.Table{cpu, other} {
+		if _, err := s.CreateTable(context.Background(), tbl, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cpu, other
 }

@@ -332,17 +332,46 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 			seq++
 		}
 	}
+	// Every table's files are read and rewritten before any table's
+	// rewrite commits (see rewrite).
 	delSeq := seq
+	rewrites := make([]*rewrite, len(preps))
+	dropRewrites := func(from int) {
+		for _, rw := range rewrites[from:] {
+			if rw != nil {
+				rw.cleanup()
+			}
+		}
+	}
 	for i, p := range preps {
 		if !p.part.deletes() {
 			continue
 		}
-		snap, recs, err := s.applyDeletes(ctx, p.ts, delSeq, p.part, false)
+		recs, rw, err := s.prepareDeletes(ctx, p.ts, delSeq, p.part, false)
 		if err != nil {
+			dropRewrites(0)
 			return fail(err)
 		}
-		results[i] = applied{snap: snap, batches: recs, delSeq: delSeq}
+		results[i] = applied{batches: recs, delSeq: delSeq}
+		rewrites[i] = rw
 		delSeq++
+	}
+	for i, rw := range rewrites {
+		if rw == nil {
+			continue
+		}
+		snap, err := rw.commit(ctx)
+		if err != nil {
+			dropRewrites(i + 1)
+			if i > 0 && slices.ContainsFunc(rewrites[:i], func(r *rewrite) bool { return r != nil }) {
+				// Committing to Delta failed after an earlier table's
+				// commit landed (an I/O error or another writer's
+				// commit): that table keeps its part.
+				s.logger.Error("a transaction's DELETE/UPDATE was committed to some tables' files but not to another's; the statement fails", "table", preps[i].t.Name, "err", err)
+			}
+			return fail(err)
+		}
+		results[i].snap = snap
 	}
 
 	// Publish every table at once.
@@ -392,6 +421,41 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 // rewritten without the deleted rows, committed with the dml txn at
 // sequence seq. The caller holds the table's write lock and publishes.
 func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, part TxTable, replay bool) (*delta.Snapshot, map[uint64]arrow.RecordBatch, error) {
+	recs, rw, err := s.prepareDeletes(ctx, ts, seq, part, replay)
+	if err != nil || rw == nil {
+		return nil, recs, err
+	}
+	next, err := rw.commit(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return next, recs, nil
+}
+
+// rewrite is a table's data files rewritten for a transaction's deletions,
+// written but not committed yet: a transaction over several tables
+// prepares every table's before it commits any, so that what can fail
+// while reading and writing files (a damaged file, another writer's file
+// that cannot be rewritten, a full disk) fails the transaction before any
+// table's commit landed.
+type rewrite struct {
+	s       *Store
+	ts      *tableState
+	seq     uint64
+	now     int64
+	actions []delta.Action
+	cleanup func() // deletes the files written
+}
+
+// commit commits the rewrite with the table's dml txn at its sequence.
+func (rw *rewrite) commit(ctx context.Context) (*delta.Snapshot, error) {
+	return rw.s.commitRewrite(ctx, rw.ts, "DELETE", rw.seq, rw.now, rw.actions, rw.cleanup)
+}
+
+// prepareDeletes is applyDeletes without the commit: the buffered
+// batches' new records and the rewrite to commit (nil when no file
+// changes).
+func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, part TxTable, replay bool) (map[uint64]arrow.RecordBatch, *rewrite, error) {
 	name := ts.sch().Name
 	recs := map[uint64]arrow.RecordBatch{}
 	if len(part.BatchDeletes) > 0 {
@@ -411,13 +475,13 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 		// after the transaction committed (replay), with its rows gone.
 	}
 	if len(part.FileDeletes) == 0 {
-		return nil, recs, nil
+		return recs, nil, nil
 	}
 	ts.mu.RLock()
 	snap := ts.published
 	ts.mu.RUnlock()
 	if v, ok := snap.Txns[s.dmlAppID()]; replay && ok && uint64(v) >= seq {
-		return nil, recs, nil // the files were rewritten before the crash
+		return recs, nil, nil // the files were rewritten before the crash
 	}
 	store := ts.delta.Store()
 	var actions []delta.Action
@@ -490,11 +554,7 @@ func (s *Store) applyDeletes(ctx context.Context, ts *tableState, seq uint64, pa
 		written = append(written, add.Path)
 		actions = append(actions, delta.Action{Add: &add})
 	}
-	next, err := s.commitRewrite(ctx, ts, "DELETE", seq, now, actions, cleanup)
-	if err != nil {
-		return nil, nil, err
-	}
-	return next, recs, nil
+	return recs, &rewrite{s: s, ts: ts, seq: seq, now: now, actions: actions, cleanup: cleanup}, nil
 }
 
 // keptRows reads data file f of the table without the rows at the given
