@@ -6,12 +6,15 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"tsdb/internal/fault"
+	"tsdb/internal/schema"
 )
 
 // At the hard limit writers wait, then get 53200; the refused statement
@@ -75,5 +78,55 @@ func TestFailingTableDoesNotStallOthers(t *testing.T) {
 	}
 	if err := s.Checkpoint(ctx); err == nil {
 		t.Fatal("CHECKPOINT reported success while a table failed to flush")
+	}
+}
+
+// When a transaction's rewrite of one table fails to commit after
+// another table's landed, the landed one is taken back: the failed
+// transaction changes no table, also after a restart.
+func TestCommitTxRevertsLandedTables(t *testing.T) {
+	ctx := context.Background()
+	faults, err := fault.Parse("tx.commit/other=error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := openWith(t, dir, Options{BucketDuration: 10 * time.Minute, Faults: faults})
+	tbl, other := createTwoTables(t, s)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tb := range []string{"cpu", "other"} {
+		if _, err := s.Insert(ctx, tb, rows(map[string]schema.Table{"cpu": tbl, "other": other}[tb], base, base.Add(time.Second))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var parts []TxTable
+	for _, tb := range []string{"cpu", "other"} {
+		ts, err := s.state(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := ts.delta.Snapshot()
+		parts = append(parts, TxTable{Table: tb, TableID: ts.sch().ID, FileDeletes: map[string][]int64{snap.Files[0].Path: {0}}})
+	}
+	cts, _ := s.state("cpu")
+	before := cts.delta.Snapshot()
+	if err := s.CommitTx(ctx, 9, parts); !errors.Is(err, fault.ErrInjected) {
+		t.Fatalf("commit: %v, want the injected failure", err)
+	}
+	after := cts.delta.Snapshot()
+	if after.Version != before.Version+2 {
+		t.Fatalf("the first table's log at version %d, want %d: its rewrite and the revert", after.Version, before.Version+2)
+	}
+	if got := values(t, s); !slices.Equal(got, []int64{0, 1}) {
+		t.Fatalf("the first table's rows after the failed commit: %v", got)
+	}
+	s.crash()
+	s = openWith(t, dir, Options{BucketDuration: 10 * time.Minute})
+	defer s.Close(ctx)
+	if got := values(t, s); !slices.Equal(got, []int64{0, 1}) {
+		t.Fatalf("the first table's rows after a restart: %v", got)
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	"tsdb/delta"
 	"tsdb/internal/arrowutil"
+	"tsdb/internal/fault"
 	"tsdb/internal/schema"
 	"tsdb/membuffer"
 	"tsdb/wal"
@@ -360,14 +361,22 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if rw == nil {
 			continue
 		}
-		snap, err := rw.commit(ctx)
+		err := s.faults.Hit(fault.TxCommit, preps[i].t.Name)
+		var snap *delta.Snapshot
+		if err == nil {
+			snap, err = rw.commit(ctx)
+		} else {
+			rw.cleanup()
+		}
 		if err != nil {
+			// A Delta commit failed (an I/O error, another writer's
+			// commit) after earlier tables' landed: those are taken
+			// back, so that the failed transaction changes no table.
 			dropRewrites(i + 1)
-			if i > 0 && slices.ContainsFunc(rewrites[:i], func(r *rewrite) bool { return r != nil }) {
-				// Committing to Delta failed after an earlier table's
-				// commit landed (an I/O error or another writer's
-				// commit): that table keeps its part.
-				s.logger.Error("a transaction's DELETE/UPDATE was committed to some tables' files but not to another's; the statement fails", "table", preps[i].t.Name, "err", err)
+			for j := range i {
+				if rewrites[j] != nil {
+					rewrites[j].revert(ctx)
+				}
 			}
 			return fail(err)
 		}
@@ -444,7 +453,39 @@ type rewrite struct {
 	seq     uint64
 	now     int64
 	actions []delta.Action
-	cleanup func() // deletes the files written
+	removed []delta.Add // the files actions removes, for revert
+	cleanup func()      // deletes the files written
+}
+
+// revert takes back a rewrite that landed in its table's log (snap)
+// because another table of the transaction failed to commit: one commit
+// adds the files it removed back and removes the files it added, and is
+// published, so that the failed transaction leaves the table as it was
+// (other readers of the log may have seen the rewrite meanwhile). A
+// revert that fails is logged: the table keeps its part.
+func (rw *rewrite) revert(ctx context.Context) {
+	now := time.Now().UnixMilli()
+	var actions []delta.Action
+	for i := range rw.removed {
+		add := rw.removed[i]
+		add.DataChange = true
+		actions = append(actions, delta.Action{Add: &add})
+	}
+	for _, a := range rw.actions {
+		if a.Add != nil {
+			actions = append(actions, delta.Action{Remove: delta.RemoveOf(*a.Add, now, true)})
+		}
+	}
+	name := rw.ts.sch().Name
+	snap, err := rw.ts.delta.Commit(context.WithoutCancel(ctx), "DELETE", actions)
+	if err != nil {
+		rw.s.logger.Error("a failed transaction's DELETE/UPDATE stays in this table's files: taking it back failed", "table", name, "err", err)
+		return
+	}
+	rw.ts.mu.Lock()
+	rw.ts.publish(snap)
+	rw.ts.mu.Unlock()
+	rw.s.logger.Warn("a failed transaction's DELETE/UPDATE was taken back from this table's files after another table's commit failed", "table", name)
 }
 
 // commit commits the rewrite with the table's dml txn at its sequence.
@@ -485,6 +526,7 @@ func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, 
 	}
 	store := ts.delta.Store()
 	var actions []delta.Action
+	var removed []delta.Add // the files actions removes, as they were added
 	var written []string
 	cleanup := func() {
 		for _, p := range written {
@@ -507,6 +549,7 @@ func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, 
 		if len(part.FileDeletes[path]) == 0 {
 			// Every row: nothing to read or write.
 			actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
+			removed = append(removed, f.Add)
 			continue
 		}
 		if cause := ts.isDamaged(f.Path); cause != nil {
@@ -530,6 +573,7 @@ func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, 
 			return nil, nil, err
 		}
 		actions = append(actions, delta.Action{Remove: delta.RemoveOf(f.Add, now, true)})
+		removed = append(removed, f.Add)
 		if kept.NumRows() > 0 {
 			add, err := delta.WriteDataFile(ctx, store, ts.sch(), []arrow.RecordBatch{kept})
 			kept.Release()
@@ -554,7 +598,7 @@ func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, 
 		written = append(written, add.Path)
 		actions = append(actions, delta.Action{Add: &add})
 	}
-	return recs, &rewrite{s: s, ts: ts, seq: seq, now: now, actions: actions, cleanup: cleanup}, nil
+	return recs, &rewrite{s: s, ts: ts, seq: seq, now: now, actions: actions, removed: removed, cleanup: cleanup}, nil
 }
 
 // keptRows reads data file f of the table without the rows at the given

@@ -26,6 +26,8 @@ const (
 
 	CompactAfterWrite  = "compact.after-write"  // merged file durable, its commit not yet written
 	CompactAfterCommit = "compact.after-commit" // merge committed, not yet published to readers
+
+	TxCommit = "tx.commit" // before a transaction's rewrite of a table's files commits
 )
 
 // ErrInjected is returned by points whose action is "error".
