@@ -59,7 +59,7 @@ func (s *Store) replay(ctx context.Context) error {
 			stale = append(stale, seq) // already flushed to Delta
 			return nil
 		}
-		if v, ok := ts.published.Txns[s.dmlAppID()]; e.fileRows && ok && uint64(v) >= seq {
+		if e.fileRows && s.fileRowsLanded(ts.published, seq) {
 			// Written into a data file by the commit of the deletes
 			// entry after it, which landed.
 			stale = append(stale, seq)

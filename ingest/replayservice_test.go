@@ -265,3 +265,43 @@ func createTwoTables(t *testing.T, s *Store) (cpu, other schema.Table) {
 	}
 	return cpu, other
 }
+
+// Whether replay takes a rewrite as landed: the dml txn must reach the
+// entry, and a rewrite taken back (the undone txn at its deletes entry)
+// is not; an UPDATE's new rows before a taken-back rewrite are kept for
+// their deletes entry to decide.
+func TestRewriteLanded(t *testing.T) {
+	s := &Store{}
+	snap := func(dml, undone int64) *delta.Snapshot {
+		txns := map[string]int64{}
+		if dml > 0 {
+			txns[s.dmlAppID()] = dml
+		}
+		if undone > 0 {
+			txns[s.undoneAppID()] = undone
+		}
+		return &delta.Snapshot{Txns: txns}
+	}
+	for _, tc := range []struct {
+		dml, undone   int64
+		seq           uint64
+		landed, files bool // rewriteLanded, fileRowsLanded
+	}{
+		{0, 0, 5, false, false},
+		{4, 0, 5, false, false},
+		{5, 0, 5, true, true},
+		{9, 0, 5, true, true},
+		{9, 9, 5, true, false}, // an older entry; a later rewrite was taken back
+		{9, 5, 5, false, false},
+		{9, 5, 3, true, false}, // taken back after this entry's rewrite landed: the new rows are kept, then ignored
+		{9, 5, 4, true, false},
+		{9, 7, 6, true, false}, // new rows before the taken-back deletes entry 7
+	} {
+		if got := s.rewriteLanded(snap(tc.dml, tc.undone), tc.seq); got != tc.landed {
+			t.Errorf("dml %d, undone %d: rewrite of %d landed = %v, want %v", tc.dml, tc.undone, tc.seq, got, tc.landed)
+		}
+		if got := s.fileRowsLanded(snap(tc.dml, tc.undone), tc.seq); got != tc.files {
+			t.Errorf("dml %d, undone %d: new rows at %d landed = %v, want %v", tc.dml, tc.undone, tc.seq, got, tc.files)
+		}
+	}
+}

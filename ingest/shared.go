@@ -86,11 +86,41 @@ func (s *Store) appID(k membuffer.Key) string {
 // applied to the files (so that replay does not apply it twice).
 func (s *Store) dmlAppID() string { return s.appPrefix() + "dml" }
 
+// undoneAppID names the txn that records the deletes entry whose rewrite
+// of the table's files was taken back after its transaction failed
+// (rewrite.revert): the dml txn, which only grows, still covers it.
+func (s *Store) undoneAppID() string { return s.appPrefix() + "dml-undone" }
+
+// rewriteLanded reports whether the table's files hold the rewrite of the
+// deletes entry seq: the dml txn reached it and it was not taken back.
+func (s *Store) rewriteLanded(snap *delta.Snapshot, seq uint64) bool {
+	v, ok := snap.Txns[s.dmlAppID()]
+	if !ok || uint64(v) < seq {
+		return false
+	}
+	u, undone := snap.Txns[s.undoneAppID()]
+	return !undone || uint64(u) != seq
+}
+
+// fileRowsLanded reports whether an UPDATE's new rows logged at seq (a
+// kindFileRows entry) are in the table's files: the deletes entry after
+// them landed. Once a rewrite after seq was taken back, they are kept for
+// their deletes entry to decide (rewriteLanded), which ignores them when
+// its rewrite landed.
+func (s *Store) fileRowsLanded(snap *delta.Snapshot, seq uint64) bool {
+	v, ok := snap.Txns[s.dmlAppID()]
+	if !ok || uint64(v) < seq {
+		return false
+	}
+	u, undone := snap.Txns[s.undoneAppID()]
+	return !undone || uint64(u) < seq
+}
+
 // ownsAppID tells this writer's txns from other writers'.
 func (s *Store) ownsAppID(id string) bool {
 	if s.writer == "" {
 		// Legacy ids have no writer part; another writer's id has one.
-		return id == "tsdb-dml" || strings.HasPrefix(id, "tsdb-bucket-")
+		return id == "tsdb-dml" || id == "tsdb-dml-undone" || strings.HasPrefix(id, "tsdb-bucket-")
 	}
 	return strings.HasPrefix(id, s.appPrefix())
 }

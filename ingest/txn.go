@@ -371,9 +371,19 @@ func (s *Store) CommitTx(ctx context.Context, tx TxID, parts []TxTable) (err err
 		if err != nil {
 			// A Delta commit failed (an I/O error, another writer's
 			// commit) after earlier tables' landed: those are taken
-			// back, so that the failed transaction changes no table.
+			// back, so that the failed transaction changes no table;
+			// so is this one, when an error that is no refusal left it
+			// landed after all.
 			dropRewrites(i + 1)
-			for j := range i {
+			landed := i
+			if !delta.Refused(err) && !errors.Is(err, fault.ErrInjected) {
+				if latest, rerr := rw.ts.delta.Refresh(context.WithoutCancel(ctx)); rerr != nil {
+					s.logger.Error("a failed transaction's DELETE/UPDATE may have landed in this table's files; its log cannot be read to tell", "table", preps[i].t.Name, "err", rerr)
+				} else if v, ok := latest.Txns[s.dmlAppID()]; ok && uint64(v) >= rw.seq {
+					landed = i + 1
+				}
+			}
+			for j := range landed {
 				if rewrites[j] != nil {
 					rewrites[j].revert(ctx)
 				}
@@ -464,8 +474,11 @@ type rewrite struct {
 // (other readers of the log may have seen the rewrite meanwhile). A
 // revert that fails is logged: the table keeps its part.
 func (rw *rewrite) revert(ctx context.Context) {
-	now := time.Now().UnixMilli()
-	var actions []delta.Action
+	now := rw.s.opts.Now().UnixMilli()
+	// Recorded as taken back: a replay of the transaction's entries (a
+	// crash before the WAL lets go of them) then redoes the rewrite
+	// instead of taking the dml txn's word for it.
+	actions := []delta.Action{{Txn: &delta.Txn{AppID: rw.s.undoneAppID(), Version: int64(rw.seq), LastUpdated: now}}}
 	for i := range rw.removed {
 		add := rw.removed[i]
 		add.DataChange = true
@@ -479,7 +492,7 @@ func (rw *rewrite) revert(ctx context.Context) {
 	name := rw.ts.sch().Name
 	snap, err := rw.ts.delta.Commit(context.WithoutCancel(ctx), "DELETE", actions)
 	if err != nil {
-		rw.s.logger.Error("a failed transaction's DELETE/UPDATE stays in this table's files: taking it back failed", "table", name, "err", err)
+		rw.s.logger.Error("a failed transaction's DELETE/UPDATE may stay in this table's files: taking it back failed", "table", name, "err", err)
 		return
 	}
 	rw.ts.mu.Lock()
@@ -521,7 +534,7 @@ func (s *Store) prepareDeletes(ctx context.Context, ts *tableState, seq uint64, 
 	ts.mu.RLock()
 	snap := ts.published
 	ts.mu.RUnlock()
-	if v, ok := snap.Txns[s.dmlAppID()]; replay && ok && uint64(v) >= seq {
+	if replay && s.rewriteLanded(snap, seq) {
 		return recs, nil, nil // the files were rewritten before the crash
 	}
 	store := ts.delta.Store()
