@@ -305,3 +305,29 @@ func TestRewriteLanded(t *testing.T) {
 		}
 	}
 }
+
+// A revert never adds back a file that is gone (a VACUUM without
+// deleted-file retention may delete it between the two commits): the
+// rewrite stays and nothing is committed.
+func TestRevertKeepsARewriteWhoseFileIsGone(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	defer s.Close(ctx)
+	tbl, _ := createTwoTables(t, s)
+	if _, err := s.Insert(ctx, "cpu", rows(tbl, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.state("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ts.delta.Snapshot().Version
+	rw := &rewrite{s: s, ts: ts, seq: 7, removed: []delta.Add{{Path: "part-gone.parquet", Size: 10}}}
+	rw.revert(ctx)
+	if v := ts.delta.Snapshot().Version; v != before {
+		t.Fatalf("a revert naming a missing file committed: version %d, was %d", v, before)
+	}
+}

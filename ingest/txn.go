@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -479,8 +480,21 @@ func (rw *rewrite) revert(ctx context.Context) {
 	// crash before the WAL lets go of them) then redoes the rewrite
 	// instead of taking the dml txn's word for it.
 	actions := []delta.Action{{Txn: &delta.Txn{AppID: rw.s.undoneAppID(), Version: int64(rw.seq), LastUpdated: now}}}
+	name := rw.ts.sch().Name
+	store := rw.ts.delta.Store()
 	for i := range rw.removed {
 		add := rw.removed[i]
+		// A VACUUM with no deleted-file retention may have deleted it
+		// since the rewrite removed it: adding it back would name a
+		// missing file, so the rewrite stays.
+		if err := store.Fetch(context.WithoutCancel(ctx), add.Path); err != nil {
+			rw.s.logger.Error("a failed transaction's DELETE/UPDATE stays in this table's files: a file it removed cannot be added back", "table", name, "file", add.Path, "err", err)
+			return
+		}
+		if _, err := os.Stat(store.LocalPath(add.Path)); err != nil {
+			rw.s.logger.Error("a failed transaction's DELETE/UPDATE stays in this table's files: a file it removed cannot be added back", "table", name, "file", add.Path, "err", err)
+			return
+		}
 		add.DataChange = true
 		actions = append(actions, delta.Action{Add: &add})
 	}
@@ -489,7 +503,6 @@ func (rw *rewrite) revert(ctx context.Context) {
 			actions = append(actions, delta.Action{Remove: delta.RemoveOf(*a.Add, now, true)})
 		}
 	}
-	name := rw.ts.sch().Name
 	snap, err := rw.ts.delta.Commit(context.WithoutCancel(ctx), "DELETE", actions)
 	if err != nil {
 		rw.s.logger.Error("a failed transaction's DELETE/UPDATE may stay in this table's files: taking it back failed", "table", name, "err", err)
