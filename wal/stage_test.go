@@ -232,7 +232,8 @@ func TestStagesShareBuffers(t *testing.T) {
 	// ones left; what it allocates is badger's (it encodes each write
 	// into a buffer of its own: about three parts' worth here, since a
 	// stage's parts go into transactions of one value-log file each; one
-	// run of 30 went 1% past two). Copies of the parts would add all six.
+	// make test run went 1% past two). Copies of the parts would add all
+	// six.
 	if allocated > uint64(parts*size*3/4) {
 		t.Errorf("the last stage allocated %d bytes; its parts are %d bytes", allocated, parts*size)
 	}
