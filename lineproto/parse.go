@@ -127,6 +127,7 @@ func (ps *parser) parse(data []byte, unit int64, now time.Time) ([]Point, []*Par
 		out, bad = ps.lines(data)
 	}
 	ps.points = out[:0]
+	ps.measurement = nil // not to keep the body alive
 	return out, bad, nil
 }
 
@@ -396,6 +397,10 @@ type parser struct {
 	// the decoder returned them, or -1: in a plain body, where they are a
 	// part of it, this tells where the entry is.
 	measurementCap int
+	// measurement is the last measurement's bytes as the decoder
+	// returned them: a logical line's entries (entries) tell their lines
+	// by them.
+	measurement []byte
 }
 
 // pointsFor is an empty slice of points with room for n: the one of the
@@ -486,8 +491,19 @@ func part[T any](chunk []T, start int) []T {
 // line.
 func (ps *parser) entries(raw rawLine, out []Point, bad []*ParseError) ([]Point, []*ParseError) {
 	d := lineprotocol.NewDecoderWithBytes(raw.text)
+	// The entries after the first lie on later lines of the logical
+	// line: where its measurement is a part of the text (nothing
+	// unescaped in it), it tells which; else the line of the entry
+	// before stands.
+	at := lineCursor{data: raw.text, line: raw.line}
 	for d.Next() {
+		ps.measurementCap = -1
 		p, err := ps.entry(d)
+		if m := ps.measurement; ps.measurementCap >= 0 && len(m) > 0 {
+			if off := cap(raw.text) - cap(m); off >= 0 && off < len(raw.text) && &raw.text[off] == &m[0] {
+				at.seek(off)
+			}
+		}
 		if err != nil {
 			line, msg := raw.line, err.Error()
 			var de *lineprotocol.DecodeError
@@ -495,10 +511,11 @@ func (ps *parser) entries(raw rawLine, out []Point, bad []*ParseError) ([]Point,
 				line += int(de.Line) - 1
 				msg = fmt.Sprintf("%v (column %d)", de.Err, de.Column)
 			}
+			at.toLine(line)
 			bad = append(bad, &ParseError{Line: line, Text: physicalLine(raw.text, line-raw.line), Msg: msg})
 			continue
 		}
-		p.Line = raw.line
+		p.Line = at.line
 		out = append(out, p)
 	}
 	return out, bad
@@ -568,7 +585,7 @@ func (ps *parser) entry(d *lineprotocol.Decoder) (p Point, err error) {
 	if err != nil {
 		return Point{}, err
 	}
-	ps.measurementCap = cap(m)
+	ps.measurementCap, ps.measurement = cap(m), m
 	prev := &ps.prev
 	p.Measurement = prev.Measurement
 	if string(m) != p.Measurement {
