@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"tsdb/delta"
-	"tsdb/internal/schema"
 )
 
 // Rows another Delta writer deleted by deletion vector are positions in
@@ -33,15 +32,6 @@ func keptRows(deleted delta.RowSet) string {
 		conds = append(conds, "file_row_number NOT IN ("+strings.Join(singles, ", ")+")")
 	}
 	return strings.Join(conds, " AND ")
-}
-
-// fileSource is a query over one data file's rows, all its columns,
-// without the deleted ones.
-func fileSource(path string, deleted delta.RowSet) string {
-	if deleted.Len() == 0 {
-		return "SELECT * FROM read_parquet(" + schema.QuoteString(path) + ")"
-	}
-	return fmt.Sprintf("SELECT * EXCLUDE (file_row_number) FROM read_parquet(%s, file_row_number = true) WHERE %s", schema.QuoteString(path), keptRows(deleted))
 }
 
 // deletesIn returns the rows deleted from the i-th file of p.

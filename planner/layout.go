@@ -203,19 +203,6 @@ func (p *pruned) fileSelectList(i int) string {
 	return fileColumnList(p.snap.Table, min(p.fileCols[i], len(p.snap.Table.Columns)))
 }
 
-// fileList is the select list that reads data file f (at path) as table
-// t: by position for tsdb's own layout, else by name from its footer.
-func (c *layoutCache) fileList(ctx context.Context, conn *sql.Conn, t schema.Table, path string, f delta.File) (string, error) {
-	if !needsLayout(f, t) {
-		return fileColumnList(t, min(f.Columns, len(t.Columns))), nil
-	}
-	l, err := c.layout(ctx, conn, path)
-	if err != nil {
-		return "", err
-	}
-	return layoutSelectList(t, l), nil
-}
-
 // byName reports whether the i-th file of p is read by name.
 func (p *pruned) byName(i int) bool { return i < len(p.fileByName) && p.fileByName[i] }
 
