@@ -148,8 +148,7 @@ func (c *conn) upgradeTLS() error {
 	}
 	c.nc = tc
 	c.tls = true
-	c.be = pgproto3.NewBackend(tc, tc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	c.be = newBackend(tc, c.srv.opts.MaxMessageSize)
 	return nil
 }
 

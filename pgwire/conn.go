@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -69,8 +70,7 @@ func (c *conn) serve() {
 			log.Error("panic while serving connection; connection closed", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	c.be = newBackend(c.nc, c.srv.opts.MaxMessageSize)
 	// A client gets StartupTimeout to complete its startup.
 	c.nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
 	params, ok := c.startup()
@@ -416,4 +416,24 @@ func (c *conn) sendError(err error) {
 	}
 	c.srv.metrics.errors.WithLabelValues(se.Code).Inc()
 	c.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: se.Code, Message: se.Message, Detail: se.Detail, Hint: se.Hint, Position: int32(se.Position)})
+}
+
+// readBufferBytes is how much a connection reads from its socket at once.
+//
+// Why: pgproto3 reads into an 8 KiB buffer, so a COPY from psql (which
+// sends 8 KiB messages back to back) cost one read system call per 8 KiB:
+// a tenth of the server's CPU for a CSV file. Reading what the socket
+// holds, up to this much, takes one call per several messages; the extra
+// copy out of the buffer costs far less than the calls it saves. The
+// reader only ever returns bytes the client has sent, so nothing is read
+// ahead of a TLS upgrade: a client sends nothing after SSLRequest until it
+// has the answer.
+const readBufferBytes = 64 << 10
+
+// newBackend starts the protocol on rw, reading through a buffer of
+// readBufferBytes, with messages of at most maxBody bytes.
+func newBackend(rw net.Conn, maxBody int) *pgproto3.Backend {
+	be := pgproto3.NewBackend(bufio.NewReaderSize(rw, readBufferBytes), rw)
+	be.SetMaxBodyLen(maxBody)
+	return be
 }
