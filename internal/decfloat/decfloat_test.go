@@ -92,3 +92,22 @@ func TestParseMatchesStrconv(t *testing.T) {
 		t.Fatalf("only %d of the random decimals took the fast path, %d with more than 53 bits", fast, wide)
 	}
 }
+
+// BenchmarkParse reads the shortest text of random floats of a metric's
+// magnitude, as a COPY of TSBS rows sends them.
+func BenchmarkParse(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := make([]string, 1024)
+	for i := range in {
+		in[i] = strconv.FormatFloat(rng.Float64()*100, 'f', -1, 64)
+	}
+	b.ResetTimer()
+	var sum float64
+	for i := 0; i < b.N; i++ {
+		f, _ := Parse(in[i%len(in)])
+		sum += f
+	}
+	if sum < 0 {
+		b.Fatal(sum)
+	}
+}
