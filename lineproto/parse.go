@@ -371,7 +371,7 @@ func (ps *parser) nextField(d *lineprotocol.Decoder) (key []byte, v lineprotocol
 		return nil, v, 0, false, err
 	}
 	if kind == lineprotocol.Float {
-		if x, ok := decfloat.Parse(raw); ok {
+		if x, ok := decfloat.ParseBytes(raw); ok {
 			return key, v, x, true, nil
 		}
 	}

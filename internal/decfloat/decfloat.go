@@ -5,9 +5,11 @@
 package decfloat
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"math/bits"
+	"unsafe"
 )
 
 // Decimal text to float64 without strconv for the forms loads send.
@@ -117,7 +119,7 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // float's shortest text, take wideDecimal's 128-bit product. Anything else,
 // and the rare product 128 bits do not decide, reports false and takes the
 // general path.
-func Parse[T ~string | ~[]byte](s T) (float64, bool) {
+func Parse(s string) (float64, bool) {
 	i, neg := 0, false
 	if len(s) > 0 && s[0] == '-' {
 		i, neg = 1, true
@@ -156,6 +158,11 @@ func Parse[T ~string | ~[]byte](s T) (float64, bool) {
 	return f, true
 }
 
+// ParseBytes is Parse of b's text; b is only read during the call.
+func ParseBytes(b []byte) (float64, bool) {
+	return Parse(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
 // accumulate reads the decimal digits of s from i on into m (which holds
 // digits of them already) and returns where they end; ok is false when m
 // would pass 2^64.
@@ -166,7 +173,7 @@ func Parse[T ~string | ~[]byte](s T) (float64, bool) {
 // checked and converted with a few multiplications (the SWAR method fast
 // float parsers use) while m stays small enough to take them; the rest go
 // one at a time.
-func accumulate[T ~string | ~[]byte](s T, i int, m uint64, digits int) (int, uint64, int, bool) {
+func accumulate(s string, i int, m uint64, digits int) (int, uint64, int, bool) {
 	for len(s)-i >= 8 && m <= (math.MaxUint64-99_999_999)/100_000_000 {
 		v := load8(s, i)
 		if !eightDigits(v) {
@@ -192,10 +199,8 @@ func accumulate[T ~string | ~[]byte](s T, i int, m uint64, digits int) (int, uin
 
 // load8 is the eight bytes of s at i as a little-endian word: the first
 // byte lowest. The compiler makes it one load.
-func load8[T ~string | ~[]byte](s T, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+func load8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:i+8]), 8))
 }
 
 // eightDigits reports whether every byte of v is an ASCII digit: the high

@@ -57,7 +57,7 @@ func TestParseMatchesStrconv(t *testing.T) {
 				t.Fatalf("Parse(%q) = %v (%x), strconv.ParseFloat = %v (%x)", s, f, math.Float64bits(f), want, math.Float64bits(want))
 			}
 		}
-		if f, ok := Parse([]byte(s)); ok && math.Float64bits(f) != math.Float64bits(want) {
+		if f, ok := ParseBytes([]byte(s)); ok && math.Float64bits(f) != math.Float64bits(want) {
 			t.Fatalf("Parse([]byte(%q)) = %v, strconv.ParseFloat = %v", s, f, want)
 		}
 	}
