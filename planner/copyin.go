@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -341,8 +342,95 @@ func hexDigit(c byte) int {
 // splitCSV reads one CSV row as PostgreSQL does: the quote character
 // starts and ends quoting anywhere in a field, a doubled quote inside
 // quotes is a quote, newlines inside quotes belong to the field, and only
-// an unquoted field equal to the NULL string is NULL.
+// an unquoted field equal to the NULL string is NULL. Most lines hold
+// neither quotes nor a carriage return: splitPlainCSV takes those, and the
+// rest (and the end marker, which starts with a backslash) take
+// splitQuotedCSV.
 func (d *chunkDecoder) splitCSV(data []byte) (int, error) {
+	if len(data) > 0 && data[0] != '\\' {
+		if end, ok := d.splitPlainCSV(data); ok {
+			return end, nil
+		}
+	}
+	return d.splitQuotedCSV(data)
+}
+
+// Bytes equal to a given one in a word, found eight at a time.
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+	low7Bits = 0x7F7F7F7F7F7F7F7F
+)
+
+// zeroBytes has the high bit set in exactly the bytes of x that are zero
+// (no false positives across bytes, unlike the shorter formula).
+func zeroBytes(x uint64) uint64 {
+	return ^((x&low7Bits + low7Bits) | x | low7Bits)
+}
+
+// splitPlainCSV splits the line at the start of data into its fields if
+// no quote or carriage return comes before its newline; ok is false
+// otherwise, and the caller takes the general path. It reads a word at a
+// time: each word is compared with the delimiter, the newline, the quote
+// and '\r' at once, and the delimiters' positions come from its bits.
+//
+// Why: the per-field byte search it replaces (a call per field, 21 per
+// TSBS row, after three whole-line scans for the newline, quote and '\r')
+// was a tenth of a CSV COPY's decoding.
+func (d *chunkDecoder) splitPlainCSV(data []byte) (end int, ok bool) {
+	c := d.c
+	delim, quote := c.opts.delim, c.opts.quote
+	d.fields, d.scratch = d.fields[:0], d.scratch[:0]
+	dm, qm := lowBits*uint64(delim), lowBits*uint64(quote)
+	const nm, rm = lowBits * '\n', lowBits * '\r'
+	start := 0 // the field being read starts here
+	field := func(to int) {
+		f := data[start:to:to]
+		d.fields = append(d.fields, copyField{b: f, null: string(f) == c.opts.null})
+		start = to + 1
+	}
+	i := 0
+	for ; len(data)-i >= 8; i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		delims := zeroBytes(w ^ dm)
+		special := zeroBytes(w^qm) | zeroBytes(w^rm)
+		nl := zeroBytes(w ^ nm)
+		if nl != 0 {
+			// Only what comes before the newline is the line's.
+			before := nl&-nl - 1
+			delims &= before
+			special &= before
+		}
+		if special != 0 {
+			return 0, false
+		}
+		for ; delims != 0; delims &= delims - 1 {
+			field(i + bits.TrailingZeros64(delims)/8)
+		}
+		if nl != 0 {
+			at := i + bits.TrailingZeros64(nl)/8
+			field(at)
+			return at + 1, true
+		}
+	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case delim:
+			field(i)
+		case '\n':
+			field(i)
+			return i + 1, true
+		case quote, '\r':
+			return 0, false
+		}
+	}
+	field(len(data))
+	return len(data), true
+}
+
+// splitQuotedCSV is splitCSV for any line: a byte at a time, quotes and
+// carriage returns included.
+func (d *chunkDecoder) splitQuotedCSV(data []byte) (int, error) {
 	c := d.c
 	end, content := lineEnd(data)
 	if content == 2 && data[0] == '\\' && data[1] == '.' {
@@ -351,23 +439,6 @@ func (d *chunkDecoder) splitCSV(data []byte) (int, error) {
 	}
 	d.fields, d.scratch = d.fields[:0], d.scratch[:0]
 	delim, quote := c.opts.delim, c.opts.quote
-	// Most lines hold neither quotes nor a bare carriage return: their
-	// fields are the runs between delimiters, found a word at a time
-	// instead of a byte at a time.
-	if line := data[:content]; bytes.IndexByte(line, quote) < 0 && bytes.IndexByte(line, '\r') < 0 {
-		for {
-			j := bytes.IndexByte(line, delim)
-			if j < 0 {
-				j = len(line)
-			}
-			f := line[:j:j]
-			d.fields = append(d.fields, copyField{b: f, null: string(f) == c.opts.null})
-			if j == len(line) {
-				return end, nil
-			}
-			line = line[j+1:]
-		}
-	}
 	i := 0
 	for {
 		// One field: a plain run is taken as is; once a quote appears,

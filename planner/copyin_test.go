@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -270,6 +271,69 @@ func TestUnescapeCopy(t *testing.T) {
 	for _, tt := range tests {
 		if got := string(unescapeCopy(nil, []byte(tt.in))); got != tt.want {
 			t.Errorf("unescapeCopy(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSplitPlainCSVAgreesWithQuoted splits random CSV lines with both
+// splitters: where the word-at-a-time one takes a line (no quote or '\r'
+// before its newline) its fields, NULLs and line end must be the general
+// one's, for delimiters at every offset in a word, lines shorter and
+// longer than a word, a last line without a newline, other delimiters and
+// NULL strings.
+func TestSplitPlainCSVAgreesWithQuoted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	alphabet := []byte("ab,;|\"\r\n\\xyz0123456789.-")
+	for _, o := range []copyOptions{
+		{delim: ',', quote: '"', null: ""},
+		{delim: ';', quote: '\'', null: "NA"},
+		{delim: '|', quote: '"', null: "\\N"},
+	} {
+		plain, general := &chunkDecoder{c: &CopyIn{opts: o}}, &chunkDecoder{c: &CopyIn{opts: o}}
+		taken := 0
+		for range 200_000 {
+			n := rng.IntN(40)
+			if rng.IntN(8) == 0 {
+				n = rng.IntN(300)
+			}
+			line := make([]byte, n)
+			for i := range line {
+				// Mostly plain text and delimiters; now and then a quote,
+				// '\r' or newline anywhere.
+				switch r := rng.IntN(40); {
+				case r == 0:
+					line[i] = alphabet[rng.IntN(len(alphabet))]
+				case r < 8:
+					line[i] = o.delim
+				default:
+					line[i] = "hostabc0123456789.-NA"[rng.IntN(21)]
+				}
+			}
+			if rng.IntN(4) != 0 {
+				line = append(line, '\n')
+			}
+			line = append(line, "next,line\n"[:rng.IntN(11)]...)
+			end, ok := plain.splitPlainCSV(line)
+			if !ok {
+				continue
+			}
+			taken++
+			wantEnd, err := general.splitQuotedCSV(line)
+			if err != nil {
+				t.Fatalf("%q: general splitter failed: %v", line, err)
+			}
+			if end != wantEnd || len(plain.fields) != len(general.fields) {
+				t.Fatalf("%q (%c): plain split ends at %d with %d fields, general at %d with %d", line, o.delim, end, len(plain.fields), wantEnd, len(general.fields))
+			}
+			for i, f := range plain.fields {
+				g := general.fields[i]
+				if string(f.b) != string(g.b) || f.null != g.null || f.escaped != g.escaped {
+					t.Fatalf("%q (%c): field %d is %q null %v, general %q null %v", line, o.delim, i, f.b, f.null, g.b, g.null)
+				}
+			}
+		}
+		if taken < 100_000 {
+			t.Fatalf("the plain splitter took only %d of 200,000 lines", taken)
 		}
 	}
 }
