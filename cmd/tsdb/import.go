@@ -105,7 +105,7 @@ type importer struct {
 }
 
 // copyBatch sends one batch of CSV rows.
-func (im *importer) copyBatch(ctx context.Context, cols []string, data []byte, rows int) error {
+func (im *importer) copyBatch(ctx context.Context, cols []string, data io.Reader, rows *int) error {
 	stmt := "COPY " + schema.QuoteIdent(im.table)
 	if len(cols) > 0 {
 		q := make([]string, len(cols))
@@ -115,10 +115,10 @@ func (im *importer) copyBatch(ctx context.Context, cols []string, data []byte, r
 		stmt += " (" + strings.Join(q, ", ") + ")"
 	}
 	stmt += " FROM STDIN WITH (FORMAT csv)"
-	if _, err := im.conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), stmt); err != nil {
+	if _, err := im.conn.PgConn().CopyFrom(ctx, data, stmt); err != nil {
 		return err
 	}
-	im.rows += int64(rows)
+	im.rows += int64(*rows)
 	return nil
 }
 
@@ -154,44 +154,86 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 			cols = append(cols, strings.Trim(strings.TrimSpace(c), `"`))
 		}
 	}
-	var buf []byte
-	rows, inQuote := 0, false
-	// rowLines are the file lines the batch's rows start on: the server
-	// counts rows, and a quoted field may hold newlines.
-	line, rowLines := firstLine, []int{firstLine}
+	// Each batch streams from the file into its COPY as it is read: a
+	// batch gathered in a buffer first (27 MB for 100,000 TSBS rows) made
+	// the client fault in and copy every byte once more, and its garbage
+	// collections competed with the server for the cores (a third of the
+	// client's CPU).
+	b := &csvBatchReader{r: r, limit: im.batchRows, line: firstLine, read: read}
 	for {
-		chunk, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			buf = append(buf, chunk...)
-			read += int64(len(chunk))
-			inQuote = inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
-			continue
+		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
+			return nil // no COPY for an empty rest
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		if len(chunk) > 0 {
-			buf = append(buf, chunk...)
-			read += int64(len(chunk))
-			inQuote = inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
-			line++
-			if !inQuote {
-				rows++
-				rowLines = append(rowLines, line)
+		b.rows, b.rowLines = 0, append(b.rowLines[:0], b.line)
+		if err := im.copyBatch(ctx, cols, b, &b.rows); err != nil {
+			if b.err != nil {
+				return b.err
 			}
+			return fileLineError(path, b.rowLines, err)
 		}
-		eof := errors.Is(err, io.EOF)
-		if (rows >= im.batchRows && !inQuote) || (eof && len(buf) > 0) {
-			if err := im.copyBatch(ctx, cols, buf, rows); err != nil {
-				return fileLineError(path, rowLines, err)
-			}
-			buf, rows, rowLines = buf[:0], 0, append(rowLines[:0], line)
-			im.progress.update(read, im.rows)
-		}
-		if eof {
+		im.progress.update(b.read, im.rows)
+		if b.eof {
 			return nil
 		}
 	}
+}
+
+// csvBatchReader reads the rows of one batch from a CSV file: it ends (io.EOF)
+// after limit whole rows, and the next batch goes on from there.
+type csvBatchReader struct {
+	r       *bufio.Reader
+	limit   int
+	pending []byte // read from r, not yet returned
+	inQuote bool   // the file is inside a quoted field
+	eof     bool   // the file has ended
+	err     error  // reading the file failed
+	read    int64  // file bytes read
+	line    int    // the file's line being read
+	// rows are the batch's rows so far; rowLines the file lines they
+	// start on (the server counts rows, and a quoted field may hold
+	// newlines), rowLines[0] the first.
+	rows     int
+	rowLines []int
+}
+
+// Read returns the batch's next bytes: whole lines as far as they fit,
+// a part of a line longer than p.
+func (b *csvBatchReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(b.pending) == 0 {
+			if b.eof || b.err != nil || (b.rows >= b.limit && !b.inQuote) {
+				break
+			}
+			chunk, err := b.r.ReadSlice('\n')
+			switch {
+			case errors.Is(err, bufio.ErrBufferFull):
+				// A line longer than the buffer: its rest follows.
+			case errors.Is(err, io.EOF):
+				b.eof = true
+			case err != nil:
+				b.err = err
+				return n, err
+			}
+			b.read += int64(len(chunk))
+			b.inQuote = b.inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
+			if len(chunk) > 0 && (chunk[len(chunk)-1] == '\n' || b.eof) {
+				b.line++
+				if !b.inQuote {
+					b.rows++
+					b.rowLines = append(b.rowLines, b.line)
+				}
+			}
+			b.pending = chunk
+		}
+		c := copy(p[n:], b.pending)
+		b.pending = b.pending[c:]
+		n += c
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // batchLine is how the server names the line of a COPY that failed.
@@ -256,7 +298,8 @@ func (im *importer) parquet(ctx context.Context, path string) error {
 			}
 			buf = append(buf, '\n')
 		}
-		if err := im.copyBatch(ctx, cols, buf, int(rec.NumRows())); err != nil {
+		n := int(rec.NumRows())
+		if err := im.copyBatch(ctx, cols, bytes.NewReader(buf), &n); err != nil {
 			return err
 		}
 		im.progress.update(im.rows, im.rows)
