@@ -34,9 +34,6 @@ const (
 	HugePageBytes = 2 << 20
 	// SlabBytes is the size of a slab: four huge pages.
 	SlabBytes = 8 << 20
-	// heapArenaBytes is the Go runtime's heap arena on 64-bit Linux: the
-	// unit, aligned to its size, in which the heap maps memory.
-	heapArenaBytes = 64 << 20
 )
 
 // Allocator cuts Arrow buffers from slabs. Its zero value is ready; it is
@@ -100,18 +97,5 @@ func hugeSlab(n int) []byte {
 	s := raw[off : off+n : off+n]
 	// Best effort: an error (no huge page support) changes nothing else.
 	_ = unix.Madvise(s, unix.MADV_HUGEPAGE)
-	// The advice also goes to the whole heap arena the slab lies in.
-	// Why: make zeroes memory the heap used before (a dropped table's
-	// columns, say) before the advice above can apply, so a slab made of
-	// such memory, partly returned to the kernel by the runtime, was
-	// faulted back in 4 KiB at a time: a third of the faults of a COPY
-	// after a dropped table's (12,000 of 41,000 for 864,000 TSBS rows; a
-	// fault costs about 9 µs on the project's paravirtualized machine).
-	// Advised in advance, the arena's memory comes back in huge pages
-	// where the kernel can: 29,000 faults instead of 41,000. The advice is
-	// a hint on memory of this process only; parts of the range the
-	// runtime has not mapped make it fail, harmlessly.
-	start := p &^ (heapArenaBytes - 1)
-	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, heapArenaBytes, unix.MADV_HUGEPAGE)
 	return s
 }
