@@ -424,10 +424,11 @@ func (c *conn) sendError(err error) {
 // sends 8 KiB messages back to back) cost one read system call per 8 KiB:
 // a tenth of the server's CPU for a CSV file. Reading what the socket
 // holds, up to this much, takes one call per several messages; the extra
-// copy out of the buffer costs far less than the calls it saves. The
-// reader only ever returns bytes the client has sent, so nothing is read
-// ahead of a TLS upgrade: a client sends nothing after SSLRequest until it
-// has the answer.
+// copy out of the buffer costs far less than the calls it saves. At a TLS
+// upgrade the handshake reads the socket itself: bytes a client sent
+// after SSLRequest without waiting for the answer stay in the old buffer
+// and are dropped, never taken as sent inside TLS (pgproto3's own 8 KiB
+// buffer did the same before).
 const readBufferBytes = 64 << 10
 
 // newBackend starts the protocol on rw, reading through a buffer of

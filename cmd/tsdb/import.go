@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -163,13 +164,19 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 	for {
 		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
 			return nil // no COPY for an empty rest
+		} else if err != nil {
+			return err
 		}
 		b.rows, b.rowLines = 0, append(b.rowLines[:0], b.line)
 		if err := im.copyBatch(ctx, cols, b, &b.rows); err != nil {
-			if b.err != nil {
-				return b.err
+			// pgconn may return on a lost connection while its reader
+			// is still in Read: what the batch read so far is taken
+			// under the lock.
+			rowLines, readErr := b.failure()
+			if readErr != nil {
+				return readErr
 			}
-			return fileLineError(path, b.rowLines, err)
+			return fileLineError(path, rowLines, err)
 		}
 		im.progress.update(b.read, im.rows)
 		if b.eof {
@@ -181,9 +188,13 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 // csvBatchReader reads the rows of one batch from a CSV file: it ends (io.EOF)
 // after limit whole rows, and the next batch goes on from there.
 type csvBatchReader struct {
+	// mu guards the fields below while pgconn's goroutine reads; after a
+	// COPY that ended normally pgconn has waited for it.
+	mu      sync.Mutex
 	r       *bufio.Reader
 	limit   int
 	pending []byte // read from r, not yet returned
+	partial bool   // a line longer than r's buffer is being read
 	inQuote bool   // the file is inside a quoted field
 	eof     bool   // the file has ended
 	err     error  // reading the file failed
@@ -196,9 +207,18 @@ type csvBatchReader struct {
 	rowLines []int
 }
 
+// failure returns a copy of the batch's row lines and its read error.
+func (b *csvBatchReader) failure() ([]int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]int(nil), b.rowLines...), b.err
+}
+
 // Read returns the batch's next bytes: whole lines as far as they fit,
 // a part of a line longer than p.
 func (b *csvBatchReader) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	n := 0
 	for n < len(p) {
 		if len(b.pending) == 0 {
@@ -217,13 +237,17 @@ func (b *csvBatchReader) Read(p []byte) (int, error) {
 			}
 			b.read += int64(len(chunk))
 			b.inQuote = b.inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
-			if len(chunk) > 0 && (chunk[len(chunk)-1] == '\n' || b.eof) {
+			// A line ends at its newline, or at the end of the file if
+			// it has any bytes (also when they all came in earlier
+			// chunks of a line longer than the buffer).
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' || b.eof && (len(chunk) > 0 || b.partial) {
 				b.line++
 				if !b.inQuote {
 					b.rows++
 					b.rowLines = append(b.rowLines, b.line)
 				}
 			}
+			b.partial = errors.Is(err, bufio.ErrBufferFull)
 			b.pending = chunk
 		}
 		c := copy(p[n:], b.pending)

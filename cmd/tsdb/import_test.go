@@ -27,6 +27,9 @@ func TestCSVBatchReader(t *testing.T) {
 		{"no final newline", "a\nb\nc", 2, []string{"a\nb\n", "c"}, [][]int{{1, 2, 3}, {3, 4}}},
 		{"quoted newline", "\"a\nx\",1\nb\nc\n", 1, []string{"\"a\nx\",1\n", "b\n", "c\n"}, [][]int{{1, 3}, {3, 4}, {4, 5}}},
 		{"longer than the buffer", "1," + long + "\n2\n", 1, []string{"1," + long + "\n", "2\n"}, [][]int{{1, 2}, {2, 3}}},
+		// The last line fills the buffer exactly twice: the read that
+		// finds the end of the file returns nothing.
+		{"long last line without newline", "a\n" + long[:32], 1, []string{"a\n", long[:32]}, [][]int{{1, 2}, {2, 3}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
