@@ -118,7 +118,33 @@ func parseCopyOptions(opts []*pg_query.Node) (copyOptions, error) {
 			o.null = ""
 		}
 	}
-	return o, nil
+	return o, checkCopyOptions(o)
+}
+
+// checkCopyOptions refuses the combinations PostgreSQL refuses: a
+// delimiter or NULL string that would cut rows, a delimiter the text
+// format's escapes or the CSV quote use, or one inside the NULL string.
+// The row splitters rely on these (a newline delimiter would end a row
+// in one and separate fields in the other).
+func checkCopyOptions(o copyOptions) error {
+	bad := func(format string, args ...any) error {
+		return sqlerr.New(sqlerr.InvalidParameterValue, format, args...)
+	}
+	switch {
+	case o.format == CopyBinary:
+		return nil
+	case o.delim == '\n' || o.delim == '\r':
+		return bad("COPY delimiter cannot be newline or carriage return")
+	case strings.ContainsAny(o.null, "\r\n"):
+		return bad("COPY null representation cannot use newline or carriage return")
+	case o.format == CopyText && strings.IndexByte("\\.abcdefghijklmnopqrstuvwxyz0123456789", o.delim) >= 0:
+		return bad("COPY delimiter cannot be \"%c\"", o.delim)
+	case strings.IndexByte(o.null, o.delim) >= 0:
+		return bad("COPY delimiter must not appear in the NULL specification")
+	case o.format == CopyCSV && o.quote == o.delim:
+		return bad("COPY delimiter and quote must be different")
+	}
+	return nil
 }
 
 // copy handles COPY statements: FROM STDIN into a table, TO STDOUT from a

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tsdb/internal/sqlerr"
 )
 
 // copyChunks runs COPY … FROM STDIN with data cut into pieces of size n
@@ -334,6 +336,50 @@ func TestSplitPlainCSVAgreesWithQuoted(t *testing.T) {
 		}
 		if taken < 100_000 {
 			t.Fatalf("the plain splitter took only %d of 200,000 lines", taken)
+		}
+	}
+}
+
+// TestCopyOptionsRefused checks that COPY refuses, with 22023 as
+// PostgreSQL does, the options that would make rows ambiguous, and takes
+// their neighbours.
+func TestCopyOptionsRefused(t *testing.T) {
+	e := newEnv(t)
+	e.must("CREATE TABLE o (time TIMESTAMPTZ NOT NULL, v DOUBLE PRECISION)")
+	for _, tc := range []struct {
+		opts string
+		ok   bool
+	}{
+		{"(FORMAT csv, DELIMITER E'\\n')", false},
+		{"(FORMAT csv, DELIMITER E'\\r')", false},
+		{"(DELIMITER E'\\n')", false},
+		{"(FORMAT csv, NULL E'a\\nb')", false},
+		{"(DELIMITER '\\')", false},
+		{"(DELIMITER 'x')", false},
+		{"(DELIMITER '.')", false},
+		{"(FORMAT csv, DELIMITER 'x')", true},
+		{"(FORMAT csv, DELIMITER '\"')", false},
+		{"(FORMAT csv, QUOTE ';', DELIMITER ';')", false},
+		{"(FORMAT csv, NULL 'a,b')", false},
+		{"(NULL 'a|b', DELIMITER '|')", false},
+		{"(FORMAT csv, DELIMITER ';', QUOTE '''')", true},
+		{"(DELIMITER '|')", true},
+	} {
+		var ci *CopyIn
+		err := e.s.Execute(context.Background(), "COPY o FROM STDIN "+tc.opts, func(r *Result) error {
+			ci = r.CopyIn
+			return nil
+		})
+		if ci != nil {
+			if _, ferr := ci.Finish(context.Background()); ferr != nil {
+				t.Fatalf("COPY … %s without rows: %v", tc.opts, ferr)
+			}
+		}
+		if tc.ok && err != nil {
+			t.Errorf("COPY … %s refused: %v", tc.opts, err)
+		}
+		if !tc.ok && sqlerr.Code(err) != sqlerr.InvalidParameterValue {
+			t.Errorf("COPY … %s: %v, want SQLSTATE 22023", tc.opts, err)
 		}
 	}
 }
