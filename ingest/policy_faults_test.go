@@ -95,13 +95,8 @@ func TestCommitTxRevertsLandedTables(t *testing.T) {
 	s := openWith(t, dir, Options{BucketDuration: 10 * time.Minute, Faults: faults})
 	tbl, other := createTwoTables(t, s)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tb := range []string{"cpu", "other"} {
-		if _, err := s.Insert(ctx, tb, rows(map[string]schema.Table{"cpu": tbl, "other": other}[tb], base, base.Add(time.Second))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Checkpoint(ctx); err != nil {
-		t.Fatal(err)
+	for _, tb := range []schema.Table{tbl, other} {
+		insertFlushed(t, s, tb, base, base.Add(time.Second))
 	}
 	var parts []TxTable
 	for _, tb := range []string{"cpu", "other"} {

@@ -216,12 +216,7 @@ func TestCommitTxPreparesEveryTableFirst(t *testing.T) {
 	defer s.Close(ctx)
 	tbl, _ := createTwoTables(t, s)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := s.Insert(ctx, "cpu", rows(tbl, base, base.Add(time.Second))); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Checkpoint(ctx); err != nil {
-		t.Fatal(err)
-	}
+	insertFlushed(t, s, tbl, base, base.Add(time.Second))
 	ots, err := s.state("other")
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +259,19 @@ func createTwoTables(t *testing.T, s *Store) (cpu, other schema.Table) {
 		}
 	}
 	return cpu, other
+}
+
+// insertFlushed inserts rows of tbl at times and checkpoints, so that
+// they lie in the table's files.
+func insertFlushed(t *testing.T, s *Store, tbl schema.Table, times ...time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Insert(ctx, tbl.Name, rows(tbl, times...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Whether replay takes a rewrite as landed: the dml txn must reach the
@@ -314,12 +322,7 @@ func TestRevertKeepsARewriteWhoseFileIsGone(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	defer s.Close(ctx)
 	tbl, _ := createTwoTables(t, s)
-	if _, err := s.Insert(ctx, "cpu", rows(tbl, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Checkpoint(ctx); err != nil {
-		t.Fatal(err)
-	}
+	insertFlushed(t, s, tbl, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ts, err := s.state("cpu")
 	if err != nil {
 		t.Fatal(err)
