@@ -134,11 +134,14 @@ func randomString() string {
 // upgradeTLS answers an SSLRequest: 'S' and a TLS handshake when TLS is
 // configured, 'N' otherwise.
 func (c *conn) upgradeTLS() error {
-	if c.srv.opts.TLS == nil {
-		_, err := c.nc.Write([]byte{'N'})
+	answer := byte('N')
+	if c.srv.opts.TLS != nil {
+		answer = 'S'
+	}
+	if _, err := c.nc.Write([]byte{answer}); err != nil {
 		return err
 	}
-	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+	if err := c.nothingSentAhead("SSL request"); err != nil || answer == 'N' {
 		return err
 	}
 	tc := tls.Server(c.nc, c.srv.opts.TLS)
@@ -148,7 +151,7 @@ func (c *conn) upgradeTLS() error {
 	}
 	c.nc = tc
 	c.tls = true
-	c.be = newBackend(tc, c.srv.opts.MaxMessageSize)
+	c.be, c.rd = newBackend(tc, c.srv.opts.MaxMessageSize)
 	return nil
 }
 

@@ -2,7 +2,9 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +27,7 @@ type conn struct {
 	srv    *Server
 	nc     net.Conn
 	be     *pgproto3.Backend
+	rd     *bufio.Reader // be's read buffer, for what a client sent ahead
 	pid    uint32
 	secret []byte
 	tls    bool
@@ -70,7 +73,7 @@ func (c *conn) serve() {
 			log.Error("panic while serving connection; connection closed", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	c.be = newBackend(c.nc, c.srv.opts.MaxMessageSize)
+	c.be, c.rd = newBackend(c.nc, c.srv.opts.MaxMessageSize)
 	// A client gets StartupTimeout to complete its startup.
 	c.nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
 	params, ok := c.startup()
@@ -267,7 +270,7 @@ func (c *conn) extended(ex *session.Executor, msg pgproto3.FrontendMessage) erro
 // handles CancelRequest connections.
 func (c *conn) startup() (map[string]string, bool) {
 	for {
-		msg, err := c.be.ReceiveStartupMessage()
+		msg, err := readStartup(c.rd)
 		if err != nil {
 			return nil, false
 		}
@@ -284,6 +287,9 @@ func (c *conn) startup() (map[string]string, bool) {
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, false
 			}
+			if err := c.nothingSentAhead("GSSAPI encryption request"); err != nil {
+				return nil, false
+			}
 		case *pgproto3.CancelRequest:
 			c.srv.cancel(m.ProcessID, m.SecretKey)
 			return nil, false
@@ -293,6 +299,54 @@ func (c *conn) startup() (map[string]string, bool) {
 			return nil, false
 		}
 	}
+}
+
+// maxStartupPacket bounds a startup packet, length word included, as
+// PostgreSQL's MAX_STARTUP_PACKET_LENGTH (and pgproto3) do.
+const maxStartupPacket = 4 + 10_000
+
+// readStartup reads one startup packet (StartupMessage, SSLRequest,
+// GSSEncRequest or CancelRequest) and decodes it with pgproto3.
+//
+// Why not the backend's ReceiveStartupMessage: pgproto3 reads ahead into a
+// buffer of its own, so what a client sent past an SSLRequest could not be
+// told apart from nothing. Reading exactly the packet's bytes leaves the
+// rest in rd, where nothingSentAhead sees it.
+func readStartup(rd *bufio.Reader) (pgproto3.FrontendMessage, error) {
+	hdr, err := rd.Peek(4)
+	if err != nil {
+		return nil, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(hdr)))
+	if n < 8 || n > maxStartupPacket {
+		return nil, fmt.Errorf("invalid length of startup packet: %d", n)
+	}
+	pkt := make([]byte, n)
+	if _, err := io.ReadFull(rd, pkt); err != nil {
+		return nil, err
+	}
+	return pgproto3.NewBackend(bytes.NewReader(pkt), io.Discard).ReceiveStartupMessage()
+}
+
+// nothingSentAhead refuses a client that did not wait for the answer to
+// its SSLRequest or GSSEncRequest before sending more, as PostgreSQL does:
+// FATAL 08P01, then the connection closes.
+//
+// Why: bytes already read past the request were sent before any
+// encryption was agreed. Taking them as the first message of a TLS
+// session would let a man in the middle inject a plaintext startup or
+// query into it (PostgreSQL's CVE-2021-23214); no real client sends them.
+func (c *conn) nothingSentAhead(request string) error {
+	n := c.rd.Buffered()
+	if n == 0 {
+		return nil
+	}
+	c.srv.logger.Warn("unencrypted data after an encryption request; connection closed", "remote", c.nc.RemoteAddr().String(), "request", request, "bytes", n)
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08P01",
+		Message: "received unencrypted data after " + request,
+		Detail:  "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack."})
+	c.be.Flush()
+	return fmt.Errorf("%d bytes sent ahead of the answer to the %s", n, request)
 }
 
 func (c *conn) sendFatal(code, msg string) {
@@ -425,16 +479,17 @@ func (c *conn) sendError(err error) {
 // a tenth of the server's CPU for a CSV file. Reading what the socket
 // holds, up to this much, takes one call per several messages; the extra
 // copy out of the buffer costs far less than the calls it saves. At a TLS
-// upgrade the handshake reads the socket itself: bytes a client sent
-// after SSLRequest without waiting for the answer stay in the old buffer
-// and are dropped, never taken as sent inside TLS (pgproto3's own 8 KiB
-// buffer did the same before).
+// upgrade the handshake reads the socket itself, so bytes a client sent
+// after SSLRequest without waiting for the answer would sit in the old
+// buffer: such a connection is refused first (nothingSentAhead).
 const readBufferBytes = 64 << 10
 
 // newBackend starts the protocol on rw, reading through a buffer of
-// readBufferBytes, with messages of at most maxBody bytes.
-func newBackend(rw net.Conn, maxBody int) *pgproto3.Backend {
-	be := pgproto3.NewBackend(bufio.NewReaderSize(rw, readBufferBytes), rw)
+// readBufferBytes, with messages of at most maxBody bytes. It returns the
+// buffer too, which holds what the client sent past the last message.
+func newBackend(rw net.Conn, maxBody int) (*pgproto3.Backend, *bufio.Reader) {
+	rd := bufio.NewReaderSize(rw, readBufferBytes)
+	be := pgproto3.NewBackend(rd, rw)
 	be.SetMaxBodyLen(maxBody)
-	return be
+	return be, rd
 }

@@ -53,7 +53,7 @@ func TestBackendReadsInLargeChunks(t *testing.T) {
 	}
 	defer nc.Close()
 	cc := &countingConn{Conn: nc}
-	be := newBackend(cc, 1<<20)
+	be, _ := newBackend(cc, 1<<20)
 	got := 0
 	for {
 		msg, err := be.Receive()

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"testing"
@@ -38,10 +39,11 @@ func FuzzWire(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47}) // SSLRequest
 	f.Add([]byte{'Q', 0x7f, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		be := pgproto3.NewBackend(bytes.NewReader(data), rw{})
+		rd := bufio.NewReader(bytes.NewReader(data))
+		be := pgproto3.NewBackend(rd, rw{})
 		be.SetMaxBodyLen(1 << 20)
 		for i := 0; i < 8; i++ {
-			msg, err := be.ReceiveStartupMessage()
+			msg, err := readStartup(rd)
 			if err != nil {
 				return
 			}

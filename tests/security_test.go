@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // testCA writes a CA and a server certificate for 127.0.0.1/localhost
@@ -106,6 +108,53 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("lib/pq over TLS: %v", err)
 	}
 	runClientArgs(t, s, "pgJDBC session ok", "java", []string{"-cp", javaClasses(t), "Session"}, []string{"ssl=true&sslmode=verify-ca&sslrootcert=" + ca})
+	t.Run("data sent ahead of the answer", func(t *testing.T) { dataSentAhead(t, s) })
+}
+
+// dataSentAhead: a client that sends its startup packet in the same write
+// as its SSLRequest or GSSEncRequest, without waiting for the answer, gets
+// the answer and then PostgreSQL's FATAL 08P01; its plaintext startup is
+// never taken (CVE-2021-23214). The server goes on serving.
+func dataSentAhead(t *testing.T, s *server) {
+	startup, _ := (&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "tsdb", "database": "tsdb"}}).Encode(nil)
+	for _, tc := range []struct {
+		request pgproto3.FrontendMessage
+		answer  byte
+		message string
+	}{
+		{&pgproto3.SSLRequest{}, 'S', "received unencrypted data after SSL request"},
+		{&pgproto3.GSSEncRequest{}, 'N', "received unencrypted data after GSSAPI encryption request"},
+	} {
+		nc, err := net.Dial("tcp", s.pgAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(30 * time.Second))
+		req, _ := tc.request.Encode(nil)
+		if _, err := nc.Write(append(req, startup...)); err != nil {
+			t.Fatal(err)
+		}
+		var answer [1]byte
+		if _, err := io.ReadFull(nc, answer[:]); err != nil || answer[0] != tc.answer {
+			t.Fatalf("%T: answer %q (%v), want %q", tc.request, answer[0], err, tc.answer)
+		}
+		fe := pgproto3.NewFrontend(nc, nc)
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("%T: %v", tc.request, err)
+		}
+		e, ok := msg.(*pgproto3.ErrorResponse)
+		if !ok || e.Severity != "FATAL" || e.Code != "08P01" || e.Message != tc.message {
+			t.Fatalf("%T: got %#v, want FATAL 08P01 %q", tc.request, msg, tc.message)
+		}
+		if msg, err := fe.Receive(); err == nil {
+			t.Fatalf("%T: connection still open after the FATAL, sent %#v", tc.request, msg)
+		}
+	}
+	if out, err := psqlWith(t, s, nil, fmt.Sprintf("host=127.0.0.1 port=%s user=tsdb dbname=tsdb sslmode=require", s.port())); err != nil || strings.TrimSpace(out) != "ok" {
+		t.Fatalf("psql after the refusals: %v\n%s", err, out)
+	}
 }
 
 // With an admin password every client authenticates with SCRAM-SHA-256;
