@@ -441,9 +441,9 @@ func (d *chunkDecoder) release() {
 		r.Release()
 	}
 	d.recs = nil
-	if d.bld != nil {
-		d.bld.Release()
-		d.bld = nil
+	if d.cols != nil {
+		d.cols.release()
+		d.cols = nil
 	}
 }
 

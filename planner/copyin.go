@@ -28,21 +28,17 @@ const copyBatchRows = 64 << 10
 // decoder never sees a partial row: running out of data inside a row is an
 // error. Chunks are decoded concurrently, each by its own decoder.
 type chunkDecoder struct {
-	c         *CopyIn
-	bld       *array.RecordBuilder
-	recs      []arrow.RecordBatch
-	rows      int64
-	line      int  // input lines (rows) seen, for messages
-	ended     bool // \. or the binary trailer was seen
-	checkText bool // the chunk is not all UTF-8 text: check text fields one by one
-	fields    []copyField
-	scratch   []byte
-	pos       []int
-	// texts and floats are bld's builders of text and double precision
-	// columns, by column (nil for other types).
-	texts      []*array.StringBuilder
-	floats     []*array.Float64Builder
-	bucket     int64  // time bucket of the rows in the builder
+	c          *CopyIn
+	cols       *copyColumns // the record being built
+	recs       []arrow.RecordBatch
+	rows       int64
+	line       int  // input lines (rows) seen, for messages
+	ended      bool // \. or the binary trailer was seen
+	checkText  bool // the chunk is not all UTF-8 text: check text fields one by one
+	fields     []copyField
+	scratch    []byte
+	pos        []int
+	bucket     int64  // time bucket of the rows in cols
 	err        error  // the chunk's first bad row
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
@@ -63,37 +59,35 @@ type copyField struct {
 	escaped bool // b was unescaped, and may hold any byte
 }
 
-// cut turns the rows in the builder into a record.
+// cut turns the rows in cols into a record.
 func (d *chunkDecoder) cut() {
-	if d.bld == nil || d.bld.Field(0).Len() == 0 {
+	if d.cols == nil || d.cols.len() == 0 {
 		return
 	}
-	rec := d.bld.NewRecordBatch()
-	d.recs = append(d.recs, rec)
 	if stats := d.c.feed.textBytes; stats != nil {
+		n := int64(d.cols.len())
 		for i := range stats {
-			if a, ok := rec.Column(i).(*array.String); ok && a.Len() > 0 {
-				stats[i].Store(int64(len(a.ValueBytes())) * 16 / int64(a.Len()))
+			if b := d.cols.textBytes(i); b > 0 {
+				stats[i].Store(int64(b) * 16 / n)
 			}
 		}
 	}
+	d.recs = append(d.recs, d.cols.record())
 }
 
-// reserve sizes an empty builder for the rows left in the chunk (at most a
-// record's worth), and its text columns by the bytes per row of the last
-// record. Arrow builders otherwise grow by doubling: every step copies
-// what is there and zeroes the new half, and the record keeps the slack.
+// reserve sizes empty columns for the rows left in the chunk (at most a
+// record's worth), and text columns by the bytes per row of the COPY's
+// last record. Columns otherwise grow by doubling: every step copies what
+// is there, and the record keeps the slack.
 func (d *chunkDecoder) reserve() {
 	rows := min(max(d.chunkRows-int(d.rows), 64), copyBatchRows)
-	d.bld.Reserve(rows)
 	stats := d.c.feed.textBytes
-	for i := range stats {
-		if per := stats[i].Load(); per > 0 {
-			if sb, ok := d.bld.Field(i).(*array.StringBuilder); ok {
-				sb.ReserveData(int(int64(rows)*per/16) + 64)
-			}
+	d.cols.reserve(rows, func(ci int) int {
+		if ci < len(stats) {
+			return int(stats[ci].Load() / 16)
 		}
-	}
+		return 0
+	})
 }
 
 // done cuts the last record of the chunk and drops the row scratch: its
@@ -117,30 +111,21 @@ func (d *chunkDecoder) sorted() bool {
 	return d.bucketCuts < 4 || d.rows >= int64(d.bucketCuts)*copyMinCutRows
 }
 
-// builder returns the builder for a row whose time is in bucket (ok false:
-// no time known), cutting a record first when it is full or when sorted
+// columns returns the columns for a row whose time is in bucket (ok
+// false: no time known), with room for it, cutting a record first when it
+// is full, when a text column passed copyRecordTextBytes, or when sorted
 // input moves on to the next bucket.
-func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
+func (d *chunkDecoder) columns(bucket int64, ok bool) *copyColumns {
 	c := d.c
-	if d.bld == nil {
+	if d.cols == nil {
 		if d.alloc == nil {
 			d.alloc = memory.DefaultAllocator
 		}
-		d.bld = array.NewRecordBuilder(d.alloc, c.tbl.ArrowSchema())
+		d.cols = newCopyColumns(d.alloc, &c.tbl, c.Format != CopyBinary)
 		d.pos = positions(len(c.tbl.Columns), c.targets)
-		d.texts = make([]*array.StringBuilder, len(c.tbl.Columns))
-		d.floats = make([]*array.Float64Builder, len(c.tbl.Columns))
-		for ci, col := range c.tbl.Columns {
-			switch col.Type {
-			case schema.Text:
-				d.texts[ci], _ = d.bld.Field(ci).(*array.StringBuilder)
-			case schema.Float64:
-				d.floats[ci], _ = d.bld.Field(ci).(*array.Float64Builder)
-			}
-		}
 	}
-	n := d.bld.Field(0).Len()
-	if n >= copyBatchRows || (ok && n > 0 && bucket != d.bucket && d.sorted()) {
+	n := d.cols.len()
+	if n >= copyBatchRows || d.cols.full || (ok && n > 0 && bucket != d.bucket && d.sorted()) {
 		if n < copyBatchRows {
 			d.bucketCuts++
 		}
@@ -153,7 +138,8 @@ func (d *chunkDecoder) builder(bucket int64, ok bool) *array.RecordBuilder {
 	if ok {
 		d.bucket = bucket
 	}
-	return d.bld
+	d.cols.newRow()
+	return d.cols
 }
 
 // bucketOf is the start of the MemBuffer bucket of a time in micros, as
@@ -538,15 +524,20 @@ func (d *chunkDecoder) appendFields() error {
 		}
 		us, haveTime = v, true
 	}
-	bld := d.builder(d.bucketOf(us), haveTime)
+	cols := d.columns(d.bucketOf(us), haveTime)
 	for ci, col := range c.tbl.Columns {
 		p := d.pos[ci]
 		if p < 0 || fields[p].null {
-			bld.Field(ci).AppendNull()
+			cols.appendNull(ci)
 			continue
 		}
+		kind := cols.direct(ci)
 		if ci == ti {
-			bld.Field(ci).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+			if kind == colTime {
+				cols.appendTime(ci, us)
+			} else {
+				cols.builder(ci).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+			}
 			continue
 		}
 		// The string views the row's bytes only for the conversion:
@@ -560,33 +551,38 @@ func (d *chunkDecoder) appendFields() error {
 			}
 		}
 		// The types most columns have, without appendText's dispatch
-		// (a tenth of a COPY's CPU at 21 columns); a float appendText
-		// would refuse goes there for its error.
-		if tb := d.texts[ci]; tb != nil {
-			tb.Append(s)
+		// (a tenth of a COPY's CPU at 21 columns).
+		var err error
+		switch kind {
+		case colText:
+			if len(s) > maxTextValueBytes {
+				return &sqlerr.Error{Code: sqlerr.ProgramLimitExceeded, Message: fmt.Sprintf("COPY %s, line %d, column %s: a value of %d bytes is longer than the %d bytes a text value may hold", c.tbl.Name, d.line, col.Name, len(s), maxTextValueBytes)}
+			}
+			cols.appendText(ci, s)
 			continue
-		}
-		if fb := d.floats[ci]; fb != nil {
+		case colFloat64:
 			if v, ok := parseFloat(s); ok {
-				fb.Append(v)
+				cols.appendFloat(ci, v)
 				continue
 			}
-		}
-		var err error
-		if col.Type == schema.Bit || col.Type == schema.VarBit {
-			// bit_in with the column's length: a wrong length is
-			// reported before a wrong digit, as PostgreSQL does.
-			var bits string
-			if bits, err = dialect.BitInput(s, col.MaxLength, col.Type == schema.VarBit); err == nil {
-				err = appendBits(bld.Field(ci), bits)
+			err = fmt.Errorf("invalid input syntax for type %s: %q", col.Type, s)
+		default:
+			if col.Type == schema.Bit || col.Type == schema.VarBit {
+				// bit_in with the column's length: a wrong length is
+				// reported before a wrong digit, as PostgreSQL does.
+				var bits string
+				if bits, err = dialect.BitInput(s, col.MaxLength, col.Type == schema.VarBit); err == nil {
+					err = appendBits(cols.builder(ci), bits)
+				}
+			} else {
+				err = appendText(cols.builder(ci), col.Type, s, c.in)
 			}
-		} else {
-			err = appendText(bld.Field(ci), col.Type, s, c.in)
 		}
 		if err != nil {
 			return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s, line %d, column %s: %v", c.tbl.Name, d.line, col.Name, err)}
 		}
 	}
+	cols.endRow()
 	d.rows++
 	return nil
 }
@@ -644,17 +640,18 @@ func (d *chunkDecoder) consumeBinary(data []byte) error {
 				us, haveTime = v, true
 			}
 		}
-		bld := d.builder(d.bucketOf(us), haveTime)
+		cols := d.columns(d.bucketOf(us), haveTime)
 		for ci, col := range c.tbl.Columns {
 			fp := d.pos[ci]
 			if fp < 0 || d.fields[fp].null {
-				bld.Field(ci).AppendNull()
+				cols.appendNull(ci)
 				continue
 			}
-			if err := appendBinary(bld.Field(ci), col.Type, d.fields[fp].b); err != nil {
+			if err := appendBinary(cols.builder(ci), col.Type, d.fields[fp].b); err != nil {
 				return &sqlerr.Error{Code: valueErrorCode(err), Message: fmt.Sprintf("COPY %s: row %d, column %s: %v", c.tbl.Name, d.line+int(d.rows)+1, col.Name, err)}
 			}
 		}
+		cols.endRow()
 		d.rows++
 		p = q
 	}
