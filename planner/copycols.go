@@ -93,9 +93,9 @@ func newCopyColumns(alloc memory.Allocator, tbl *schema.Table, direct bool) *cop
 // len is how many rows the columns hold.
 func (cc *copyColumns) len() int { return cc.n }
 
-// reserve sizes empty columns for rows, text columns for textBytes(ci)
-// bytes a row.
-func (cc *copyColumns) reserve(rows int, textBytes func(ci int) int) {
+// reserve sizes empty columns for rows, text columns for sixteenths(ci)
+// sixteenths of a byte a row.
+func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int) {
 	cc.cap = rows
 	for ci := range cc.cols {
 		c := &cc.cols[ci]
@@ -106,7 +106,14 @@ func (cc *copyColumns) reserve(rows int, textBytes func(ci int) int) {
 			c.words = allocWords(cc.alloc, rows)
 		case colText:
 			c.offs = allocOffsets(cc.alloc, rows+1)
-			c.data = cc.alloc.Allocate(rows*textBytes(ci) + 64)
+			// An eighth more than the estimate: values' lengths vary
+			// from record to record, and growing copies the column.
+			// Without one (the COPY's first records), 16 bytes a row.
+			per := sixteenths(ci)
+			if per <= 0 {
+				per = 16 * 16
+			}
+			c.data = cc.alloc.Allocate(rows*per*9/128 + 64)
 		}
 	}
 }
@@ -190,7 +197,9 @@ func (cc *copyColumns) appendText(ci int, s string) {
 	c := &cc.cols[ci]
 	end := int(c.offs[cc.n])
 	if end+len(s) > len(c.data) {
-		c.data = cc.alloc.Reallocate(max(min(2*len(c.data), 2*cc.textLimit), end+len(s)), c.data)
+		// Half as much again: the old bytes stay in the allocator's
+		// slab, unused, for as long as the slab lives.
+		c.data = cc.alloc.Reallocate(max(min(len(c.data)*3/2, 2*cc.textLimit), end+len(s)), c.data)
 	}
 	copy(c.data[end:], s)
 	c.offs[cc.n+1] = int32(end + len(s))

@@ -84,7 +84,7 @@ func (d *chunkDecoder) reserve() {
 	stats := d.c.feed.textBytes
 	d.cols.reserve(rows, func(ci int) int {
 		if ci < len(stats) {
-			return int(stats[ci].Load() / 16)
+			return int(stats[ci].Load())
 		}
 		return 0
 	})
