@@ -126,13 +126,36 @@ func TestImport(t *testing.T) {
 	// file: line 8, the second batch's third row, after a row whose quoted
 	// field spans two lines. The file starts with a byte order mark, as
 	// Excel writes CSV.
+	// The batches after the bad one (which stream on the other connection
+	// while it commits) must not land either.
 	bad := "\xef\xbb\xbftime,host,v,n\n" + strings.Repeat("2026-03-02 00:00:00+00,x,1,1\n", 3) +
-		"2026-03-02 00:00:00+00,\"two\nlines\",1,1\n" + "2026-03-02 00:00:00+00,x,1,1\n" + "2026-03-02 00:00:00+00,x,notanumber,1\n"
+		"2026-03-02 00:00:00+00,\"two\nlines\",1,1\n" + "2026-03-02 00:00:00+00,x,1,1\n" + "2026-03-02 00:00:00+00,x,notanumber,1\n" +
+		strings.Repeat("2026-03-02 00:00:01+00,after,1,1\n", 3000)
 	badPath := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(badPath, []byte(bad), 0o644)
 	_, msg, err := importFile("--batch-rows", "3", badPath)
 	if err == nil || !strings.Contains(msg, "3 rows were imported before the error") || !strings.Contains(msg, "22P02") ||
 		!strings.Contains(msg, "line 8,") {
 		t.Fatalf("bad import: %v\n%s", err, msg)
+	}
+	var landed, after int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE host = 'x'), count(*) FILTER (WHERE host = 'after') FROM imp WHERE time >= '2026-03-02'").Scan(&landed, &after); err != nil || landed != 3 || after != 0 {
+		t.Fatalf("after the bad import: %d rows of the first batch, %d of the batches after the bad one landed, %v", landed, after, err)
+	}
+
+	// Many batches land in order and completely, alternating between the
+	// two connections.
+	var many strings.Builder
+	many.WriteString("time,host,v,n\n")
+	for i := range 5000 {
+		fmt.Fprintf(&many, "%s,many,%d,%d\n", base.Add(48*time.Hour+time.Duration(i)*time.Second).Format("2006-01-02 15:04:05+00"), i, i)
+	}
+	manyPath := filepath.Join(t.TempDir(), "many.csv")
+	os.WriteFile(manyPath, []byte(many.String()), 0o644)
+	if out, msg, err := importFile("--batch-rows", "97", manyPath); err != nil || !strings.Contains(out, "imported 5000 rows") {
+		t.Fatalf("import in 52 batches: %v\n%s%s", err, out, msg)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*), sum(n) FROM imp WHERE host = 'many'").Scan(&n, &sumN); err != nil || n != 5000 || sumN != 5000*4999/2 {
+		t.Fatalf("after the import in 52 batches: %d rows, sum %d, %v", n, sumN, err)
 	}
 }
