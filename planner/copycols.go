@@ -102,6 +102,9 @@ func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int) {
 		switch c.kind {
 		case colBuilder:
 			c.b.Reserve(rows)
+			if sb, ok := c.b.(*array.StringBuilder); ok && sixteenths(ci) > 0 {
+				sb.ReserveData(rows*sixteenths(ci)/16 + 64)
+			}
 		case colFloat64, colTime:
 			c.words = allocWords(cc.alloc, rows)
 		case colText:
@@ -151,9 +154,9 @@ func (cc *copyColumns) endRow() { cc.n++ }
 // builder is column ci's Arrow builder (a colBuilder column).
 func (cc *copyColumns) builder(ci int) array.Builder { return cc.cols[ci].b }
 
-// direct reports whether column ci takes appendText, appendFloat or
-// appendTime rather than its builder.
-func (cc *copyColumns) direct(ci int) copyColumnKind { return cc.cols[ci].kind }
+// kind is how column ci takes its values: appendText, appendFloat or
+// appendTime, or through its builder (colBuilder).
+func (cc *copyColumns) kind(ci int) copyColumnKind { return cc.cols[ci].kind }
 
 // appendNull appends NULL to column ci.
 func (cc *copyColumns) appendNull(ci int) {
@@ -211,10 +214,14 @@ func (cc *copyColumns) appendText(ci int, s string) {
 	}
 }
 
-// textBytes is how many bytes column ci holds, for a colText column.
+// textBytes is how many bytes text column ci holds (0 for other types).
 func (cc *copyColumns) textBytes(ci int) int {
-	if c := &cc.cols[ci]; c.kind == colText {
+	c := &cc.cols[ci]
+	if c.kind == colText {
 		return int(c.offs[cc.n])
+	}
+	if sb, ok := c.b.(*array.StringBuilder); ok {
+		return sb.DataLen()
 	}
 	return 0
 }

@@ -31,11 +31,12 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 		name      string
 		rows      int
 		reserve   int // rows reserved for each record
-		textBytes int // text bytes a row reserved
+		textBytes int // sixteenths of a byte a row reserved for text
 		nullEvery int // a row in nullEvery has NULLs (0: none)
 		nullFrom  int // rows before it have none
 		textLimit int // 0: copyRecordTextBytes
 		slabs     bool
+		builders  bool // every column through Arrow's builders, as binary COPY has them
 	}{
 		{name: "no NULLs", rows: 1000, reserve: 1000, textBytes: 16},
 		{name: "NULL first", rows: 500, reserve: 500, textBytes: 16, nullEvery: 3},
@@ -45,13 +46,14 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 		{name: "no text estimate", rows: 3000, reserve: 3000, nullEvery: 13},
 		{name: "slabs", rows: 20000, reserve: 64, textBytes: 4, nullEvery: 17, nullFrom: 1000, slabs: true},
 		{name: "text full", rows: 2000, reserve: 100, textBytes: 8, nullEvery: 7, textLimit: 4000},
+		{name: "builders", rows: 3000, reserve: 100, textBytes: 8 * 16, nullEvery: 9, nullFrom: 100, builders: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var alloc memory.Allocator = memory.NewGoAllocator()
 			if tc.slabs {
 				alloc = new(slabs.Allocator)
 			}
-			cc := newCopyColumns(alloc, &tbl, true)
+			cc := newCopyColumns(alloc, &tbl, !tc.builders)
 			if tc.textLimit > 0 {
 				cc.textLimit = tc.textLimit
 			}
@@ -83,18 +85,30 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 					switch ci {
 					case 0:
 						us := int64(r)*1_000_000 + rng.Int64N(1000)
-						cc.appendTime(ci, us)
+						if cc.kind(ci) == colBuilder {
+							cc.builder(ci).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
+						} else {
+							cc.appendTime(ci, us)
+						}
 						want.Field(ci).(*array.TimestampBuilder).Append(arrow.Timestamp(us))
 					case 1, 5:
 						s := fmt.Sprintf("host_%d", rng.IntN(50))
 						if ci == 5 {
 							s = strings.Repeat("é", rng.IntN(40))
 						}
-						cc.appendText(ci, s)
+						if cc.kind(ci) == colBuilder {
+							cc.builder(ci).(*array.StringBuilder).Append(s)
+						} else {
+							cc.appendText(ci, s)
+						}
 						want.Field(ci).(*array.StringBuilder).Append(s)
 					case 2:
 						v := rng.NormFloat64()
-						cc.appendFloat(ci, v)
+						if cc.kind(ci) == colBuilder {
+							cc.builder(ci).(*array.Float64Builder).Append(v)
+						} else {
+							cc.appendFloat(ci, v)
+						}
 						want.Field(ci).(*array.Float64Builder).Append(v)
 					case 3:
 						v := rng.Int64()
@@ -108,6 +122,10 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 				}
 				cc.endRow()
 			}
+			// What the next records' text is reserved by.
+			if tc.nullEvery != 1 && cc.textBytes(1) == 0 {
+				t.Fatal("the text column's bytes are not known")
+			}
 			cut()
 			defer cc.release()
 			total := 0
@@ -120,7 +138,7 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 							t.Fatalf("record %d column %d: %v", i, ci, err)
 						}
 					}
-					if cc.direct(ci) != colBuilder && g.Column(ci).NullN() == 0 && g.Column(ci).Data().Buffers()[0] != nil {
+					if cc.kind(ci) != colBuilder && g.Column(ci).NullN() == 0 && g.Column(ci).Data().Buffers()[0] != nil {
 						t.Fatalf("record %d column %d: a validity bitmap without NULLs", i, ci)
 					}
 				}
@@ -136,6 +154,7 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 			if tc.textLimit > 0 && len(got) < tc.rows*8/tc.textLimit {
 				t.Fatalf("%d records: full text columns were not cut", len(got))
 			}
+
 		})
 	}
 }

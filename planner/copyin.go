@@ -542,7 +542,7 @@ func (d *chunkDecoder) appendFields() error {
 			cols.appendNull(ci)
 			continue
 		}
-		kind := cols.direct(ci)
+		kind := cols.kind(ci)
 		if ci == ti {
 			if kind == colTime {
 				cols.appendTime(ci, us)
