@@ -64,20 +64,13 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	if *format == "" {
 		*format = strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	}
-	// Two connections: a CSV batch streams on one while the batch before
-	// commits on the other (importer.csv).
-	var conns [2]*pgx.Conn
-	for i := range conns {
-		c, err := pgx.Connect(ctx, *url)
-		if err != nil {
-			fmt.Fprintf(stderr, "tsdb import: connect: %v\n", err)
-			return 1
-		}
-		defer c.Close(context.Background())
-		conns[i] = c
+	conn, err := pgx.Connect(ctx, *url)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb import: connect: %v\n", err)
+		return 1
 	}
-	im := &importer{conns: conns, table: *table, batchRows: *batchRows, progress: newProgress(stderr, *every)}
-	var err error
+	defer conn.Close(context.Background())
+	im := &importer{conn: conn, table: *table, batchRows: *batchRows, progress: newProgress(stderr, *every)}
 	switch *format {
 	case "csv":
 		err = im.csv(ctx, path, *header)
@@ -105,15 +98,15 @@ func getenvOr(getenv func(string) string, key, def string) string {
 }
 
 type importer struct {
-	conns     [2]*pgx.Conn
+	conn      *pgx.Conn
 	table     string
 	batchRows int
 	rows      int64
 	progress  *progress
 }
 
-// copyBatch sends one batch of CSV rows on conn.
-func (im *importer) copyBatch(ctx context.Context, conn *pgx.Conn, cols []string, data io.Reader) error {
+// copyBatch sends one batch of CSV rows.
+func (im *importer) copyBatch(ctx context.Context, cols []string, data io.Reader, rows *int) error {
 	stmt := "COPY " + schema.QuoteIdent(im.table)
 	if len(cols) > 0 {
 		q := make([]string, len(cols))
@@ -123,8 +116,11 @@ func (im *importer) copyBatch(ctx context.Context, conn *pgx.Conn, cols []string
 		stmt += " (" + strings.Join(q, ", ") + ")"
 	}
 	stmt += " FROM STDIN WITH (FORMAT csv)"
-	_, err := conn.PgConn().CopyFrom(ctx, data, stmt)
-	return err
+	if _, err := im.conn.PgConn().CopyFrom(ctx, data, stmt); err != nil {
+		return err
+	}
+	im.rows += int64(*rows)
+	return nil
 }
 
 // csv streams a CSV file in batches of whole rows (a quoted field may hold
@@ -164,118 +160,39 @@ func (im *importer) csv(ctx context.Context, path string, header bool) error {
 	// the client fault in and copy every byte once more, and its garbage
 	// collections competed with the server for the cores (a third of the
 	// client's CPU).
-	//
-	// Batches alternate between the two connections: the next one
-	// streams while the one before commits. Why: a COPY's commit (its
-	// last WAL writes and their sync) took about 70 ms, in which the
-	// server had nothing to decode; at 86 batches that left a 8.64M-row
-	// import 10% slower than one psql \copy. Batches still land in
-	// order, and none after a failed one: a batch's reader ends it only
-	// once the batch before has landed, and with CopyFail (nothing lands)
-	// if that one failed.
-	cur := &csvCursor{r: r, line: firstLine, read: read}
-	var sent []*csvBatch // started and not yet counted, oldest first
-	// land waits for the oldest batch's outcome and counts its rows.
-	land := func() error {
-		b := sent[0]
-		sent = sent[1:]
-		<-b.landed
-		if b.err != nil {
-			if errors.Is(b.err, errEarlierBatchFailed) {
-				return b.err // the earlier one's error was returned
-			}
-			rowLines, readErr := b.r.failure()
+	b := &csvBatchReader{r: r, limit: im.batchRows, line: firstLine, read: read}
+	for {
+		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
+			return nil // no COPY for an empty rest
+		} else if err != nil {
+			return err
+		}
+		b.rows, b.rowLines = 0, append(b.rowLines[:0], b.line)
+		if err := im.copyBatch(ctx, cols, b, &b.rows); err != nil {
+			// pgconn may return on a lost connection while its reader
+			// is still in Read: what the batch read so far is taken
+			// under the lock.
+			rowLines, readErr := b.failure()
 			if readErr != nil {
 				return readErr
 			}
-			return fileLineError(path, rowLines, b.err)
+			return fileLineError(path, rowLines, err)
 		}
-		im.rows += int64(b.r.rows)
-		im.progress.update(b.r.readTo, im.rows)
-		return nil
-	}
-	var prev *csvBatch
-	for i := 0; ; i++ {
-		// The connection is free once its last batch (two back) landed.
-		for len(sent) > 1 || len(sent) == 1 && sent[0].done() {
-			if err := land(); err != nil {
-				return drain(sent, err)
-			}
+		im.progress.update(b.read, im.rows)
+		if b.eof {
+			return nil
 		}
-		if cur.eof || cur.err != nil {
-			break
-		}
-		if _, err := r.Peek(1); errors.Is(err, io.EOF) {
-			break // no COPY for an empty rest
-		} else if err != nil {
-			return drain(sent, err)
-		}
-		b := &csvBatch{r: newCSVBatchReader(cur, im.batchRows, prev), landed: make(chan struct{})}
-		go func(conn *pgx.Conn) {
-			defer close(b.landed)
-			b.err = im.copyBatch(ctx, conn, cols, b.r)
-			// pgconn has stopped reading: the batch before may go.
-			b.r.prev = nil
-		}(im.conns[i%2])
-		sent = append(sent, b)
-		// The next batch takes the cursor once this one has read its
-		// rows, or once it ended early.
-		select {
-		case <-b.r.readDone:
-		case <-b.landed:
-		}
-		prev = b
-	}
-	for len(sent) > 0 {
-		if err := land(); err != nil {
-			return drain(sent, err)
-		}
-	}
-	return nil
-}
-
-// errEarlierBatchFailed ends a batch whose predecessor failed: CopyFail,
-// so that it does not land.
-var errEarlierBatchFailed = errors.New("an earlier batch failed")
-
-// csvBatch is one batch of a CSV import in flight.
-type csvBatch struct {
-	r      *csvBatchReader
-	landed chan struct{} // closed when the COPY has ended; err is its outcome
-	err    error
-}
-
-// done reports whether the batch's COPY has ended.
-func (b *csvBatch) done() bool {
-	select {
-	case <-b.landed:
-		return true
-	default:
-		return false
 	}
 }
 
-// failed reports whether the batch's COPY ended without landing; it waits
-// for the outcome.
-func (b *csvBatch) failed() bool {
-	<-b.landed
-	return b.err != nil
-}
-
-// drain waits for the batches still in flight (which end without landing
-// once an earlier one failed, or land if they came before the failure)
-// and returns err.
-func drain(sent []*csvBatch, err error) error {
-	for _, b := range sent {
-		<-b.landed
-	}
-	return err
-}
-
-// csvCursor is where a CSV import is in its file: the batches read from it
-// one after another, each once the one before has read its rows.
-type csvCursor struct {
+// csvBatchReader reads the rows of one batch from a CSV file: it ends (io.EOF)
+// after limit whole rows, and the next batch goes on from there.
+type csvBatchReader struct {
+	// mu guards the fields below while pgconn's goroutine reads; after a
+	// COPY that ended normally pgconn has waited for it.
+	mu      sync.Mutex
 	r       *bufio.Reader
+	limit   int
 	pending []byte // read from r, not yet returned
 	partial bool   // a line longer than r's buffer is being read
 	inQuote bool   // the file is inside a quoted field
@@ -283,118 +200,64 @@ type csvCursor struct {
 	err     error  // reading the file failed
 	read    int64  // file bytes read
 	line    int    // the file's line being read
-}
-
-// csvBatchReader reads the rows of one batch from a CSV file's cursor: it
-// ends after limit whole rows, and the next batch goes on from there. It
-// ends the batch (io.EOF, so that pgconn sends CopyDone) only once the
-// batch before has landed, and fails it (CopyFail) if that one did not.
-type csvBatchReader struct {
-	// mu guards the fields below while pgconn's goroutine reads; after a
-	// COPY that ended pgconn has waited for it.
-	mu  sync.Mutex
-	cur *csvCursor
 	// rows are the batch's rows so far; rowLines the file lines they
 	// start on (the server counts rows, and a quoted field may hold
 	// newlines), rowLines[0] the first.
-	limit    int
 	rows     int
 	rowLines []int
-	readTo   int64 // the file's bytes read when the batch's rows were
-	readErr  error // reading the file failed in this batch
-	// readDone is closed once the batch has read its rows: the cursor
-	// is the next batch's.
-	readDone chan struct{}
-	finished bool
-	prev     *csvBatch // the batch before, nil for the first
-}
-
-func newCSVBatchReader(cur *csvCursor, limit int, prev *csvBatch) *csvBatchReader {
-	return &csvBatchReader{cur: cur, limit: limit, rowLines: []int{cur.line}, readDone: make(chan struct{}), prev: prev}
 }
 
 // failure returns a copy of the batch's row lines and its read error.
 func (b *csvBatchReader) failure() ([]int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]int(nil), b.rowLines...), b.readErr
+	return append([]int(nil), b.rowLines...), b.err
 }
 
 // Read returns the batch's next bytes: whole lines as far as they fit,
 // a part of a line longer than p.
 func (b *csvBatchReader) Read(p []byte) (int, error) {
-	if b.prev != nil && b.prev.done() && b.prev.err != nil {
-		return 0, errEarlierBatchFailed
-	}
-	n, err := b.read(p)
-	if n > 0 || err != io.EOF {
-		return n, err
-	}
-	// The batch is read: it may end once the one before has landed.
-	if b.prev != nil && b.prev.failed() {
-		return 0, errEarlierBatchFailed
-	}
-	return 0, io.EOF
-}
-
-// read is Read without the wait for the batch before.
-func (b *csvBatchReader) read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.finished {
-		return 0, io.EOF
-	}
-	c := b.cur
 	n := 0
 	for n < len(p) {
-		if len(c.pending) == 0 {
-			if c.eof || c.err != nil || (b.rows >= b.limit && !c.inQuote) {
+		if len(b.pending) == 0 {
+			if b.eof || b.err != nil || (b.rows >= b.limit && !b.inQuote) {
 				break
 			}
-			chunk, err := c.r.ReadSlice('\n')
+			chunk, err := b.r.ReadSlice('\n')
 			switch {
 			case errors.Is(err, bufio.ErrBufferFull):
 				// A line longer than the buffer: its rest follows.
 			case errors.Is(err, io.EOF):
-				c.eof = true
+				b.eof = true
 			case err != nil:
-				c.err, b.readErr = err, err
-				b.finish()
+				b.err = err
 				return n, err
 			}
-			c.read += int64(len(chunk))
-			c.inQuote = c.inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
+			b.read += int64(len(chunk))
+			b.inQuote = b.inQuote != (bytes.Count(chunk, []byte{'"'})%2 == 1)
 			// A line ends at its newline, or at the end of the file if
 			// it has any bytes (also when they all came in earlier
 			// chunks of a line longer than the buffer).
-			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' || c.eof && (len(chunk) > 0 || c.partial) {
-				c.line++
-				if !c.inQuote {
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' || b.eof && (len(chunk) > 0 || b.partial) {
+				b.line++
+				if !b.inQuote {
 					b.rows++
-					b.rowLines = append(b.rowLines, c.line)
+					b.rowLines = append(b.rowLines, b.line)
 				}
 			}
-			c.partial = errors.Is(err, bufio.ErrBufferFull)
-			c.pending = chunk
+			b.partial = errors.Is(err, bufio.ErrBufferFull)
+			b.pending = chunk
 		}
-		k := copy(p[n:], c.pending)
-		c.pending = c.pending[k:]
-		n += k
+		c := copy(p[n:], b.pending)
+		b.pending = b.pending[c:]
+		n += c
 	}
 	if n == 0 {
-		b.finish()
 		return 0, io.EOF
 	}
 	return n, nil
-}
-
-// finish hands the cursor on: the batch reads nothing more.
-func (b *csvBatchReader) finish() {
-	if !b.finished {
-		b.finished = true
-		b.readTo = b.cur.read
-		close(b.readDone)
-	}
 }
 
 // batchLine is how the server names the line of a COPY that failed.
@@ -459,10 +322,10 @@ func (im *importer) parquet(ctx context.Context, path string) error {
 			}
 			buf = append(buf, '\n')
 		}
-		if err := im.copyBatch(ctx, im.conns[0], cols, bytes.NewReader(buf)); err != nil {
+		n := int(rec.NumRows())
+		if err := im.copyBatch(ctx, cols, bytes.NewReader(buf), &n); err != nil {
 			return err
 		}
-		im.rows += rec.NumRows()
 		im.progress.update(im.rows, im.rows)
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {

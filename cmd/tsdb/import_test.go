@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCSVBatchReader reads files in batches as tsdb import sends them:
@@ -36,14 +34,14 @@ func TestCSVBatchReader(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := bufio.NewReaderSize(strings.NewReader(tc.file), 16)
-			cur := &csvCursor{r: r, line: 1}
+			b := &csvBatchReader{r: r, limit: tc.limit, line: 1}
 			var got []string
 			var lines [][]int
-			for !cur.eof {
+			for !b.eof {
 				if _, err := r.Peek(1); err == io.EOF {
 					break
 				}
-				b := newCSVBatchReader(cur, tc.limit, nil)
+				b.rows, b.rowLines = 0, append(b.rowLines[:0], b.line)
 				// Small reads, as a row may be cut anywhere.
 				var sb strings.Builder
 				p := make([]byte, 7)
@@ -57,13 +55,8 @@ func TestCSVBatchReader(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				select {
-				case <-b.readDone:
-				default:
-					t.Fatal("the batch ended without handing the cursor on")
-				}
 				got = append(got, sb.String())
-				lines = append(lines, b.rowLines)
+				lines = append(lines, append([]int(nil), b.rowLines...))
 			}
 			if !reflect.DeepEqual(got, tc.batches) {
 				t.Fatalf("batches %q, want %q", got, tc.batches)
@@ -71,51 +64,9 @@ func TestCSVBatchReader(t *testing.T) {
 			if !reflect.DeepEqual(lines, tc.lines) {
 				t.Fatalf("row lines %v, want %v", lines, tc.lines)
 			}
-			if cur.read != int64(len(tc.file)) {
-				t.Fatalf("read %d bytes of %d", cur.read, len(tc.file))
+			if b.read != int64(len(tc.file)) {
+				t.Fatalf("read %d bytes of %d", b.read, len(tc.file))
 			}
 		})
-	}
-}
-
-// TestCSVBatchWaitsForTheOneBefore: a batch read to its end ends its COPY
-// (io.EOF, CopyDone) only once the batch before has landed, and fails it
-// (CopyFail) if that one did not, also before its rows are all read.
-func TestCSVBatchWaitsForTheOneBefore(t *testing.T) {
-	for _, failed := range []bool{false, true} {
-		cur := &csvCursor{r: bufio.NewReader(strings.NewReader("a\nb\nc\nd\n")), line: 1}
-		prev := &csvBatch{landed: make(chan struct{})}
-		b := newCSVBatchReader(cur, 2, prev)
-		p := make([]byte, 64)
-		if n, err := b.Read(p); err != nil || string(p[:n]) != "a\nb\n" {
-			t.Fatalf("first read: %q, %v", p[:n], err)
-		}
-		ended := make(chan error, 1)
-		go func() {
-			_, err := b.Read(p)
-			ended <- err
-		}()
-		<-b.readDone // the cursor is the next batch's meanwhile
-		select {
-		case err := <-ended:
-			t.Fatalf("the batch ended (%v) before the one before it landed", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if failed {
-			prev.err = errors.New("bad row")
-		}
-		close(prev.landed)
-		want := io.EOF
-		if failed {
-			want = errEarlierBatchFailed
-		}
-		if err := <-ended; err != want {
-			t.Fatalf("earlier batch failed %v: the batch ended with %v, want %v", failed, err, want)
-		}
-		// A batch whose predecessor failed stops at its next read.
-		next := newCSVBatchReader(cur, 2, prev)
-		if _, err := next.Read(p); failed && err != errEarlierBatchFailed || !failed && err != nil {
-			t.Fatalf("earlier batch failed %v: the next batch read with %v", failed, err)
-		}
 	}
 }
