@@ -94,8 +94,10 @@ func newCopyColumns(alloc memory.Allocator, tbl *schema.Table, direct bool) *cop
 func (cc *copyColumns) len() int { return cc.n }
 
 // reserve sizes empty columns for rows, text columns for sixteenths(ci)
-// sixteenths of a byte a row.
-func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int) {
+// sixteenths of a byte a row but never more than maxText bytes (what is
+// left of the input: the estimate comes from other rows, and a few long
+// values before many short ones would reserve gigabytes).
+func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int, maxText int) {
 	cc.cap = rows
 	for ci := range cc.cols {
 		c := &cc.cols[ci]
@@ -103,7 +105,7 @@ func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int) {
 		case colBuilder:
 			c.b.Reserve(rows)
 			if sb, ok := c.b.(*array.StringBuilder); ok && sixteenths(ci) > 0 {
-				sb.ReserveData(rows*sixteenths(ci)/16 + 64)
+				sb.ReserveData(min(rows*sixteenths(ci)/16, maxText) + 64)
 			}
 		case colFloat64, colTime:
 			c.words = allocWords(cc.alloc, rows)
@@ -116,7 +118,7 @@ func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int) {
 			if per <= 0 {
 				per = 16 * 16
 			}
-			c.data = cc.alloc.Allocate(rows*per*9/128 + 64)
+			c.data = cc.alloc.Allocate(min(rows*per*9/128, maxText) + 64)
 		}
 	}
 }

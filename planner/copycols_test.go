@@ -70,7 +70,7 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 					cut()
 				}
 				if cc.len() == 0 {
-					cc.reserve(tc.reserve, func(int) int { return tc.textBytes })
+					cc.reserve(tc.reserve, func(int) int { return tc.textBytes }, 1<<20)
 				}
 				cc.newRow()
 				null := func(ci int) bool {
@@ -156,5 +156,28 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 			}
 
 		})
+	}
+}
+
+// A text column's reservation is bounded by the input left, whatever the
+// estimate from earlier rows: two rows of 600 KB before a chunk of short
+// rows must not reserve 600 KB for each of them.
+func TestCopyColumnsReserveBoundedByInput(t *testing.T) {
+	tbl := schema.Table{Name: "t", TimeIndex: 0, Columns: []schema.Column{
+		{Name: "time", Type: schema.Timestamptz},
+		{Name: "host", Type: schema.Text},
+	}}
+	const rows, perRow, input = 21_000, 600_000, 1 << 20
+	for _, direct := range []bool{true, false} {
+		cc := newCopyColumns(memory.NewGoAllocator(), &tbl, direct)
+		cc.reserve(rows, func(int) int { return perRow * 16 }, input)
+		got := len(cc.cols[1].data)
+		if !direct {
+			got = cc.builder(1).(*array.StringBuilder).DataCap()
+		}
+		if got > 2*input {
+			t.Fatalf("direct %v: %d bytes reserved for %d bytes of input", direct, got, input)
+		}
+		cc.release()
 	}
 }

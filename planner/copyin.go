@@ -42,7 +42,8 @@ type chunkDecoder struct {
 	err        error  // the chunk's first bad row
 	bucketCuts int    // records cut because the bucket changed
 	skipped    []byte // the chunk, when a decoder skipped it after a failure
-	chunkRows  int    // rows in the chunk, for sizing builders
+	chunkRows  int    // rows in the chunk, for sizing columns
+	chunkBytes int    // bytes of the chunk, which bound its text
 	// alloc allocates the builders' buffers: the COPY's slabs once it is
 	// large (copySlabAfter), the Go allocator before.
 	alloc memory.Allocator
@@ -87,7 +88,7 @@ func (d *chunkDecoder) reserve() {
 			return int(stats[ci].Load())
 		}
 		return 0
-	})
+	}, d.chunkBytes)
 }
 
 // done cuts the last record of the chunk and drops the row scratch: its
@@ -150,6 +151,7 @@ func (d *chunkDecoder) bucketOf(us int64) int64 {
 
 // consume decodes a chunk.
 func (d *chunkDecoder) consume(data []byte) error {
+	d.chunkBytes = len(data)
 	switch d.c.Format {
 	case CopyBinary:
 		return d.consumeBinary(data)
