@@ -226,6 +226,15 @@ func (s *Session) copy(ctx context.Context, st *pg_query.CopyStmt) (*Result, err
 	return &Result{Tag: "COPY", CopyIn: &CopyIn{Format: o.format, Columns: len(targets), s: s, tbl: tbl, targets: targets, opts: o, in: s.textInput(), temp: temp}}, nil
 }
 
+// floatInput reads s as a value of the float type ty, as float8in does.
+func floatInput(ty schema.Type, s string) (float64, error) {
+	f, ok := parseFloat(s)
+	if !ok {
+		return 0, fmt.Errorf("invalid input syntax for type %s: %q", ty, s)
+	}
+	return f, nil
+}
+
 // appendText converts one field the way PostgreSQL's input functions do for
 // the types tsdb stores.
 func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
@@ -250,9 +259,9 @@ func appendText(b array.Builder, ty schema.Type, s string, in textInput) error {
 			bb.Append(int16(v))
 		}
 	case schema.Float64, schema.Float32:
-		f, ok := parseFloat(s)
-		if !ok {
-			return fmt.Errorf("invalid input syntax for type %s: %q", ty, s)
+		f, err := floatInput(ty, s)
+		if err != nil {
+			return err
 		}
 		if bb, ok := b.(*array.Float64Builder); ok {
 			bb.Append(f)

@@ -81,7 +81,8 @@ func newCopyColumns(alloc memory.Allocator, tbl *schema.Table, direct bool) *cop
 			cc.cols[ci].kind = colText
 		case direct && col.Type == schema.Float64 && f.Type.ID() == arrow.FLOAT64:
 			cc.cols[ci].kind = colFloat64
-		case direct && ci == tbl.TimeIndex && f.Type.ID() == arrow.TIMESTAMP:
+		case direct && ci == tbl.TimeIndex:
+			// The time column is a timestamp: micros in 8 bytes.
 			cc.cols[ci].kind = colTime
 		default:
 			cc.cols[ci].b = array.NewBuilder(alloc, f.Type)
