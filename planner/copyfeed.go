@@ -155,7 +155,9 @@ func (c *CopyIn) stage(ctx context.Context, final bool) error {
 			break
 		}
 		if d.skipped != nil {
-			if err := d.consume(d.skipped); err != nil {
+			// Recovered as on a decoder goroutine: a panic here would
+			// take the connection, not fail the COPY.
+			if err := consumeSafely(d, d.skipped); err != nil {
 				return err
 			}
 			d.done()
