@@ -112,7 +112,9 @@ func TestImport(t *testing.T) {
 	if err := os.WriteFile(pqPath, pq.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, progress, err = importFile("--batch-rows", "500", pqPath)
+	// Both limits set, the bytes' cutting batches first (about 40 bytes
+	// a row) and across the file's records.
+	out, progress, err = importFile("--batch-rows", "500", "--batch-bytes", "3KiB", pqPath)
 	if err != nil || !strings.Contains(out, "imported 1200 rows") {
 		t.Fatalf("Parquet import: %v\n%s%s", err, out, progress)
 	}
@@ -140,6 +142,25 @@ func TestImport(t *testing.T) {
 	var landed, after int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE host = 'x'), count(*) FILTER (WHERE host = 'after') FROM imp WHERE time >= '2026-03-02'").Scan(&landed, &after); err != nil || landed != 3 || after != 0 {
 		t.Fatalf("after the bad import: %d rows of the first batch, %d of the batches after the bad one landed, %v", landed, after, err)
+	}
+
+	// Batches cut by bytes end at a row's end, never inside a quoted
+	// field: with --batch-bytes 20 every row is its own batch (a row is
+	// 29 bytes), and the quoted row's first line, 28 bytes, reaches the
+	// limit inside its quotes. Rows 1-5 land, row 6 fails alone.
+	bad = strings.ReplaceAll(bad, "2026-03-02", "2026-03-03")
+	os.WriteFile(badPath, []byte(bad), 0o644)
+	_, msg, err = importFile("--batch-bytes", "20", badPath)
+	if err == nil || !strings.Contains(msg, "5 rows were imported before the error") || !strings.Contains(msg, "22P02") ||
+		!strings.Contains(msg, "line 8,") {
+		t.Fatalf("bad import in batches cut by bytes: %v\n%s", err, msg)
+	}
+	var quoted int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE host = 'x'), count(*) FILTER (WHERE host = e'two\\nlines'), count(*) FILTER (WHERE host = 'after') FROM imp WHERE time >= '2026-03-03' AND time < '2026-03-04'").Scan(&landed, &quoted, &after); err != nil || landed != 4 || quoted != 1 || after != 0 {
+		t.Fatalf("after the bad import in batches cut by bytes: %d rows 'x' (want 4), %d quoted (want 1), %d after the bad one, %v", landed, quoted, after, err)
+	}
+	if _, msg, err := importFile("--batch-bytes", "lots", badPath); err == nil || !strings.Contains(msg, "--batch-bytes") {
+		t.Fatalf("import with --batch-bytes lots: %v\n%s", err, msg)
 	}
 
 	// Many batches land, completely.
