@@ -32,8 +32,9 @@ const importUsage = `Usage: tsdb import --table T [flags] FILE.csv|FILE.parquet
 
 Loads a file into a table of a running tsdb over COPY FROM STDIN, in
 batches of --batch-rows rows or --batch-bytes bytes, whichever comes
-first. Each batch is one COPY: atomic and durable when acknowledged. A failed import leaves the batches before the failure
-in the table (the message says how many rows landed).
+first. Each batch is one COPY: atomic and durable when acknowledged. A
+failed import leaves the batches before the failure in the table (the
+message says how many rows landed).
 
 Flags:
 `
