@@ -105,23 +105,28 @@ func (cc *copyColumns) reserve(rows int, sixteenths func(ci int) int, maxText in
 		switch c.kind {
 		case colBuilder:
 			c.b.Reserve(rows)
-			if sb, ok := c.b.(*array.StringBuilder); ok && sixteenths(ci) > 0 {
-				sb.ReserveData(min(rows*sixteenths(ci)/16, maxText) + 64)
+			if sb, ok := c.b.(*array.StringBuilder); ok {
+				sb.ReserveData(textReserve(rows, sixteenths(ci), maxText))
 			}
 		case colFloat64, colTime:
 			c.words = allocWords(cc.alloc, rows)
 		case colText:
 			c.offs = allocOffsets(cc.alloc, rows+1)
-			// An eighth more than the estimate: values' lengths vary
-			// from record to record, and growing copies the column.
-			// Without one (the COPY's first records), 16 bytes a row.
-			per := sixteenths(ci)
-			if per <= 0 {
-				per = 16 * 16
-			}
-			c.data = cc.alloc.Allocate(min(rows*per*9/128, maxText) + 64)
+			c.data = cc.alloc.Allocate(textReserve(rows, sixteenths(ci), maxText))
 		}
 	}
+}
+
+// textReserve is how many bytes to reserve for rows text values at an
+// estimate of sixteenths of a byte each (0: none yet), at most maxText:
+// an eighth more than the estimate, since values' lengths vary from
+// record to record and growing copies the column; without one (the
+// COPY's first records), 16 bytes a row.
+func textReserve(rows, sixteenths, maxText int) int {
+	if sixteenths <= 0 {
+		sixteenths = 16 * 16
+	}
+	return min(rows*sixteenths*9/128, maxText) + 64
 }
 
 // newRow makes room for one more row.

@@ -154,7 +154,6 @@ func TestCopyColumnsMatchBuilders(t *testing.T) {
 			if tc.textLimit > 0 && len(got) < tc.rows*8/tc.textLimit {
 				t.Fatalf("%d records: full text columns were not cut", len(got))
 			}
-
 		})
 	}
 }

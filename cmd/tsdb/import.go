@@ -77,7 +77,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		return 1
 	}
 	defer conn.Close(context.Background())
-	im := &importer{conn: conn, table: *table, batchRows: *batchRows, batchBytes: int(min(maxBytes, math.MaxInt32)), progress: newProgress(stderr, *every)}
+	im := &importer{conn: conn, table: *table, batchRows: *batchRows, batchBytes: int(min(maxBytes, math.MaxInt)), progress: newProgress(stderr, *every)}
 	switch *format {
 	case "csv":
 		err = im.csv(ctx, path, *header)
